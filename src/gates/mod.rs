@@ -1,0 +1,1 @@
+//! gates (being written).

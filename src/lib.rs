@@ -1,0 +1,15 @@
+//! meta-agent: a CI-native build-test-improve bot.
+//!
+//! The library holds everything; `main.rs` only parses the command line and maps the outcome to
+//! an exit code (see [`exit`]). Layers, from the outside in: [`cli`] (the command-line surface),
+//! [`config`] (`.meta-agent.yml`, presets, defaults), [`gates`] (running quality gates and their
+//! verdicts), [`report`] (JUnit, coverage and SARIF readers), [`hindsight`] (error signatures and
+//! the store of fixes that worked), [`exec`] (the one place child processes run).
+
+pub mod cli;
+pub mod config;
+pub mod exec;
+pub mod exit;
+pub mod gates;
+pub mod hindsight;
+pub mod report;

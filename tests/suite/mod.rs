@@ -1,0 +1,6 @@
+//! Integration test modules, one per area.
+
+mod report_coverage;
+mod report_junit;
+mod report_sarif;
+mod hindsight;

@@ -1,0 +1,1 @@
+//! Integration tests: report_coverage (being written).
