@@ -3,4 +3,5 @@
 mod report_coverage;
 mod report_junit;
 mod report_sarif;
-mod hindsight;
+mod hindsight_signature;
+mod hindsight_store;

@@ -1,0 +1,1 @@
+//! signature (being written).

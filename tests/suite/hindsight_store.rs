@@ -1,0 +1,1 @@
+//! Integration tests: hindsight_store (being written).
