@@ -1,0 +1,457 @@
+//! The streaming JUnit event loop: quick-xml events in, counters and kept failures out.
+//!
+//! One reused event buffer; a passing test case costs a copy of its start tag into a reused
+//! buffer and a few counter updates. Attributes are read and text is decoded only for failures
+//! that will be kept. Every event's bytes are checked to be UTF-8 so bad bytes are reported with
+//! their offset. This module must not allocate per passing test, expand entities, or panic.
+
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+use quick_xml::Reader;
+use quick_xml::events::{BytesStart, BytesText, Event};
+
+use super::input::{GuardedInput, MAX_EVENT_BYTES, line_and_column};
+use super::text::{RawTag, TextCapture, attribute};
+use super::{FORMAT, FailureKind, JunitSummary, TestFailure};
+use crate::report::{Limits, ReportError};
+
+/// Elements nested deeper than this are refused (bounds the suite stack and quick-xml's name
+/// stack).
+const MAX_DEPTH: usize = 256;
+/// Size of the read buffer under the XML reader.
+const READ_BUFFER_BYTES: usize = 256 * 1024;
+
+type XmlReader<R> = Reader<GuardedInput<BufReader<R>>>;
+
+/// Reads a whole report from `source`; `path` names it in errors and in kept failures.
+pub(super) fn read_report<R: Read>(
+    source: R,
+    path: &Path,
+    limits: &Limits,
+) -> Result<JunitSummary, ReportError> {
+    let input = BufReader::with_capacity(READ_BUFFER_BYTES, source);
+    let mut xml = Reader::from_reader(GuardedInput::new(input, MAX_EVENT_BYTES));
+    let config = xml.config_mut();
+    config.trim_text(false);
+    config.check_end_names = true;
+    config.expand_empty_elements = false;
+    let mut state = ReportState::new(path, limits);
+    let mut buf = Vec::with_capacity(64 * 1024);
+    loop {
+        buf.clear();
+        xml.get_mut().start_event();
+        let event_start = xml.buffer_position();
+        let event = match xml.read_event_into(&mut buf) {
+            Ok(event) => event,
+            Err(error) => return Err(state.xml_error(&xml, &error)),
+        };
+        if let Some(bad) = invalid_utf8_at(&event) {
+            return Err(state.malformed(event_start + bad, "invalid UTF-8 byte".into()));
+        }
+        if let Event::Eof = event {
+            return state.finish(xml.buffer_position());
+        }
+        state.handle(event, event_start)?;
+    }
+}
+
+/// Offset (from the event's start) of the first invalid UTF-8 byte in the event, if any.
+fn invalid_utf8_at(event: &Event<'_>) -> Option<u64> {
+    let (prefix, bytes): (u64, &[u8]) = match event {
+        Event::Start(tag) | Event::Empty(tag) => (1, tag),
+        Event::End(tag) => (2, tag),
+        Event::Text(text) | Event::Comment(text) | Event::DocType(text) => (0, text),
+        Event::CData(data) => (9, data),
+        Event::GeneralRef(reference) => (1, reference),
+        Event::PI(pi) => (2, pi),
+        Event::Decl(_) | Event::Eof => return None,
+    };
+    let error = std::str::from_utf8(bytes).err()?;
+    Some(prefix + error.valid_up_to() as u64)
+}
+
+/// Where the reader stands in the document.
+struct ReportState<'a> {
+    path: &'a Path,
+    limits: &'a Limits,
+    summary: JunitSummary,
+    depth: usize,
+    root_seen: bool,
+    /// Non-whitespace content seen before any element (decides Empty versus WrongFormat).
+    content_seen: bool,
+    suites: SuiteStack,
+    case: CaseState,
+}
+
+impl<'a> ReportState<'a> {
+    fn new(path: &'a Path, limits: &'a Limits) -> Self {
+        ReportState {
+            path,
+            limits,
+            summary: JunitSummary::default(),
+            depth: 0,
+            root_seen: false,
+            content_seen: false,
+            suites: SuiteStack::default(),
+            case: CaseState::default(),
+        }
+    }
+
+    fn handle(&mut self, event: Event<'_>, offset: u64) -> Result<(), ReportError> {
+        match event {
+            Event::Start(tag) => self.start(&tag, offset),
+            Event::Empty(tag) => {
+                self.open_element(&tag)?;
+                self.close_element();
+                Ok(())
+            }
+            Event::End(_) => {
+                self.depth = self.depth.saturating_sub(1);
+                self.close_element();
+                Ok(())
+            }
+            Event::Text(text) => {
+                self.text(&text);
+                Ok(())
+            }
+            Event::CData(data) => {
+                self.content_seen = true;
+                self.case.push_text(&data, self.limits);
+                Ok(())
+            }
+            Event::GeneralRef(reference) => {
+                self.content_seen = true;
+                self.case.push_reference(&reference, self.limits);
+                Ok(())
+            }
+            Event::DocType(doctype) => self.doctype(&doctype, offset),
+            Event::Decl(_) | Event::PI(_) => {
+                self.content_seen = true;
+                Ok(())
+            }
+            Event::Comment(_) | Event::Eof => Ok(()),
+        }
+    }
+
+    fn start(&mut self, tag: &BytesStart<'_>, offset: u64) -> Result<(), ReportError> {
+        if self.depth >= MAX_DEPTH {
+            let message = format!("elements nested deeper than {MAX_DEPTH} levels");
+            return Err(self.malformed(offset, message));
+        }
+        self.open_element(tag)?;
+        self.depth += 1;
+        Ok(())
+    }
+
+    /// Handles an element's start at the current depth (before it is entered).
+    fn open_element(&mut self, tag: &BytesStart<'_>) -> Result<(), ReportError> {
+        let local = tag.local_name();
+        let name = local.as_ref();
+        if !self.root_seen {
+            self.check_root(name)?;
+        }
+        if self.case.open {
+            if self.depth == self.case.depth + 1 {
+                let keep = self.summary.failures.len() < self.limits.max_items;
+                self.case.child(name, tag, keep, self.limits);
+            }
+        } else if name == b"testsuite" {
+            self.suites.push(self.depth, tag);
+        } else if name == b"testcase" {
+            self.case.begin(self.depth, tag);
+        }
+        Ok(())
+    }
+
+    /// Handles the end of the element at the current depth (after it is left).
+    fn close_element(&mut self) {
+        if !self.case.open {
+            self.suites.pop_at(self.depth);
+        } else if self.depth == self.case.depth {
+            self.finish_case();
+        } else if self.depth == self.case.depth + 1 {
+            self.case.capture = Capture::Nothing;
+        }
+    }
+
+    fn check_root(&mut self, name: &[u8]) -> Result<(), ReportError> {
+        if name == b"testsuites" || name == b"testsuite" {
+            self.root_seen = true;
+            return Ok(());
+        }
+        let shown = String::from_utf8_lossy(&name[..name.len().min(100)]);
+        Err(self.wrong_format(format!(
+            "the root element is <{shown}>, not <testsuites> or <testsuite>"
+        )))
+    }
+
+    fn text(&mut self, text: &BytesText<'_>) {
+        if self.case.capture != Capture::Nothing {
+            self.case.push_text(text, self.limits);
+        } else if !self.root_seen && !text.iter().all(u8::is_ascii_whitespace) {
+            self.content_seen = true;
+        }
+    }
+
+    fn doctype(&mut self, doctype: &BytesText<'_>, offset: u64) -> Result<(), ReportError> {
+        self.content_seen = true;
+        if doctype.windows(8).any(|window| window == b"<!ENTITY") {
+            let message = "the DOCTYPE declares entities; they are refused, never expanded";
+            return Err(self.malformed(offset, message.into()));
+        }
+        Ok(())
+    }
+
+    fn finish_case(&mut self) {
+        self.case.open = false;
+        self.case.capture = Capture::Nothing;
+        self.summary.tests += 1;
+        match self.case.outcome {
+            Outcome::Passed => self.summary.flaky += u64::from(self.case.retried),
+            Outcome::Skipped => self.summary.skipped += 1,
+            Outcome::Failed(kind) => self.record_failure(kind),
+        }
+    }
+
+    fn record_failure(&mut self, kind: FailureKind) {
+        match kind {
+            FailureKind::Failure => self.summary.failed += 1,
+            FailureKind::Error => self.summary.errors += 1,
+        }
+        if self.summary.failures.len() >= self.limits.max_items {
+            self.summary.failures_omitted += 1;
+            return;
+        }
+        let context = FailureContext {
+            report: self.path,
+            suite: self.suites.innermost_name(self.limits.max_message_bytes),
+            limits: self.limits,
+        };
+        let failure = self.case.to_failure(kind, context);
+        self.summary.failures.push(failure);
+    }
+
+    fn finish(mut self, end: u64) -> Result<JunitSummary, ReportError> {
+        if self.depth > 0 {
+            let message = format!(
+                "the file ends with {} element(s) still open: truncated",
+                self.depth
+            );
+            return Err(self.malformed(end, message));
+        }
+        if !self.root_seen {
+            return Err(if self.content_seen {
+                self.wrong_format("no <testsuites> or <testsuite> element".into())
+            } else {
+                ReportError::Empty {
+                    path: self.path.to_owned(),
+                    expected: FORMAT,
+                }
+            });
+        }
+        let s = &mut self.summary;
+        s.passed = s.tests.saturating_sub(s.failed + s.errors + s.skipped);
+        Ok(self.summary)
+    }
+
+    fn malformed(&self, offset: u64, message: String) -> ReportError {
+        let (line, column) = line_and_column(self.path, offset);
+        ReportError::Malformed {
+            path: self.path.to_owned(),
+            format: FORMAT,
+            line,
+            column,
+            offset,
+            message,
+        }
+    }
+
+    fn wrong_format(&self, found: String) -> ReportError {
+        ReportError::WrongFormat {
+            path: self.path.to_owned(),
+            expected: FORMAT,
+            found,
+        }
+    }
+
+    fn xml_error<R: Read>(&self, xml: &XmlReader<R>, error: &quick_xml::Error) -> ReportError {
+        let offset = xml.error_position();
+        match error {
+            quick_xml::Error::Io(_) if xml.get_ref().tripped() => {
+                let limit = MAX_EVENT_BYTES >> 20;
+                self.malformed(
+                    offset,
+                    format!("one tag or text run is larger than {limit} MiB"),
+                )
+            }
+            quick_xml::Error::Io(io) => ReportError::Io {
+                path: self.path.to_owned(),
+                source: std::io::Error::new(io.kind(), io.to_string()),
+            },
+            other => self.malformed(offset, other.to_string()),
+        }
+    }
+}
+
+/// The open `<testsuite>` elements: their depth and raw start tag, buffers reused.
+#[derive(Default)]
+struct SuiteStack {
+    entries: Vec<(usize, RawTag)>,
+    open: usize,
+}
+
+impl SuiteStack {
+    fn push(&mut self, depth: usize, tag: &BytesStart<'_>) {
+        if self.open == self.entries.len() {
+            self.entries.push((depth, RawTag::default()));
+        }
+        let entry = &mut self.entries[self.open];
+        entry.0 = depth;
+        entry.1.set(tag);
+        self.open += 1;
+    }
+
+    fn pop_at(&mut self, depth: usize) {
+        if self.open > 0 && self.entries[self.open - 1].0 == depth {
+            self.open -= 1;
+        }
+    }
+
+    fn innermost_name(&self, max: usize) -> String {
+        self.open
+            .checked_sub(1)
+            .and_then(|top| self.entries[top].1.attribute(b"name", max))
+            .unwrap_or_default()
+    }
+}
+
+/// How a test case ended, as far as read.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    #[default]
+    Passed,
+    Skipped,
+    Failed(FailureKind),
+}
+
+/// Which text of the open test case the next text events belong to.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Capture {
+    #[default]
+    Nothing,
+    Body,
+    Stdout,
+    Stderr,
+}
+
+/// What a kept failure needs from outside its test case.
+struct FailureContext<'a> {
+    report: &'a Path,
+    suite: String,
+    limits: &'a Limits,
+}
+
+/// The open `<testcase>`; one value reused for every test case.
+#[derive(Default)]
+struct CaseState {
+    open: bool,
+    depth: usize,
+    tag: RawTag,
+    outcome: Outcome,
+    /// A `<flakyFailure>`, `<rerunFailure>` (or their error forms) was seen: the test was retried.
+    retried: bool,
+    message: String,
+    failure_type: String,
+    capture: Capture,
+    body: TextCapture,
+    stdout: TextCapture,
+    stderr: TextCapture,
+}
+
+impl CaseState {
+    fn begin(&mut self, depth: usize, tag: &BytesStart<'_>) {
+        self.open = true;
+        self.depth = depth;
+        self.tag.set(tag);
+        self.outcome = Outcome::Passed;
+        self.retried = false;
+        self.capture = Capture::Nothing;
+        self.message.clear();
+        self.failure_type.clear();
+        self.body.clear();
+        self.stdout.clear();
+        self.stderr.clear();
+    }
+
+    /// A direct child of the test case; `keep` says whether its details will be kept.
+    fn child(&mut self, name: &[u8], tag: &BytesStart<'_>, keep: bool, limits: &Limits) {
+        match name {
+            b"failure" => self.fail(FailureKind::Failure, tag, keep, limits),
+            b"error" => self.fail(FailureKind::Error, tag, keep, limits),
+            b"skipped" if self.outcome == Outcome::Passed => self.outcome = Outcome::Skipped,
+            b"flakyFailure" | b"flakyError" | b"rerunFailure" | b"rerunError" => {
+                self.retried = true;
+            }
+            b"system-out" if keep => self.capture = Capture::Stdout,
+            b"system-err" if keep => self.capture = Capture::Stderr,
+            _ => {}
+        }
+    }
+
+    /// The first `<failure>` or `<error>` decides the outcome; later ones are ignored.
+    fn fail(&mut self, kind: FailureKind, tag: &BytesStart<'_>, keep: bool, limits: &Limits) {
+        if matches!(self.outcome, Outcome::Failed(_)) {
+            return;
+        }
+        self.outcome = Outcome::Failed(kind);
+        if keep {
+            let max = limits.max_message_bytes;
+            self.message = attribute(tag, b"message", max).unwrap_or_default();
+            self.failure_type = attribute(tag, b"type", max).unwrap_or_default();
+            self.capture = Capture::Body;
+        }
+    }
+
+    fn live_capture(&mut self) -> Option<&mut TextCapture> {
+        match self.capture {
+            Capture::Nothing => None,
+            Capture::Body => Some(&mut self.body),
+            Capture::Stdout => Some(&mut self.stdout),
+            Capture::Stderr => Some(&mut self.stderr),
+        }
+    }
+
+    fn push_text(&mut self, text: &[u8], limits: &Limits) {
+        if let Some(capture) = self.live_capture() {
+            capture.push(text, limits.max_body_bytes);
+        }
+    }
+
+    fn push_reference(&mut self, reference: &quick_xml::events::BytesRef<'_>, limits: &Limits) {
+        if let Some(capture) = self.live_capture() {
+            capture.push_reference(reference, limits.max_body_bytes);
+        }
+    }
+
+    fn to_failure(&mut self, kind: FailureKind, context: FailureContext<'_>) -> TestFailure {
+        let max = context.limits.max_message_bytes;
+        TestFailure {
+            kind,
+            report: context.report.to_owned(),
+            suite: context.suite,
+            classname: self.tag.attribute(b"classname", max).unwrap_or_default(),
+            name: self.tag.attribute(b"name", max).unwrap_or_default(),
+            file: self.tag.attribute(b"file", max),
+            line: self
+                .tag
+                .attribute(b"line", max)
+                .and_then(|l| l.trim().parse().ok()),
+            message: std::mem::take(&mut self.message),
+            failure_type: std::mem::take(&mut self.failure_type),
+            body: self.body.finish(),
+            stdout: self.stdout.finish(),
+            stderr: self.stderr.finish(),
+        }
+    }
+}
