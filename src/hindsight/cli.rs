@@ -1,1 +1,429 @@
-//! cli (being written).
+//! `meta-agent hindsight ...`: the command-line surface of signatures and the store.
+//!
+//! [`run`] takes parsed arguments and a [`HindsightContext`] (repository, store directory, the
+//! time) and returns what to print on stdout; it prints nothing itself and picks no exit code.
+//! Tables are for people; `--json` output is the stable contract.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::hindsight::SignatureKind;
+use crate::hindsight::signature::{
+    self, ExtractOptions, ExtractedSignature, InputFormat, SignatureError,
+};
+use crate::hindsight::store::{
+    Catalog, CatalogError, Entry, Status, Store, StoreError, StoreOptions, Timestamp,
+};
+
+/// `meta-agent hindsight`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct HindsightArgs {
+    #[command(subcommand)]
+    pub command: HindsightCommand,
+}
+
+/// The hindsight subcommands.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum HindsightCommand {
+    /// Print the error signatures found in report or log files.
+    Signature {
+        /// JUnit XML, SARIF, `cargo --message-format=json` output or plain logs.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[arg(long, value_enum, default_value = "auto")]
+        format: InputFormat,
+        /// A JSON list of objects with `signature`, `template`, `kind`, `file`, ...
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the store's entries.
+    List {
+        #[arg(long)]
+        json: bool,
+        /// Only entries of this kind (compile, test_failure, test_error, lint, crash, timeout, other).
+        #[arg(long, value_parser = parse_kind)]
+        kind: Option<SignatureKind>,
+        /// Only entries with this status (resolved, unresolved, escalated).
+        #[arg(long, value_parser = parse_status)]
+        status: Option<Status>,
+    },
+    /// Show one entry and its ranked resolutions, by full id or unique prefix.
+    Show {
+        signature: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Counts by status and kind, resolution outcomes, and what the load skipped.
+    Stats {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete stale entries: last seen long ago, never cured and not escalated.
+    Prune {
+        #[arg(long, default_value_t = 180)]
+        older_than_days: u64,
+        /// Only list what would be deleted.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Merge an export file into the store (counts added, resolutions unioned).
+    Import { file: PathBuf },
+    /// Write every entry as JSON lines, sorted by signature.
+    Export {
+        /// Write here instead of stdout.
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
+}
+
+/// Where and when the command runs.
+#[derive(Debug, Clone)]
+pub struct HindsightContext {
+    pub repo_root: PathBuf,
+    /// The store directory (relative paths are under `repo_root`).
+    pub store_dir: PathBuf,
+    /// Whether the bundled catalog takes part in lookups.
+    pub use_catalog: bool,
+    pub now: SystemTime,
+}
+
+/// Why a hindsight command failed. Names the file or signature.
+#[derive(Debug, thiserror::Error)]
+pub enum HindsightError {
+    #[error(transparent)]
+    Signature(#[from] SignatureError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("bundled catalog: {0}")]
+    Catalog(#[from] CatalogError),
+    #[error("no entry matches signature {0:?}")]
+    NotFound(String),
+    #[error("signature prefix {prefix:?} is ambiguous: {candidates}")]
+    Ambiguous { prefix: String, candidates: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}: not an exported entry: {source}")]
+    Import {
+        path: PathBuf,
+        line: usize,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("cannot encode JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// Runs one hindsight command; returns what to print on stdout.
+pub fn run(args: &HindsightArgs, ctx: &HindsightContext) -> Result<String, HindsightError> {
+    match &args.command {
+        HindsightCommand::Signature {
+            files,
+            format,
+            json,
+        } => signatures(files, *format, *json, ctx),
+        HindsightCommand::List { json, kind, status } => list(&open(ctx)?, *json, *kind, *status),
+        HindsightCommand::Show { signature, json } => show(&open(ctx)?, signature, *json, ctx),
+        HindsightCommand::Stats { json } => stats(&open(ctx)?, *json),
+        HindsightCommand::Prune {
+            older_than_days,
+            dry_run,
+        } => prune(&mut open(ctx)?, *older_than_days, *dry_run, ctx),
+        HindsightCommand::Import { file } => import(&mut open(ctx)?, file),
+        HindsightCommand::Export { output } => export(&open(ctx)?, output.as_deref()),
+    }
+}
+
+fn open(ctx: &HindsightContext) -> Result<Store, HindsightError> {
+    let catalog = if ctx.use_catalog {
+        Catalog::bundled()?
+    } else {
+        Catalog::default()
+    };
+    Ok(Store::open(StoreOptions {
+        dir: Some(ctx.repo_root.join(&ctx.store_dir)),
+        catalog,
+        ..StoreOptions::default()
+    })?)
+}
+
+fn parse_kind(text: &str) -> Result<SignatureKind, String> {
+    serde_json::from_value(serde_json::Value::String(text.replace('-', "_")))
+        .map_err(|_| format!("unknown kind {text:?}"))
+}
+
+fn parse_status(text: &str) -> Result<Status, String> {
+    serde_json::from_value(serde_json::Value::String(text.to_string()))
+        .map_err(|_| format!("unknown status {text:?} (resolved, unresolved, escalated)"))
+}
+
+fn kind_name(kind: SignatureKind) -> String {
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+fn signatures(
+    files: &[PathBuf],
+    format: InputFormat,
+    json: bool,
+    ctx: &HindsightContext,
+) -> Result<String, HindsightError> {
+    let opts = ExtractOptions {
+        format,
+        repo_root: Some(ctx.repo_root.clone()),
+        ..ExtractOptions::default()
+    };
+    let mut found: Vec<ExtractedSignature> = Vec::new();
+    for file in files {
+        found.extend(signature::extract_file(file, &opts)?);
+    }
+    if json {
+        return Ok(serde_json::to_string_pretty(&found)? + "\n");
+    }
+    let mut out = String::new();
+    for s in &found {
+        let _ = writeln!(
+            out,
+            "{}  {:<12}  {}  {}",
+            s.id,
+            kind_name(s.kind),
+            s.file.display(),
+            s.template
+        );
+    }
+    let _ = writeln!(
+        out,
+        "{} signature(s) in {} file(s)",
+        found.len(),
+        files.len()
+    );
+    Ok(out)
+}
+
+fn sorted(store: &Store) -> Vec<&Entry> {
+    let mut entries: Vec<&Entry> = store.entries().iter().collect();
+    entries.sort_by(|a, b| a.signature.cmp(&b.signature));
+    entries
+}
+
+fn list(
+    store: &Store,
+    json: bool,
+    kind: Option<SignatureKind>,
+    status: Option<Status>,
+) -> Result<String, HindsightError> {
+    let entries: Vec<&Entry> = sorted(store)
+        .into_iter()
+        .filter(|e| kind.is_none_or(|k| e.kind == k) && status.is_none_or(|s| e.status == s))
+        .collect();
+    if json {
+        return Ok(serde_json::to_string_pretty(&entries)? + "\n");
+    }
+    let mut out = String::new();
+    for e in &entries {
+        let _ = writeln!(
+            out,
+            "{}  {:<12}  {:<10}  {:>5}x  {}  {}",
+            e.signature,
+            kind_name(e.kind),
+            e.status.as_str(),
+            e.occurrences,
+            e.last_seen,
+            e.template.lines().next().unwrap_or_default()
+        );
+    }
+    let _ = writeln!(out, "{} entr{}", entries.len(), plural_y(entries.len()));
+    Ok(out)
+}
+
+fn plural_y(n: usize) -> &'static str {
+    if n == 1 { "y" } else { "ies" }
+}
+
+fn find<'a>(store: &'a Store, prefix: &str) -> Result<&'a Entry, HindsightError> {
+    match store.find_prefix(prefix).as_slice() {
+        [] => Err(HindsightError::NotFound(prefix.to_string())),
+        [one] => Ok(one),
+        many => Err(HindsightError::Ambiguous {
+            prefix: prefix.to_string(),
+            candidates: many
+                .iter()
+                .map(|e| e.signature.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }),
+    }
+}
+
+fn show(
+    store: &Store,
+    prefix: &str,
+    json: bool,
+    ctx: &HindsightContext,
+) -> Result<String, HindsightError> {
+    let entry = find(store, prefix)?;
+    let ranked = store.ranked_resolutions(&entry.signature(), Timestamp::new(ctx.now));
+    if json {
+        let value = serde_json::json!({ "entry": entry, "ranked": ranked });
+        return Ok(serde_json::to_string_pretty(&value)? + "\n");
+    }
+    let mut out = serde_yaml::to_string(entry).unwrap_or_default();
+    let _ = writeln!(out, "# ranked resolutions");
+    for r in &ranked {
+        let _ = writeln!(
+            out,
+            "{:.3}  {}  {}",
+            r.confidence,
+            r.resolution.id,
+            r.resolution.fix.summary()
+        );
+    }
+    Ok(out)
+}
+
+#[derive(Debug, Default, serde::Serialize)]
+struct Stats {
+    entries: usize,
+    by_status: std::collections::BTreeMap<String, usize>,
+    by_kind: std::collections::BTreeMap<String, usize>,
+    resolutions: std::collections::BTreeMap<String, usize>,
+    applied: u64,
+    succeeded: u64,
+    failed: u64,
+    catalog_rules: usize,
+    skipped: Vec<crate::hindsight::store::SkippedFile>,
+}
+
+fn stats(store: &Store, json: bool) -> Result<String, HindsightError> {
+    let mut stats = Stats {
+        entries: store.len(),
+        catalog_rules: store.catalog().rules().len(),
+        skipped: store.load_report().skipped.clone(),
+        ..Stats::default()
+    };
+    for e in store.entries() {
+        *stats.by_status.entry(e.status.as_str().into()).or_default() += 1;
+        *stats.by_kind.entry(kind_name(e.kind)).or_default() += 1;
+        for r in &e.resolutions {
+            *stats
+                .resolutions
+                .entry(r.fix.kind_name().into())
+                .or_default() += 1;
+            stats.applied += r.outcomes.applied;
+            stats.succeeded += r.outcomes.succeeded;
+            stats.failed += r.outcomes.failed;
+        }
+    }
+    if json {
+        return Ok(serde_json::to_string_pretty(&stats)? + "\n");
+    }
+    Ok(stats_table(&stats))
+}
+
+fn stats_table(stats: &Stats) -> String {
+    let mut out = format!("entries: {}\n", stats.entries);
+    for (name, map) in [
+        ("status", &stats.by_status),
+        ("kind", &stats.by_kind),
+        ("resolutions", &stats.resolutions),
+    ] {
+        let parts: Vec<String> = map.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let _ = writeln!(out, "{name}: {}", parts.join(", "));
+    }
+    let _ = writeln!(
+        out,
+        "outcomes: applied {}, succeeded {}, failed {}",
+        stats.applied, stats.succeeded, stats.failed
+    );
+    let _ = writeln!(out, "catalog rules: {}", stats.catalog_rules);
+    for s in &stats.skipped {
+        let _ = writeln!(out, "skipped {}: {}", s.path.display(), s.reason);
+    }
+    out
+}
+
+fn prune(
+    store: &mut Store,
+    older_than_days: u64,
+    dry_run: bool,
+    ctx: &HindsightContext,
+) -> Result<String, HindsightError> {
+    let now = Timestamp::new(ctx.now);
+    let stale: Vec<String> = sorted(store)
+        .into_iter()
+        .filter(|e| prunable(e, now, older_than_days))
+        .map(|e| e.signature.clone())
+        .collect();
+    if !dry_run {
+        store.remove(&stale)?;
+    }
+    let verb = if dry_run { "would prune" } else { "pruned" };
+    let mut out: String = stale.iter().map(|id| format!("{verb} {id}\n")).collect();
+    let _ = writeln!(out, "{verb} {} entr{}", stale.len(), plural_y(stale.len()));
+    Ok(out)
+}
+
+/// Last seen more than `days` ago, never cured, not escalated.
+pub fn prunable(entry: &Entry, now: Timestamp, days: u64) -> bool {
+    entry.last_seen.days_until(now) > days as f64
+        && !entry.ever_cured()
+        && entry.status != Status::Escalated
+}
+
+fn import(store: &mut Store, file: &Path) -> Result<String, HindsightError> {
+    let text = std::fs::read_to_string(file).map_err(|source| HindsightError::Io {
+        path: file.to_owned(),
+        source,
+    })?;
+    let mut entries = Vec::new();
+    for (n, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let entry: Entry = serde_json::from_str(line).map_err(|source| HindsightError::Import {
+            path: file.to_owned(),
+            line: n + 1,
+            source,
+        })?;
+        entries.push(entry);
+    }
+    for entry in &entries {
+        store.merge_entry(entry)?;
+    }
+    Ok(format!(
+        "imported {} entr{}\n",
+        entries.len(),
+        plural_y(entries.len())
+    ))
+}
+
+/// Every entry as one JSON line, sorted by signature.
+pub fn export_lines(store: &Store) -> Result<String, HindsightError> {
+    let mut out = String::new();
+    for entry in sorted(store) {
+        out.push_str(&serde_json::to_string(entry)?);
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+fn export(store: &Store, output: Option<&Path>) -> Result<String, HindsightError> {
+    let lines = export_lines(store)?;
+    let Some(path) = output else {
+        return Ok(lines);
+    };
+    crate::hindsight::store::files::write_atomic(path, lines.as_bytes())?;
+    Ok(format!(
+        "exported {} entr{} to {}\n",
+        store.len(),
+        plural_y(store.len()),
+        path.display()
+    ))
+}

