@@ -165,15 +165,19 @@ impl Parser {
             let message = format!("{key} outside a record (no SF line before it)");
             return Err(LineError::at(1, message));
         };
-        let budget = &mut self.tally.budget;
         match key {
-            "DA" => record.line_data(value, column, budget),
-            "BRDA" => record.branch_data(value, column),
-            "LF" => Ok(record.lines_found = Some(number(value, column)?)),
-            "LH" => Ok(record.lines_hit = Some(number(value, column)?)),
-            "BRF" => Ok(record.branches_found = Some(number(value, column)?)),
-            _ => Ok(record.branches_hit = Some(number(value, column)?)),
+            "DA" => return record.line_data(value, column, &mut self.tally.budget),
+            "BRDA" => return record.branch_data(value, column),
+            _ => {}
         }
+        let count = Some(number(value, column)?);
+        match key {
+            "LF" => record.lines_found = count,
+            "LH" => record.lines_hit = count,
+            "BRF" => record.branches_found = count,
+            _ => record.branches_hit = count,
+        }
+        Ok(())
     }
 
     /// Starts the record of `path`. A record left open by a missing `end_of_record` is closed.
