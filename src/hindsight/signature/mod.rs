@@ -1,16 +1,47 @@
 //! Error signatures: turn what gates produce into stable, comparable failure identities.
 //!
-//! Being written: the public API is final, bodies are simple and being improved.
+//! Inputs: JUnit ([`from_junit`]), SARIF ([`from_sarif`]), `cargo build --message-format=json`
+//! ([`cargo`]), and plain logs ([`extract_log`], shapes in [`log`]). Each failure becomes an
+//! [`ExtractedSignature`]: its template is the failure with incidental detail removed by
+//! [`normalize`], and its id is [`signature_id`] of kind and template. This module reads the files
+//! it is given and nothing else; it never prints and never panics on bad input.
+//!
+//! # Templates (the bundled catalog keys on these; change them only with the catalog)
+//! - rustc / clippy (human or JSON): `error[E0308]: mismatched types: expected `u32`, found `&str`
+//!   (in src/lib.rs)`; clippy lints use the lint as code: `error[clippy::needless_return]: ...`.
+//! - Rust panic: `test tests::x panicked at src/lib.rs: <message>` (kind test_failure), or
+//!   `thread 'main' panicked at src/main.rs: <message>` (crash).
+//! - nextest timeout: `timeout: test <binary> <test>`.
+//! - Formatters (kind lint; the file goes in `location`, not in the template):
+//!   `rustfmt: formatting differs in <path>` (cargo fmt --check),
+//!   `ruff format: would reformat <path>`, `black: would reformat <path>`,
+//!   `prettier: code style issues in <path>` — literally `<path>`.
+//! - Lint rules (kind lint, file in `location`): `eslint <rule-id>: <message>`,
+//!   `ruff <code>: <message>` (e.g. `ruff F401: `os` imported but unused`),
+//!   SARIF: `<tool> <rule-id>: <message>`.
+//! - tsc: `tsc TS2322: <message> (in src/x.ts)`.
+//! - pytest: `pytest <node id>: <exception type>: <E lines>`; Python traceback:
+//!   `python <Exception: message> at <file> in <function>`.
+//! - jest / mocha: `jest <suite › test>: <message>`, `mocha <suite › test>: <message>`.
+//! - Go: `go test <TestName>: <file.go: message>`, `go panic: <message> in <top module frame>`.
+//! - JUnit: `<test id>: <type>: <message>` (message from the body when the report has none).
+//!
+//! Output is sorted by (kind, template, location) and identical signatures within one input are
+//! deduplicated, keeping the first occurrence in input order.
 
+mod cargo;
 mod hash;
+mod junit;
+mod log;
 pub mod normalize;
+mod sarif;
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::{Signature, SignatureKind};
-use crate::report::{JunitSummary, Limits, ReportError, SarifReport};
+use crate::report::{JunitSummary, Limits, ReportError, SarifReport, trim_to};
 
 pub use hash::signature_id;
 pub use normalize::normalize;
@@ -93,12 +124,83 @@ pub enum SignatureError {
     },
 }
 
+/// A failure found by a reader, before normalization.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Candidate {
+    pub kind: SignatureKind,
+    /// The raw template: normalized when the signature is made.
+    pub template: String,
+    /// `path:line` as the tool printed it (made repository-relative later).
+    pub location: Option<String>,
+    pub test: Option<String>,
+    pub frames: Vec<String>,
+    pub excerpt: String,
+}
+
+impl Candidate {
+    /// A formatter check failure: a fixed template, the file in `location`.
+    pub fn formatter(template: &str, path: &str, line: &str, excerpt: &str) -> Candidate {
+        let location = if line.is_empty() {
+            path.to_owned()
+        } else {
+            format!("{path}:{line}")
+        };
+        Candidate {
+            kind: SignatureKind::Lint,
+            template: template.to_owned(),
+            location: Some(location),
+            test: None,
+            frames: Vec::new(),
+            excerpt: excerpt.trim().to_owned(),
+        }
+    }
+}
+
+/// A rustc diagnostic, from human output or JSON: both give the same template.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RustDiagnostic {
+    pub code: Option<String>,
+    pub message: String,
+    /// The primary span's label.
+    pub label: Option<String>,
+    pub path: Option<String>,
+    pub line: Option<u64>,
+}
+
+impl RustDiagnostic {
+    pub fn into_candidate(self) -> Candidate {
+        let head = self
+            .code
+            .as_ref()
+            .map_or_else(|| "error".to_owned(), |c| format!("error[{c}]"));
+        let label = self
+            .label
+            .as_ref()
+            .map_or_else(String::new, |l| format!(": {l}"));
+        let path = self.path.clone().unwrap_or_default();
+        Candidate {
+            kind: SignatureKind::Compile,
+            template: format!("{head}: {}{label} (in {path})", self.message),
+            location: self
+                .path
+                .map(|p| self.line.map_or(p.clone(), |l| format!("{p}:{l}"))),
+            test: None,
+            frames: Vec::new(),
+            excerpt: format!("{head}: {}{label}", self.message),
+        }
+    }
+}
+
 /// Extracts the signatures of every failure in one file.
 pub fn extract_file(
     path: &Path,
     opts: &ExtractOptions,
 ) -> Result<Vec<ExtractedSignature>, SignatureError> {
-    match opts.format {
+    let format = match opts.format {
+        InputFormat::Auto => detect(path)?,
+        chosen => chosen,
+    };
+    match format {
         InputFormat::Junit => Ok(from_junit(
             &crate::report::parse_junit_file(path, &opts.limits)?,
             opts,
@@ -107,27 +209,131 @@ pub fn extract_file(
             &crate::report::parse_sarif_file(path, &opts.limits)?,
             opts,
         )),
-        InputFormat::Auto | InputFormat::CargoJson | InputFormat::Log => {
-            let text = std::fs::read(path).map_err(|source| SignatureError::Io {
-                path: path.to_owned(),
-                source,
-            })?;
-            Ok(extract_log(&String::from_utf8_lossy(&text), path, opts))
+        InputFormat::CargoJson => {
+            let text = read_text(path, &opts.limits)?;
+            Ok(finish(cargo::scan(&text), path, opts))
+        }
+        InputFormat::Auto | InputFormat::Log => {
+            Ok(extract_log(&read_text(path, &opts.limits)?, path, opts))
         }
     }
 }
 
+/// Guesses the format from the extension and the first bytes.
+fn detect(path: &Path) -> Result<InputFormat, SignatureError> {
+    use std::io::Read;
+    let io = |source| SignatureError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let mut head = Vec::with_capacity(4096);
+    std::fs::File::open(path)
+        .map_err(io)?
+        .take(4096)
+        .read_to_end(&mut head)
+        .map_err(io)?;
+    let head = String::from_utf8_lossy(&head);
+    let start = head.trim_start();
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default();
+    Ok(if start.starts_with('<') || ext == "xml" {
+        InputFormat::Junit
+    } else if ext == "sarif" || (start.starts_with('{') && head.contains("\"runs\"")) {
+        InputFormat::Sarif
+    } else if start.starts_with("{\"reason\":") || head.contains("\n{\"reason\":\"compiler-") {
+        InputFormat::CargoJson
+    } else {
+        InputFormat::Log
+    })
+}
+
+/// Reads a text file whole, refusing files over the document limit; invalid UTF-8 is replaced.
+fn read_text(path: &Path, limits: &Limits) -> Result<String, SignatureError> {
+    let io = |source| SignatureError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let size = std::fs::metadata(path).map_err(io)?.len();
+    if size > limits.max_document_bytes {
+        return Err(SignatureError::TooLarge {
+            path: path.to_owned(),
+            size,
+            limit: limits.max_document_bytes,
+        });
+    }
+    let bytes = std::fs::read(path).map_err(io)?;
+    Ok(match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(err) => String::from_utf8_lossy(err.as_bytes()).into_owned(),
+    })
+}
+
 /// Extracts signatures from plain tool output (gate stdout/stderr).
-pub fn extract_log(_text: &str, _source: &Path, _opts: &ExtractOptions) -> Vec<ExtractedSignature> {
-    Vec::new()
+pub fn extract_log(text: &str, source: &Path, opts: &ExtractOptions) -> Vec<ExtractedSignature> {
+    let text = if text.contains('\x1b') {
+        normalize::strip_ansi(text)
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    };
+    finish(log::scan(&text), source, opts)
 }
 
 /// One signature per failing or erroring test case.
-pub fn from_junit(_summary: &JunitSummary, _opts: &ExtractOptions) -> Vec<ExtractedSignature> {
-    Vec::new()
+pub fn from_junit(summary: &JunitSummary, opts: &ExtractOptions) -> Vec<ExtractedSignature> {
+    let mut out = Vec::new();
+    for failure in &summary.failures {
+        out.extend(finish(
+            vec![junit::candidate(failure)],
+            &failure.report,
+            opts,
+        ));
+    }
+    sort_dedupe(out)
 }
 
-/// One signature per SARIF finding.
-pub fn from_sarif(_report: &SarifReport, _opts: &ExtractOptions) -> Vec<ExtractedSignature> {
-    Vec::new()
+/// One signature per SARIF finding at level warning or error.
+pub fn from_sarif(report: &SarifReport, opts: &ExtractOptions) -> Vec<ExtractedSignature> {
+    finish(sarif::candidates(report), Path::new(""), opts)
+}
+
+/// Normalizes candidates into signatures, sorted and deduplicated.
+fn finish(
+    candidates: Vec<Candidate>,
+    source: &Path,
+    opts: &ExtractOptions,
+) -> Vec<ExtractedSignature> {
+    let root = opts.repo_root.as_deref();
+    let signatures = candidates
+        .into_iter()
+        .map(|c| {
+            let template = normalize(&c.template, root);
+            ExtractedSignature {
+                id: signature_id(c.kind, &template),
+                kind: c.kind,
+                template,
+                file: source.to_owned(),
+                location: c.location.map(|l| normalize::normalize_path(&l, root)),
+                test: c.test.map(|t| normalize(&t, root)),
+                frames: c
+                    .frames
+                    .iter()
+                    .map(|f| normalize::normalize_path(f, root))
+                    .collect(),
+                excerpt: trim_to(c.excerpt.trim(), opts.limits.max_message_bytes),
+            }
+        })
+        .collect();
+    sort_dedupe(signatures)
+}
+
+/// Sorts by kind, template, location; keeps the first occurrence (in input order) of each id.
+fn sort_dedupe(mut signatures: Vec<ExtractedSignature>) -> Vec<ExtractedSignature> {
+    let mut seen = std::collections::HashSet::new();
+    signatures.retain(|s| seen.insert(s.id.clone()));
+    signatures.sort_by(|a, b| {
+        (a.kind, &a.template, &a.location).cmp(&(b.kind, &b.template, &b.location))
+    });
+    signatures
 }

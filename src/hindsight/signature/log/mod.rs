@@ -1,0 +1,206 @@
+//! Plain-log extraction: finds failures in tool output (gate stdout/stderr) by their shape.
+//!
+//! One Aho-Corasick pass over the whole text finds the few lines that carry a cheap anchor
+//! ("error", "panicked at", "--- FAIL", "Traceback", "●", ...); ordinary lines cost only that
+//! scan. Each anchored line is offered to the recognizers of each ecosystem ([`rust`], [`python`],
+//! [`js`], [`go`]), which read the lines around it and return a [`Candidate`] and where its block
+//! ends, so a block is never read twice. This module does no I/O and never normalizes: the caller
+//! turns candidates into signatures.
+
+mod go;
+mod js;
+mod python;
+mod rust;
+
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
+
+use super::Candidate;
+use crate::hindsight::SignatureKind;
+
+/// The anchors: a line containing none of these holds no failure any recognizer knows.
+const ANCHORS: &[&str] = &[
+    "error",
+    "panicked at",
+    "panic: ",
+    "--- FAIL",
+    "TIMEOUT",
+    "Traceback (most recent",
+    "____ ",
+    "FAILED ",
+    "ERROR ",
+    "●",
+    " failing",
+    "Diff in ",
+    "would reformat",
+    "Would reformat",
+    "would be reformatted",
+    "[warn] ",
+    "Found ",
+];
+
+static ANCHOR_SCAN: LazyLock<Option<AhoCorasick>> =
+    LazyLock::new(|| AhoCorasick::new(ANCHORS).ok());
+
+/// The text being scanned, with line navigation by byte offset.
+pub(crate) struct Log<'a> {
+    pub text: &'a str,
+}
+
+/// One line: its start offset, its text (without the newline), and where the next line starts.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Line<'a> {
+    pub start: usize,
+    pub text: &'a str,
+    pub next: usize,
+}
+
+impl<'a> Log<'a> {
+    /// The line that starts at `start`, or `None` at the end of the text.
+    pub fn line(&self, start: usize) -> Option<Line<'a>> {
+        if start >= self.text.len() {
+            return None;
+        }
+        let rest = &self.text[start..];
+        let end = memchr::memchr(b'\n', rest.as_bytes()).map_or(rest.len(), |i| i);
+        let next = (start + end + 1).min(self.text.len());
+        let text = rest[..end].strip_suffix('\r').unwrap_or(&rest[..end]);
+        Some(Line { start, text, next })
+    }
+
+    /// The lines from `start` on.
+    pub fn lines_from(&self, start: usize) -> impl Iterator<Item = Line<'a>> + '_ {
+        std::iter::successors(self.line(start), move |line| self.line(line.next))
+    }
+
+    /// The line before the one starting at `start`.
+    pub fn previous(&self, start: usize) -> Option<Line<'a>> {
+        if start == 0 {
+            return None;
+        }
+        let before = &self.text.as_bytes()[..start - 1];
+        let prev_start = memchr::memrchr(b'\n', before).map_or(0, |i| i + 1);
+        self.line(prev_start)
+    }
+
+    /// The start of the line holding byte `offset`.
+    fn line_start(&self, offset: usize) -> usize {
+        memchr::memrchr(b'\n', &self.text.as_bytes()[..offset]).map_or(0, |i| i + 1)
+    }
+}
+
+/// What a recognizer found: the candidates and the offset where their block ends.
+pub(crate) struct Found {
+    pub candidates: Vec<Candidate>,
+    pub end: usize,
+}
+
+impl Found {
+    /// One candidate whose block ends at `end`.
+    pub fn one(candidate: Candidate, end: usize) -> Found {
+        Found {
+            candidates: vec![candidate],
+            end,
+        }
+    }
+}
+
+/// A recognizer: looks at an anchored line and maybe returns a failure.
+type Recognizer = fn(&Log<'_>, Line<'_>) -> Option<Found>;
+
+const RECOGNIZERS: &[Recognizer] = &[
+    rust::recognize,
+    python::recognize,
+    js::recognize,
+    go::recognize,
+];
+
+/// Every failure in `text`, in order of appearance.
+pub(crate) fn scan(text: &str) -> Vec<Candidate> {
+    let log = Log { text };
+    let mut found = Vec::new();
+    let mut resume = 0;
+    for start in anchored_lines(&log) {
+        if start < resume {
+            continue;
+        }
+        let Some(line) = log.line(start) else { break };
+        if let Some(hit) = RECOGNIZERS
+            .iter()
+            .find_map(|recognize| recognize(&log, line))
+        {
+            resume = hit.end.max(line.next);
+            found.extend(hit.candidates);
+        }
+    }
+    found
+}
+
+/// Start offsets of the lines holding an anchor, each once, in order.
+fn anchored_lines(log: &Log<'_>) -> Vec<usize> {
+    let Some(scan) = ANCHOR_SCAN.as_ref() else {
+        return Vec::new();
+    };
+    let mut starts = Vec::new();
+    let mut line_end = 0;
+    for hit in scan.find_iter(log.text) {
+        if hit.start() < line_end {
+            continue;
+        }
+        let start = log.line_start(hit.start());
+        line_end = memchr::memchr(b'\n', &log.text.as_bytes()[hit.start()..])
+            .map_or(log.text.len(), |i| hit.start() + i);
+        starts.push(start);
+    }
+    starts
+}
+
+/// Joins trimmed, non-empty lines with a space.
+pub(crate) fn join_lines<'a>(lines: impl IntoIterator<Item = &'a str>) -> String {
+    let mut out = String::new();
+    for line in lines.into_iter().map(str::trim).filter(|l| !l.is_empty()) {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(line);
+    }
+    out
+}
+
+/// A lint finding: `TOOL RULE: message`, located at `file:line`.
+pub(crate) fn lint(tool: &str, rule: &str, message: &str, file: &str, line: &str) -> Candidate {
+    Candidate {
+        kind: SignatureKind::Lint,
+        template: format!("{tool} {rule}: {message}"),
+        location: Some(format!("{file}:{line}")),
+        test: None,
+        frames: Vec::new(),
+        excerpt: message.to_owned(),
+    }
+}
+
+/// Leading spaces and tabs of a line (a tab counts as 4).
+pub(crate) fn indent(line: &str) -> usize {
+    line.chars()
+        .take_while(|c| *c == ' ' || *c == '\t')
+        .map(|c| if c == '\t' { 4 } else { 1 })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn navigation_finds_lines_both_ways() {
+        let log = Log {
+            text: "a\r\nbb\nccc",
+        };
+        let second = log.line(3).map(|l| l.text);
+        assert_eq!(second, Some("bb"));
+        assert_eq!(log.previous(6).map(|l| l.text), Some("bb"));
+        assert_eq!(log.lines_from(0).count(), 3);
+        assert!(anchored_lines(&Log { text: "ok\nok\n" }).is_empty());
+    }
+}

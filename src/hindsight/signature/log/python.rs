@@ -1,0 +1,239 @@
+//! Python shapes: pytest failure blocks (with the short summary for the node id), bare tracebacks,
+//! `ruff check` concise output, `ruff format --check` and `black --check`.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::{Found, Line, Log, join_lines, lint};
+use crate::hindsight::SignatureKind;
+use crate::hindsight::signature::Candidate;
+use crate::hindsight::signature::normalize::compile;
+
+static PYTEST_HEADER: LazyLock<Regex> = LazyLock::new(|| compile(r"^_{3,} (.+?) _{3,}$"));
+static PYTEST_WHERE: LazyLock<Regex> = LazyLock::new(|| compile(r"^(\S+?):(\d+): (\w[\w.]*)$"));
+static SUMMARY: LazyLock<Regex> = LazyLock::new(|| compile(r"^(FAILED|ERROR) (\S+?)(?: - (.*))?$"));
+static TB_FILE: LazyLock<Regex> =
+    LazyLock::new(|| compile(r#"^\s*File "([^"]+)", line (\d+), in (.+)$"#));
+static EXCEPTION: LazyLock<Regex> = LazyLock::new(|| {
+    compile(
+        r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failed|Timeout)\w*|[A-Z]\w*)(?::\s*(.*))?$",
+    )
+});
+static RUFF_CONCISE: LazyLock<Regex> =
+    LazyLock::new(|| compile(r"^(\S+?):(\d+):\d+: ([A-Z]+[0-9]+) (?:\[\*\] )?(.+)$"));
+static RUFF_SPAN: LazyLock<Regex> = LazyLock::new(|| compile(r"^\s*--> (.+?):(\d+):\d+$"));
+static BLACK: LazyLock<Regex> = LazyLock::new(|| compile(r"^would reformat (.+)$"));
+static RUFF_FORMAT_OLD: LazyLock<Regex> = LazyLock::new(|| compile(r"^Would reformat: (.+)$"));
+
+/// Tries each Python shape on an anchored line.
+pub(super) fn recognize(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
+    pytest_block(log, line)
+        .or_else(|| pytest_summary(log, line))
+        .or_else(|| traceback(log, line))
+        .or_else(|| ruff_check(log, line))
+        .or_else(|| formatter(log, line))
+}
+
+/// A `____ test_name ____` block of pytest's FAILURES or ERRORS section.
+fn pytest_block(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
+    let name = PYTEST_HEADER.captures(line.text)?.get(1)?.as_str();
+    let section = section_of(log, line.start);
+    let body: Vec<Line<'_>> = log
+        .lines_from(line.next)
+        .take_while(|l| !PYTEST_HEADER.is_match(l.text) && !l.text.starts_with("=========="))
+        .filter(|l| !l.text.starts_with("-------"))
+        .take(400)
+        .collect();
+    let errors: Vec<&str> = body
+        .iter()
+        .filter_map(|l| l.text.strip_prefix("E "))
+        .filter(|e| !e.trim_start().starts_with('+'))
+        .take(3)
+        .collect();
+    let origin = body
+        .iter()
+        .rev()
+        .find_map(|l| PYTEST_WHERE.captures(l.text));
+    let message = join_lines(errors.iter().copied());
+    let node = node_id(log, line.next, name).unwrap_or_else(|| name.to_owned());
+    let kind = pytest_kind(section, &message);
+    let exception = origin
+        .as_ref()
+        .map_or("", |c| c.get(3).map_or("", |m| m.as_str()));
+    let candidate = Candidate {
+        kind,
+        template: format!("pytest {node}: {exception}: {message}"),
+        location: origin.as_ref().map(|c| format!("{}:{}", &c[1], &c[2])),
+        test: Some(node),
+        frames: Vec::new(),
+        excerpt: message,
+    };
+    Some(Found::one(
+        candidate,
+        body.last().map_or(line.next, |l| l.next),
+    ))
+}
+
+/// Whether the block sits in an ERRORS section (setup/teardown errors) or FAILURES.
+fn section_of(log: &Log<'_>, start: usize) -> &'static str {
+    let mut at = start;
+    for _ in 0..2000 {
+        let Some(prev) = log.previous(at) else { break };
+        if prev.text.starts_with("=====") {
+            return if prev.text.contains(" ERRORS ") {
+                "errors"
+            } else {
+                "failures"
+            };
+        }
+        at = prev.start;
+    }
+    "failures"
+}
+
+fn pytest_kind(section: &str, message: &str) -> SignatureKind {
+    if message.contains("Timeout") && message.contains("Failed:") || message.contains("Timeout >") {
+        SignatureKind::Timeout
+    } else if section == "errors" {
+        SignatureKind::TestError
+    } else {
+        SignatureKind::TestFailure
+    }
+}
+
+/// The full node id (`tests/test_x.py::test_y`) for a block name, from the short summary.
+fn node_id(log: &Log<'_>, from: usize, name: &str) -> Option<String> {
+    let wanted = format!("::{}", name.replace('.', "::"));
+    log.lines_from(from)
+        .filter_map(|l| SUMMARY.captures(l.text))
+        .map(|c| c[2].to_owned())
+        .find(|id| id.ends_with(&wanted))
+}
+
+/// A short-summary line when the log has no failure blocks (`--tb=no`, `-q`).
+fn pytest_summary(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
+    let caps = SUMMARY.captures(line.text)?;
+    let node = caps.get(2)?.as_str();
+    if !node.contains("::") || has_blocks(log, line.start) {
+        return None;
+    }
+    let message = caps.get(3).map_or("", |m| m.as_str());
+    let kind = if &caps[1] == "ERROR" {
+        SignatureKind::TestError
+    } else {
+        pytest_kind("failures", message)
+    };
+    Some(Found::one(
+        Candidate {
+            kind,
+            template: format!("pytest {node}: {message}"),
+            location: node.split("::").next().map(str::to_owned),
+            test: Some(node.to_owned()),
+            frames: Vec::new(),
+            excerpt: message.to_owned(),
+        },
+        line.next,
+    ))
+}
+
+/// Whether a `= FAILURES =` or `= ERRORS =` section precedes `start`.
+fn has_blocks(log: &Log<'_>, start: usize) -> bool {
+    let before = &log.text[..start];
+    before.contains("= FAILURES =") || before.contains("= ERRORS =")
+}
+
+/// `Traceback (most recent call last):` up to the exception line.
+fn traceback(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
+    if !line
+        .text
+        .trim_start()
+        .starts_with("Traceback (most recent call last)")
+    {
+        return None;
+    }
+    let base = super::indent(line.text);
+    let mut files = Vec::new();
+    for next in log.lines_from(line.next).take(500) {
+        if let Some(file) = TB_FILE.captures(next.text) {
+            files.push((file[1].to_owned(), file[2].to_owned(), file[3].to_owned()));
+        } else if super::indent(next.text) <= base && !next.text.trim().is_empty() {
+            return traceback_end(next, files);
+        }
+    }
+    None
+}
+
+/// Builds the candidate from the exception line and the frames inside the repository.
+fn traceback_end(last: Line<'_>, files: Vec<(String, String, String)>) -> Option<Found> {
+    let exception = last.text.trim();
+    EXCEPTION.captures(exception)?;
+    let inside: Vec<&(String, String, String)> = files
+        .iter()
+        .rev()
+        .filter(|f| python_in_repo(&f.0))
+        .collect();
+    let frames: Vec<String> = inside
+        .iter()
+        .take(3)
+        .map(|(file, _, func)| format!("{file} in {func}"))
+        .collect();
+    let top = frames.first().map_or(String::new(), |f| format!(" at {f}"));
+    Some(Found::one(
+        Candidate {
+            kind: SignatureKind::Crash,
+            template: format!("python {exception}{top}"),
+            location: inside
+                .first()
+                .map(|(file, line, _)| format!("{file}:{line}")),
+            test: None,
+            frames,
+            excerpt: exception.to_owned(),
+        },
+        last.next,
+    ))
+}
+
+fn python_in_repo(path: &str) -> bool {
+    !(path.contains("site-packages") || path.contains("/lib/python") || path.starts_with('<'))
+}
+
+/// `ruff check --output-format concise`: the finding lines above its `Found N errors.` line.
+fn ruff_check(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
+    if !line.text.starts_with("Found ") || !line.text.contains(" error") {
+        return None;
+    }
+    let mut findings = Vec::new();
+    let mut at = line.start;
+    while let Some(prev) = log.previous(at) {
+        let Some(c) = RUFF_CONCISE.captures(prev.text) else {
+            break;
+        };
+        findings.push(lint("ruff", &c[3], &c[4], &c[1], &c[2]));
+        at = prev.start;
+    }
+    findings.reverse();
+    (!findings.is_empty()).then(|| Found {
+        candidates: findings,
+        end: line.next,
+    })
+}
+
+/// `black --check` (`would reformat PATH`), `ruff format --check` (old `Would reformat: PATH`,
+/// new `unformatted: File would be reformatted` + ` --> PATH:L:C`).
+fn formatter(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
+    let text = line.text.trim();
+    let candidate = if let Some(c) = BLACK.captures(text) {
+        Candidate::formatter("black: would reformat <path>", &c[1], "", text)
+    } else if let Some(c) = RUFF_FORMAT_OLD.captures(text) {
+        Candidate::formatter("ruff format: would reformat <path>", &c[1], "", text)
+    } else if text.ends_with("File would be reformatted") {
+        let span = log
+            .line(line.next)
+            .and_then(|l| RUFF_SPAN.captures(l.text))?;
+        Candidate::formatter("ruff format: would reformat <path>", &span[1], "", text)
+    } else {
+        return None;
+    };
+    Some(Found::one(candidate, line.next))
+}
