@@ -49,6 +49,9 @@ pub(super) fn read_report<R: Read>(
         if let Some(bad) = invalid_utf8_at(&event) {
             return Err(state.malformed(event_start + bad, "invalid UTF-8 byte".into()));
         }
+        if let Some(bad) = markup_inside_tag_at(&event) {
+            return Err(state.malformed(event_start + bad, "'<' inside a tag".into()));
+        }
         if let Event::Eof = event {
             return state.finish(xml.buffer_position());
         }
@@ -69,6 +72,15 @@ fn invalid_utf8_at(event: &Event<'_>) -> Option<u64> {
     };
     let error = std::str::from_utf8(bytes).err()?;
     Some(prefix + error.valid_up_to() as u64)
+}
+
+/// Offset (from the event's start) of a `<` inside a start tag: never valid XML, and the sign
+/// of an unclosed tag that quick-xml would otherwise read as attributes it does not check.
+fn markup_inside_tag_at(event: &Event<'_>) -> Option<u64> {
+    let (Event::Start(tag) | Event::Empty(tag)) = event else {
+        return None;
+    };
+    tag.iter().position(|b| *b == b'<').map(|at| 1 + at as u64)
 }
 
 /// Where the reader stands in the document.
