@@ -1,1 +1,387 @@
-//! cli (being written).
+//! The command-line surface: clap types, and one async function per command that returns what to
+//! print and how it ended. `main.rs` prints, logs errors and picks the exit code; nothing here
+//! calls `process::exit`.
+//!
+//! Command names and JSON shapes are a contract other tools rely on: `gates`, `report junit`,
+//! `report coverage`, `report sarif`, `config check`, `config schema`.
+
+use std::path::{Path, PathBuf};
+
+use clap::{Parser, Subcommand};
+
+use crate::config::{self, Config, ConfigError};
+use crate::event::TracingSink;
+use crate::exec::{Executor, supervisor::SupervisorArgs};
+use crate::exit::{FailureClass, Outcome};
+use crate::gates::{self, GateRunContext, summary};
+use crate::report::{self, Limits, ReportError};
+
+/// meta-agent: a CI-native build-test-improve bot. Runs a repository's quality gates, reads what
+/// they produce, and only ever reports what the gates verified.
+#[derive(Debug, Parser)]
+#[command(name = "meta-agent", version, about, max_term_width = 100)]
+pub struct Cli {
+    /// The repository to work on.
+    #[arg(long, global = true, default_value = ".", value_name = "DIR")]
+    pub repo: PathBuf,
+    /// Configuration file (default: .meta-agent.yml at the repository root, if present).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// More diagnostics on stderr (repeat for more).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the configured quality gates and print their summary; the exit code says whether all
+    /// passed (0) or not (1).
+    Gates(GatesArgs),
+    /// Read a report file and print what it says.
+    #[command(subcommand)]
+    Report(ReportCommand),
+    /// Validate the configuration, or print its JSON Schema.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// Runs one command under supervision (internal: used by meta-agent for every child process).
+    #[command(name = "__supervise", hide = true)]
+    Supervise(SupervisorArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct GatesArgs {
+    /// Run only these gates (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub only: Vec<String>,
+    /// Print JSON: {"passed": bool, "gates": [...]}.
+    #[arg(long, conflicts_with = "markdown")]
+    pub json: bool,
+    /// Print the summary as Markdown (for job summaries and comments).
+    #[arg(long)]
+    pub markdown: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ReportCommand {
+    /// JUnit XML files (merged): test counts and failures.
+    Junit {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// An lcov or Cobertura coverage report.
+    Coverage {
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// A SARIF 2.1.0 log.
+    Sarif {
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Load and validate the configuration; print the resolved gates.
+    Check,
+    /// Print the JSON Schema of .meta-agent.yml (for editor completion).
+    Schema,
+}
+
+/// Why a command could not complete. Each variant knows whether the user or meta-agent is at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Report(#[from] ReportError),
+    #[error("{0}")]
+    Usage(String),
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl CliError {
+    /// Whose fault it is, for the exit code.
+    pub fn class(&self) -> FailureClass {
+        match self {
+            CliError::Config(ConfigError::BadPreset { .. }) => FailureClass::Internal,
+            CliError::Config(_) | CliError::Report(_) | CliError::Usage(_) => FailureClass::Usage,
+            CliError::Internal(_) => FailureClass::Internal,
+        }
+    }
+}
+
+/// What a command produced: text for stdout, and how it ended.
+#[derive(Debug)]
+pub struct Done {
+    pub stdout: String,
+    pub outcome: Outcome,
+}
+
+impl Done {
+    fn ok(stdout: String) -> Self {
+        Done {
+            stdout,
+            outcome: Outcome::Success,
+        }
+    }
+}
+
+/// Runs an async command (everything but the supervisor).
+pub async fn run(cli: &Cli) -> Result<Done, CliError> {
+    match &cli.command {
+        Command::Gates(args) => run_gates(cli, args).await,
+        Command::Report(command) => run_report(command),
+        Command::Config(ConfigCommand::Check) => config_check(cli).await,
+        Command::Config(ConfigCommand::Schema) => Ok(Done::ok(pretty(&config::json_schema()))),
+        Command::Supervise(_) => Err(CliError::Internal(
+            "the supervisor runs without a runtime".into(),
+        )),
+    }
+}
+
+fn pretty(value: &serde_json::Value) -> String {
+    let mut text = serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string());
+    text.push('\n');
+    text
+}
+
+/// The parent's environment as strings (non-UTF-8 variables are dropped).
+fn parent_env() -> Vec<(String, String)> {
+    std::env::vars_os()
+        .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
+        .collect()
+}
+
+fn executor() -> Result<Executor, CliError> {
+    std::env::current_exe()
+        .map(Executor::new)
+        .map_err(|err| CliError::Internal(format!("cannot locate the meta-agent binary: {err}")))
+}
+
+fn repo_root(cli: &Cli) -> Result<PathBuf, CliError> {
+    std::fs::canonicalize(&cli.repo)
+        .map_err(|err| CliError::Usage(format!("--repo {}: {err}", cli.repo.display())))
+}
+
+async fn load_config(
+    cli: &Cli,
+    repo: &Path,
+    executor: &Executor,
+    env: &[(String, String)],
+) -> Result<Config, CliError> {
+    let input = config::LoadInput {
+        repo_root: repo,
+        explicit: cli.config.as_deref(),
+        parent_env: env,
+    };
+    Ok(config::load(input, executor).await?)
+}
+
+async fn run_gates(cli: &Cli, args: &GatesArgs) -> Result<Done, CliError> {
+    let repo = repo_root(cli)?;
+    let executor = executor()?;
+    let env = parent_env();
+    let config = load_config(cli, &repo, &executor, &env).await?;
+    let selected = select_gates(&config, &args.only)?;
+    let report_root = tempfile::Builder::new()
+        .prefix("meta-agent-reports-")
+        .tempdir()
+        .map_err(|err| CliError::Internal(format!("cannot create a report directory: {err}")))?;
+    let ctx = GateRunContext {
+        repo_root: &repo,
+        parent_env: &env,
+        sandbox: &config.sandbox,
+        report_root: report_root.path(),
+        limits: Limits::default(),
+        concurrency: config.loop_.gate_concurrency,
+        runner: &executor,
+        events: &TracingSink,
+    };
+    let result = gates::run_gates(&ctx, &selected).await;
+    let stdout = if args.json {
+        format!("{}\n", summary::to_json(&result))
+    } else if args.markdown {
+        summary::to_markdown(&result)
+    } else {
+        summary::to_terminal(&result)
+    };
+    let outcome = if result.passed {
+        Outcome::Success
+    } else {
+        Outcome::GatesFailed
+    };
+    Ok(Done { stdout, outcome })
+}
+
+/// The gates named by `--only` (all when empty), in configuration order.
+fn select_gates(config: &Config, only: &[String]) -> Result<Vec<config::GateSpec>, CliError> {
+    if config.gates.is_empty() {
+        return Err(CliError::Usage(format!(
+            "no gates to run: {} — add a .meta-agent.yml with `gates:` or a `preset:`",
+            config.preset_reason
+        )));
+    }
+    if let Some(unknown) = only
+        .iter()
+        .find(|name| !config.gates.iter().any(|gate| &gate.name == *name))
+    {
+        let known: Vec<&str> = config.gates.iter().map(|gate| gate.name.as_str()).collect();
+        return Err(CliError::Usage(format!(
+            "--only {unknown}: no such gate (gates: {})",
+            known.join(", ")
+        )));
+    }
+    Ok(config
+        .gates
+        .iter()
+        .filter(|gate| only.is_empty() || only.contains(&gate.name))
+        .cloned()
+        .collect())
+}
+
+fn run_report(command: &ReportCommand) -> Result<Done, CliError> {
+    let limits = Limits::default();
+    let stdout = match command {
+        ReportCommand::Junit { files, json } => {
+            let summary = report::parse_junit_files(files, &limits)?;
+            if *json {
+                junit_json(&summary)
+            } else {
+                junit_text(&summary)
+            }
+        }
+        ReportCommand::Coverage { file, json } => {
+            let coverage = report::parse_coverage_file(file)?;
+            if *json {
+                pretty(&to_value(&coverage))
+            } else {
+                coverage_text(&coverage)
+            }
+        }
+        ReportCommand::Sarif { file, json } => {
+            let sarif = report::parse_sarif_file(file, &limits)?;
+            if *json {
+                pretty(&to_value(&sarif))
+            } else {
+                sarif_text(&sarif)
+            }
+        }
+    };
+    Ok(Done::ok(stdout))
+}
+
+fn to_value<T: serde::Serialize>(value: &T) -> serde_json::Value {
+    serde_json::to_value(value)
+        .unwrap_or_else(|err| serde_json::json!({ "error": err.to_string() }))
+}
+
+fn junit_json(summary: &report::JunitSummary) -> String {
+    let mut value = to_value(summary);
+    if let Some(object) = value.as_object_mut() {
+        object.insert("pass_rate".into(), serde_json::json!(summary.pass_rate()));
+    }
+    pretty(&value)
+}
+
+fn junit_text(summary: &report::JunitSummary) -> String {
+    let mut out = format!(
+        "{} tests: {} passed, {} failed, {} errors, {} skipped, {} flaky (pass rate {:.1}%)\n",
+        summary.tests,
+        summary.passed,
+        summary.failed,
+        summary.errors,
+        summary.skipped,
+        summary.flaky,
+        summary.pass_rate() * 100.0
+    );
+    for failure in &summary.failures {
+        let id = if failure.classname.is_empty() {
+            failure.name.clone()
+        } else {
+            format!("{}::{}", failure.classname, failure.name)
+        };
+        out.push_str(&format!(
+            "  ✗ {id}: {}\n",
+            failure.message.lines().next().unwrap_or("")
+        ));
+    }
+    if summary.failures_omitted > 0 {
+        out.push_str(&format!("  … and {} more\n", summary.failures_omitted));
+    }
+    out
+}
+
+fn coverage_text(coverage: &report::CoverageReport) -> String {
+    let mut out = format!(
+        "lines: {:.2}% ({}/{})\n",
+        coverage.line_percent, coverage.lines_covered, coverage.lines_total
+    );
+    if let (Some(percent), Some(covered), Some(total)) = (
+        coverage.branch_percent,
+        coverage.branches_covered,
+        coverage.branches_total,
+    ) {
+        out.push_str(&format!("branches: {percent:.2}% ({covered}/{total})\n"));
+    }
+    for file in &coverage.files {
+        out.push_str(&format!("  {:6.2}%  {}\n", file.line_percent, file.path));
+    }
+    out
+}
+
+fn sarif_text(sarif: &report::SarifReport) -> String {
+    let mut out = format!(
+        "{} findings: {} errors, {} warnings\n",
+        sarif.findings, sarif.errors, sarif.warnings
+    );
+    for finding in &sarif.results {
+        let location = match (&finding.file, finding.line) {
+            (Some(file), Some(line)) => format!("{file}:{line}"),
+            (Some(file), None) => file.clone(),
+            _ => "-".into(),
+        };
+        let rule = finding.rule_id.as_deref().unwrap_or("-");
+        out.push_str(&format!(
+            "  {location}: [{rule}] {}\n",
+            finding.message.lines().next().unwrap_or("")
+        ));
+    }
+    out
+}
+
+async fn config_check(cli: &Cli) -> Result<Done, CliError> {
+    let repo = repo_root(cli)?;
+    let executor = executor()?;
+    let config = load_config(cli, &repo, &executor, &parent_env()).await?;
+    let source = config
+        .source
+        .as_ref()
+        .map_or("no configuration file (defaults)".to_owned(), |p| {
+            p.display().to_string()
+        });
+    let preset = config.preset.as_deref().unwrap_or("none");
+    let mut out = format!(
+        "configuration OK: {source}\npreset: {preset} ({})\ngates:\n",
+        config.preset_reason
+    );
+    for gate in &config.gates {
+        let command = match &gate.command {
+            config::GateCommand::Shell(line) => line.clone(),
+            config::GateCommand::Argv(argv) => argv.join(" "),
+        };
+        out.push_str(&format!(
+            "  - {} ({}): {command}\n",
+            gate.name,
+            summary::kind_word(gate.kind)
+        ));
+    }
+    Ok(Done::ok(out))
+}

@@ -1,1 +1,285 @@
-//! exec (being written).
+//! The one place child processes run. Every gate command and every agent command goes through
+//! [`CommandRunner::run`]; nothing else in the crate spawns a process.
+//!
+//! A command gets a cleared environment built by [`env::child_env`] (secrets never reach it),
+//! stdin closed, stdout and stderr captured up to a cap with a truncation marker, a wall-clock
+//! timeout, and the guarantee that no descendant survives it: the command runs under the
+//! [`supervisor`], a small process (our own binary) that adopts orphans and kills the whole tree.
+//! The result says how the command ended, with its duration, whatever happened.
+
+pub mod capture;
+pub mod env;
+pub mod supervisor;
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+pub use capture::Captured;
+use supervisor::SupervisorStatus;
+
+/// The hidden subcommand that runs the supervisor.
+pub const SUPERVISE_SUBCOMMAND: &str = "__supervise";
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Program {
+    /// A program and its arguments, run without a shell.
+    Argv(Vec<String>),
+    /// A shell string, run with `/bin/sh -c` (only when the user wrote a string).
+    Shell(String),
+}
+
+impl Program {
+    fn argv(&self) -> Vec<String> {
+        match self {
+            Program::Argv(argv) => argv.clone(),
+            Program::Shell(line) => vec!["/bin/sh".into(), "-c".into(), line.clone()],
+        }
+    }
+
+    /// The command as a person would read it (for logs and summaries, never for execution).
+    pub fn display(&self) -> String {
+        match self {
+            Program::Argv(argv) => argv.join(" "),
+            Program::Shell(line) => line.clone(),
+        }
+    }
+}
+
+/// Everything about one command run. The environment is complete: nothing is inherited.
+#[derive(Debug, Clone)]
+pub struct CommandSpec {
+    pub program: Program,
+    pub cwd: PathBuf,
+    pub env: BTreeMap<String, String>,
+    pub timeout: Duration,
+    pub kill_grace: Duration,
+    /// Cap on each captured stream, in bytes.
+    pub output_cap: usize,
+}
+
+/// How a command ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Termination {
+    /// Exited with this code.
+    Exited { code: i32 },
+    /// Killed by this signal (not by us).
+    Signaled { signal: i32 },
+    /// Ran out of time; the whole tree was killed.
+    TimedOut,
+    /// Stopped because meta-agent was stopping.
+    Cancelled,
+    /// Could not be started (e.g. the program is not installed).
+    NotStarted { reason: String },
+}
+
+impl Termination {
+    /// True only for exit code 0.
+    pub fn success(&self) -> bool {
+        matches!(self, Termination::Exited { code: 0 })
+    }
+}
+
+/// The result of one command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CommandOutput {
+    pub termination: Termination,
+    pub stdout: Captured,
+    pub stderr: Captured,
+    pub duration: Duration,
+    /// Descendants the command left behind, killed after it ended.
+    pub descendants_killed: u32,
+}
+
+/// Why a command could not be run at all (not: why it failed).
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    #[error("cannot start the supervisor {path}: {source}")]
+    Supervisor {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("working directory {path} is not usable: {source}")]
+    Workdir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot capture the output of `{command}`: {source}")]
+    Capture {
+        command: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot create a status file: {0}")]
+    StatusFile(#[source] std::io::Error),
+}
+
+/// Runs commands. One real implementation, [`Executor`]; tests may record or fail on purpose.
+pub trait CommandRunner: Send + Sync {
+    fn run(
+        &self,
+        spec: CommandSpec,
+    ) -> impl Future<Output = Result<CommandOutput, ExecError>> + Send;
+}
+
+/// Runs every command under the supervisor (our own binary).
+#[derive(Debug, Clone)]
+pub struct Executor {
+    supervisor: PathBuf,
+}
+
+impl Executor {
+    /// `supervisor` is the meta-agent binary (normally `std::env::current_exe()`).
+    pub fn new(supervisor: PathBuf) -> Self {
+        Executor { supervisor }
+    }
+}
+
+impl CommandRunner for Executor {
+    async fn run(&self, spec: CommandSpec) -> Result<CommandOutput, ExecError> {
+        std::fs::metadata(&spec.cwd).map_err(|source| ExecError::Workdir {
+            path: spec.cwd.clone(),
+            source,
+        })?;
+        let status_dir = tempfile::tempdir().map_err(ExecError::StatusFile)?;
+        let status_file = status_dir.path().join("status.json");
+        let started = Instant::now();
+        let mut child = self.spawn_supervisor(&spec, &status_file)?;
+        let cap = spec.output_cap;
+        let stdout = child
+            .stdout
+            .take()
+            .map(|out| tokio::spawn(capture::capture(out, cap)));
+        let stderr = child
+            .stderr
+            .take()
+            .map(|err| tokio::spawn(capture::capture(err, cap)));
+        let backstop = spec.timeout + spec.kill_grace + Duration::from_secs(10);
+        let waited = tokio::time::timeout(backstop, child.wait()).await;
+        if waited.is_err() {
+            stop_supervisor(&mut child).await;
+        }
+        let command = spec.program.display();
+        let stdout = join_capture(stdout, &command).await?;
+        let stderr = join_capture(stderr, &command).await?;
+        let status = read_status(&status_file);
+        Ok(CommandOutput {
+            termination: termination_of(&status, waited.is_err()),
+            stdout,
+            stderr,
+            duration: started.elapsed(),
+            descendants_killed: status.map_or(0, |s| s.descendants_killed),
+        })
+    }
+}
+
+impl Executor {
+    fn spawn_supervisor(
+        &self,
+        spec: &CommandSpec,
+        status_file: &std::path::Path,
+    ) -> Result<tokio::process::Child, ExecError> {
+        let mut command = tokio::process::Command::new(&self.supervisor);
+        command
+            .arg(SUPERVISE_SUBCOMMAND)
+            .arg("--timeout-ms")
+            .arg(spec.timeout.as_millis().to_string())
+            .arg("--grace-ms")
+            .arg(spec.kill_grace.as_millis().to_string())
+            .arg("--status-file")
+            .arg(status_file)
+            .arg("--")
+            .args(spec.program.argv())
+            .env_clear()
+            .envs(&spec.env)
+            .current_dir(&spec.cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        command.spawn().map_err(|source| ExecError::Supervisor {
+            path: self.supervisor.clone(),
+            source,
+        })
+    }
+}
+
+/// Asks the supervisor to stop the tree (SIGTERM), then kills it if it does not.
+async fn stop_supervisor(child: &mut tokio::process::Child) {
+    if let Some(pid) = child.id().and_then(|id| i32::try_from(id).ok()) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGTERM,
+        );
+    }
+    if tokio::time::timeout(Duration::from_secs(5), child.wait())
+        .await
+        .is_err()
+    {
+        let _ = child.kill().await;
+    }
+}
+
+async fn join_capture(
+    task: Option<tokio::task::JoinHandle<std::io::Result<Captured>>>,
+    command: &str,
+) -> Result<Captured, ExecError> {
+    let Some(task) = task else {
+        return Ok(Captured::default());
+    };
+    match task.await {
+        Ok(Ok(captured)) => Ok(captured),
+        Ok(Err(source)) => Err(ExecError::Capture {
+            command: command.to_owned(),
+            source,
+        }),
+        Err(join) => Err(ExecError::Capture {
+            command: command.to_owned(),
+            source: std::io::Error::other(join),
+        }),
+    }
+}
+
+fn read_status(path: &std::path::Path) -> Option<SupervisorStatus> {
+    let bytes = std::fs::read(path).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// How the command ended, from the supervisor's status (absent when the supervisor itself died).
+fn termination_of(status: &Option<SupervisorStatus>, backstop_hit: bool) -> Termination {
+    let Some(status) = status else {
+        return if backstop_hit {
+            Termination::TimedOut
+        } else {
+            Termination::NotStarted {
+                reason: "the supervisor ended without a status".into(),
+            }
+        };
+    };
+    if let Some(reason) = &status.spawn_error {
+        return Termination::NotStarted {
+            reason: reason.clone(),
+        };
+    }
+    if status.timed_out {
+        return Termination::TimedOut;
+    }
+    if status.cancelled {
+        return Termination::Cancelled;
+    }
+    match (status.exit_code, status.signal) {
+        (Some(code), _) => Termination::Exited { code },
+        (None, Some(signal)) => Termination::Signaled { signal },
+        (None, None) => Termination::NotStarted {
+            reason: "no exit status was recorded".into(),
+        },
+    }
+}

@@ -1,1 +1,96 @@
-//! gates (being written).
+//! Quality gates: run the configured gate commands, read what they produced, and decide.
+//!
+//! [`runner`] is the effectful shell (expands placeholders, runs commands through the exec module,
+//! finds and reads the reports); [`verdict`] is the pure decision over what was observed;
+//! [`summary`] renders results as a terminal table, Markdown and JSON. Results are always in the
+//! configuration's order, whatever order the gates finished in.
+
+pub mod runner;
+pub mod summary;
+pub mod verdict;
+
+use serde::Serialize;
+
+use crate::config::raw::GateKind;
+use crate::exec::Termination;
+use crate::report::{Finding, JunitSummary};
+
+pub use runner::{GateRunContext, run_gates};
+
+/// Whether a gate passed, failed, or was not run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GateStatus {
+    Passed,
+    Failed,
+    /// An optional gate whose required program is missing.
+    Skipped,
+}
+
+/// Coverage as measured against the gate's threshold.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CoverageOutcome {
+    pub line_percent: f64,
+    pub lines_covered: u64,
+    pub lines_total: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch_percent: Option<f64>,
+    pub threshold: f64,
+}
+
+/// Lint findings as read from SARIF.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LintOutcome {
+    pub findings: u64,
+    pub errors: u64,
+    pub warnings: u64,
+    /// Findings at or above the gate's `fail_on` level.
+    pub blocking: u64,
+    pub results: Vec<Finding>,
+}
+
+/// Everything known about one gate after it ran.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GateResult {
+    pub name: String,
+    pub kind: GateKind,
+    pub status: GateStatus,
+    pub passed: bool,
+    pub duration_ms: u64,
+    /// The command as configured (placeholders expanded).
+    pub command: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub termination: Option<Termination>,
+    /// Why the gate failed or was skipped, one line each, most important first.
+    pub reasons: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tests: Option<JunitSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<CoverageOutcome>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lint: Option<LintOutcome>,
+    /// The last lines of the command's output (stderr, then stdout), for failures without reports.
+    pub output_tail: String,
+    /// Processes the command left behind, killed after it ended.
+    pub descendants_killed: u32,
+}
+
+/// All gates of one run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GatesSummary {
+    /// True when every gate that ran passed and at least one ran: commit readiness.
+    pub passed: bool,
+    pub gates: Vec<GateResult>,
+}
+
+impl GatesSummary {
+    /// Readiness from the individual results (skipped gates do not count either way).
+    pub fn from_results(gates: Vec<GateResult>) -> Self {
+        let ran: Vec<&GateResult> = gates
+            .iter()
+            .filter(|g| g.status != GateStatus::Skipped)
+            .collect();
+        let passed = !ran.is_empty() && ran.iter().all(|g| g.passed);
+        GatesSummary { passed, gates }
+    }
+}

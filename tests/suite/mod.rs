@@ -1,7 +1,10 @@
 //! Integration test modules, one per area.
 
+mod config;
+mod exec;
+mod gates;
+mod hindsight_signature;
+mod hindsight_store;
 mod report_coverage;
 mod report_junit;
 mod report_sarif;
-mod hindsight_signature;
-mod hindsight_store;

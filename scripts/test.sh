@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it (.ci/run calls this). Installs what the tests need first:
+# Python tools in a virtualenv under target/, cargo-nextest if it is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+venv=target/test-tools/venv
+if [ ! -x "$venv/bin/python3" ]; then
+  python3 -m venv "$venv"
+fi
+"$venv/bin/python3" -m pip install --quiet --disable-pip-version-check -r scripts/test-requirements.txt
+export PATH="$PWD/$venv/bin:$PATH"
+
+if ! command -v cargo-nextest >/dev/null 2>&1; then
+  cargo install --locked cargo-nextest
+fi
+
+cargo fmt --all -- --check
+cargo clippy --all-targets --quiet -- -D warnings
+cargo nextest run --lib --bins --tests --no-fail-fast --status-level fail --final-status-level fail
+cargo test --doc --quiet

@@ -1,0 +1,231 @@
+//! The raw configuration: serde types that mirror `.meta-agent.yml` field for field.
+//!
+//! Every struct denies unknown keys, so a typo is an error that names the key and its line.
+//! Values are validated while they are read (durations, sizes, percentages, names), so those errors
+//! carry a location too. Nothing here applies defaults or presets: see [`super::resolve`]. The JSON
+//! Schema printed by `meta-agent config schema` is generated from these types.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::values::{ByteSize, DurationSpec, GateName, Percent};
+
+/// The newest schema version this binary reads.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// `.meta-agent.yml`: the whole file.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    /// Schema version of this file. Only `1` exists today.
+    pub version: u32,
+    /// Gate preset: `auto` (detect from the repository, the default), `none`, or a preset name
+    /// (`rust`, `python`, `node`, `node-jest`, `node-vitest`).
+    #[serde(default)]
+    pub preset: Option<String>,
+    /// The language model the agent talks to.
+    #[serde(default)]
+    pub llm: Option<RawLlm>,
+    /// Iteration control of the build-test-improve loop.
+    #[serde(default, rename = "loop")]
+    pub loop_: Option<RawLoop>,
+    /// Quality gates. A gate with the name of a preset gate overrides that gate's fields.
+    #[serde(default)]
+    pub gates: Option<Vec<RawGate>>,
+    /// Limits and isolation of every child process (gates, repository and agent commands).
+    #[serde(default)]
+    pub sandbox: Option<RawSandbox>,
+    /// The store of error signatures and the fixes that cured them.
+    #[serde(default)]
+    pub hindsight: Option<RawHindsight>,
+    /// How verified work is committed.
+    #[serde(default)]
+    pub commit: Option<RawCommit>,
+}
+
+/// `llm:`: provider and model selection, and spend caps.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawLlm {
+    /// `none` (offline), `openai` (any OpenAI-compatible endpoint), `anthropic`, or `replay`.
+    pub provider: Option<LlmProvider>,
+    /// The primary model: writes code and the final summary.
+    pub model: Option<String>,
+    /// The fast model: classification, planning and reflection.
+    pub fast_model: Option<String>,
+    /// Base URL of the API (overrides `OPENAI_BASE_URL` and the provider's default).
+    pub base_url: Option<String>,
+    /// Name of the environment variable that holds the API key (never the key itself).
+    pub api_key_env: Option<String>,
+    /// Maximum total tokens per run.
+    pub max_tokens: Option<u64>,
+    /// Maximum cost per run, in US dollars.
+    pub max_cost_usd: Option<f64>,
+    /// Maximum number of LLM calls per run.
+    pub max_calls: Option<u32>,
+}
+
+/// The LLM providers meta-agent can talk to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LlmProvider {
+    None,
+    Openai,
+    Anthropic,
+    Replay,
+}
+
+/// `loop:`: how many times to try, and how much to run at once.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawLoop {
+    /// Improve iterations before escalating (default 3).
+    pub max_iterations: Option<u32>,
+    /// Agent steps within one phase (default 15).
+    pub max_agent_steps: Option<u32>,
+    /// Gates that may run at the same time (default 2).
+    pub gate_concurrency: Option<u32>,
+    /// Wall-clock budget of a whole run (default 60m).
+    pub wall_clock: Option<DurationSpec>,
+}
+
+/// A command as the user writes it: a shell string, or an argv list (no shell).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum RawCommand {
+    /// Run with `/bin/sh -c`.
+    Shell(String),
+    /// Run directly, without a shell.
+    Argv(Vec<String>),
+}
+
+/// One path or several (each may be a glob).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    /// The paths, in the order written.
+    pub fn to_vec(&self) -> Vec<String> {
+        match self {
+            OneOrMany::One(one) => vec![one.clone()],
+            OneOrMany::Many(many) => many.clone(),
+        }
+    }
+}
+
+/// What a gate is for; shown in summaries. Inferred from its reports when not written.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize, JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum GateKind {
+    Tests,
+    Lint,
+    Coverage,
+    Custom,
+}
+
+/// `gates[]`: one quality gate.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawGate {
+    /// Unique name (letters, digits, `-`, `_`), used by `--only` and in summaries.
+    pub name: GateName,
+    /// tests, lint, coverage or custom (inferred from the reports when absent).
+    pub kind: Option<GateKind>,
+    /// The command: a string runs through `/bin/sh -c`, a list runs without a shell.
+    /// `{report_dir}` expands to a fresh directory for this gate's reports.
+    pub run: Option<RawCommand>,
+    /// Working directory, relative to the repository root (default: the root).
+    pub workdir: Option<String>,
+    /// Wall-clock limit, e.g. `90s`, `10m` (default 10m).
+    pub timeout: Option<DurationSpec>,
+    /// Extra environment for this gate. Secret-looking names are refused.
+    pub env: Option<BTreeMap<String, String>>,
+    /// JUnit XML files the gate writes (paths or globs, relative to the working directory).
+    pub junit: Option<OneOrMany>,
+    /// The coverage report the gate writes, and the threshold it must meet.
+    pub coverage: Option<RawCoverage>,
+    /// SARIF files the gate writes.
+    pub sarif: Option<OneOrMany>,
+    /// Lowest SARIF level that fails the gate (default `error`).
+    pub fail_on: Option<FailOn>,
+    /// Programs that must be on PATH for this gate to run.
+    pub requires: Option<Vec<String>>,
+    /// When a program in `requires` is missing: skip the gate (true) or fail it (false, default).
+    pub optional: Option<bool>,
+    /// Set false to turn off a preset gate.
+    pub enabled: Option<bool>,
+    /// Files written into `{report_dir}` before the gate runs (name → content; `{report_dir}`
+    /// expands inside the content too). Presets use it for tool configuration.
+    pub files: Option<BTreeMap<String, String>>,
+}
+
+/// SARIF level at which a lint gate fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FailOn {
+    Error,
+    Warning,
+    Note,
+}
+
+/// `gates[].coverage`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawCoverage {
+    /// The lcov or Cobertura file (format detected from content).
+    pub path: String,
+    /// Minimum total line coverage, in percent (0-100).
+    pub threshold: Percent,
+}
+
+/// `sandbox:`: what child processes may see and use.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawSandbox {
+    /// Environment variables passed through to children, beyond the built-in allowlist
+    /// (names, or prefixes ending in `*`). Secret-looking names are refused.
+    pub env_allow: Option<Vec<String>>,
+    /// Cap on each captured output stream (e.g. `1MiB`, default 1MiB).
+    pub output_cap: Option<ByteSize>,
+    /// Grace period between SIGTERM and SIGKILL on timeout (default 5s).
+    pub kill_grace: Option<DurationSpec>,
+}
+
+/// `hindsight:`: where the store lives.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawHindsight {
+    /// Store directory, relative to the repository root (default `.meta-agent/hindsight`).
+    pub path: Option<String>,
+    /// Also consult the catalog bundled in the binary (default true).
+    pub catalog: Option<bool>,
+}
+
+/// `commit:`: how verified work is committed.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawCommit {
+    /// Prefix of the bot's branches (default `meta-agent/`).
+    pub branch_prefix: Option<String>,
+    /// Add `Meta-Agent-*` trailers to commit messages (default true).
+    pub trailers: Option<bool>,
+    /// Paths (globs) the agent may never change, beyond the built-in ones.
+    pub protected_paths: Option<Vec<String>>,
+}
+
+/// A preset file in `gates/`: only gates.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPreset {
+    /// What the preset is for.
+    pub description: String,
+    pub gates: Vec<RawGate>,
+}

@@ -1,0 +1,214 @@
+//! The environment a child process gets: built from nothing, never inherited.
+//!
+//! [`child_env`] is a pure function: the parent's variables go through an allowlist (toolchains,
+//! locale, PATH and HOME, plus what the configuration names), and nothing whose name looks like a
+//! secret passes, whatever the allowlist says. The caller then adds the gate's own variables,
+//! which configuration loading has already checked for secret-looking names.
+
+use std::collections::BTreeMap;
+
+/// Variables passed through from the parent unless they look like secrets (exact names, or
+/// prefixes ending in `*`).
+pub const BASE_ALLOWLIST: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "LC_*",
+    "TZ",
+    "TMPDIR",
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "CARGO_TARGET_DIR",
+    "CARGO_BUILD_*",
+    "CARGO_INCREMENTAL",
+    "CARGO_TERM_*",
+    "RUST_BACKTRACE",
+    "RUST_MIN_STACK",
+    "VIRTUAL_ENV",
+    "PYENV_ROOT",
+    "PYENV_VERSION",
+    "PYTHONPATH",
+    "PYTHONHASHSEED",
+    "PYTHONDONTWRITEBYTECODE",
+    "PIP_INDEX_URL",
+    "NODE_PATH",
+    "NODE_OPTIONS",
+    "NPM_CONFIG_CACHE",
+    "NVM_DIR",
+    "JAVA_HOME",
+    "MAVEN_OPTS",
+    "GOPATH",
+    "GOROOT",
+    "GOCACHE",
+    "GOMODCACHE",
+    "GOFLAGS",
+    "CC",
+    "CXX",
+    "PKG_CONFIG_PATH",
+    "LD_LIBRARY_PATH",
+    "XDG_CACHE_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+];
+
+/// Variables set for every child, overriding the parent's.
+pub const FIXED: &[(&str, &str)] = &[
+    ("CI", "true"),
+    ("NO_COLOR", "1"),
+    ("TERM", "dumb"),
+    ("CARGO_TERM_COLOR", "never"),
+    ("META_AGENT", "1"),
+];
+
+/// True when a variable name looks like it holds a secret or a path that lets a child write to
+/// the CI runner (GitHub's `GITHUB_ENV`, `GITHUB_OUTPUT`, ...). Case-insensitive.
+pub fn is_secret_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    const EXACT: &[&str] = &[
+        "GITHUB_TOKEN",
+        "GH_TOKEN",
+        "GH_ENTERPRISE_TOKEN",
+        "GITHUB_PAT",
+        "GITHUB_ENV",
+        "GITHUB_OUTPUT",
+        "GITHUB_PATH",
+        "GITHUB_STATE",
+        "GITHUB_STEP_SUMMARY",
+        "NPM_TOKEN",
+        "NODE_AUTH_TOKEN",
+        "CARGO_REGISTRY_TOKEN",
+        "PYPI_TOKEN",
+        "TWINE_PASSWORD",
+        "AWS_ACCESS_KEY_ID",
+        "DOCKER_AUTH_CONFIG",
+        "SSH_AUTH_SOCK",
+        "GIT_ASKPASS",
+        "SSH_ASKPASS",
+    ];
+    const PREFIXES: &[&str] = &[
+        "ACTIONS_",
+        "ACTIONS_ID_TOKEN_REQUEST_",
+        "RUNNER_TOKEN",
+        "GIT_CONFIG_",
+    ];
+    const MARKERS: &[&str] = &[
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "API_KEY",
+        "APIKEY",
+        "PRIVATE_KEY",
+        "CREDENTIAL",
+        "ACCESS_KEY",
+        "AUTH",
+    ];
+    EXACT.contains(&upper.as_str())
+        || PREFIXES.iter().any(|prefix| upper.starts_with(prefix))
+        || MARKERS.iter().any(|marker| upper.contains(marker))
+}
+
+/// True when `name` matches an allowlist entry (exact, or `PREFIX*`).
+fn allowed(name: &str, allowlist: &[&str]) -> bool {
+    allowlist.iter().any(|entry| match entry.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => name == *entry,
+    })
+}
+
+/// The environment of a child: allowlisted parent variables minus secrets, then [`FIXED`], then
+/// `extra` (the gate's own variables; secret-looking names are dropped here too).
+pub fn child_env<'a>(
+    parent: impl IntoIterator<Item = (String, String)>,
+    extra_allow: &[String],
+    extra: impl IntoIterator<Item = (&'a String, &'a String)>,
+) -> BTreeMap<String, String> {
+    let mut allowlist: Vec<&str> = BASE_ALLOWLIST.to_vec();
+    allowlist.extend(extra_allow.iter().map(String::as_str));
+    let mut env: BTreeMap<String, String> = parent
+        .into_iter()
+        .filter(|(name, _)| allowed(name, &allowlist) && !is_secret_name(name))
+        .collect();
+    for (name, value) in FIXED {
+        env.insert((*name).to_owned(), (*value).to_owned());
+    }
+    for (name, value) in extra {
+        if !is_secret_name(name) {
+            env.insert(name.clone(), value.clone());
+        }
+    }
+    env
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parent() -> Vec<(String, String)> {
+        [
+            ("PATH", "/usr/bin"),
+            ("HOME", "/root"),
+            ("GITHUB_TOKEN", "ghs_secret"),
+            ("OPENAI_API_KEY", "sk-secret"),
+            ("ACTIONS_RUNTIME_TOKEN", "x"),
+            ("GITHUB_ENV", "/tmp/env"),
+            ("LC_ALL", "C.UTF-8"),
+            ("RANDOM_THING", "1"),
+            ("MY_APP_DB_PASSWORD", "hunter2"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
+    }
+
+    #[test]
+    fn secrets_never_pass_even_when_allowlisted() {
+        let allow = vec![
+            "GITHUB_*".to_owned(),
+            "OPENAI_API_KEY".to_owned(),
+            "MY_APP_*".to_owned(),
+        ];
+        let env = child_env(parent(), &allow, []);
+        for secret in [
+            "GITHUB_TOKEN",
+            "OPENAI_API_KEY",
+            "ACTIONS_RUNTIME_TOKEN",
+            "GITHUB_ENV",
+            "MY_APP_DB_PASSWORD",
+        ] {
+            assert!(!env.contains_key(secret), "{secret} leaked");
+        }
+        assert_eq!(env.get("PATH").map(String::as_str), Some("/usr/bin"));
+        assert_eq!(env.get("LC_ALL").map(String::as_str), Some("C.UTF-8"));
+    }
+
+    #[test]
+    fn unlisted_variables_are_dropped_and_fixed_ones_set() {
+        let env = child_env(parent(), &[], []);
+        assert!(!env.contains_key("RANDOM_THING"));
+        assert_eq!(env.get("CI").map(String::as_str), Some("true"));
+        let allow = vec!["RANDOM_*".to_owned()];
+        assert!(child_env(parent(), &allow, []).contains_key("RANDOM_THING"));
+    }
+
+    #[test]
+    fn secret_names_are_recognised_case_insensitively() {
+        for name in [
+            "github_token",
+            "Anthropic_Api_Key",
+            "AWS_SECRET_ACCESS_KEY",
+            "NPM_TOKEN",
+            "GIT_CONFIG_VALUE_0",
+        ] {
+            assert!(is_secret_name(name), "{name}");
+        }
+        for name in ["PATH", "HOME", "CARGO_HOME", "JEST_JUNIT_OUTPUT_DIR"] {
+            assert!(!is_secret_name(name), "{name}");
+        }
+    }
+}

@@ -1,0 +1,241 @@
+//! The supervisor: a small process between meta-agent and every command it runs.
+//!
+//! meta-agent starts its own binary as `meta-agent __supervise ... -- PROGRAM ARGS`, with the
+//! child's cleared environment, so the supervisor holds no secrets. The supervisor becomes a
+//! child subreaper (orphans of the command are reparented to it, even double-forked daemons),
+//! starts the command in its own process group with stdin closed, and waits. When the command
+//! exits, times out, or meta-agent goes away, it kills every remaining descendant and reaps them,
+//! then writes a small JSON status file. No process outlives it. It is synchronous (no runtime),
+//! so reaping any child with `waitpid(-1)` is safe here.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::sys::signal::{self, SigHandler, Signal};
+use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+use nix::unistd::Pid;
+use serde::{Deserialize, Serialize};
+
+/// The supervisor's command line (after `__supervise`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct SupervisorArgs {
+    /// Wall-clock limit for the command, in milliseconds.
+    #[arg(long)]
+    pub timeout_ms: u64,
+    /// Time between SIGTERM and SIGKILL, in milliseconds.
+    #[arg(long)]
+    pub grace_ms: u64,
+    /// Where to write the status JSON.
+    #[arg(long)]
+    pub status_file: PathBuf,
+    /// The program and its arguments.
+    #[arg(last = true, required = true)]
+    pub argv: Vec<String>,
+}
+
+/// What the supervisor reports about the command.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SupervisorStatus {
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    /// meta-agent went away or asked to stop before the command ended.
+    pub cancelled: bool,
+    /// Descendants still alive after the command ended (or was stopped), killed by the supervisor.
+    pub descendants_killed: u32,
+    /// Why the command could not be started.
+    pub spawn_error: Option<String>,
+    pub duration_ms: u64,
+}
+
+static STOP_REQUESTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn request_stop(_: i32) {
+    STOP_REQUESTED.store(true, Ordering::SeqCst);
+}
+
+/// Runs the supervisor; returns the process exit code it should end with.
+pub fn supervise(args: &SupervisorArgs) -> u8 {
+    let status = run(args);
+    let written = serde_json::to_vec(&status)
+        .ok()
+        .and_then(|json| std::fs::write(&args.status_file, json).ok());
+    match (written, status.exit_code) {
+        (None, _) => 125,
+        (Some(()), Some(code)) => u8::try_from(code & 0xff).unwrap_or(1),
+        (Some(()), None) => 1,
+    }
+}
+
+fn run(args: &SupervisorArgs) -> SupervisorStatus {
+    let started = Instant::now();
+    let parent = nix::unistd::getppid();
+    let _ = nix::sys::prctl::set_child_subreaper(true);
+    for sig in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
+        // SAFETY: the handler only stores into an atomic, which is async-signal-safe.
+        let _ = unsafe { signal::signal(sig, SigHandler::Handler(request_stop)) };
+    }
+    let mut status = SupervisorStatus::default();
+    let child = match spawn(&args.argv) {
+        Ok(child) => child,
+        Err(err) => {
+            status.spawn_error = Some(format!("cannot start `{}`: {err}", args.argv[0]));
+            return status;
+        }
+    };
+    let deadline = started + Duration::from_millis(args.timeout_ms);
+    let ended = wait_for(child, deadline, parent, &mut status);
+    if !ended {
+        stop_tree(child, Duration::from_millis(args.grace_ms), &mut status);
+    }
+    status.descendants_killed += kill_descendants();
+    status.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    status
+}
+
+fn spawn(argv: &[String]) -> std::io::Result<Pid> {
+    let mut command = std::process::Command::new(&argv[0]);
+    command
+        .args(&argv[1..])
+        .stdin(std::process::Stdio::null())
+        .process_group(0);
+    // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from)
+        });
+    }
+    let child = command.spawn()?;
+    let pid = i32::try_from(child.id()).map_err(std::io::Error::other)?;
+    // The std handle is not used to wait: every child is reaped by waitpid(-1) below.
+    std::mem::forget(child);
+    Ok(Pid::from_raw(pid))
+}
+
+/// Waits for the command; true when it ended on its own, false on timeout or stop request.
+fn wait_for(child: Pid, deadline: Instant, parent: Pid, status: &mut SupervisorStatus) -> bool {
+    let mut pause = Duration::from_millis(1);
+    loop {
+        if reap(child, status) {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            status.timed_out = true;
+            return false;
+        }
+        if STOP_REQUESTED.load(Ordering::SeqCst) || nix::unistd::getppid() != parent {
+            status.cancelled = true;
+            return false;
+        }
+        std::thread::sleep(pause.min(deadline.saturating_duration_since(Instant::now())));
+        pause = (pause * 2).min(Duration::from_millis(20));
+    }
+}
+
+/// Reaps every exited child; true when `main` was among them (its status recorded).
+fn reap(main: Pid, status: &mut SupervisorStatus) -> bool {
+    let mut main_ended = false;
+    loop {
+        match waitpid(None, Some(WaitPidFlag::WNOHANG)) {
+            Ok(WaitStatus::Exited(pid, code)) if pid == main => {
+                status.exit_code = Some(code);
+                main_ended = true;
+            }
+            Ok(WaitStatus::Signaled(pid, sig, _)) if pid == main => {
+                status.signal = Some(sig as i32);
+                main_ended = true;
+            }
+            Ok(WaitStatus::StillAlive) | Err(Errno::ECHILD) => return main_ended,
+            Ok(_) | Err(Errno::EINTR) => {}
+            Err(_) => return main_ended,
+        }
+    }
+}
+
+/// SIGTERM to the command's group and descendants, a grace period, then SIGKILL to the group
+/// (stragglers elsewhere in the tree are left to [`kill_descendants`]).
+fn stop_tree(child: Pid, grace: Duration, status: &mut SupervisorStatus) {
+    let _ = signal::killpg(child, Signal::SIGTERM);
+    for pid in descendants() {
+        let _ = signal::kill(pid, Signal::SIGTERM);
+    }
+    let until = Instant::now() + grace;
+    while Instant::now() < until {
+        if reap(child, status) && descendants().is_empty() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = signal::killpg(child, Signal::SIGKILL);
+    let _ = reap(child, status);
+}
+
+/// Kills and reaps every remaining descendant; returns how many were killed.
+fn kill_descendants() -> u32 {
+    let mut killed = BTreeSet::new();
+    for _ in 0..500 {
+        let alive = descendants();
+        if alive.is_empty() {
+            let mut ignored = SupervisorStatus::default();
+            reap(Pid::from_raw(0), &mut ignored);
+            if descendants().is_empty() {
+                break;
+            }
+            continue;
+        }
+        for pid in alive {
+            let _ = signal::kill(pid, Signal::SIGKILL);
+            killed.insert(pid.as_raw());
+        }
+        let mut ignored = SupervisorStatus::default();
+        reap(Pid::from_raw(0), &mut ignored);
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    u32::try_from(killed.len()).unwrap_or(u32::MAX)
+}
+
+/// Every live (not zombie) process descended from this one, from `/proc`.
+fn descendants() -> Vec<Pid> {
+    let me = std::process::id() as i32;
+    let mut children: BTreeMap<i32, Vec<i32>> = BTreeMap::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|name| name.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if let Some((ppid, zombie)) = read_stat(pid) {
+            if !zombie {
+                children.entry(ppid).or_default().push(pid);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    let mut stack = vec![me];
+    while let Some(pid) = stack.pop() {
+        for &child in children.get(&pid).map(Vec::as_slice).unwrap_or(&[]) {
+            found.push(Pid::from_raw(child));
+            stack.push(child);
+        }
+    }
+    found
+}
+
+/// Parent pid and whether the process is a zombie, from `/proc/PID/stat`.
+fn read_stat(pid: i32) -> Option<(i32, bool)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_comm = &stat[stat.rfind(')')? + 1..];
+    let mut fields = after_comm.split_whitespace();
+    let state = fields.next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    Some((ppid, state == "Z"))
+}

@@ -1,0 +1,458 @@
+//! Runs gates: the effectful shell around [`super::verdict::decide`].
+//!
+//! For each gate: a fresh report directory, `{report_dir}` expanded in the command, environment,
+//! files and report paths, required programs looked up on the child's PATH, the command run
+//! through the exec module, and the reports it wrote found (globs, relative to the gate's working
+//! directory; files older than the gate's start are stale and ignored) and read. Independent
+//! gates run concurrently up to the configured limit; results keep the configuration's order.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use futures::StreamExt;
+
+use super::verdict::{self, Evidence, ReportEvidence};
+use super::{GateResult, GateStatus, GatesSummary};
+use crate::config::{GateCommand, GateSpec, SandboxSettings};
+use crate::event::{Event, EventSink};
+use crate::exec::{CommandOutput, CommandRunner, CommandSpec, Program, env::child_env};
+use crate::report::{self, Limits, ReportError};
+
+/// The placeholder for a gate's report directory.
+pub const REPORT_DIR_PLACEHOLDER: &str = "{report_dir}";
+/// Bytes of command output kept in a gate result.
+const OUTPUT_TAIL_BYTES: usize = 4 * 1024;
+
+/// What every gate of a run shares.
+pub struct GateRunContext<'a, R: CommandRunner> {
+    pub repo_root: &'a Path,
+    /// The parent's environment, filtered by [`child_env`] for each gate.
+    pub parent_env: &'a [(String, String)],
+    pub sandbox: &'a SandboxSettings,
+    /// Each gate gets `report_root/<gate name>/`, emptied before it runs.
+    pub report_root: &'a Path,
+    pub limits: Limits,
+    pub concurrency: usize,
+    pub runner: &'a R,
+    pub events: &'a dyn EventSink,
+}
+
+/// Runs the gates and returns their results in the given order.
+pub async fn run_gates<R: CommandRunner>(
+    ctx: &GateRunContext<'_, R>,
+    gates: &[GateSpec],
+) -> GatesSummary {
+    let results: Vec<GateResult> =
+        futures::stream::iter(gates.iter().map(|gate| run_gate(ctx, gate)))
+            .buffered(ctx.concurrency.max(1))
+            .collect()
+            .await;
+    GatesSummary::from_results(results)
+}
+
+/// A gate with `{report_dir}` expanded everywhere.
+struct PreparedGate {
+    program: Program,
+    workdir: PathBuf,
+    env: BTreeMap<String, String>,
+    junit: Vec<String>,
+    coverage: Option<String>,
+    sarif: Vec<String>,
+}
+
+async fn run_gate<R: CommandRunner>(ctx: &GateRunContext<'_, R>, gate: &GateSpec) -> GateResult {
+    let prepared = match prepare(ctx, gate) {
+        Ok(prepared) => prepared,
+        Err(reason) => return not_run(gate, String::new(), GateStatus::Failed, reason),
+    };
+    let command = prepared.program.display();
+    if let Some(missing) = missing_program(gate, &prepared.env) {
+        let reason = format!("requires `{missing}`, which is not on PATH");
+        if gate.optional {
+            ctx.events.emit(&Event::GateSkipped {
+                gate: gate.name.clone(),
+                reason: reason.clone(),
+            });
+            return not_run(gate, command, GateStatus::Skipped, reason);
+        }
+        return finish(ctx, not_run(gate, command, GateStatus::Failed, reason));
+    }
+    ctx.events.emit(&Event::GateStarted {
+        gate: gate.name.clone(),
+        command: command.clone(),
+    });
+    let started = SystemTime::now();
+    let spec = CommandSpec {
+        program: prepared.program.clone(),
+        cwd: prepared.workdir.clone(),
+        env: prepared.env.clone(),
+        timeout: gate.timeout,
+        kill_grace: ctx.sandbox.kill_grace,
+        output_cap: usize::try_from(ctx.sandbox.output_cap).unwrap_or(usize::MAX),
+    };
+    let output = match ctx.runner.run(spec).await {
+        Ok(output) => output,
+        Err(err) => {
+            return finish(
+                ctx,
+                not_run(gate, command, GateStatus::Failed, err.to_string()),
+            );
+        }
+    };
+    let evidence = gather(gate, &prepared, started, &output, ctx.limits).await;
+    finish(ctx, judged(gate, command, &output, evidence))
+}
+
+fn finish<R: CommandRunner>(ctx: &GateRunContext<'_, R>, result: GateResult) -> GateResult {
+    let detail = result.reasons.first().cloned().unwrap_or_default();
+    ctx.events.emit(&Event::GateFinished {
+        gate: result.name.clone(),
+        passed: result.passed,
+        duration_ms: result.duration_ms,
+        detail,
+    });
+    result
+}
+
+fn prepare<R: CommandRunner>(
+    ctx: &GateRunContext<'_, R>,
+    gate: &GateSpec,
+) -> Result<PreparedGate, String> {
+    let report_dir = ctx.report_root.join(&gate.name);
+    fresh_dir(&report_dir)
+        .map_err(|err| format!("cannot prepare {}: {err}", report_dir.display()))?;
+    let dir = report_dir.to_string_lossy().into_owned();
+    let expand = |text: &str| text.replace(REPORT_DIR_PLACEHOLDER, &dir);
+    write_files(&gate.files, &report_dir, &expand)?;
+    let program = match &gate.command {
+        GateCommand::Shell(line) => Program::Shell(expand(line)),
+        GateCommand::Argv(argv) => Program::Argv(argv.iter().map(|arg| expand(arg)).collect()),
+    };
+    let gate_env: BTreeMap<String, String> = gate
+        .env
+        .iter()
+        .map(|(name, value)| (name.clone(), expand(value)))
+        .chain([("META_AGENT_REPORT_DIR".to_owned(), dir.clone())])
+        .collect();
+    let env = child_env(
+        ctx.parent_env.iter().cloned(),
+        &ctx.sandbox.env_allow,
+        gate_env.iter(),
+    );
+    Ok(PreparedGate {
+        program,
+        workdir: ctx.repo_root.join(&gate.workdir),
+        env,
+        junit: gate.junit.iter().map(|p| expand(p)).collect(),
+        coverage: gate.coverage.as_ref().map(|c| expand(&c.path)),
+        sarif: gate.sarif.iter().map(|p| expand(p)).collect(),
+    })
+}
+
+fn fresh_dir(dir: &Path) -> std::io::Result<()> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir)?;
+    }
+    std::fs::create_dir_all(dir)
+}
+
+/// Writes the gate's `files` into its report directory.
+fn write_files(
+    files: &BTreeMap<String, String>,
+    dir: &Path,
+    expand: &dyn Fn(&str) -> String,
+) -> Result<(), String> {
+    for (name, content) in files {
+        let plain = Path::new(name)
+            .file_name()
+            .is_some_and(|file| file == name.as_str());
+        if !plain {
+            return Err(format!("`files` entry `{name}` must be a plain file name"));
+        }
+        std::fs::write(dir.join(name), expand(content))
+            .map_err(|err| format!("cannot write {name}: {err}"))?;
+    }
+    Ok(())
+}
+
+/// The first required program not found on the child's PATH.
+fn missing_program<'a>(gate: &'a GateSpec, env: &BTreeMap<String, String>) -> Option<&'a str> {
+    let path = env.get("PATH").map(String::as_str).unwrap_or("");
+    gate.requires
+        .iter()
+        .map(String::as_str)
+        .find(|program| find_on_path(program, path).is_none())
+}
+
+/// Where `program` would be found on `path` (a `:`-separated list), if anywhere.
+pub fn find_on_path(program: &str, path: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |candidate: &Path| {
+        std::fs::metadata(candidate)
+            .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        return executable(Path::new(program)).then(|| PathBuf::from(program));
+    }
+    path.split(':')
+        .filter(|dir| !dir.is_empty())
+        .map(|dir| Path::new(dir).join(program))
+        .find(|candidate| executable(candidate))
+}
+
+async fn gather(
+    gate: &GateSpec,
+    prepared: &PreparedGate,
+    started: SystemTime,
+    output: &CommandOutput,
+    limits: Limits,
+) -> Evidence {
+    let base = prepared.workdir.clone();
+    let junit = prepared.junit.clone();
+    let coverage = prepared.coverage.clone();
+    let sarif = prepared.sarif.clone();
+    let reports = tokio::task::spawn_blocking(move || {
+        let junit = read_reports(&base, &junit, started, |paths| {
+            report::parse_junit_files(paths, &limits)
+        });
+        let coverage = read_reports(
+            &base,
+            &coverage.into_iter().collect::<Vec<_>>(),
+            started,
+            |paths| report::parse_coverage_file(&paths[0]),
+        );
+        let sarif = read_reports(&base, &sarif, started, |paths| merge_sarif(paths, &limits));
+        (junit, coverage, sarif)
+    })
+    .await;
+    let (junit, coverage, sarif) = reports.unwrap_or_else(|err| {
+        let error = format!("report reader crashed: {err}");
+        (
+            ReportEvidence::Unreadable {
+                error: error.clone(),
+            },
+            ReportEvidence::Unreadable {
+                error: error.clone(),
+            },
+            ReportEvidence::Unreadable { error },
+        )
+    });
+    Evidence {
+        termination: output.termination.clone(),
+        timeout_ms: u64::try_from(gate.timeout.as_millis()).unwrap_or(u64::MAX),
+        junit,
+        coverage,
+        coverage_threshold: gate.coverage.as_ref().map_or(0.0, |c| c.threshold),
+        sarif,
+        fail_on: gate.fail_on,
+    }
+}
+
+/// Finds the report files and reads them with `parse`.
+fn read_reports<T>(
+    base: &Path,
+    patterns: &[String],
+    since: SystemTime,
+    parse: impl FnOnce(&[PathBuf]) -> Result<T, ReportError>,
+) -> ReportEvidence<T> {
+    if patterns.is_empty() {
+        return ReportEvidence::NotConfigured;
+    }
+    let files = find_reports(base, patterns, since);
+    if files.is_empty() {
+        return ReportEvidence::Missing {
+            patterns: patterns.to_vec(),
+        };
+    }
+    match parse(&files) {
+        Ok(report) => ReportEvidence::Parsed(report),
+        Err(err) => ReportEvidence::Unreadable {
+            error: err.to_string(),
+        },
+    }
+}
+
+fn merge_sarif(paths: &[PathBuf], limits: &Limits) -> Result<report::SarifReport, ReportError> {
+    let mut merged = report::SarifReport::default();
+    for path in paths {
+        let one = report::parse_sarif_file(path, limits)?;
+        merged.findings += one.findings;
+        merged.errors += one.errors;
+        merged.warnings += one.warnings;
+        merged.results_omitted += one.results_omitted;
+        merged.results.extend(one.results);
+    }
+    Ok(merged)
+}
+
+/// Files matching any pattern (a path or a glob, relative to `base`), written at or after
+/// `since` (with a two-second allowance for coarse file-system clocks), sorted.
+pub fn find_reports(base: &Path, patterns: &[String], since: SystemTime) -> Vec<PathBuf> {
+    let since = since.checked_sub(Duration::from_secs(2)).unwrap_or(since);
+    let mut found: Vec<PathBuf> = patterns
+        .iter()
+        .flat_map(|pattern| matches_of(base, pattern))
+        .filter(|path| fresh(path, since))
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
+fn fresh(path: &Path, since: SystemTime) -> bool {
+    std::fs::metadata(path)
+        .and_then(|meta| meta.modified())
+        .is_ok_and(|modified| modified >= since)
+}
+
+fn matches_of(base: &Path, pattern: &str) -> Vec<PathBuf> {
+    let full = if Path::new(pattern).is_absolute() {
+        PathBuf::from(pattern)
+    } else {
+        base.join(pattern)
+    };
+    let text = full.to_string_lossy().into_owned();
+    let Some(glob_start) = text.find(['*', '?', '[', '{']) else {
+        return if full.is_file() {
+            vec![full]
+        } else {
+            Vec::new()
+        };
+    };
+    let root = Path::new(&text[..glob_start])
+        .ancestors()
+        .find(|dir| dir.is_dir())
+        .map(Path::to_owned);
+    let (Some(root), Ok(glob)) = (root, globset::Glob::new(&text)) else {
+        return Vec::new();
+    };
+    let matcher = glob.compile_matcher();
+    walkdir::WalkDir::new(root)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_file() && matcher.is_match(entry.path()))
+        .map(walkdir::DirEntry::into_path)
+        .collect()
+}
+
+fn judged(
+    gate: &GateSpec,
+    command: String,
+    output: &CommandOutput,
+    evidence: Evidence,
+) -> GateResult {
+    let verdict = verdict::decide(evidence);
+    let mut reasons = verdict.reasons;
+    if output.descendants_killed > 0 {
+        reasons.push(format!(
+            "note: {} leftover process(es) killed after the command ended",
+            output.descendants_killed
+        ));
+    }
+    GateResult {
+        name: gate.name.clone(),
+        kind: gate.kind,
+        status: if verdict.passed {
+            GateStatus::Passed
+        } else {
+            GateStatus::Failed
+        },
+        passed: verdict.passed,
+        duration_ms: u64::try_from(output.duration.as_millis()).unwrap_or(u64::MAX),
+        command,
+        termination: Some(output.termination.clone()),
+        reasons,
+        tests: verdict.tests,
+        coverage: verdict.coverage,
+        lint: verdict.lint,
+        output_tail: output_tail(output),
+        descendants_killed: output.descendants_killed,
+    }
+}
+
+fn not_run(gate: &GateSpec, command: String, status: GateStatus, reason: String) -> GateResult {
+    GateResult {
+        name: gate.name.clone(),
+        kind: gate.kind,
+        status,
+        passed: false,
+        duration_ms: 0,
+        command,
+        termination: None,
+        reasons: vec![reason],
+        tests: None,
+        coverage: None,
+        lint: None,
+        output_tail: String::new(),
+        descendants_killed: 0,
+    }
+}
+
+/// The end of stderr and stdout, bounded, without terminal escape sequences.
+fn output_tail(output: &CommandOutput) -> String {
+    let mut text = String::new();
+    for stream in [&output.stderr.text, &output.stdout.text] {
+        let plain = strip_ansi(stream);
+        let trimmed = plain.trim_end();
+        if trimmed.is_empty() {
+            continue;
+        }
+        let mut start = trimmed.len().saturating_sub(OUTPUT_TAIL_BYTES / 2);
+        while !trimmed.is_char_boundary(start) {
+            start += 1;
+        }
+        text.push_str(&trimmed[start..]);
+        text.push('\n');
+    }
+    text
+}
+
+/// Removes ANSI escape sequences (colours, cursor moves, charset switches).
+pub fn strip_ansi(text: &str) -> String {
+    static ANSI: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[()][A-Za-z0-9]|[@-Z\\-_])",
+        )
+        .ok()
+    });
+    match ANSI.as_ref() {
+        Some(ansi) => ansi.replace_all(text, "").into_owned(),
+        None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ansi_sequences_are_stripped() {
+        let coloured =
+            "\x1b[31m-old\x1b(B\x1b[m \x1b[32m+new\x1b[0m \x1b]8;;http://x\x07link\x1b]8;;\x07";
+        assert_eq!(super::strip_ansi(coloured), "-old +new link");
+    }
+
+    use super::*;
+
+    #[test]
+    fn reports_are_found_by_path_and_glob_and_stale_ones_ignored() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let nested = dir.path().join("out/a");
+        std::fs::create_dir_all(&nested).expect("mkdir");
+        std::fs::write(nested.join("one.xml"), "x").expect("write");
+        std::fs::write(dir.path().join("out/two.xml"), "x").expect("write");
+        let now = SystemTime::now();
+        let found = find_reports(dir.path(), &["out/**/*.xml".into()], now);
+        assert_eq!(found.len(), 2, "{found:?}");
+        let exact = find_reports(dir.path(), &["out/two.xml".into()], now);
+        assert_eq!(exact, vec![dir.path().join("out/two.xml")]);
+        let later = now + Duration::from_secs(60);
+        assert!(find_reports(dir.path(), &["out/**/*.xml".into()], later).is_empty());
+    }
+
+    #[test]
+    fn programs_are_looked_up_on_the_given_path_only() {
+        assert!(find_on_path("sh", "/usr/bin:/bin").is_some());
+        assert!(find_on_path("sh", "/nonexistent").is_none());
+        assert!(find_on_path("definitely-not-a-program-xyz", "/usr/bin:/bin").is_none());
+    }
+}

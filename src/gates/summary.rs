@@ -1,0 +1,276 @@
+//! Renders gate results for people and machines: a terminal table, Markdown (job summaries and
+//! comments) and JSON. Pure functions of a [`GatesSummary`]; printing is the caller's business.
+
+use std::fmt::Write;
+
+use super::verdict::human_ms;
+use super::{GateResult, GateStatus, GatesSummary};
+use crate::config::raw::GateKind;
+use crate::exec::Termination;
+
+/// Failing tests listed per gate before "and N more".
+const FAILURES_SHOWN: usize = 10;
+/// Characters of a failure message shown in a summary line.
+const MESSAGE_CHARS: usize = 200;
+
+/// The first line of a message, cut to [`MESSAGE_CHARS`].
+fn headline(message: &str) -> String {
+    let first = message.lines().next().unwrap_or("");
+    match first.char_indices().nth(MESSAGE_CHARS) {
+        Some((cut, _)) => format!("{}…", &first[..cut]),
+        None => first.to_owned(),
+    }
+}
+
+/// The JSON document of `meta-agent gates --json`.
+pub fn to_json(summary: &GatesSummary) -> serde_json::Value {
+    serde_json::to_value(summary)
+        .unwrap_or_else(|err| serde_json::json!({ "passed": false, "error": err.to_string() }))
+}
+
+/// One line of details for a gate: test counts, coverage, findings, or the first reason.
+pub fn details(gate: &GateResult) -> String {
+    let mut parts = Vec::new();
+    if let Some(tests) = &gate.tests {
+        let mut counts = format!("{} tests: {} passed", tests.tests, tests.passed);
+        for (count, label) in [
+            (tests.failed, "failed"),
+            (tests.errors, "errors"),
+            (tests.skipped, "skipped"),
+            (tests.flaky, "flaky"),
+        ] {
+            if count > 0 {
+                let _ = write!(counts, ", {count} {label}");
+            }
+        }
+        parts.push(counts);
+    }
+    if let Some(coverage) = &gate.coverage {
+        let cmp = if coverage.line_percent >= coverage.threshold {
+            ">="
+        } else {
+            "<"
+        };
+        parts.push(format!(
+            "coverage {:.1}% {cmp} {}%",
+            coverage.line_percent, coverage.threshold
+        ));
+    }
+    if let Some(lint) = &gate.lint {
+        parts.push(format!(
+            "{} findings ({} errors, {} warnings)",
+            lint.findings, lint.errors, lint.warnings
+        ));
+    }
+    let abnormal_end = gate
+        .termination
+        .as_ref()
+        .is_some_and(|termination| !matches!(termination, Termination::Exited { .. }));
+    if parts.is_empty() || abnormal_end {
+        if let Some(reason) = gate.reasons.first() {
+            parts.insert(0, reason.clone());
+        }
+    }
+    parts.join("; ")
+}
+
+fn status_word(gate: &GateResult) -> &'static str {
+    match gate.status {
+        GateStatus::Passed => "pass",
+        GateStatus::Failed => "FAIL",
+        GateStatus::Skipped => "skip",
+    }
+}
+
+/// The lowercase name of a gate kind.
+pub fn kind_word(kind: GateKind) -> &'static str {
+    match kind {
+        GateKind::Tests => "tests",
+        GateKind::Lint => "lint",
+        GateKind::Coverage => "coverage",
+        GateKind::Custom => "custom",
+    }
+}
+
+/// A plain-text table followed by the failures, for the terminal.
+pub fn to_terminal(summary: &GatesSummary) -> String {
+    let rows: Vec<[String; 5]> = summary
+        .gates
+        .iter()
+        .map(|gate| {
+            [
+                gate.name.clone(),
+                kind_word(gate.kind).to_owned(),
+                status_word(gate).to_owned(),
+                human_ms(gate.duration_ms),
+                details(gate),
+            ]
+        })
+        .collect();
+    let header = ["GATE", "KIND", "RESULT", "TIME", "DETAILS"].map(str::to_owned);
+    let widths: Vec<usize> = (0..4)
+        .map(|col| {
+            rows.iter()
+                .chain([&header])
+                .map(|row| row[col].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in [&header].into_iter().chain(rows.iter()) {
+        let line = format!(
+            "{:w0$}  {:w1$}  {:w2$}  {:>w3$}  {}",
+            row[0],
+            row[1],
+            row[2],
+            row[3],
+            row[4],
+            w0 = widths[0],
+            w1 = widths[1],
+            w2 = widths[2],
+            w3 = widths[3]
+        );
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    for gate in summary
+        .gates
+        .iter()
+        .filter(|gate| gate.status == GateStatus::Failed)
+    {
+        out.push('\n');
+        out.push_str(&failure_text(gate));
+    }
+    let verdict = if summary.passed {
+        "all gates passed"
+    } else {
+        "gates FAILED"
+    };
+    let _ = writeln!(out, "\n{verdict}");
+    out
+}
+
+/// What went wrong in one gate, for the terminal.
+fn failure_text(gate: &GateResult) -> String {
+    let mut out = format!("{} failed:\n", gate.name);
+    for reason in &gate.reasons {
+        let _ = writeln!(out, "  - {reason}");
+    }
+    if let Some(tests) = &gate.tests {
+        for failure in tests.failures.iter().take(FAILURES_SHOWN) {
+            let location = failure_location(failure.file.as_deref(), failure.line);
+            let _ = writeln!(
+                out,
+                "  ✗ {}{location}",
+                test_id(&failure.classname, &failure.name)
+            );
+            let first = headline(&failure.message);
+            if !first.is_empty() {
+                let _ = writeln!(out, "      {first}");
+            }
+        }
+        let more =
+            (tests.failures.len() + tests.failures_omitted as usize).saturating_sub(FAILURES_SHOWN);
+        if more > 0 {
+            let _ = writeln!(out, "  … and {more} more");
+        }
+    }
+    if let Some(lint) = &gate.lint {
+        for finding in lint.results.iter().take(FAILURES_SHOWN) {
+            let location = failure_location(finding.file.as_deref(), finding.line);
+            let rule = finding.rule_id.as_deref().unwrap_or("-");
+            let _ = writeln!(out, "  ✗ [{rule}]{location} {}", headline(&finding.message));
+        }
+    }
+    if gate.tests.is_none() && gate.lint.is_none() && !gate.output_tail.trim().is_empty() {
+        let _ = writeln!(out, "  output (last lines):");
+        for line in last_lines(&gate.output_tail, 15) {
+            let _ = writeln!(out, "    {line}");
+        }
+    }
+    out
+}
+
+fn test_id(classname: &str, name: &str) -> String {
+    if classname.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{classname}::{name}")
+    }
+}
+
+fn failure_location(file: Option<&str>, line: Option<u32>) -> String {
+    match (file, line) {
+        (Some(file), Some(line)) => format!(" ({file}:{line})"),
+        (Some(file), None) => format!(" ({file})"),
+        _ => String::new(),
+    }
+}
+
+fn last_lines(text: &str, count: usize) -> Vec<&str> {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(count)..].to_vec()
+}
+
+/// Escapes text for a Markdown table cell.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+/// A Markdown table (for job summaries and comments) with failing tests in a details block.
+pub fn to_markdown(summary: &GatesSummary) -> String {
+    let mut out =
+        String::from("| Gate | Kind | Result | Time | Details |\n|---|---|---|---:|---|\n");
+    for gate in &summary.gates {
+        let icon = match gate.status {
+            GateStatus::Passed => "✅ pass",
+            GateStatus::Failed => "❌ fail",
+            GateStatus::Skipped => "⏭️ skip",
+        };
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {icon} | {} | {} |",
+            gate.name,
+            kind_word(gate.kind),
+            human_ms(gate.duration_ms),
+            cell(&details(gate))
+        );
+    }
+    for gate in summary
+        .gates
+        .iter()
+        .filter(|gate| gate.status == GateStatus::Failed)
+    {
+        let _ = write!(
+            out,
+            "\n<details><summary><code>{}</code> failed</summary>\n\n",
+            gate.name
+        );
+        for reason in &gate.reasons {
+            let _ = writeln!(out, "- {}", cell(reason));
+        }
+        for failure in gate
+            .tests
+            .iter()
+            .flat_map(|tests| tests.failures.iter().take(FAILURES_SHOWN))
+        {
+            let location = failure_location(failure.file.as_deref(), failure.line);
+            let message = headline(&failure.message);
+            let _ = writeln!(
+                out,
+                "- `{}`{location}: {}",
+                test_id(&failure.classname, &failure.name),
+                cell(&message)
+            );
+        }
+        out.push_str("\n</details>\n");
+    }
+    let verdict = if summary.passed {
+        "**All gates passed.**"
+    } else {
+        "**Gates failed.**"
+    };
+    let _ = writeln!(out, "\n{verdict}");
+    out
+}

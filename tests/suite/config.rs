@@ -1,0 +1,175 @@
+//! `.meta-agent.yml`: validation errors name file, line and key; presets; the JSON Schema.
+
+use std::path::Path;
+
+use predicates::prelude::*;
+
+use crate::common::meta_agent;
+
+fn repo_with_config(config: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(".meta-agent.yml"), config).unwrap();
+    dir
+}
+
+fn check(repo: &Path) -> assert_cmd::assert::Assert {
+    meta_agent()
+        .arg("--repo")
+        .arg(repo)
+        .args(["config", "check"])
+        .assert()
+}
+
+#[test]
+fn an_unknown_key_names_the_file_line_and_key() {
+    let repo = repo_with_config(
+        "version: 1\ngates:\n  - name: tests\n    run: make test\n    tmeout: 5m\n",
+    );
+    check(repo.path())
+        .code(2)
+        .stderr(predicate::str::contains(".meta-agent.yml:5:"))
+        .stderr(predicate::str::contains("unknown field `tmeout`"));
+}
+
+#[test]
+fn a_wrong_type_names_the_line_and_key() {
+    let repo = repo_with_config("version: 1\nloop:\n  max_iterations: lots\n");
+    check(repo.path())
+        .code(2)
+        .stderr(predicate::str::contains(".meta-agent.yml:3:"))
+        .stderr(predicate::str::contains("max_iterations"));
+}
+
+#[test]
+fn bad_values_are_caught_where_they_are_written() {
+    let repo = repo_with_config(
+        "version: 1\npreset: none\ngates:\n  - name: cov\n    run: make cov\n    coverage:\n      path: lcov.info\n      threshold: 150\n",
+    );
+    check(repo.path())
+        .code(2)
+        .stderr(predicate::str::contains("150 is not a percentage"));
+    let repo =
+        repo_with_config("version: 1\ngates:\n  - name: t\n    run: x\n    timeout: 10 minutes\n");
+    check(repo.path())
+        .code(2)
+        .stderr(predicate::str::contains(".meta-agent.yml:5:"));
+    let repo = repo_with_config("version: 2\n");
+    check(repo.path()).code(2).stderr(predicate::str::contains(
+        "schema version 2 is not supported",
+    ));
+}
+
+#[test]
+fn secrets_in_gate_environments_are_refused() {
+    let repo = repo_with_config(
+        "version: 1\npreset: none\ngates:\n  - name: t\n    run: make test\n    env:\n      GITHUB_TOKEN: abc\n",
+    );
+    check(repo.path()).code(2).stderr(predicate::str::contains(
+        ".meta-agent.yml:7: gates.t.env.GITHUB_TOKEN",
+    ));
+    let repo = repo_with_config("version: 1\nsandbox:\n  env_allow: [OPENAI_API_KEY]\n");
+    check(repo.path())
+        .code(2)
+        .stderr(predicate::str::contains("sandbox.env_allow"));
+}
+
+#[test]
+fn duplicate_gates_and_escaping_workdirs_are_errors() {
+    let repo = repo_with_config(
+        "version: 1\npreset: none\ngates:\n  - name: t\n    run: a\n  - name: t\n    run: b\n",
+    );
+    check(repo.path())
+        .code(2)
+        .stderr(predicate::str::contains("gate `t` is defined twice"));
+    let repo = repo_with_config(
+        "version: 1\npreset: none\ngates:\n  - name: t\n    run: a\n    workdir: ../..\n",
+    );
+    check(repo.path())
+        .code(2)
+        .stderr(predicate::str::contains("inside the repository"));
+}
+
+#[test]
+fn an_unknown_preset_lists_the_known_ones() {
+    let repo = repo_with_config("version: 1\npreset: cobol\n");
+    check(repo.path())
+        .code(2)
+        .stderr(predicate::str::contains("unknown preset `cobol`"))
+        .stderr(predicate::str::contains("rust, python, node"));
+}
+
+#[test]
+fn a_repository_without_config_gets_the_detected_preset() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("pyproject.toml"),
+        "[project]\nname = \"x\"\n",
+    )
+    .unwrap();
+    check(dir.path())
+        .success()
+        .stdout(predicate::str::contains(
+            "preset: python (pyproject.toml at the repository root)",
+        ))
+        .stdout(predicate::str::contains(
+            "- tests (tests): python3 -m pytest",
+        ));
+}
+
+#[test]
+fn rust_detection_reads_the_workspace_with_cargo_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("Cargo.toml"),
+        "[package]\nname = \"detected-crate\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/lib.rs"), "").unwrap();
+    check(dir.path())
+        .success()
+        .stdout(predicate::str::contains(
+            "Cargo workspace with 1 package(s): detected-crate",
+        ))
+        .stdout(predicate::str::contains(
+            "- tests (tests): cargo nextest run",
+        ));
+}
+
+#[test]
+fn file_gates_override_preset_gates_field_by_field() {
+    let dir = repo_with_config(
+        "version: 1\npreset: python\ngates:\n  - name: lint\n    enabled: false\n  - name: tests\n    timeout: 1m\n  - name: docs\n    run: [make, docs]\n",
+    );
+    let out = check(dir.path()).success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(!stdout.contains("- lint"), "{stdout}");
+    assert!(
+        stdout.contains("- tests (tests): python3 -m pytest"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("- docs (custom): make docs"), "{stdout}");
+}
+
+#[test]
+fn the_schema_is_generated_from_the_types() {
+    let out = meta_agent().args(["config", "schema"]).assert().success();
+    let schema: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let properties = schema["properties"].as_object().unwrap();
+    for section in [
+        "version",
+        "preset",
+        "llm",
+        "loop",
+        "gates",
+        "sandbox",
+        "hindsight",
+        "commit",
+    ] {
+        assert!(properties.contains_key(section), "schema lacks {section}");
+    }
+    assert_eq!(schema["additionalProperties"], serde_json::json!(false));
+    let text = out.get_output().stdout.clone();
+    let text = String::from_utf8(text).unwrap();
+    assert!(text.contains("max_iterations") && text.contains("threshold"));
+}
