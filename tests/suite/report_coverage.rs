@@ -270,6 +270,14 @@ fn malformed_lcov_numbers_name_the_line() {
 }
 
 #[test]
+fn malformed_cobertura_numbers_name_the_element_position() {
+    let xml = b"<coverage>\n<packages><package><classes><class filename=\"a.py\"><lines>\n  <line number=\"x\" hits=\"1\"/></lines></class></classes></package></packages></coverage>";
+    let (line, column, message) = malformed_at(parse_bytes(xml));
+    assert_eq!((line, column), (3, 3));
+    assert!(message.contains("number"), "{message}");
+}
+
+#[test]
 fn lcov_without_a_record_or_truncated_is_malformed() {
     let (line, _, message) = malformed_at(parse_bytes(b"TN:\nDA:1,1\n"));
     assert_eq!(line, 2);

@@ -32,15 +32,15 @@ pub(super) fn read(path: &Path, input: impl BufRead) -> Result<CoverageReport, R
     let mut buf = Vec::with_capacity(1024);
     loop {
         buf.clear();
+        // Where the event starts: problems with an element are reported at its `<`.
+        let offset = reader.buffer_position();
         let event = match reader.read_event_into(&mut buf) {
             Ok(event) => event,
             Err(error) => return Err(xml_error(path, reader.error_position(), &error)),
         };
-        let step = state.event(&event, reader.decoder());
-        let offset = reader.buffer_position();
-        match step {
+        match state.event(&event, reader.decoder()) {
             Ok(Step::Continue) => {}
-            Ok(Step::Done) => return state.finish(path, offset),
+            Ok(Step::Done) => return Ok(state.finish()),
             Err(problem) => return Err(problem.into_report(path, offset)),
         }
     }
@@ -249,18 +249,19 @@ impl State {
         Ok(Step::Done)
     }
 
-    fn finish(self, _path: &Path, _offset: u64) -> Result<CoverageReport, ReportError> {
+    /// The report, with the root's summary standing in for missing per-line data.
+    fn finish(self) -> CoverageReport {
         let root = self.root.unwrap_or_default();
-        let fallback_lines = !self.saw_line;
+        let saw_line = self.saw_line;
         let fallback_branches = self.tally.has_no_branches();
         let mut report = self.tally.into_report(CoverageFormat::Cobertura);
-        if fallback_lines {
+        if !saw_line {
             apply_line_summary(&mut report, &root);
         }
         if fallback_branches {
-            apply_branch_summary(&mut report, &root);
+            apply_branch_summary(&mut report, &root, saw_line);
         }
-        Ok(report)
+        report
     }
 }
 
@@ -275,8 +276,9 @@ fn apply_line_summary(report: &mut CoverageReport, root: &RootSummary) {
     }
 }
 
-/// Branch totals from the root attributes, for a report whose lines carry no branch data.
-fn apply_branch_summary(report: &mut CoverageReport, root: &RootSummary) {
+/// Branch totals from the root attributes, for a report whose lines carry no branch data. A bare
+/// `branch-rate` is trusted only when there are no `<line>` elements to contradict it.
+fn apply_branch_summary(report: &mut CoverageReport, root: &RootSummary, saw_line: bool) {
     match root.branches {
         Some(branches) if branches.total > 0 => {
             report.branches_covered = Some(branches.covered);
@@ -284,12 +286,10 @@ fn apply_branch_summary(report: &mut CoverageReport, root: &RootSummary) {
             report.branch_percent = Some(percent(branches.covered, branches.total));
         }
         Some(_) => {}
-        None => {
-            // Only a rate: trust it when the report has no line detail to contradict it.
-            if report.lines_total == 0 || report.files.is_empty() {
-                report.branch_percent = root.branch_rate.filter(|r| *r > 0.0).map(|r| r * 100.0);
-            }
+        None if !saw_line => {
+            report.branch_percent = root.branch_rate.filter(|r| *r > 0.0).map(|r| r * 100.0);
         }
+        None => {}
     }
 }
 
