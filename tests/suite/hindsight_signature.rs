@@ -1,1 +1,570 @@
-//! Integration tests: hindsight_signature (being written).
+//! Integration tests for hindsight signatures, on real tool output produced by
+//! fixtures/hindsight/regenerate.sh: stability (run1 and run2 of the same failures, in different
+//! directories at different times, give the same signatures) and separation (different failures
+//! give different signatures).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use meta_agent::hindsight::SignatureKind;
+use meta_agent::hindsight::signature::{
+    ExtractOptions, ExtractedSignature, InputFormat, extract_file,
+};
+
+use crate::common;
+
+fn logs() -> PathBuf {
+    common::fixtures().join("hindsight/logs")
+}
+
+/// The directory a fixture's project ran in (regenerate.sh saves it next to the output).
+fn root_of(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+    let root = std::fs::read_to_string(path.with_file_name(format!("{stem}.root"))).unwrap();
+    PathBuf::from(root.trim())
+}
+
+fn extract(path: &Path, root: Option<PathBuf>) -> Vec<ExtractedSignature> {
+    let opts = ExtractOptions {
+        format: InputFormat::Auto,
+        repo_root: root,
+        limits: Default::default(),
+    };
+    extract_file(path, &opts).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn fixture(rel: &str) -> Vec<ExtractedSignature> {
+    let path = logs().join(rel);
+    extract(&path, Some(root_of(&path)))
+}
+
+fn ids(sigs: &[ExtractedSignature]) -> BTreeSet<String> {
+    sigs.iter().map(|s| s.id.clone()).collect()
+}
+
+fn templates(sigs: &[ExtractedSignature]) -> Vec<String> {
+    sigs.iter()
+        .map(|s| format!("{:?} {}", s.kind, s.template))
+        .collect()
+}
+
+/// Every run1 fixture with its run2 twin.
+fn pairs() -> Vec<(PathBuf, PathBuf)> {
+    let mut pairs = Vec::new();
+    for tool in std::fs::read_dir(logs()).unwrap() {
+        for file in std::fs::read_dir(tool.unwrap().path()).unwrap() {
+            let path = file.unwrap().path();
+            let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+            if name.contains(".run1.") && !name.ends_with(".root") {
+                pairs.push((
+                    path.clone(),
+                    path.with_file_name(name.replace(".run1.", ".run2.")),
+                ));
+            }
+        }
+    }
+    pairs.sort();
+    pairs
+}
+
+#[test]
+#[ignore = "prints every fixture's signatures: cargo test --test all dump_signatures -- --ignored --nocapture"]
+fn dump_signatures() {
+    for (run1, _) in pairs() {
+        println!("== {}", run1.display());
+        for sig in fixture(&run1.strip_prefix(logs()).unwrap().to_string_lossy()) {
+            println!(
+                "  {} {:?} {} | loc={:?} test={:?} frames={:?}",
+                sig.id, sig.kind, sig.template, sig.location, sig.test, sig.frames
+            );
+        }
+    }
+}
+
+#[test]
+fn every_fixture_pair_gives_the_same_signatures() {
+    let pairs = pairs();
+    assert!(
+        pairs.len() >= 20,
+        "expected the regenerated fixtures, found {}",
+        pairs.len()
+    );
+    for (run1, run2) in pairs {
+        let first = extract(&run1, Some(root_of(&run1)));
+        let second = extract(&run2, Some(root_of(&run2)));
+        assert!(!first.is_empty(), "{} gave no signature", run1.display());
+        assert_eq!(
+            templates(&first),
+            templates(&second),
+            "{} vs run2",
+            run1.display()
+        );
+        assert_eq!(ids(&first), ids(&second), "{}", run1.display());
+    }
+}
+
+#[test]
+fn pairs_agree_without_a_repository_root_too() {
+    for (run1, run2) in pairs() {
+        let first = extract(&run1, None);
+        let second = extract(&run2, None);
+        assert_eq!(
+            templates(&first),
+            templates(&second),
+            "{} vs run2 (no root)",
+            run1.display()
+        );
+    }
+}
+
+#[test]
+fn two_runs_happened_in_different_directories() {
+    for (run1, run2) in pairs() {
+        assert_ne!(root_of(&run1), root_of(&run2), "{}", run1.display());
+    }
+}
+
+/// The signature whose template contains `needle`, from one fixture.
+fn find(sigs: &[ExtractedSignature], needle: &str) -> ExtractedSignature {
+    sigs.iter()
+        .find(|s| s.template.contains(needle))
+        .cloned()
+        .unwrap_or_else(|| panic!("no template with {needle:?} in {:#?}", templates(sigs)))
+}
+
+#[test]
+fn same_file_different_assertion_differs() {
+    for fixture_name in ["rust/cargo-test.run1.txt", "rust/nextest.run1.txt"] {
+        let sigs = fixture(fixture_name);
+        let small = find(&sigs, "tests::adds_small panicked");
+        let large = find(&sigs, "tests::adds_large panicked");
+        assert_eq!(small.location.as_deref(), Some("src/lib.rs:16"));
+        assert_eq!(large.location.as_deref(), Some("src/lib.rs:21"));
+        assert_ne!(small.id, large.id);
+        assert_eq!(small.kind, SignatureKind::TestFailure);
+    }
+    let py = fixture("python/pytest.run1.txt");
+    assert_ne!(
+        find(&py, "test_add_small").id,
+        find(&py, "test_add_large").id
+    );
+    let go = fixture("go/test.run1.txt");
+    assert_ne!(find(&go, "TestAddSmall").id, find(&go, "TestAddLarge").id);
+}
+
+#[test]
+fn same_error_code_different_types_differs() {
+    let sigs = fixture("rust/rustc-build.run1.txt");
+    let str_for_u32 = find(&sigs, "expected `u32`, found `&str`");
+    let int_for_string = find(&sigs, "expected `String`, found integer");
+    assert!(
+        str_for_u32
+            .template
+            .starts_with("error[E0308]: mismatched types")
+    );
+    assert_ne!(str_for_u32.id, int_for_string.id);
+    let ts = fixture("node/tsc.run1.txt");
+    assert_ne!(
+        find(&ts, "Type 'string' is not assignable").id,
+        find(&ts, "Type 'number' is not assignable").id
+    );
+}
+
+#[test]
+fn human_and_json_compiler_output_agree() {
+    assert_eq!(
+        ids(&fixture("rust/rustc-build.run1.txt")),
+        ids(&fixture("cargo-json/build.run1.json"))
+    );
+    assert_eq!(
+        ids(&fixture("node/tsc.run1.txt")),
+        ids(&fixture("node/tsc-pretty.run1.txt"))
+    );
+}
+
+#[test]
+fn the_same_panic_from_cargo_test_and_nextest_agrees() {
+    let cargo = fixture("rust/cargo-test.run1.txt");
+    let nextest = fixture("rust/nextest.run1.txt");
+    for needle in [
+        "adds_small",
+        "adds_large",
+        "indexes",
+        "reports_incidental_detail",
+    ] {
+        assert_eq!(
+            find(&cargo, needle).id,
+            find(&nextest, needle).id,
+            "{needle}"
+        );
+    }
+}
+
+#[test]
+fn incidental_detail_in_real_messages_is_normalized() {
+    let rust = find(&fixture("rust/nextest.run1.txt"), "request failed");
+    assert!(
+        rust.template
+            .contains("(pid <pid>, seed=<seed>, buffer at 0x<hex>, ThreadId(<n>))"),
+        "{}",
+        rust.template
+    );
+    let jest = find(&fixture("node/jest.run1.txt"), "lookup failed");
+    assert!(
+        jest.template.contains("<timestamp> (pid <pid>, id <uuid>)"),
+        "{}",
+        jest.template
+    );
+    let py = find(&fixture("python/pytest.run1.txt"), "test_fetch");
+    assert!(
+        py.template
+            .contains("(request <uuid> at <timestamp>, pid <pid>)"),
+        "{}",
+        py.template
+    );
+}
+
+#[test]
+fn timeouts_are_recognized_in_every_runner() {
+    let cases = [
+        ("rust/nextest.run1.txt", "too_slow"),
+        ("rust/nextest-junit.run1.xml", "too_slow"),
+        ("python/pytest.run1.txt", "test_too_slow"),
+        ("python/pytest-junit.run1.xml", "test_too_slow"),
+        ("node/jest.run1.txt", "is too slow"),
+        ("node/mocha.run1.txt", "is too slow"),
+        ("go/timeout.run1.txt", "timed out"),
+    ];
+    for (name, needle) in cases {
+        assert_eq!(
+            find(&fixture(name), needle).kind,
+            SignatureKind::Timeout,
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn formatter_and_lint_templates_are_the_documented_ones() {
+    let cases = [
+        (
+            "rust/fmt-check.run1.txt",
+            "rustfmt: formatting differs in <path>",
+            "src/lib.rs:1",
+        ),
+        (
+            "python/ruff-format.run1.txt",
+            "ruff format: would reformat <path>",
+            "messy.py",
+        ),
+        (
+            "python/black.run1.txt",
+            "black: would reformat <path>",
+            "messy.py",
+        ),
+        (
+            "node/prettier.run1.txt",
+            "prettier: code style issues in <path>",
+            "src/messy.js",
+        ),
+    ];
+    for (name, template, location) in cases {
+        let sigs = fixture(name);
+        assert_eq!(sigs.len(), 1, "{name}: {:?}", templates(&sigs));
+        assert_eq!(sigs[0].template, template);
+        assert_eq!(sigs[0].kind, SignatureKind::Lint);
+        assert_eq!(sigs[0].location.as_deref(), Some(location));
+    }
+    let eslint = fixture("node/eslint.run1.txt");
+    assert_eq!(eslint.len(), 4);
+    assert_eq!(
+        find(&eslint, "eqeqeq").location.as_deref(),
+        Some("src/app.js:4")
+    );
+    let ruff = fixture("python/ruff-check.run1.txt");
+    assert_eq!(
+        find(&ruff, "`os`").template,
+        "ruff F401: `os` imported but unused"
+    );
+    assert_eq!(
+        ids(&ruff),
+        ids(&fixture("sarif/ruff.run1.sarif")),
+        "ruff text and SARIF agree"
+    );
+}
+
+#[test]
+fn crashes_keep_frames_inside_the_repository() {
+    let py = fixture("python/traceback.run1.txt");
+    assert_eq!(py.len(), 1);
+    assert_eq!(py[0].kind, SignatureKind::Crash);
+    assert_eq!(
+        py[0].frames,
+        ["calc.py in parse", "app.py in main", "app.py in <module>"]
+    );
+    let go = find(
+        &fixture("go/panic.run1.txt"),
+        "index out of range [5] with length 3",
+    );
+    assert_eq!(go.frames, ["example.com/hs.Nth", "example.com/hs.TestNth"]);
+    assert_eq!(go.test.as_deref(), Some("TestNth"));
+    let main = find(&fixture("rust/main-panic.run1.txt"), "thread 'main'");
+    assert_eq!(main.kind, SignatureKind::Crash);
+    assert_eq!(main.frames, ["hs_fmt::main"]);
+}
+
+#[test]
+fn tests_are_identified() {
+    let mocha = fixture("node/mocha.run1.txt");
+    assert_eq!(mocha.len(), 4);
+    assert!(
+        mocha
+            .iter()
+            .any(|s| s.test.as_deref() == Some("sum › small › adds small numbers"))
+    );
+    let pytest = find(&fixture("python/pytest.run1.txt"), "test_add_small");
+    assert_eq!(
+        pytest.test.as_deref(),
+        Some("tests/test_calc.py::test_add_small")
+    );
+    assert_eq!(pytest.location.as_deref(), Some("tests/test_calc.py:7"));
+}
+
+#[test]
+fn json_has_the_documented_fields() {
+    let sig = &fixture("rust/rustc-build.run1.txt")[0];
+    let json = serde_json::to_value(sig).unwrap();
+    for field in [
+        "signature",
+        "template",
+        "kind",
+        "file",
+        "location",
+        "test",
+        "frames",
+        "excerpt",
+    ] {
+        assert!(json.get(field).is_some(), "missing {field}");
+    }
+    assert_eq!(json["signature"].as_str().map(str::len), Some(16));
+    assert_eq!(json["kind"], "compile");
+}
+
+#[test]
+fn handwritten_shapes_are_recognized() {
+    let dir = logs().join("handwritten");
+    let old_panic = extract(&dir.join("rust-old-panic.txt"), None);
+    let sig = find(&old_panic, "panicked at src/main.rs");
+    assert!(
+        sig.template
+            .contains("called `Option::unwrap()` on a `None` value"),
+        "{}",
+        sig.template
+    );
+    let new_panic = extract(&dir.join("rust-new-panic.txt"), None);
+    assert_eq!(
+        ids(&old_panic),
+        ids(&new_panic),
+        "old and new panic formats agree"
+    );
+}
+
+#[test]
+fn unreadable_input_is_an_error_naming_the_file() {
+    let missing = logs().join("no-such-file.txt");
+    let opts = ExtractOptions {
+        format: InputFormat::Log,
+        repo_root: None,
+        limits: Default::default(),
+    };
+    let err = extract_file(&missing, &opts).unwrap_err();
+    assert!(err.to_string().contains("no-such-file.txt"), "{err}");
+}
+
+mod properties {
+    //! Property tests for the normalizer: incidental detail never changes a signature, and
+    //! normalizing twice changes nothing.
+
+    use std::path::PathBuf;
+
+    use meta_agent::hindsight::SignatureKind;
+    use meta_agent::hindsight::signature::{normalize, signature_id};
+    use proptest::prelude::*;
+
+    /// Words that carry meaning and must survive (none of them looks like incidental detail).
+    const WORDS: &[&str] = &[
+        "assertion",
+        "failed",
+        "expected",
+        "found",
+        "mismatched",
+        "types",
+        "left",
+        "right",
+        "called",
+        "unwrap",
+        "None",
+        "cannot",
+        "borrow",
+        "index",
+        "out",
+        "range",
+        "AssertionError:",
+        "E0308",
+        "TS2322",
+        "no-unused-vars",
+        "`u32`",
+        "'x'",
+        "==",
+        "!==",
+        "[5]",
+        "3",
+        "42",
+    ];
+
+    /// One piece of incidental detail, drawn fresh each time.
+    #[derive(Debug, Clone, Copy)]
+    enum Detail {
+        Path,
+        Address,
+        Duration,
+        Timestamp,
+        Ansi,
+        Uuid,
+        Pid,
+        Seed,
+        Thread,
+    }
+
+    fn detail_kind() -> impl Strategy<Value = Detail> {
+        prop_oneof![
+            Just(Detail::Path),
+            Just(Detail::Address),
+            Just(Detail::Duration),
+            Just(Detail::Timestamp),
+            Just(Detail::Ansi),
+            Just(Detail::Uuid),
+            Just(Detail::Pid),
+            Just(Detail::Seed),
+            Just(Detail::Thread),
+        ]
+    }
+
+    /// A template: words, with slots for detail between them.
+    fn template() -> impl Strategy<Value = Vec<(String, Option<Detail>)>> {
+        prop::collection::vec(
+            (
+                prop::sample::select(WORDS).prop_map(str::to_owned),
+                prop::option::of(detail_kind()),
+            ),
+            1..12,
+        )
+    }
+
+    /// A random repository root in one of the shapes CI machines use.
+    fn root() -> impl Strategy<Value = String> {
+        let name = "[a-zA-Z0-9]{4,10}";
+        prop_oneof![
+            name.prop_map(|n| format!("/tmp/tmp.{n}/proj")),
+            (name, name).prop_map(|(u, n)| format!("/home/{u}/work/{n}")),
+            (name, name).prop_map(|(a, b)| format!("/private/var/folders/xy/{a}/T/{b}")),
+            name.prop_map(|n| format!("/github/workspace/{n}")),
+        ]
+    }
+
+    fn render(detail: Detail, root: &str, r: &mut impl FnMut() -> u64) -> String {
+        match detail {
+            Detail::Path => format!("{root}/src/lib.rs:{}:{}", r() % 900 + 1, r() % 80 + 1),
+            Detail::Address => format!("0x{:x}", r() | 0x1000),
+            Detail::Duration => match r() % 4 {
+                0 => format!("{}.{:03}s", r() % 100, r() % 1000),
+                1 => format!("{} ms", r() % 100_000),
+                2 => format!("{}m{}s", r() % 60, r() % 60),
+                _ => format!("{}.{}µs", r() % 1000, r() % 10),
+            },
+            Detail::Timestamp => format!(
+                "2026-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+                r() % 12 + 1,
+                r() % 28 + 1,
+                r() % 24,
+                r() % 60,
+                r() % 60,
+                r() % 1000
+            ),
+            Detail::Ansi => format!("\x1b[{}mred\x1b[0m", 30 + r() % 8),
+            Detail::Uuid => format!(
+                "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+                r() as u32,
+                r() as u16,
+                r() as u16,
+                r() as u16,
+                r() & 0xffff_ffff_ffff
+            ),
+            Detail::Pid => format!("(pid {})", r() % 4_000_000),
+            Detail::Seed => format!("seed={}", r()),
+            Detail::Thread => format!("ThreadId({})", r() % 1000),
+        }
+    }
+
+    fn fill(template: &[(String, Option<Detail>)], root: &str, seed: u64) -> String {
+        let mut state = seed | 1;
+        let mut r = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut out = String::new();
+        for (word, detail) in template {
+            out.push_str(word);
+            out.push(' ');
+            if let Some(detail) = detail {
+                out.push_str(&render(*detail, root, &mut r));
+                out.push(' ');
+            }
+        }
+        out
+    }
+
+    proptest! {
+        #[test]
+        fn incidental_detail_never_changes_the_signature(
+            template in template(), root1 in root(), root2 in root(), seed1: u64, seed2: u64,
+        ) {
+            let first = normalize(&fill(&template, &root1, seed1), Some(&PathBuf::from(&root1)));
+            let second = normalize(&fill(&template, &root2, seed2), Some(&PathBuf::from(&root2)));
+            prop_assert_eq!(&first, &second);
+            prop_assert_eq!(signature_id(SignatureKind::TestFailure, &first), signature_id(SignatureKind::TestFailure, &second));
+        }
+
+        #[test]
+        fn without_a_root_temporary_prefixes_still_vanish(template in template(), seed1: u64, seed2: u64, a in "[a-z0-9]{6}", b in "[a-z0-9]{6}") {
+            let first = normalize(&fill(&template, &format!("/tmp/tmp.{a}/proj"), seed1), None);
+            let second = normalize(&fill(&template, &format!("/tmp/tmp.{b}/proj"), seed2), None);
+            prop_assert_eq!(first, second);
+        }
+
+        #[test]
+        fn normalize_is_idempotent_on_filled_templates(template in template(), root in root(), seed: u64) {
+            let once = normalize(&fill(&template, &root, seed), Some(&PathBuf::from(&root)));
+            prop_assert_eq!(normalize(&once, Some(&PathBuf::from(&root))), once.clone());
+            prop_assert_eq!(normalize(&once, None), once);
+        }
+
+        #[test]
+        fn normalize_is_idempotent_on_arbitrary_text(text in "[ -~\\n\\t\\x1bµ]{0,200}") {
+            let once = normalize(&text, None);
+            prop_assert_eq!(normalize(&once, None), once);
+        }
+
+        #[test]
+        fn different_words_give_different_templates(a in prop::sample::select(WORDS), b in prop::sample::select(WORDS)) {
+            prop_assume!(a != b);
+            prop_assert_ne!(normalize(&format!("error: {a}"), None), normalize(&format!("error: {b}"), None));
+        }
+    }
+}

@@ -2,7 +2,8 @@
 //! the same failure gives the same text from any checkout, at any time, on any machine.
 //!
 //! Rules, applied in this order (each placeholder contains no digit, so `normalize` is idempotent):
-//! - ANSI colour and cursor codes are removed; `file://` prefixes are dropped.
+//! - ANSI colour and cursor codes (and stray escape characters) are removed, whitespace runs
+//!   collapse to one space; `file://` prefixes are dropped.
 //! - Paths: the repository root (when given) is removed, making paths repository-relative; a
 //!   leading `./` is dropped. Windows paths (`C:\a\b`) become `/a/b`. Well-known locations get a
 //!   stable prefix: `<site-packages>/`, `<node_modules>/`, `<cargo-registry>/`, `<rustc>/` (the
@@ -13,7 +14,7 @@
 //!   times → `<date>`, `<time>`.
 //! - Line and column numbers: `file.ext:12:5` → `file.ext:<line>:<col>`, `file.ts(3,5)` →
 //!   `file.ts(<line>,<col>)`, `line 12` → `line <line>`, `column 3` → `column <col>`.
-//! - Hex addresses `0x7ffd..` → `0x<hex>`; hex strings of 12+ digits (hashes) → `<hex>`.
+//! - Hex addresses `0x7ffd..` → `0x<hex>`; last, hex strings of 12+ digits (hashes) → `<hex>`.
 //! - Thread and process identity: `ThreadId(12)` → `ThreadId(<n>)`, `thread 'x' (1234)` →
 //!   `thread 'x'`, `goroutine 7` → `goroutine <n>`, `Thread-3` → `Thread-<n>`, `pid 42` / `pid=42` →
 //!   `pid <pid>` / `pid=<pid>`, `name[1234]:` → `name[<pid>]:`.
@@ -166,7 +167,7 @@ static VALUE_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             "$1$2<seed>",
         ),
         rule(
-            r"\b(?:\d+(?:\.\d+)?\s?(?:ns|µs|μs|us|ms|seconds?|secs?|minutes?|mins?|hours?|h|m|s)\b)+",
+            r"\b(?:\d+(?:\.\d+)?\s?(?:ns|µs|μs|us|ms|seconds?|secs?|minutes?|mins?|hours?|h|m|s))+\b",
             "<duration>",
         ),
         rule(r"\b\d{7,}(?:\.\d+)?\b", "<n>"),
@@ -178,24 +179,27 @@ static LONG_HEX: LazyLock<Regex> = LazyLock::new(|| compile(r"\b[0-9a-fA-F]{12,}
 
 /// Replaces incidental detail in `text` with placeholders; see the module doc for the rules.
 pub fn normalize(text: &str, repo_root: Option<&Path>) -> String {
-    let text = ANSI.replace_all(text, "");
+    let text = collapse_whitespace(&strip_ansi(text));
     let text = strip_root(&text, repo_root);
     let text = windows_paths(&text);
     let text = apply(&PATH_RULES, text);
-    let text = replace_hashes(&text);
     let text = apply(&VALUE_RULES, text);
-    collapse_whitespace(&text)
+    collapse_whitespace(&replace_hashes(&text))
 }
 
 /// Removes ANSI colour and cursor codes.
 pub fn strip_ansi(text: &str) -> Cow<'_, str> {
-    ANSI.replace_all(text, "")
+    if !text.contains('\x1b') {
+        return Cow::Borrowed(text);
+    }
+    // A lone escape left over could join its neighbours into a new sequence on a second pass.
+    Cow::Owned(ANSI.replace_all(text, "").replace('\x1b', ""))
 }
 
 /// Normalizes only the paths in `text` (root, temporary and well-known prefixes, `./`), keeping
 /// line numbers: used for locations and frames.
 pub fn normalize_path(text: &str, repo_root: Option<&Path>) -> String {
-    let text = ANSI.replace_all(text, "");
+    let text = strip_ansi(text);
     let text = strip_root(&text, repo_root);
     let text = windows_paths(&text);
     apply(&PATH_RULES, text).trim().to_owned()

@@ -17,7 +17,7 @@ static STACK_AT: LazyLock<Regex> =
 static MOCHA_FAILING: LazyLock<Regex> = LazyLock::new(|| compile(r"^\s+\d+ failing"));
 static MOCHA_ITEM: LazyLock<Regex> = LazyLock::new(|| compile(r"^  (\d+)\) (.+)$"));
 static TSC: LazyLock<Regex> =
-    LazyLock::new(|| compile(r"^(\S.*?)(?:\((\d+),\d+\)|:(\d+):\d+ -) error (TS\d+): (.+)$"));
+    LazyLock::new(|| compile(r"^(\S.*?)(?:\((\d+),\d+\):|:(\d+):\d+ -) error (TS\d+): (.+)$"));
 static ESLINT: LazyLock<Regex> =
     LazyLock::new(|| compile(r"^\s+(\d+):\d+\s+error\s+(.+?)(?:\s{2,}(\S+))?\s*$"));
 static PRETTIER: LazyLock<Regex> = LazyLock::new(|| compile(r"^\[warn\] (\S+\.\w+)$"));

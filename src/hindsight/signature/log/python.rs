@@ -63,7 +63,7 @@ fn pytest_block(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
         .map_or("", |c| c.get(3).map_or("", |m| m.as_str()));
     let candidate = Candidate {
         kind,
-        template: format!("pytest {node}: {exception}: {message}"),
+        template: pytest_template(&node, exception, &message),
         location: origin.as_ref().map(|c| format!("{}:{}", &c[1], &c[2])),
         test: Some(node),
         frames: Vec::new(),
@@ -73,6 +73,15 @@ fn pytest_block(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
         candidate,
         body.last().map_or(line.next, |l| l.next),
     ))
+}
+
+/// `pytest NODE: TYPE: MESSAGE`, the type left out when the message already starts with it.
+fn pytest_template(node: &str, exception: &str, message: &str) -> String {
+    if exception.is_empty() || message.starts_with(exception) {
+        format!("pytest {node}: {message}")
+    } else {
+        format!("pytest {node}: {exception}: {message}")
+    }
 }
 
 /// Whether the block sits in an ERRORS section (setup/teardown errors) or FAILURES.
