@@ -155,10 +155,7 @@ fn an_entry_whose_resolution_id_does_not_match_its_content_is_skipped() {
 #[test]
 fn two_writers_hammering_one_entry_lose_no_update() {
     let tmp = tempfile::tempdir().unwrap();
-    let s = sig(
-        SignatureKind::Lint,
-        "rustfmt: formatting differs in src/lib.rs",
-    );
+    let s = sig(SignatureKind::Lint, "rustfmt: formatting differs in <path>");
     let rustfmt = Fix::Command(CommandLine::Argv(vec![
         "cargo".into(),
         "fmt".into(),
@@ -308,10 +305,7 @@ fn a_steady_resolution_outranks_a_lucky_one() {
 #[test]
 fn learned_resolutions_apply_only_once_reviewed_catalog_ones_always() {
     let (work, reviewed_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let s = sig(
-        SignatureKind::Lint,
-        "rustfmt: formatting differs in src/lib.rs",
-    );
+    let s = sig(SignatureKind::Lint, "rustfmt: formatting differs in <path>");
     let mut store = open_dir(work.path());
     store.record_seen(&[s.clone()], at(T0)).unwrap();
     let learned = store
@@ -632,5 +626,183 @@ fn import_names_the_file_and_line_of_a_bad_record() {
         err.to_string()
             .starts_with(&format!("{}:2:", file.display())),
         "{err}"
+    );
+}
+
+// --- the bundled catalog, end to end on real tool output -------------------------------------
+
+use meta_agent::hindsight::signature::{ExtractOptions, ExtractedSignature, extract_file};
+
+/// Extracts the signatures of a fixture, with the repository root its tool ran in.
+fn extracted(relative: &str) -> Vec<ExtractedSignature> {
+    let path = common_fixtures().join(relative);
+    let root_file = path.with_extension("root");
+    let repo_root = fs::read_to_string(&root_file)
+        .ok()
+        .map(|r| PathBuf::from(r.trim()));
+    let opts = ExtractOptions {
+        repo_root,
+        ..ExtractOptions::default()
+    };
+    extract_file(&path, &opts).unwrap()
+}
+
+fn common_fixtures() -> PathBuf {
+    crate::common::fixtures()
+}
+
+/// Catalog rules (by name) whose resolutions the signatures of `relative` get from a lookup.
+fn rules_found(relative: &str) -> Vec<(String, String, Vec<Fix>)> {
+    let store = Store::open(StoreOptions {
+        catalog: Catalog::bundled().unwrap(),
+        ..StoreOptions::default()
+    })
+    .unwrap();
+    let mut found = Vec::new();
+    for s in extracted(relative) {
+        for r in store.ranked_resolutions(&s.signature(), at(T0)) {
+            if let ResolutionSource::Catalog { rule } = r.source {
+                found.push((s.template.clone(), rule, vec![r.resolution.fix]));
+            }
+        }
+    }
+    found
+}
+
+/// Every catalog rule with a command, and a real tool output that must reach it.
+const COMMAND_CASES: &[(&str, &str)] = &[
+    ("rust-rustfmt", "hindsight/logs/rust/fmt-check.run1.txt"),
+    (
+        "rust-clippy-machine-applicable",
+        "hindsight-store/logs/clippy.txt",
+    ),
+    ("rust-unused-import", "hindsight-store/logs/clippy.txt"),
+    (
+        "python-ruff-format",
+        "hindsight/logs/python/ruff-format.run1.txt",
+    ),
+    ("python-black", "hindsight/logs/python/black.run1.txt"),
+    (
+        "python-ruff-fixable",
+        "hindsight/logs/python/ruff-check.run1.txt",
+    ),
+    (
+        "python-ruff-fixable",
+        "hindsight/logs/sarif/ruff.run1.sarif",
+    ),
+    ("node-prettier", "hindsight/logs/node/prettier.run1.txt"),
+    (
+        "node-eslint-fixable",
+        "hindsight-store/logs/eslint-fixable.txt",
+    ),
+];
+
+#[test]
+fn every_catalog_command_is_found_from_real_tool_output() {
+    let catalog = Catalog::bundled().unwrap();
+    for rule in catalog.rules() {
+        let has_command = rule
+            .resolutions
+            .iter()
+            .any(|r| matches!(r.fix, Fix::Command(_)));
+        if has_command {
+            assert!(
+                COMMAND_CASES.iter().any(|(name, _)| *name == rule.name),
+                "catalog rule {} has a command but no real-output case",
+                rule.name
+            );
+        }
+    }
+    for (rule, fixture) in COMMAND_CASES {
+        let found = rules_found(fixture);
+        let command = found
+            .iter()
+            .find(|(_, r, fixes)| r == rule && matches!(fixes[0], Fix::Command(_)));
+        assert!(
+            command.is_some(),
+            "{fixture}: no signature reached the command of {rule}; found {found:#?}"
+        );
+    }
+}
+
+#[test]
+fn catalog_commands_are_not_offered_for_lints_they_do_not_fix() {
+    let found = rules_found("hindsight-store/logs/clippy.txt");
+    let ptr_arg: Vec<_> = found.iter().filter(|(t, _, _)| t.contains("ptr")).collect();
+    assert!(
+        ptr_arg.is_empty(),
+        "ptr_arg is not machine-applicable: {ptr_arg:?}"
+    );
+    let found = rules_found("hindsight-store/logs/eslint-fixable.txt");
+    assert!(found.iter().all(|(t, _, _)| !t.contains("no-undef")));
+}
+
+/// Guidance rules and a real tool output that must reach each.
+const GUIDANCE_CASES: &[(&str, &str)] = &[
+    (
+        "rust-e0308-mismatched-types",
+        "hindsight/logs/rust/rustc-build.run1.txt",
+    ),
+    (
+        "rust-e0308-mismatched-types",
+        "hindsight/logs/cargo-json/build.run1.json",
+    ),
+    (
+        "rust-assert-eq-failed",
+        "hindsight/logs/rust/cargo-test.run1.txt",
+    ),
+    (
+        "rust-assert-eq-failed",
+        "hindsight/logs/rust/nextest-junit.run1.xml",
+    ),
+    (
+        "rust-index-out-of-bounds",
+        "hindsight/logs/rust/main-panic.run1.txt",
+    ),
+    ("timeout", "hindsight/logs/rust/nextest.run1.txt"),
+    (
+        "ts-ts2322-not-assignable",
+        "hindsight/logs/node/tsc.run1.txt",
+    ),
+    (
+        "ts-ts2304-ts2307-not-found",
+        "hindsight/logs/node/tsc-pretty.run1.txt",
+    ),
+    (
+        "jest-equality-mismatch",
+        "hindsight/logs/node/jest.run1.txt",
+    ),
+    ("node-assert-strict", "hindsight/logs/node/mocha.run1.txt"),
+    (
+        "python-assertion-error",
+        "hindsight/logs/python/pytest.run1.txt",
+    ),
+    (
+        "python-assertion-error",
+        "hindsight/logs/python/pytest-junit.run1.xml",
+    ),
+    (
+        "python-key-value-error",
+        "hindsight/logs/python/traceback.run1.txt",
+    ),
+    ("go-test-failure", "hindsight/logs/go/test.run1.txt"),
+    ("go-index-out-of-range", "hindsight/logs/go/panic.run1.txt"),
+];
+
+#[test]
+fn catalog_guidance_is_found_from_real_tool_output() {
+    for (rule, fixture) in GUIDANCE_CASES {
+        let found = rules_found(fixture);
+        assert!(
+            found
+                .iter()
+                .any(|(_, r, fixes)| r == rule && matches!(fixes[0], Fix::Guidance(_))),
+            "{fixture}: no signature reached the guidance of {rule}; found {found:#?}"
+        );
+    }
+    let mocha = rules_found("hindsight/logs/node/mocha.run1.txt");
+    assert!(
+        mocha.iter().all(|(_, r, _)| !r.starts_with("python-")),
+        "{mocha:#?}"
     );
 }

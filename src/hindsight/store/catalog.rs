@@ -66,7 +66,7 @@ struct RawFile {
 #[serde(deny_unknown_fields)]
 struct RawRule {
     name: String,
-    kind: SignatureKind,
+    kind: OneOrMany,
     #[serde(default)]
     template: Option<String>,
     #[serde(default)]
@@ -76,11 +76,29 @@ struct RawRule {
     resolutions: Vec<Fix>,
 }
 
+/// `kind: lint` or `kind: [test_failure, crash]`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum OneOrMany {
+    One(SignatureKind),
+    Many(Vec<SignatureKind>),
+}
+
+impl OneOrMany {
+    fn into_vec(self) -> Vec<SignatureKind> {
+        match self {
+            OneOrMany::One(kind) => vec![kind],
+            OneOrMany::Many(kinds) => kinds,
+        }
+    }
+}
+
 /// One catalog rule: which signatures it covers and what cures them.
 #[derive(Debug, Clone)]
 pub struct CatalogRule {
     pub name: String,
-    pub kind: SignatureKind,
+    /// The kinds of signature it applies to.
+    pub kinds: Vec<SignatureKind>,
     pub template: Option<String>,
     pub pattern: Option<Regex>,
     pub tags: BTreeSet<String>,
@@ -89,9 +107,9 @@ pub struct CatalogRule {
 }
 
 impl CatalogRule {
-    /// Same kind, and the exact template or the pattern matches.
+    /// One of its kinds, and the exact template or the pattern matches.
     pub fn matches(&self, signature: &Signature) -> bool {
-        self.kind == signature.kind
+        self.kinds.contains(&signature.kind)
             && (self.template.as_deref() == Some(signature.template.as_str())
                 || self
                     .pattern
@@ -168,7 +186,7 @@ fn compile_rule(file: &str, raw: RawRule) -> Result<CatalogRule, CatalogError> {
     };
     Ok(CatalogRule {
         name: raw.name,
-        kind: raw.kind,
+        kinds: raw.kind.into_vec(),
         template: raw.template,
         pattern,
         tags: raw.tags,
