@@ -1,13 +1,71 @@
 //! The one vocabulary of what happens during a run. Everything a person or a machine reads (the
-//! console, `--json`, traces, metrics, summaries) is rendered from these events by consumers that
-//! implement [`EventSink`]; the code that does the work only emits.
+//! console, `--json`, the trace file, the audit log, metrics, summaries) is rendered from these
+//! events by consumers that implement [`EventSink`]; the code that does the work only emits.
 
 use serde::Serialize;
 
-/// Something that happened.
+/// The states of the build-test-improve loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoopPhase {
+    Idle,
+    Planning,
+    Acting,
+    Observing,
+    Reflecting,
+    AwaitingGuidance,
+    Complete,
+    Failed,
+    Escalated,
+}
+
+impl LoopPhase {
+    /// The lowercase name used in logs, metrics labels and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LoopPhase::Idle => "idle",
+            LoopPhase::Planning => "planning",
+            LoopPhase::Acting => "acting",
+            LoopPhase::Observing => "observing",
+            LoopPhase::Reflecting => "reflecting",
+            LoopPhase::AwaitingGuidance => "awaiting_guidance",
+            LoopPhase::Complete => "complete",
+            LoopPhase::Failed => "failed",
+            LoopPhase::Escalated => "escalated",
+        }
+    }
+}
+
+/// Something that happened. Serialized with an `event` tag (snake_case variant name).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
+    /// A run began (or resumed: see [`Event::Recovered`]).
+    RunStarted {
+        session: String,
+        task: String,
+        max_iterations: u32,
+    },
+    /// A run killed earlier was resumed from its last completed step.
+    Recovered {
+        session: String,
+        phase: LoopPhase,
+        iteration: u32,
+    },
+    /// The loop moved from one state to another, and why.
+    StateChanged {
+        from: LoopPhase,
+        to: LoopPhase,
+        iteration: u32,
+        reason: String,
+    },
+    /// A phase of the loop (`build`, `test`, `improve`, `commit`, `escalate`) ended.
+    PhaseFinished {
+        phase: String,
+        iteration: u32,
+        duration_ms: u64,
+        outcome: String,
+    },
     /// A gate's command is about to run.
     GateStarted { gate: String, command: String },
     /// A gate was skipped (a program it requires is missing and the gate is optional).
@@ -19,11 +77,101 @@ pub enum Event {
         duration_ms: u64,
         detail: String,
     },
+    /// A failure was turned into an error signature.
+    SignatureFound {
+        signature: String,
+        kind: String,
+        template: String,
+    },
+    /// A known resolution from hindsight is being applied (no LLM call).
+    ResolutionApplied {
+        signature: String,
+        resolution: String,
+        description: String,
+    },
+    /// Whether an applied resolution made its signature go away.
+    ResolutionOutcome {
+        signature: String,
+        resolution: String,
+        cured: bool,
+    },
+    /// A test failed and then passed on an immediate re-run with no change.
+    FlakyTest { test: String },
+    /// A command ran (gates, resolutions, agent commands) — for the audit log.
+    CommandRun {
+        command: String,
+        cwd: String,
+        result: String,
+        duration_ms: u64,
+    },
+    /// A file of the worktree changed, with its diff — for the audit log.
+    FileChanged { path: String, diff: String },
+    /// A git operation of the bot's own — for the audit log.
+    GitOperation {
+        operation: String,
+        target: String,
+        result: String,
+    },
+    /// An LLM request completed — for the audit log and usage accounting.
+    LlmCall {
+        provider: String,
+        model: String,
+        input_tokens: u64,
+        output_tokens: u64,
+        cost_usd: f64,
+        duration_ms: u64,
+    },
+    /// An agent tool call — for the audit log.
+    ToolCalled {
+        tool: String,
+        input: String,
+        success: bool,
+        duration_ms: u64,
+    },
+    /// The pure decision after an observation.
+    Decided {
+        iteration: u32,
+        decision: String,
+        reason: String,
+    },
+    /// A change tried to delete or skip tests, weaken assertions or edit protected files.
+    TamperRefused { findings: Vec<String> },
+    /// Verified work was committed.
+    Committed {
+        branch: String,
+        commit: String,
+        iterations: u32,
+    },
+    /// The run ended with a report for maintainers instead of a commit.
+    Escalated {
+        reason: String,
+        branch: Option<String>,
+    },
+    /// The run is over.
+    RunFinished {
+        outcome: String,
+        iterations: u32,
+        llm_calls: u32,
+        duration_ms: u64,
+    },
 }
 
 /// A consumer of events.
 pub trait EventSink: Send + Sync {
     fn emit(&self, event: &Event);
+}
+
+/// Sends every event to several sinks, in order.
+pub struct Fanout<'a> {
+    pub sinks: Vec<&'a dyn EventSink>,
+}
+
+impl EventSink for Fanout<'_> {
+    fn emit(&self, event: &Event) {
+        for sink in &self.sinks {
+            sink.emit(event);
+        }
+    }
 }
 
 /// Writes events as human-readable `tracing` lines (stderr).
@@ -48,6 +196,15 @@ impl EventSink for TracingSink {
                 let verdict = if *passed { "passed" } else { "FAILED" };
                 tracing::info!(gate = %gate, "{verdict} in {duration_ms} ms {detail}");
             }
+            Event::StateChanged {
+                from,
+                to,
+                iteration,
+                reason,
+            } => {
+                tracing::info!(iteration, "{} → {}: {reason}", from.as_str(), to.as_str());
+            }
+            other => tracing::debug!(event = ?other),
         }
     }
 }
