@@ -202,20 +202,16 @@ impl State {
         let Some((_, file)) = self.class.as_mut() else {
             return Ok(()); // A <line> outside any <class> belongs to no file.
         };
-        let number = attrs
-            .number("number")?
+        let line = attrs.line()?;
+        let number = line
+            .number
             .ok_or_else(|| Problem::Malformed("<line> without a number".into()))?;
         let number = u32::try_from(number)
             .map_err(|_| Problem::Malformed(format!("line number {number} is too large")))?;
-        let hits = attrs.hits()?;
         self.saw_line = true;
-        file.record_line(number, hits > 0, &mut self.tally.budget)
+        file.record_line(number, line.hits > 0, &mut self.tally.budget)
             .map_err(|e| Problem::Malformed(e.to_string()))?;
-        if attrs.text("branch")?.as_deref() == Some("true")
-            && let Some(counts) = attrs
-                .text("condition-coverage")?
-                .and_then(|c| conditions(&c))
-        {
+        if let Some(counts) = line.conditions.filter(|_| line.branch) {
             file.record_branch((number, 0), counts);
         }
         Ok(())
@@ -318,6 +314,34 @@ fn refuse_entities(doctype: &quick_xml::events::BytesText<'_>) -> Result<(), Pro
     Ok(())
 }
 
+/// What a `<line>` element says.
+#[derive(Debug, Default)]
+struct LineAttrs {
+    number: Option<u64>,
+    hits: u64,
+    branch: bool,
+    conditions: Option<Counts>,
+}
+
+fn parse_number(name: &str, value: &str) -> Result<u64, Problem> {
+    value
+        .parse()
+        .map_err(|_| Problem::Malformed(format!("attribute {name} is not a number: {value:?}")))
+}
+
+/// `hits`, read as 0 when negative; floats such as `1.0` are accepted.
+fn parse_hits(value: &str) -> Result<u64, Problem> {
+    if let Ok(hits) = value.parse::<u64>() {
+        return Ok(hits);
+    }
+    let float = value.parse::<f64>().ok().filter(|f| f.is_finite());
+    let integer = value.parse::<i128>().ok().map(|n| n.max(0) as f64);
+    integer
+        .or(float)
+        .map(|n| n.max(0.0) as u64)
+        .ok_or_else(|| Problem::Malformed(format!("attribute hits is not a number: {value:?}")))
+}
+
 /// The attributes of one element, decoded on demand.
 struct Attrs<'a, 'b> {
     element: &'a BytesStart<'b>,
@@ -346,20 +370,44 @@ impl Attrs<'_, '_> {
         self.parsed(name, |v| v.parse::<f64>().ok().filter(|r| r.is_finite()))
     }
 
-    /// `hits`, read as 0 when negative; floats such as `1.0` are accepted.
-    fn hits(&self) -> Result<u64, Problem> {
-        let hits = self.parsed("hits", |v| {
-            v.parse::<i128>()
-                .map(|n| u64::try_from(n.max(0)).unwrap_or(u64::MAX))
-                .ok()
-                .or_else(|| {
-                    v.parse::<f64>()
-                        .ok()
-                        .filter(|f| f.is_finite())
-                        .map(|f| f.max(0.0) as u64)
-                })
-        })?;
-        Ok(hits.unwrap_or(0))
+    /// The attributes of a `<line>`, read in one pass (this is the hot path of the reader).
+    fn line(&self) -> Result<LineAttrs, Problem> {
+        let mut line = LineAttrs::default();
+        for attr in self.element.attributes() {
+            let attr = attr.map_err(|e| Problem::Malformed(e.to_string()))?;
+            let key = attr.key.local_name();
+            if !matches!(
+                key.as_ref(),
+                b"number" | b"hits" | b"branch" | b"condition-coverage"
+            ) {
+                continue;
+            }
+            let value = self.value(&attr)?;
+            let value = value.trim();
+            match key.as_ref() {
+                b"number" => line.number = Some(parse_number("number", value)?),
+                b"hits" => line.hits = parse_hits(value)?,
+                b"branch" => line.branch = value == "true",
+                _ => line.conditions = conditions(value),
+            }
+        }
+        Ok(line)
+    }
+
+    /// An attribute's value as text: borrowed when it has no escapes, decoded otherwise.
+    fn value<'v>(
+        &self,
+        attr: &'v quick_xml::events::attributes::Attribute<'_>,
+    ) -> Result<std::borrow::Cow<'v, str>, Problem> {
+        let invalid = || Problem::Malformed("attribute value is not UTF-8".into());
+        if !attr.value.contains(&b'&') {
+            return std::str::from_utf8(&attr.value)
+                .map(std::borrow::Cow::Borrowed)
+                .map_err(|_| invalid());
+        }
+        attr.decoded_and_normalized_value(XmlVersion::Implicit1_0, self.decoder)
+            .map(|v| std::borrow::Cow::Owned(v.into_owned()))
+            .map_err(|e| Problem::Malformed(format!("attribute value: {e}")))
     }
 
     fn parsed<T>(
@@ -395,21 +443,44 @@ impl<R> RunGuard<R> {
 impl<R: Read> Read for RunGuard<R> {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(out)?;
-        for byte in &out[..n] {
-            self.run = if matches!(byte, b'<' | b'>') {
-                0
-            } else {
-                self.run + 1
-            };
-            if self.run > MAX_EVENT_BYTES {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::InvalidData,
-                    format!("more than {MAX_EVENT_BYTES} bytes without markup"),
-                ));
+        let chunk = &out[..n];
+        let is_markup = |b: &u8| matches!(b, b'<' | b'>');
+        let longest = match (
+            chunk.iter().position(is_markup),
+            chunk.iter().rposition(is_markup),
+        ) {
+            (Some(first), Some(last)) => {
+                let inner = if last - first > MAX_EVENT_BYTES {
+                    longest_run(&chunk[first..=last])
+                } else {
+                    0
+                };
+                let longest = (self.run + first).max(inner);
+                self.run = n - last - 1;
+                longest
             }
+            _ => {
+                self.run += n;
+                self.run
+            }
+        };
+        if longest.max(self.run) > MAX_EVENT_BYTES {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("more than {MAX_EVENT_BYTES} bytes without markup"),
+            ));
         }
         Ok(n)
     }
+}
+
+/// The longest stretch of `bytes` without `<` or `>`.
+fn longest_run(bytes: &[u8]) -> usize {
+    bytes
+        .split(|b| matches!(b, b'<' | b'>'))
+        .map(<[u8]>::len)
+        .max()
+        .unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -136,6 +136,9 @@ struct Parser {
 
 impl Parser {
     fn line(&mut self, text: &str) -> Result<(), LineError> {
+        if let Some(value) = text.strip_prefix("DA:") {
+            return self.field("DA", value, 4); // The bulk of every file: skip the general path.
+        }
         let trimmed = text.trim();
         if trimmed.is_empty() {
             return Ok(());
@@ -144,22 +147,21 @@ impl Parser {
             return self.end_record(1);
         }
         let Some((key, value)) = text.split_once(':') else {
-            return Err(LineError::at(
-                1,
-                format!("not an lcov line: {}", shown(text)),
-            ));
+            let message = format!("not an lcov line: {}", shown(text));
+            return Err(LineError::at(1, message));
         };
         let column = key.len() + 2;
         self.field(key.trim(), value.trim(), column)
     }
 
     fn field(&mut self, key: &str, value: &str, column: usize) -> Result<(), LineError> {
-        if key == "SF" {
-            self.start_record(value);
-            return Ok(());
-        }
-        if !matches!(key, "DA" | "LF" | "LH" | "BRDA" | "BRF" | "BRH") {
-            return Ok(()); // TN, VER, FN, FNDA, FNF, FNH, FNL, FNA and future keys.
+        match key {
+            "SF" => {
+                self.start_record(value);
+                return Ok(());
+            }
+            "DA" | "LF" | "LH" | "BRDA" | "BRF" | "BRH" => {}
+            _ => return Ok(()), // TN, VER, FN, FNDA, FNF, FNH, FNL, FNA and future keys.
         }
         let Some(record) = self.record.as_mut() else {
             let message = format!("{key} outside a record (no SF line before it)");
@@ -230,11 +232,10 @@ impl Record {
         column: usize,
         budget: &mut super::tally::LineBudget,
     ) -> Result<(), LineError> {
-        let mut fields = value.split(',');
-        let line = fields.next().unwrap_or_default();
-        let hits = fields.next().ok_or_else(|| {
+        let (line, rest) = value.split_once(',').ok_or_else(|| {
             LineError::at(column, format!("DA needs <line>,<hits>: {}", shown(value)))
         })?;
+        let hits = rest.split_once(',').map_or(rest, |(hits, _checksum)| hits);
         let line_number = line_number(line, column)?;
         let hit = hit_count(hits, column + line.len() + 1)? > 0;
         self.has_lines = true;
@@ -303,6 +304,9 @@ fn branch_id(id: &str) -> u64 {
 }
 
 fn line_number(text: &str, column: usize) -> Result<u32, LineError> {
+    if let Some(line) = digits(text).and_then(|n| u32::try_from(n).ok()) {
+        return Ok(line);
+    }
     text.trim().parse().map_err(|_| {
         LineError::at(
             column,
@@ -314,6 +318,9 @@ fn line_number(text: &str, column: usize) -> Result<u32, LineError> {
 /// A hit count. gcov can write negative counts on overflow; they are read as 0 (not hit).
 /// Some tools write counts as floats (`1.0`, `3e+06`); those are accepted.
 fn hit_count(text: &str, column: usize) -> Result<u64, LineError> {
+    if let Some(count) = digits(text) {
+        return Ok(count);
+    }
     let text = text.trim();
     if let Ok(count) = text.parse::<i128>() {
         return Ok(u64::try_from(count.max(0)).unwrap_or(u64::MAX));
@@ -325,6 +332,17 @@ fn hit_count(text: &str, column: usize) -> Result<u64, LineError> {
             format!("hit count is not a number: {}", shown(text)),
         )),
     }
+}
+
+/// A plain decimal number of at most 19 digits (the common case, parsed without checks for
+/// signs, spaces or floats).
+fn digits(text: &str) -> Option<u64> {
+    if text.is_empty() || text.len() > 19 {
+        return None;
+    }
+    text.bytes().try_fold(0u64, |n, b| {
+        b.is_ascii_digit().then(|| n * 10 + u64::from(b - b'0'))
+    })
 }
 
 fn number(text: &str, column: usize) -> Result<u64, LineError> {

@@ -3,7 +3,7 @@
 //! the summary counts a tool wrote when it gave no per-line data. Turns into the public report
 //! types; does no I/O.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use super::{CoverageFormat, CoverageReport, FileCoverage, percent};
 
@@ -51,13 +51,24 @@ impl Counts {
 /// Identifies one branch: its line and a tool-specific id within the line.
 pub(super) type BranchKey = (u32, u64);
 
+/// One branch (or, for Cobertura, one line's conditions): 24 bytes.
+#[derive(Debug, Clone, Copy)]
+struct Branch {
+    id: u64,
+    line: u32,
+    covered: u32,
+    total: u32,
+}
+
 /// What is known of one source file.
 #[derive(Debug, Default)]
 pub(super) struct FileTally {
     instrumented: Vec<u64>,
     covered: Vec<u64>,
-    /// Branch outcomes; a branch seen twice keeps the larger covered and total counts.
-    branches: HashMap<BranchKey, Counts>,
+    /// Branch outcomes, sorted by key and merged up to `merged_branches`, then appended; a
+    /// branch seen twice keeps the larger covered and total counts.
+    branches: Vec<Branch>,
+    merged_branches: usize,
     /// Line counts from summaries (lcov `LF`/`LH`) of records without per-line data.
     pub summary_lines: Counts,
     /// Branch counts from summaries (lcov `BRF`/`BRH`) of records without per-branch data.
@@ -77,7 +88,12 @@ impl FileTally {
 
     fn branch_counts(&self) -> Counts {
         let mut counts = Counts::default();
-        self.branches.values().for_each(|c| counts.add(*c));
+        for branch in &self.branches {
+            counts.add(Counts {
+                covered: u64::from(branch.covered),
+                total: u64::from(branch.total),
+            });
+        }
         counts.add(self.summary_branches);
         counts
     }
@@ -126,10 +142,32 @@ impl FileTally {
     }
 
     /// Records a branch outcome, merging with an earlier sighting of the same branch.
-    pub fn record_branch(&mut self, key: BranchKey, counts: Counts) {
-        let entry = self.branches.entry(key).or_default();
-        entry.covered = entry.covered.max(counts.covered);
-        entry.total = entry.total.max(counts.total);
+    pub fn record_branch(&mut self, (line, id): BranchKey, counts: Counts) {
+        let narrow = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
+        self.branches.push(Branch {
+            id,
+            line,
+            covered: narrow(counts.covered),
+            total: narrow(counts.total),
+        });
+        if self.branches.len() > 2 * self.merged_branches + 1024 {
+            self.merge_branches();
+        }
+    }
+
+    /// Sorts the branches by key and merges duplicates, so each branch is held once.
+    fn merge_branches(&mut self) {
+        self.branches.sort_unstable_by_key(|b| (b.line, b.id));
+        self.branches.dedup_by(|later, kept| {
+            let same = (later.line, later.id) == (kept.line, kept.id);
+            if same {
+                kept.covered = kept.covered.max(later.covered);
+                kept.total = kept.total.max(later.total);
+            }
+            same
+        });
+        self.branches.shrink_to_fit();
+        self.merged_branches = self.branches.len();
     }
 }
 
@@ -164,7 +202,10 @@ impl ReportTally {
     }
 
     /// Puts back the tally of `path`.
-    pub fn put(&mut self, path: String, file: FileTally) {
+    pub fn put(&mut self, path: String, mut file: FileTally) {
+        if file.branches.len() > file.merged_branches {
+            file.merge_branches();
+        }
         self.files.insert(path, file);
     }
 
