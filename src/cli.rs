@@ -14,6 +14,7 @@ use crate::event::TracingSink;
 use crate::exec::{Executor, supervisor::SupervisorArgs};
 use crate::exit::{FailureClass, Outcome};
 use crate::gates::{self, GateRunContext, summary};
+use crate::hindsight::cli::{HindsightArgs, HindsightContext, HindsightError};
 use crate::report::{self, Limits, ReportError};
 
 /// meta-agent: a CI-native build-test-improve bot. Runs a repository's quality gates, reads what
@@ -45,6 +46,8 @@ pub enum Command {
     /// Validate the configuration, or print its JSON Schema.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Error signatures and the store of fixes that cured them.
+    Hindsight(HindsightArgs),
     /// Runs one command under supervision (internal: used by meta-agent for every child process).
     #[command(name = "__supervise", hide = true)]
     Supervise(SupervisorArgs),
@@ -101,6 +104,8 @@ pub enum CliError {
     Config(#[from] ConfigError),
     #[error(transparent)]
     Report(#[from] ReportError),
+    #[error(transparent)]
+    Hindsight(#[from] HindsightError),
     #[error("{0}")]
     Usage(String),
     #[error("{0}")]
@@ -113,7 +118,28 @@ impl CliError {
         match self {
             CliError::Config(ConfigError::BadPreset { .. }) => FailureClass::Internal,
             CliError::Config(_) | CliError::Report(_) | CliError::Usage(_) => FailureClass::Usage,
+            CliError::Hindsight(err) => hindsight_class(err),
             CliError::Internal(_) => FailureClass::Internal,
+        }
+    }
+}
+
+/// Bad input (files, ids, exports) is the user's to fix; a broken catalog or an unwritable store
+/// is not.
+fn hindsight_class(err: &HindsightError) -> FailureClass {
+    match err {
+        HindsightError::Signature(_)
+        | HindsightError::NotFound(_)
+        | HindsightError::Ambiguous { .. }
+        | HindsightError::Io { .. }
+        | HindsightError::Import { .. } => FailureClass::Usage,
+        HindsightError::Store(crate::hindsight::store::StoreError::InvalidId { .. })
+        | HindsightError::Store(crate::hindsight::store::StoreError::UnknownSignature { .. })
+        | HindsightError::Store(crate::hindsight::store::StoreError::Corrupt { .. }) => {
+            FailureClass::Usage
+        }
+        HindsightError::Store(_) | HindsightError::Catalog(_) | HindsightError::Json(_) => {
+            FailureClass::Internal
         }
     }
 }
@@ -141,6 +167,7 @@ pub async fn run(cli: &Cli) -> Result<Done, CliError> {
         Command::Report(command) => run_report(command),
         Command::Config(ConfigCommand::Check) => config_check(cli).await,
         Command::Config(ConfigCommand::Schema) => Ok(Done::ok(pretty(&config::json_schema()))),
+        Command::Hindsight(args) => run_hindsight(cli, args).await,
         Command::Supervise(_) => Err(CliError::Internal(
             "the supervisor runs without a runtime".into(),
         )),
@@ -355,6 +382,18 @@ fn sarif_text(sarif: &report::SarifReport) -> String {
         ));
     }
     out
+}
+
+async fn run_hindsight(cli: &Cli, args: &HindsightArgs) -> Result<Done, CliError> {
+    let repo = repo_root(cli)?;
+    let config = load_config(cli, &repo, &executor()?, &parent_env()).await?;
+    let ctx = HindsightContext {
+        store_dir: repo.join(&config.hindsight.path),
+        repo_root: repo,
+        use_catalog: config.hindsight.catalog,
+        now: std::time::SystemTime::now(),
+    };
+    Ok(Done::ok(crate::hindsight::cli::run(args, &ctx)?))
 }
 
 async fn config_check(cli: &Cli) -> Result<Done, CliError> {
