@@ -217,6 +217,15 @@ fn empty_but_valid_reports_have_zero_percent() {
 }
 
 #[test]
+fn byte_order_marks_are_skipped() {
+    let lcov = parse_bytes(b"\xEF\xBB\xBFSF:a.rs\nDA:1,1\nend_of_record\n").unwrap();
+    assert_eq!(lines(&lcov), (1, 1));
+    let xml = b"\xEF\xBB\xBF<?xml version=\"1.0\"?><coverage><packages><package><classes><class filename=\"a.py\"><lines><line number=\"1\" hits=\"0\"/></lines></class></classes></package></packages></coverage>";
+    let cobertura = parse_bytes(xml).unwrap();
+    assert_eq!(lines(&cobertura), (0, 1));
+}
+
+#[test]
 fn cobertura_without_lines_falls_back_to_root_attributes() {
     let counts = br#"<coverage lines-covered="3" lines-valid="4" line-rate="0.75" branches-covered="1" branches-valid="2"><packages/></coverage>"#;
     let report = parse_bytes(counts).unwrap();

@@ -31,6 +31,7 @@ pub(super) fn read(path: &Path, mut input: impl BufRead) -> Result<CoverageRepor
         }
         at.line += 1;
         let text = line_text(&buf).map_err(|e| e.into_report(path, at))?;
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         parser.line(text).map_err(|e| e.into_report(path, at))?;
         at.offset += length as u64;
     }
