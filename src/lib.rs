@@ -12,5 +12,6 @@ pub mod event;
 pub mod exec;
 pub mod exit;
 pub mod gates;
+pub mod git;
 pub mod hindsight;
 pub mod report;

@@ -1,0 +1,153 @@
+//! The bot's own git: a narrow [`Repository`] trait over the working repository, with one real
+//! implementation on git2 ([`Git2Repository`]), plus the pure helpers around it (branch names,
+//! commit trailers).
+//!
+//! Everything here runs in-process through libgit2, so no hook, no `core.fsmonitor` program and no
+//! clean/smudge filter driver from the repository's configuration ever runs: git2 has no support
+//! for them. This module must not shell out to the `git` CLI and must not talk to a network (git2
+//! is built without https/ssh; pushing belongs to the publishing layer).
+
+mod names;
+mod render;
+mod repo;
+mod trailers;
+
+use std::path::PathBuf;
+
+pub use names::{branch_slug, validate_branch_name};
+pub use repo::Git2Repository;
+pub use trailers::commit_message_trailers;
+
+/// Where HEAD is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    /// The checked-out branch's short name, `None` when HEAD is detached.
+    pub branch: Option<String>,
+    /// The commit HEAD points at, in hex.
+    pub commit: String,
+}
+
+/// How one path differs from HEAD.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChangeStatus {
+    Added,
+    Modified,
+    Deleted,
+    Renamed { from: String },
+    TypeChange,
+}
+
+/// One changed path in the working tree (index and worktree together) compared with HEAD.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    /// The path relative to the worktree root, `/`-separated (the new path for a rename).
+    pub path: String,
+    pub status: ChangeStatus,
+}
+
+/// Who the bot's commits are authored and committed by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    pub name: String,
+    pub email: String,
+}
+
+impl Default for Identity {
+    fn default() -> Self {
+        Self {
+            name: "meta-agent".into(),
+            email: "meta-agent@users.noreply.github.com".into(),
+        }
+    }
+}
+
+/// What went wrong in a git operation; each variant names the operation and its target.
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("cannot open a git repository at {path}: {source}")]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: git2::Error,
+    },
+    #[error("the repository has no commit yet (HEAD is unborn)")]
+    UnbornHead,
+    #[error("invalid branch name {name:?}: {reason}")]
+    InvalidBranchName { name: String, reason: &'static str },
+    #[error("branch {name:?} already exists at {existing}, not at HEAD {head}")]
+    BranchExists {
+        name: String,
+        existing: String,
+        head: String,
+    },
+    #[error("refusing to create the default branch {name:?} as a work branch")]
+    DefaultBranch { name: String },
+    #[error("branch {name:?} does not exist")]
+    BranchNotFound { name: String },
+    #[error("revision {rev:?} not found: {source}")]
+    RevisionNotFound {
+        rev: String,
+        #[source]
+        source: git2::Error,
+    },
+    #[error("nothing to commit: the tree is the same as HEAD's")]
+    NothingToCommit,
+    #[error("not a valid patch: {source}")]
+    PatchParse {
+        #[source]
+        source: git2::Error,
+    },
+    #[error("git {operation} failed on {target}: {source}")]
+    Operation {
+        operation: &'static str,
+        target: String,
+        #[source]
+        source: git2::Error,
+    },
+}
+
+impl GitError {
+    fn op(operation: &'static str, target: impl Into<String>) -> impl FnOnce(git2::Error) -> Self {
+        let target = target.into();
+        move |source| GitError::Operation {
+            operation,
+            target,
+            source,
+        }
+    }
+}
+
+/// The repository the bot works in. One real implementation ([`Git2Repository`]); tests may fake it.
+pub trait Repository: Send + Sync {
+    /// The current branch (if any) and commit.
+    fn head(&self) -> Result<Head, GitError>;
+    /// `origin/HEAD`'s target branch, else `main` or `master` when present locally.
+    fn default_branch(&self) -> Result<Option<String>, GitError>;
+    /// Creates `name` at HEAD and switches to it, keeping uncommitted changes. Switching to an
+    /// existing branch already at HEAD is allowed (a resumed run); a branch elsewhere, an invalid
+    /// name and the default branch are refused.
+    fn checkout_new_branch(&self, name: &str) -> Result<(), GitError>;
+    /// Switches to an existing local branch; refuses to overwrite conflicting local changes.
+    fn checkout_existing(&self, name: &str) -> Result<(), GitError>;
+    /// Paths that differ from HEAD (index and worktree), untracked included, ignored excluded.
+    fn changed_files(&self) -> Result<Vec<FileChange>, GitError>;
+    /// A git-format unified diff of the worktree against HEAD, untracked files as additions and
+    /// binary files noted as `Binary files ... differ`.
+    fn diff(&self) -> Result<String, GitError>;
+    /// A git-format unified diff between two revisions' trees.
+    fn diff_between(&self, from: &str, to: &str) -> Result<String, GitError>;
+    /// Stages everything (additions, modifications, deletions; ignored files stay out) and commits
+    /// on the current branch. Returns the new commit's hex id. Never runs hooks.
+    fn commit_all(&self, message: &str, identity: &Identity) -> Result<String, GitError>;
+    /// Whether `patch` would apply cleanly to the worktree (nothing is written).
+    fn patch_applies(&self, patch: &str) -> Result<bool, GitError>;
+    /// Applies `patch` to the worktree (the index is left alone).
+    fn apply_patch(&self, patch: &str) -> Result<(), GitError>;
+    /// Makes the worktree and index match `to_commit`'s tree, discarding uncommitted changes and
+    /// removing untracked files that are not ignored. HEAD does not move.
+    fn restore_worktree(&self, to_commit: &str) -> Result<(), GitError>;
+    /// The bytes of `path` in revision `rev`, `None` when the path is not there.
+    fn read_blob(&self, rev: &str, path: &str) -> Result<Option<Vec<u8>>, GitError>;
+    fn git_dir(&self) -> PathBuf;
+    fn workdir(&self) -> PathBuf;
+}
