@@ -15,3 +15,4 @@ pub mod gates;
 pub mod git;
 pub mod hindsight;
 pub mod report;
+pub mod telemetry;

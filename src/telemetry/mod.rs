@@ -1,0 +1,68 @@
+//! Consumers of the event stream that leave a record: Prometheus metrics, the audit log, the trace
+//! file and the `--json` stream on stdout. Each implements [`crate::event::EventSink`]; none of
+//! them decides anything or can stop a run: a sink that cannot write logs one `tracing` warning
+//! and keeps going. Every line of text they write passes a [`Redact`] hook first (identity unless
+//! the caller plugs the real redactor in). No globals: the metrics recorder lives in its sink.
+
+mod audit;
+mod clock;
+mod json_lines;
+mod line_writer;
+mod metrics_sink;
+mod prometheus;
+mod trace;
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+
+pub use audit::{Actor, AuditLog};
+pub use clock::{Clock, SystemClock, format_time};
+pub use json_lines::JsonLines;
+pub use metrics_sink::{MetricsSink, push_url};
+pub use prometheus::PrometheusText;
+pub use trace::TraceFile;
+
+/// Why a telemetry file could not be opened or written. Every variant names the destination.
+#[derive(Debug, thiserror::Error)]
+pub enum TelemetryError {
+    #[error("cannot open {path}: {source}")]
+    Open {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot serialize an event for {path}: {source}")]
+    Serialize {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+}
+
+/// Rewrites a line of outbound text before it is written (secrets out). The sandbox's redactor
+/// implements it; any `Fn(&str) -> String` does too.
+pub trait Redact: Send + Sync {
+    fn redact<'a>(&self, text: &'a str) -> Cow<'a, str>;
+}
+
+impl<F> Redact for F
+where
+    F: Fn(&str) -> String + Send + Sync,
+{
+    fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        Cow::Owned(self(text))
+    }
+}
+
+/// The default [`Redact`]: changes nothing.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoRedaction;
+
+impl Redact for NoRedaction {
+    fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        Cow::Borrowed(text)
+    }
+}
