@@ -6,13 +6,12 @@
 //! again under `<methods>`, counts once); the root's `lines-covered`/`lines-valid` (or
 //! `line-rate`) are used only when the report has no `<line>` at all. A DOCTYPE that declares
 //! entities is refused, and no entity other than the five predefined ones is ever expanded. A run
-//! of more than [`MAX_EVENT_BYTES`] without markup is refused, so one event cannot grow the buffer
+//! of more than `guard::MAX_EVENT_BYTES` without markup is refused, so one event cannot grow the buffer
 //! without bound.
 
-use std::io::{BufRead, Read};
+use std::io::BufRead;
 use std::path::Path;
 
-use quick_xml::XmlVersion;
 use quick_xml::events::{BytesStart, Event};
 
 use super::position;
@@ -20,9 +19,13 @@ use super::tally::{Counts, FileTally, ReportTally};
 use super::{CoverageFormat, CoverageReport, percent};
 use crate::report::ReportError;
 
+mod attrs;
+mod guard;
+
+use attrs::Attrs;
+use guard::RunGuard;
+
 const FORMAT: &str = "Cobertura XML";
-/// Longest tag or text run accepted between two markup characters.
-pub(super) const MAX_EVENT_BYTES: usize = 1024 * 1024;
 
 /// Reads a Cobertura XML report.
 pub(super) fn read(path: &Path, input: impl BufRead) -> Result<CoverageReport, ReportError> {
@@ -289,18 +292,6 @@ fn apply_branch_summary(report: &mut CoverageReport, root: &RootSummary, saw_lin
     }
 }
 
-/// `"50% (1/2)"` → 1 of 2 branches covered.
-fn conditions(text: &str) -> Option<Counts> {
-    let inner = text.split_once('(')?.1.split_once(')')?.0;
-    let (covered, total) = inner.split_once('/')?;
-    let covered: u64 = covered.trim().parse().ok()?;
-    let total: u64 = total.trim().parse().ok()?;
-    Some(Counts {
-        covered: covered.min(total),
-        total,
-    })
-}
-
 /// Refuses a DOCTYPE that declares entities (billion laughs, external entities): they are never
 /// expanded, and a document that needs them is not a coverage report.
 fn refuse_entities(doctype: &quick_xml::events::BytesText<'_>) -> Result<(), Problem> {
@@ -312,190 +303,4 @@ fn refuse_entities(doctype: &quick_xml::events::BytesText<'_>) -> Result<(), Pro
         ));
     }
     Ok(())
-}
-
-/// What a `<line>` element says.
-#[derive(Debug, Default)]
-struct LineAttrs {
-    number: Option<u64>,
-    hits: u64,
-    branch: bool,
-    conditions: Option<Counts>,
-}
-
-fn parse_number(name: &str, value: &str) -> Result<u64, Problem> {
-    value
-        .parse()
-        .map_err(|_| Problem::Malformed(format!("attribute {name} is not a number: {value:?}")))
-}
-
-/// `hits`, read as 0 when negative; floats such as `1.0` are accepted.
-fn parse_hits(value: &str) -> Result<u64, Problem> {
-    if let Ok(hits) = value.parse::<u64>() {
-        return Ok(hits);
-    }
-    let float = value.parse::<f64>().ok().filter(|f| f.is_finite());
-    let integer = value.parse::<i128>().ok().map(|n| n.max(0) as f64);
-    integer
-        .or(float)
-        .map(|n| n.max(0.0) as u64)
-        .ok_or_else(|| Problem::Malformed(format!("attribute hits is not a number: {value:?}")))
-}
-
-/// The attributes of one element, decoded on demand.
-struct Attrs<'a, 'b> {
-    element: &'a BytesStart<'b>,
-    decoder: quick_xml::Decoder,
-}
-
-impl Attrs<'_, '_> {
-    fn text(&self, name: &str) -> Result<Option<String>, Problem> {
-        let attr = self
-            .element
-            .try_get_attribute(name)
-            .map_err(|e| Problem::Malformed(e.to_string()))?;
-        let Some(attr) = attr else {
-            return Ok(None);
-        };
-        attr.decoded_and_normalized_value(XmlVersion::Implicit1_0, self.decoder)
-            .map(|v| Some(v.into_owned()))
-            .map_err(|e| Problem::Malformed(format!("attribute {name}: {e}")))
-    }
-
-    fn number(&self, name: &str) -> Result<Option<u64>, Problem> {
-        self.parsed(name, |v| v.parse::<u64>().ok())
-    }
-
-    fn rate(&self, name: &str) -> Result<Option<f64>, Problem> {
-        self.parsed(name, |v| v.parse::<f64>().ok().filter(|r| r.is_finite()))
-    }
-
-    /// The attributes of a `<line>`, read in one pass (this is the hot path of the reader).
-    fn line(&self) -> Result<LineAttrs, Problem> {
-        let mut line = LineAttrs::default();
-        for attr in self.element.attributes() {
-            let attr = attr.map_err(|e| Problem::Malformed(e.to_string()))?;
-            let key = attr.key.local_name();
-            if !matches!(
-                key.as_ref(),
-                b"number" | b"hits" | b"branch" | b"condition-coverage"
-            ) {
-                continue;
-            }
-            let value = self.value(&attr)?;
-            let value = value.trim();
-            match key.as_ref() {
-                b"number" => line.number = Some(parse_number("number", value)?),
-                b"hits" => line.hits = parse_hits(value)?,
-                b"branch" => line.branch = value == "true",
-                _ => line.conditions = conditions(value),
-            }
-        }
-        Ok(line)
-    }
-
-    /// An attribute's value as text: borrowed when it has no escapes, decoded otherwise.
-    fn value<'v>(
-        &self,
-        attr: &'v quick_xml::events::attributes::Attribute<'_>,
-    ) -> Result<std::borrow::Cow<'v, str>, Problem> {
-        let invalid = || Problem::Malformed("attribute value is not UTF-8".into());
-        if !attr.value.contains(&b'&') {
-            return std::str::from_utf8(&attr.value)
-                .map(std::borrow::Cow::Borrowed)
-                .map_err(|_| invalid());
-        }
-        attr.decoded_and_normalized_value(XmlVersion::Implicit1_0, self.decoder)
-            .map(|v| std::borrow::Cow::Owned(v.into_owned()))
-            .map_err(|e| Problem::Malformed(format!("attribute value: {e}")))
-    }
-
-    fn parsed<T>(
-        &self,
-        name: &str,
-        parse: impl Fn(&str) -> Option<T>,
-    ) -> Result<Option<T>, Problem> {
-        let Some(value) = self.text(name)? else {
-            return Ok(None);
-        };
-        let value = value.trim();
-        if value.is_empty() {
-            return Ok(None);
-        }
-        parse(value).map(Some).ok_or_else(|| {
-            Problem::Malformed(format!("attribute {name} is not a number: {value:?}"))
-        })
-    }
-}
-
-/// Passes bytes through, failing once more than [`MAX_EVENT_BYTES`] go by without a `<` or `>`.
-struct RunGuard<R> {
-    inner: R,
-    run: usize,
-}
-
-impl<R> RunGuard<R> {
-    fn new(inner: R) -> Self {
-        RunGuard { inner, run: 0 }
-    }
-}
-
-impl<R: Read> Read for RunGuard<R> {
-    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(out)?;
-        let chunk = &out[..n];
-        let is_markup = |b: &u8| matches!(b, b'<' | b'>');
-        let longest = match (
-            chunk.iter().position(is_markup),
-            chunk.iter().rposition(is_markup),
-        ) {
-            (Some(first), Some(last)) => {
-                let inner = if last - first > MAX_EVENT_BYTES {
-                    longest_run(&chunk[first..=last])
-                } else {
-                    0
-                };
-                let longest = (self.run + first).max(inner);
-                self.run = n - last - 1;
-                longest
-            }
-            _ => {
-                self.run += n;
-                self.run
-            }
-        };
-        if longest.max(self.run) > MAX_EVENT_BYTES {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!("more than {MAX_EVENT_BYTES} bytes without markup"),
-            ));
-        }
-        Ok(n)
-    }
-}
-
-/// The longest stretch of `bytes` without `<` or `>`.
-fn longest_run(bytes: &[u8]) -> usize {
-    bytes
-        .split(|b| matches!(b, b'<' | b'>'))
-        .map(<[u8]>::len)
-        .max()
-        .unwrap_or(0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn condition_coverage_is_parsed() {
-        assert_eq!(
-            conditions("50% (1/2)"),
-            Some(Counts {
-                covered: 1,
-                total: 2
-            })
-        );
-        assert_eq!(conditions("100%"), None);
-    }
 }
