@@ -187,6 +187,31 @@ fn human_and_json_compiler_output_agree() {
 }
 
 #[test]
+fn clippy_lints_carry_the_lint_name_in_both_outputs() {
+    let human = fixture("rust/clippy.run1.txt");
+    let sig = find(&human, "error[clippy::needless_return]");
+    assert!(
+        sig.template
+            .starts_with("error[clippy::needless_return]: unneeded `return` statement"),
+        "{}",
+        sig.template
+    );
+    assert_eq!(ids(&human), ids(&fixture("cargo-json/clippy.run1.json")));
+}
+
+#[test]
+fn vitest_failures_are_separated_and_timeouts_recognized() {
+    let sigs = fixture("node/vitest.run1.txt");
+    assert_eq!(sigs.len(), 3, "{:#?}", templates(&sigs));
+    assert_ne!(find(&sigs, "adds small").id, find(&sigs, "adds large").id);
+    assert_eq!(
+        find(&sigs, "adds small").location.as_deref(),
+        Some("sum.test.js:7")
+    );
+    assert_eq!(find(&sigs, "is too slow").kind, SignatureKind::Timeout);
+}
+
+#[test]
 fn the_same_panic_from_cargo_test_and_nextest_agrees() {
     let cargo = fixture("rust/cargo-test.run1.txt");
     let nextest = fixture("rust/nextest.run1.txt");
@@ -237,6 +262,7 @@ fn timeouts_are_recognized_in_every_runner() {
         ("python/pytest-junit.run1.xml", "test_too_slow"),
         ("node/jest.run1.txt", "is too slow"),
         ("node/mocha.run1.txt", "is too slow"),
+        ("node/vitest.run1.txt", "is too slow"),
         ("go/timeout.run1.txt", "timed out"),
     ];
     for (name, needle) in cases {

@@ -22,12 +22,14 @@
 //! - tsc: `tsc TS2322: <message> (in src/x.ts)`.
 //! - pytest: `pytest <node id>: <exception type>: <E lines>`; Python traceback:
 //!   `python <Exception: message> at <file> in <function>`.
-//! - jest / mocha: `jest <suite › test>: <message>`, `mocha <suite › test>: <message>`.
+//! - jest / vitest / mocha: `jest <suite › test>: <message>`, `vitest <file > suite > test>:
+//!   <message>`, `mocha <suite › test>: <message>`.
 //! - Go: `go test <TestName>: <file.go: message>`, `go panic: <message> in <top module frame>`.
 //! - JUnit: `<test id>: <type>: <message>` (message from the body when the report has none).
 //!
 //! Output is sorted by (kind, template, location) and identical signatures within one input are
-//! deduplicated, keeping the first occurrence in input order.
+//! deduplicated, keeping the first occurrence in input order; at most `limits.max_items` distinct
+//! signatures are kept per input (the first ones met).
 
 mod cargo;
 mod hash;
@@ -205,10 +207,12 @@ pub fn extract_file(
             &crate::report::parse_junit_file(path, &opts.limits)?,
             opts,
         )),
-        InputFormat::Sarif => Ok(from_sarif(
-            &crate::report::parse_sarif_file(path, &opts.limits)?,
-            opts,
-        )),
+        InputFormat::Sarif => {
+            let report = crate::report::parse_sarif_file(path, &opts.limits)?;
+            let mut signatures = from_sarif(&report, opts);
+            signatures.iter_mut().for_each(|s| s.file = path.to_owned());
+            Ok(signatures)
+        }
         InputFormat::CargoJson => {
             let text = read_text(path, &opts.limits)?;
             Ok(finish(cargo::scan(&text), path, opts))
@@ -238,7 +242,8 @@ fn detect(path: &Path) -> Result<InputFormat, SignatureError> {
         .extension()
         .and_then(|e| e.to_str())
         .unwrap_or_default();
-    Ok(if start.starts_with('<') || ext == "xml" {
+    let xml = start.starts_with("<?xml") || start.starts_with("<testsuite");
+    Ok(if xml || ext == "xml" {
         InputFormat::Junit
     } else if ext == "sarif" || (start.starts_with('{') && head.contains("\"runs\"")) {
         InputFormat::Sarif
@@ -272,12 +277,7 @@ fn read_text(path: &Path, limits: &Limits) -> Result<String, SignatureError> {
 
 /// Extracts signatures from plain tool output (gate stdout/stderr).
 pub fn extract_log(text: &str, source: &Path, opts: &ExtractOptions) -> Vec<ExtractedSignature> {
-    let text = if text.contains('\x1b') {
-        normalize::strip_ansi(text)
-    } else {
-        std::borrow::Cow::Borrowed(text)
-    };
-    finish(log::scan(&text), source, opts)
+    finish(log::scan(&normalize::strip_ansi(text)), source, opts)
 }
 
 /// One signature per failing or erroring test case.
@@ -290,10 +290,11 @@ pub fn from_junit(summary: &JunitSummary, opts: &ExtractOptions) -> Vec<Extracte
             opts,
         ));
     }
-    sort_dedupe(out)
+    sort_dedupe(out, opts.limits.max_items)
 }
 
-/// One signature per SARIF finding at level warning or error.
+/// One signature per SARIF finding at level warning or error (`file` is empty: the report does
+/// not know its path; [`extract_file`] fills it in).
 pub fn from_sarif(report: &SarifReport, opts: &ExtractOptions) -> Vec<ExtractedSignature> {
     finish(sarif::candidates(report), Path::new(""), opts)
 }
@@ -325,13 +326,15 @@ fn finish(
             }
         })
         .collect();
-    sort_dedupe(signatures)
+    sort_dedupe(signatures, opts.limits.max_items)
 }
 
-/// Sorts by kind, template, location; keeps the first occurrence (in input order) of each id.
-fn sort_dedupe(mut signatures: Vec<ExtractedSignature>) -> Vec<ExtractedSignature> {
+/// Keeps the first occurrence (in input order) of each id, at most `max` of them, sorted by kind,
+/// template and location.
+fn sort_dedupe(mut signatures: Vec<ExtractedSignature>, max: usize) -> Vec<ExtractedSignature> {
     let mut seen = std::collections::HashSet::new();
     signatures.retain(|s| seen.insert(s.id.clone()));
+    signatures.truncate(max);
     signatures.sort_by(|a, b| {
         (a.kind, &a.template, &a.location).cmp(&(b.kind, &b.template, &b.location))
     });

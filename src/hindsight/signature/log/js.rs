@@ -1,4 +1,4 @@
-//! JavaScript and TypeScript shapes: jest/vitest `●` blocks, mocha's numbered failures, tsc (plain
+//! JavaScript and TypeScript shapes: jest `●` blocks, vitest ` FAIL  file > test` blocks, mocha's numbered failures, tsc (plain
 //! and `--pretty`), eslint's stylish format, `prettier --check`.
 
 use std::sync::LazyLock;
@@ -20,11 +20,14 @@ static TSC: LazyLock<Regex> =
     LazyLock::new(|| compile(r"^(\S.*?)(?:\((\d+),\d+\):|:(\d+):\d+ -) error (TS\d+): (.+)$"));
 static ESLINT: LazyLock<Regex> =
     LazyLock::new(|| compile(r"^\s+(\d+):\d+\s+error\s+(.+?)(?:\s{2,}(\S+))?\s*$"));
+static VITEST_HEADER: LazyLock<Regex> = LazyLock::new(|| compile(r"^\s*FAIL  (\S+) > (.+)$"));
+static VITEST_AT: LazyLock<Regex> = LazyLock::new(|| compile(r"^\s*❯ (\S+?):(\d+):\d+$"));
 static PRETTIER: LazyLock<Regex> = LazyLock::new(|| compile(r"^\[warn\] (\S+\.\w+)$"));
 
 /// Tries each JavaScript shape on an anchored line.
 pub(super) fn recognize(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
     jest(log, line)
+        .or_else(|| vitest(log, line))
         .or_else(|| mocha(log, line))
         .or_else(|| tsc(line))
         .or_else(|| eslint(log, line))
@@ -60,6 +63,44 @@ fn jest(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
         test: title,
         message,
         frames,
+        location,
+    });
+    Some(Found::one(
+        candidate,
+        body.last().map_or(line.next, |l| l.next),
+    ))
+}
+
+/// ` FAIL  file > suite > test`, its message up to the ` ❯ file:line:col` frame.
+fn vitest(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
+    let caps = VITEST_HEADER.captures(line.text)?;
+    let test = format!("{} > {}", &caps[1], &caps[2]);
+    let body: Vec<Line<'_>> = log
+        .lines_from(line.next)
+        .take_while(|l| !l.text.starts_with('⎯') && !VITEST_HEADER.is_match(l.text))
+        .take(200)
+        .collect();
+    let message = join_lines(
+        body.iter()
+            .map(|l| l.text)
+            .take_while(|t| !VITEST_AT.is_match(t) && !CODE_FRAME.is_match(t))
+            .take(8),
+    );
+    let location = body
+        .iter()
+        .find_map(|l| VITEST_AT.captures(l.text))
+        .map(|c| format!("{}:{}", &c[1], &c[2]));
+    let kind = if message.contains("Test timed out in") {
+        SignatureKind::Timeout
+    } else {
+        SignatureKind::TestFailure
+    };
+    let candidate = test_candidate(TestFailureParts {
+        tool: "vitest",
+        kind,
+        test: &test,
+        message,
+        frames: Vec::new(),
         location,
     });
     Some(Found::one(

@@ -25,6 +25,7 @@ const ANCHORS: &[&str] = &[
     "panicked at",
     "panic: ",
     "--- FAIL",
+    "FAIL  ",
     "TIMEOUT",
     "Traceback (most recent",
     "____ ",
