@@ -115,7 +115,8 @@ impl<W: Write> LineWriter<W> {
 
 fn existing_lines(path: &Path) -> std::io::Result<u64> {
     match File::open(path) {
-        Ok(file) => {
+        // Only a regular file has lines to count (not e.g. a FIFO or `/dev/full`).
+        Ok(file) if file.metadata()?.is_file() => {
             let mut count = 0;
             for line in BufReader::new(file).split(b'\n') {
                 line?;
@@ -123,6 +124,7 @@ fn existing_lines(path: &Path) -> std::io::Result<u64> {
             }
             Ok(count)
         }
+        Ok(_) => Ok(0),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(0),
         Err(err) => Err(err),
     }

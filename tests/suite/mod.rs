@@ -9,3 +9,4 @@ mod hindsight_store;
 mod report_coverage;
 mod report_junit;
 mod report_sarif;
+mod telemetry;
