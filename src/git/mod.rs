@@ -97,6 +97,8 @@ pub enum GitError {
         #[source]
         source: git2::Error,
     },
+    #[error("the patch does not apply to {path}: {reason}")]
+    PatchDoesNotApply { path: String, reason: &'static str },
     #[error("git {operation} failed on {target}: {source}")]
     Operation {
         operation: &'static str,

@@ -1,13 +1,13 @@
 //! [`Git2Repository`]: the one real [`Repository`], on libgit2. Runs no hooks, no fsmonitor and
 //! no filter drivers (libgit2 has none of them); must not spawn processes or touch the network.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use git2::build::CheckoutBuilder;
 use git2::{
-    ApplyLocation, ApplyOptions, BranchType, Commit, Diff, DiffFindOptions, DiffOptions, ErrorCode,
-    IndexAddOption, Oid, Signature, Tree,
+    ApplyLocation, ApplyOptions, BranchType, Commit, Delta, Diff, DiffFindOptions, DiffOptions,
+    ErrorCode, IndexAddOption, Oid, Signature, Tree,
 };
 
 use super::render::{file_changes, patch_text};
@@ -214,6 +214,70 @@ fn parse_patch(patch: &str) -> Result<Diff<'static>, GitError> {
     Diff::from_buffer(patch.as_bytes()).map_err(|source| GitError::PatchParse { source })
 }
 
+/// Why a path of `diff` cannot be applied to the files in `workdir`, checked before libgit2 runs:
+/// libgit2 compares a worktree patch with the index, so it misses untracked files in the way and
+/// files already deleted from the worktree.
+fn workdir_conflict(diff: &Diff<'_>, workdir: &Path) -> Option<GitError> {
+    diff.deltas().find_map(|delta| {
+        let old = delta.old_file().path().map(Path::to_path_buf);
+        let new = delta.new_file().path().map(Path::to_path_buf);
+        let (must_exist, must_not_exist) = match delta.status() {
+            Delta::Added | Delta::Untracked => (None, new),
+            Delta::Renamed | Delta::Copied if old != new => (old, new),
+            _ => (old, None),
+        };
+        path_conflict(workdir, must_exist.as_deref(), true)
+            .or_else(|| path_conflict(workdir, must_not_exist.as_deref(), false))
+    })
+}
+
+fn path_conflict(workdir: &Path, path: Option<&Path>, must_exist: bool) -> Option<GitError> {
+    let path = path?;
+    let refuse = |reason| {
+        Some(GitError::PatchDoesNotApply {
+            path: path.to_string_lossy().into_owned(),
+            reason,
+        })
+    };
+    if !is_plain_relative(path) {
+        return refuse("not a plain path inside the worktree");
+    }
+    let exists = workdir.join(path).symlink_metadata().is_ok();
+    match (must_exist, exists) {
+        (true, false) => refuse("the file is missing"),
+        (false, true) => refuse("the file already exists"),
+        _ => None,
+    }
+}
+
+/// Relative, no `..`, no `.git` component (in any case).
+fn is_plain_relative(path: &Path) -> bool {
+    path.components().all(|c| match c {
+        Component::Normal(name) => !name.eq_ignore_ascii_case(".git"),
+        Component::CurDir => true,
+        Component::ParentDir | Component::RootDir | Component::Prefix(_) => false,
+    })
+}
+
+fn apply_to_workdir(
+    repo: &git2::Repository,
+    patch: &str,
+    check_only: bool,
+) -> Result<(), GitError> {
+    let diff = parse_patch(patch)?;
+    let workdir = repo.workdir().ok_or(GitError::PatchDoesNotApply {
+        path: String::new(),
+        reason: "the repository has no worktree",
+    })?;
+    if let Some(conflict) = workdir_conflict(&diff, workdir) {
+        return Err(conflict);
+    }
+    let mut opts = ApplyOptions::new();
+    opts.check(check_only);
+    repo.apply(&diff, ApplyLocation::WorkDir, Some(&mut opts))
+        .map_err(GitError::op("apply", "patch"))
+}
+
 fn restore(repo: &git2::Repository, to_commit: &str) -> Result<(), GitError> {
     let tree = resolve_tree(repo, to_commit)?;
     let mut checkout = CheckoutBuilder::new();
@@ -297,20 +361,15 @@ impl Repository for Git2Repository {
     }
 
     fn patch_applies(&self, patch: &str) -> Result<bool, GitError> {
-        let diff = parse_patch(patch)?;
-        let mut opts = ApplyOptions::new();
-        opts.check(true);
-        let applied = self
-            .repo()
-            .apply(&diff, ApplyLocation::WorkDir, Some(&mut opts));
-        Ok(applied.is_ok())
+        match apply_to_workdir(&self.repo(), patch, true) {
+            Ok(()) => Ok(true),
+            Err(GitError::PatchParse { source }) => Err(GitError::PatchParse { source }),
+            Err(_) => Ok(false),
+        }
     }
 
     fn apply_patch(&self, patch: &str) -> Result<(), GitError> {
-        let diff = parse_patch(patch)?;
-        self.repo()
-            .apply(&diff, ApplyLocation::WorkDir, None)
-            .map_err(GitError::op("apply", "patch"))
+        apply_to_workdir(&self.repo(), patch, false)
     }
 
     fn restore_worktree(&self, to_commit: &str) -> Result<(), GitError> {

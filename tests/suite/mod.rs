@@ -1,5 +1,7 @@
 //! Integration test modules, one per area.
 
+mod
+git;
 mod cli_report;
 mod config;
 mod exec;
