@@ -1,11 +1,10 @@
 //! Integration test modules, one per area.
 
-mod
-git;
 mod cli_report;
 mod config;
 mod exec;
 mod gates;
+mod git;
 mod hindsight_signature;
 mod hindsight_store;
 mod report_coverage;
