@@ -61,7 +61,7 @@ fn write_case(out: &mut impl Write, mix: &Mix, suite: usize, case: usize) -> std
              <system-out><![CDATA[setting up fixture {case}\n]]></system-out>\n    </testcase>"
         );
     }
-    if case % mix.output_every == 0 {
+    if case.is_multiple_of(mix.output_every) {
         return writeln!(
             out,
             ">\n      <system-out>INFO starting case {case}\nINFO connecting to db &amp; cache\n\

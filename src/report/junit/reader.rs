@@ -44,7 +44,7 @@ pub(super) fn read_report<R: Read>(
         let event_start = xml.buffer_position();
         let event = match xml.read_event_into(&mut buf) {
             Ok(event) => event,
-            Err(error) => return Err(state.xml_error(&xml, &error)),
+            Err(error) => return Err(state.xml_error(&xml, &error, event_start)),
         };
         if let Some(bad) = invalid_utf8_at(&event) {
             return Err(state.malformed(event_start + bad, "invalid UTF-8 byte".into()));
@@ -138,11 +138,11 @@ impl<'a> ReportState<'a> {
                 Ok(())
             }
             Event::DocType(doctype) => self.doctype(&doctype, offset),
-            Event::Decl(_) | Event::PI(_) => {
+            Event::Decl(_) | Event::PI(_) | Event::Comment(_) => {
                 self.content_seen = true;
                 Ok(())
             }
-            Event::Comment(_) | Event::Eof => Ok(()),
+            Event::Eof => Ok(()),
         }
     }
 
@@ -240,7 +240,7 @@ impl<'a> ReportState<'a> {
             suite: self.suites.innermost_name(self.limits.max_message_bytes),
             limits: self.limits,
         };
-        let failure = self.case.to_failure(kind, context);
+        let failure = self.case.take_failure(kind, context);
         self.summary.failures.push(failure);
     }
 
@@ -287,21 +287,24 @@ impl<'a> ReportState<'a> {
         }
     }
 
-    fn xml_error<R: Read>(&self, xml: &XmlReader<R>, error: &quick_xml::Error) -> ReportError {
-        let offset = xml.error_position();
+    /// Maps a quick-xml error; `event_start` is where the event being read began.
+    fn xml_error<R: Read>(
+        &self,
+        xml: &XmlReader<R>,
+        error: &quick_xml::Error,
+        event_start: u64,
+    ) -> ReportError {
         match error {
             quick_xml::Error::Io(_) if xml.get_ref().tripped() => {
                 let limit = MAX_EVENT_BYTES >> 20;
-                self.malformed(
-                    offset,
-                    format!("one tag or text run is larger than {limit} MiB"),
-                )
+                let message = format!("a tag or text run starting here is larger than {limit} MiB");
+                self.malformed(event_start, message)
             }
             quick_xml::Error::Io(io) => ReportError::Io {
                 path: self.path.to_owned(),
                 source: std::io::Error::new(io.kind(), io.to_string()),
             },
-            other => self.malformed(offset, other.to_string()),
+            other => self.malformed(xml.error_position(), other.to_string()),
         }
     }
 }
@@ -446,7 +449,7 @@ impl CaseState {
         }
     }
 
-    fn to_failure(&mut self, kind: FailureKind, context: FailureContext<'_>) -> TestFailure {
+    fn take_failure(&mut self, kind: FailureKind, context: FailureContext<'_>) -> TestFailure {
         let max = context.limits.max_message_bytes;
         TestFailure {
             kind,

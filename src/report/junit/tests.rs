@@ -256,7 +256,7 @@ fn deep_nesting_is_refused() {
 
 #[test]
 fn guarded_input_fails_past_the_event_limit() {
-    let data = vec![b'x'; 100];
+    let data = [b'x'; 100];
     let mut input = GuardedInput::new(&data[..], 10);
     input.start_event();
     let first = input.fill_buf().unwrap().len();
@@ -276,4 +276,24 @@ fn line_and_column_count_from_one() {
     assert_eq!(line_and_column(&path, 4), (2, 2));
     assert_eq!(line_and_column(&path, 7), (3, 1));
     assert_eq!(line_and_column(&dir.path().join("missing"), 3), (0, 0));
+}
+
+#[test]
+fn one_oversized_text_run_is_refused_at_its_start() {
+    let prefix = b"<testsuite>\n<testcase><failure>".as_slice();
+    let endless = std::io::repeat(b'x').take(super::input::MAX_EVENT_BYTES + 1024);
+    let error = read_report(
+        prefix.chain(endless),
+        Path::new("big.xml"),
+        &Limits::default(),
+    );
+    match error {
+        Err(ReportError::Malformed {
+            offset, message, ..
+        }) => {
+            assert_eq!(offset, prefix.len() as u64);
+            assert!(message.contains("larger than"), "{message}");
+        }
+        other => panic!("expected Malformed, got {other:?}"),
+    }
 }
