@@ -193,6 +193,63 @@ pub(crate) fn indent(line: &str) -> usize {
 mod tests {
     use super::*;
 
+    /// The raw templates `scan` finds in `text`.
+    fn templates(text: &str) -> Vec<(SignatureKind, String)> {
+        scan(text)
+            .into_iter()
+            .map(|c| (c.kind, c.template))
+            .collect()
+    }
+
+    #[test]
+    fn older_formatter_shapes() {
+        let fmt = templates("Diff in /ci/x/src/lib.rs at line 3:\n-a\n+b\n");
+        assert_eq!(
+            fmt,
+            [(
+                SignatureKind::Lint,
+                "rustfmt: formatting differs in <path>".to_owned()
+            )]
+        );
+        let ruff = templates("Would reformat: src/app.py\n1 file would be reformatted\n");
+        assert_eq!(ruff[0].1, "ruff format: would reformat <path>");
+        let black = templates("would reformat /tmp/x/app.py\n\nOh no!\n");
+        assert_eq!(black[0].1, "black: would reformat <path>");
+    }
+
+    #[test]
+    fn pytest_summary_alone_drops_the_truncated_word() {
+        let text = "FAILED tests/test_a.py::test_b - KeyError: 'user missing (request dd09...\n\
+                    ERROR tests/test_c.py - ModuleNotFoundError: No module named 'x'\n";
+        let found = templates(text);
+        assert_eq!(
+            found[0],
+            (
+                SignatureKind::TestFailure,
+                "pytest tests/test_a.py::test_b: KeyError: 'user missing (request".to_owned()
+            )
+        );
+        assert_eq!(found[1].0, SignatureKind::TestError);
+        let timeout = templates("FAILED tests/t.py::test_slow - Failed: Timeout >10.0s\n");
+        assert_eq!(timeout[0].0, SignatureKind::Timeout);
+    }
+
+    #[test]
+    fn jest_suite_errors_and_go_test_timeouts() {
+        let jest =
+            templates("  ● Test suite failed to run\n\n    SyntaxError: Unexpected token (3:4)\n");
+        assert_eq!(jest[0].0, SignatureKind::TestError);
+        let go = "panic: test timed out after 10m0s\nrunning tests:\n\tTestSlow (10m0s)\n\ngoroutine 7 [running]:\n";
+        assert_eq!(scan(go)[0].kind, SignatureKind::Timeout);
+    }
+
+    #[test]
+    fn ordinary_lines_give_nothing() {
+        let text =
+            "test error_handling::ok_case ... ok\nFound 0 errors.\n--- PASS: TestX (0.00s)\n";
+        assert!(scan(text).is_empty());
+    }
+
     #[test]
     fn navigation_finds_lines_both_ways() {
         let log = Log {

@@ -124,10 +124,11 @@ fn node_id(log: &Log<'_>, from: usize, name: &str) -> Option<String> {
 fn pytest_summary(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
     let caps = SUMMARY.captures(line.text)?;
     let node = caps.get(2)?.as_str();
-    if !node.contains("::") || has_blocks(log, line.start) {
+    let collection_error = &caps[1] == "ERROR" && node.ends_with(".py");
+    if !(node.contains("::") || collection_error) || has_blocks(log, line.start) {
         return None;
     }
-    let message = caps.get(3).map_or("", |m| m.as_str());
+    let message = untruncated(caps.get(3).map_or("", |m| m.as_str()));
     let kind = if &caps[1] == "ERROR" {
         SignatureKind::TestError
     } else {
@@ -144,6 +145,15 @@ fn pytest_summary(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
         },
         line.next,
     ))
+}
+
+/// pytest cuts summary messages to the terminal width with `...`; the cut word is a fragment
+/// (half a UUID, say) that would differ run to run, so it goes, leaving a fixed marker.
+fn untruncated(message: &str) -> &str {
+    match message.strip_suffix("...") {
+        Some(cut) => cut.rsplit_once(' ').map_or(cut, |(kept, _)| kept),
+        None => message,
+    }
 }
 
 /// Whether a `= FAILURES =` or `= ERRORS =` section precedes `start`.
