@@ -3,7 +3,7 @@
 //! once as a `tracing` warning and never propagates: telemetry must not end a run.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -38,13 +38,21 @@ impl LineWriter<File> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(open_error)?;
         }
-        let count = existing_lines(path).map_err(open_error)?;
-        let file = OpenOptions::new()
+        let existing = existing_lines(path).map_err(open_error)?;
+        let mut file = OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
             .map_err(open_error)?;
-        Ok(Self::with_count(file, path.to_path_buf(), redactor, count))
+        if existing.torn {
+            file.write_all(b"\n").map_err(open_error)?;
+        }
+        Ok(Self::with_count(
+            file,
+            path.to_path_buf(),
+            redactor,
+            existing.lines,
+        ))
     }
 }
 
@@ -113,21 +121,38 @@ impl<W: Write> LineWriter<W> {
     }
 }
 
-fn existing_lines(path: &Path) -> std::io::Result<u64> {
-    match File::open(path) {
-        // Only a regular file has lines to count (not e.g. a FIFO or `/dev/full`).
-        Ok(file) if file.metadata()?.is_file() => {
-            let mut count = 0;
-            for line in BufReader::new(file).split(b'\n') {
-                line?;
-                count += 1;
-            }
-            Ok(count)
-        }
-        Ok(_) => Ok(0),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(0),
-        Err(err) => Err(err),
+/// The lines already in a file; a last line without its newline (a write cut short by a crash)
+/// counts, and is reported as torn so that the next line starts on a line of its own.
+#[derive(Debug, Default, PartialEq)]
+struct Existing {
+    lines: u64,
+    torn: bool,
+}
+
+fn existing_lines(path: &Path) -> std::io::Result<Existing> {
+    let mut file = match File::open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Existing::default()),
+        Err(err) => return Err(err),
+    };
+    // Only a regular file has lines to count (not e.g. a FIFO or `/dev/full`).
+    if !file.metadata()?.is_file() {
+        return Ok(Existing::default());
     }
+    let mut buffer = vec![0; 64 * 1024];
+    let mut existing = Existing::default();
+    let mut last = b'\n';
+    loop {
+        let read = file.read(&mut buffer)?;
+        let Some(&end) = buffer[..read].last() else {
+            break;
+        };
+        existing.lines += memchr::memchr_iter(b'\n', &buffer[..read]).count() as u64;
+        last = end;
+    }
+    existing.torn = last != b'\n';
+    existing.lines += u64::from(existing.torn);
+    Ok(existing)
 }
 
 #[cfg(test)]
@@ -181,6 +206,33 @@ mod tests {
         again.write_line(|n| Some(Ok(format!("line {n}"))));
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text, "line 1\nline 2\nline 3\n");
+    }
+
+    #[test]
+    fn a_torn_last_line_is_counted_and_closed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trace.jsonl");
+        std::fs::write(&path, "{\"seq\":1}\n{\"seq\":2,\"ev").unwrap();
+        let writer = LineWriter::append_to(&path, Arc::new(NoRedaction)).unwrap();
+        writer.write_line(|n| Some(Ok(format!("{{\"seq\":{n}}}"))));
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text, "{\"seq\":1}\n{\"seq\":2,\"ev\n{\"seq\":3}\n");
+    }
+
+    #[test]
+    fn counts_lines_across_read_buffers() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.jsonl");
+        let big = format!("{}\n", "y".repeat(200_000)).repeat(3);
+        std::fs::write(&path, big).unwrap();
+        let existing = existing_lines(&path).unwrap();
+        assert_eq!(
+            existing,
+            Existing {
+                lines: 3,
+                torn: false
+            }
+        );
     }
 
     #[test]
