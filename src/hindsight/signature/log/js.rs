@@ -225,19 +225,25 @@ fn tsc(line: Line<'_>) -> Option<Found> {
 /// `  3:5  error  'x' is defined but never used  no-unused-vars` under its file header.
 fn eslint(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
     let caps = ESLINT.captures(line.text)?;
-    let mut at = line.start;
-    let file = loop {
-        let prev = log.previous(at)?;
-        if !prev.text.trim().is_empty() && indent(prev.text) == 0 {
-            break prev.text.trim();
-        }
-        at = prev.start;
-    };
+    let file = eslint_file(log, line.start)?;
     let rule = caps.get(3).map_or("parse", |m| m.as_str());
     Some(Found::one(
         lint("eslint", rule, &caps[2], file, &caps[1]),
         line.next,
     ))
+}
+
+/// The file header above an eslint finding: the nearest unindented line, within 10,000 lines.
+fn eslint_file<'a>(log: &Log<'a>, start: usize) -> Option<&'a str> {
+    let mut at = start;
+    for _ in 0..10_000 {
+        let prev = log.previous(at)?;
+        if !prev.text.trim().is_empty() && indent(prev.text) == 0 {
+            return Some(prev.text.trim());
+        }
+        at = prev.start;
+    }
+    None
 }
 
 /// `[warn] src/x.js` lines before prettier's `Code style issues found` line.

@@ -12,6 +12,7 @@ mod js;
 mod python;
 mod rust;
 
+use std::cell::OnceCell;
 use std::sync::LazyLock;
 
 use aho_corasick::AhoCorasick;
@@ -44,9 +45,13 @@ const ANCHORS: &[&str] = &[
 static ANCHOR_SCAN: LazyLock<Option<AhoCorasick>> =
     LazyLock::new(|| AhoCorasick::new(ANCHORS).ok());
 
-/// The text being scanned, with line navigation by byte offset.
+/// The text being scanned, with line navigation by byte offset, and facts about the whole text
+/// that recognizers need, computed once on first use (so no recognizer rescans the whole log per
+/// failure).
 pub(crate) struct Log<'a> {
     pub text: &'a str,
+    pytest_summary: OnceCell<Vec<String>>,
+    pytest_sections: OnceCell<Option<usize>>,
 }
 
 /// One line: its start offset, its text (without the newline), and where the next line starts.
@@ -58,6 +63,29 @@ pub(crate) struct Line<'a> {
 }
 
 impl<'a> Log<'a> {
+    pub fn new(text: &'a str) -> Log<'a> {
+        Log {
+            text,
+            pytest_summary: OnceCell::new(),
+            pytest_sections: OnceCell::new(),
+        }
+    }
+
+    /// The node ids of pytest's short summary (`FAILED id` / `ERROR id` lines), in order.
+    pub fn pytest_summary(&self) -> &[String] {
+        self.pytest_summary
+            .get_or_init(|| python::summary_ids(self))
+    }
+
+    /// Where the first `= FAILURES =` or `= ERRORS =` section header starts, if any.
+    pub fn first_pytest_section(&self) -> Option<usize> {
+        *self.pytest_sections.get_or_init(|| {
+            let failures = memchr::memmem::find(self.text.as_bytes(), b"= FAILURES =");
+            let errors = memchr::memmem::find(self.text.as_bytes(), b"= ERRORS =");
+            failures.into_iter().chain(errors).min()
+        })
+    }
+
     /// The line that starts at `start`, or `None` at the end of the text.
     pub fn line(&self, start: usize) -> Option<Line<'a>> {
         if start >= self.text.len() {
@@ -119,7 +147,7 @@ const RECOGNIZERS: &[Recognizer] = &[
 
 /// Every failure in `text`, in order of appearance.
 pub(crate) fn scan(text: &str) -> Vec<Candidate> {
-    let log = Log { text };
+    let log = Log::new(text);
     let mut found = Vec::new();
     let mut resume = 0;
     for start in anchored_lines(&log) {
@@ -252,13 +280,11 @@ mod tests {
 
     #[test]
     fn navigation_finds_lines_both_ways() {
-        let log = Log {
-            text: "a\r\nbb\nccc",
-        };
+        let log = Log::new("a\r\nbb\nccc");
         let second = log.line(3).map(|l| l.text);
         assert_eq!(second, Some("bb"));
         assert_eq!(log.previous(6).map(|l| l.text), Some("bb"));
         assert_eq!(log.lines_from(0).count(), 3);
-        assert!(anchored_lines(&Log { text: "ok\nok\n" }).is_empty());
+        assert!(anchored_lines(&Log::new("ok\nok\n")).is_empty());
     }
 }

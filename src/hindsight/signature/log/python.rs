@@ -56,7 +56,7 @@ fn pytest_block(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
         .rev()
         .find_map(|l| PYTEST_WHERE.captures(l.text));
     let message = join_lines(errors.iter().copied());
-    let node = node_id(log, line.next, name).unwrap_or_else(|| name.to_owned());
+    let node = node_id(log, name).unwrap_or_else(|| name.to_owned());
     let kind = pytest_kind(section, &message);
     let exception = origin
         .as_ref()
@@ -112,12 +112,30 @@ fn pytest_kind(section: &str, message: &str) -> SignatureKind {
 }
 
 /// The full node id (`tests/test_x.py::test_y`) for a block name, from the short summary.
-fn node_id(log: &Log<'_>, from: usize, name: &str) -> Option<String> {
+fn node_id(log: &Log<'_>, name: &str) -> Option<String> {
     let wanted = format!("::{}", name.replace('.', "::"));
-    log.lines_from(from)
-        .filter_map(|l| SUMMARY.captures(l.text))
-        .map(|c| c[2].to_owned())
+    log.pytest_summary()
+        .iter()
         .find(|id| id.ends_with(&wanted))
+        .cloned()
+}
+
+/// Every node id in pytest's short summary, read in one pass over lines starting `FAILED `/`ERROR `.
+pub(super) fn summary_ids(log: &Log<'_>) -> Vec<String> {
+    let bytes = log.text.as_bytes();
+    let mut ids = Vec::new();
+    for needle in [&b"\nFAILED "[..], &b"\nERROR "[..]] {
+        for at in memchr::memmem::find_iter(bytes, needle) {
+            if let Some(caps) = log.line(at + 1).and_then(|l| SUMMARY.captures(l.text)) {
+                ids.push((at, caps[2].to_owned()));
+            }
+        }
+    }
+    if let Some(caps) = log.line(0).and_then(|l| SUMMARY.captures(l.text)) {
+        ids.push((0, caps[2].to_owned()));
+    }
+    ids.sort();
+    ids.into_iter().map(|(_, id)| id).collect()
 }
 
 /// A short-summary line when the log has no failure blocks (`--tb=no`, `-q`).
@@ -158,8 +176,7 @@ fn untruncated(message: &str) -> &str {
 
 /// Whether a `= FAILURES =` or `= ERRORS =` section precedes `start`.
 fn has_blocks(log: &Log<'_>, start: usize) -> bool {
-    let before = &log.text[..start];
-    before.contains("= FAILURES =") || before.contains("= ERRORS =")
+    log.first_pytest_section().is_some_and(|at| at < start)
 }
 
 /// `Traceback (most recent call last):` up to the exception line.
