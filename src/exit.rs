@@ -6,6 +6,9 @@
 //! | 1    | `GatesFailed`   | at least one gate failed (or a report was unreadable)           |
 //! | 2    | `UsageError`    | bad command line or bad configuration (file, line and key named)|
 //! | 3    | `InternalError` | something went wrong inside meta-agent or the machine           |
+//! | 4    | `Escalated`     | `run`/`resume` stopped with a report for maintainers (no commit) |
+//!
+//! `run` and `resume` exit 0 when they committed verified work or found nothing to do.
 //!
 //! Scripts and CI steps rely on these numbers: they never change meaning. Nothing else in the
 //! crate calls `std::process::exit`.
@@ -19,6 +22,8 @@ pub enum Outcome {
     Success,
     /// Gates ran and at least one failed.
     GatesFailed,
+    /// A run ended with an escalation report instead of a commit.
+    Escalated,
 }
 
 /// How a command failed before it could produce an [`Outcome`].
@@ -38,6 +43,7 @@ pub enum Code {
     GatesFailed = 1,
     UsageError = 2,
     InternalError = 3,
+    Escalated = 4,
 }
 
 impl Code {
@@ -46,6 +52,7 @@ impl Code {
         match result {
             Ok(Outcome::Success) => Code::Success,
             Ok(Outcome::GatesFailed) => Code::GatesFailed,
+            Ok(Outcome::Escalated) => Code::Escalated,
             Err(FailureClass::Usage) => Code::UsageError,
             Err(FailureClass::Internal) => Code::InternalError,
         }
@@ -68,5 +75,6 @@ mod tests {
         assert_eq!(Code::pick(Ok(Outcome::GatesFailed)) as u8, 1);
         assert_eq!(Code::pick(Err(FailureClass::Usage)) as u8, 2);
         assert_eq!(Code::pick(Err(FailureClass::Internal)) as u8, 3);
+        assert_eq!(Code::pick(Ok(Outcome::Escalated)) as u8, 4);
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod engine;
 pub mod event;
 pub mod exec;
 pub mod exit;

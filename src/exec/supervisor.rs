@@ -213,10 +213,8 @@ fn descendants() -> Vec<Pid> {
         else {
             continue;
         };
-        if let Some((ppid, zombie)) = read_stat(pid) {
-            if !zombie {
-                children.entry(ppid).or_default().push(pid);
-            }
+        if let Some((ppid, false)) = read_stat(pid) {
+            children.entry(ppid).or_default().push(pid);
         }
     }
     let mut found = Vec::new();

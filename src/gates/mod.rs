@@ -73,6 +73,10 @@ pub struct GateResult {
     pub output_tail: String,
     /// Processes the command left behind, killed after it ended.
     pub descendants_killed: u32,
+    /// The command's captured output (stderr then stdout, capped, without escape sequences),
+    /// for signature extraction; not serialized.
+    #[serde(skip)]
+    pub log: String,
 }
 
 /// All gates of one run.

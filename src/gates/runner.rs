@@ -43,11 +43,14 @@ pub async fn run_gates<R: CommandRunner>(
     ctx: &GateRunContext<'_, R>,
     gates: &[GateSpec],
 ) -> GatesSummary {
-    let results: Vec<GateResult> =
-        futures::stream::iter(gates.iter().map(|gate| run_gate(ctx, gate)))
-            .buffered(ctx.concurrency.max(1))
-            .collect()
-            .await;
+    let mut pending = Vec::with_capacity(gates.len());
+    for gate in gates {
+        pending.push(run_gate(ctx, gate));
+    }
+    let results: Vec<GateResult> = futures::stream::iter(pending)
+        .buffered(ctx.concurrency.max(1))
+        .collect()
+        .await;
     GatesSummary::from_results(results)
 }
 
@@ -368,6 +371,11 @@ fn judged(
         lint: verdict.lint,
         output_tail: output_tail(output),
         descendants_killed: output.descendants_killed,
+        log: format!(
+            "{}\n{}",
+            strip_ansi(&output.stderr.text),
+            strip_ansi(&output.stdout.text)
+        ),
     }
 }
 
@@ -386,6 +394,7 @@ fn not_run(gate: &GateSpec, command: String, status: GateStatus, reason: String)
         lint: None,
         output_tail: String::new(),
         descendants_killed: 0,
+        log: String::new(),
     }
 }
 

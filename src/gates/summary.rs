@@ -66,10 +66,12 @@ pub fn details(gate: &GateResult) -> String {
         .termination
         .as_ref()
         .is_some_and(|termination| !matches!(termination, Termination::Exited { .. }));
-    if parts.is_empty() || abnormal_end {
-        if let Some(reason) = gate.reasons.first() {
-            parts.insert(0, reason.clone());
-        }
+    if let Some(reason) = gate
+        .reasons
+        .first()
+        .filter(|_| parts.is_empty() || abnormal_end)
+    {
+        parts.insert(0, reason.clone());
     }
     parts.join("; ")
 }

@@ -185,7 +185,7 @@ fn level_name(level: FindingLevel) -> &'static str {
 
 /// `1500` → `1.5s`, `600000` → `10m`.
 pub fn human_ms(ms: u64) -> String {
-    if ms >= 60_000 && ms % 60_000 == 0 {
+    if ms >= 60_000 && ms.is_multiple_of(60_000) {
         format!("{}m", ms / 60_000)
     } else if ms >= 1000 {
         format!("{:.1}s", ms as f64 / 1000.0)

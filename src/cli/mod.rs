@@ -2,8 +2,11 @@
 //! print and how it ended. `main.rs` prints, logs errors and picks the exit code; nothing here
 //! calls `process::exit`.
 //!
-//! Command names and JSON shapes are a contract other tools rely on: `gates`, `report junit`,
-//! `report coverage`, `report sarif`, `config check`, `config schema`.
+//! Command names and JSON shapes are a contract other tools rely on: `run`, `resume`, `gates`,
+//! `report junit`, `report coverage`, `report sarif`, `config check`, `config schema`,
+//! `hindsight ...`.
+
+pub mod run;
 
 use std::path::{Path, PathBuf};
 
@@ -37,6 +40,10 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run the build-test-improve loop on a task: a verified commit or an escalation report.
+    Run(run::RunArgs),
+    /// Continue a run that was killed, or that awaits guidance.
+    Resume(run::ResumeArgs),
     /// Run the configured quality gates and print their summary; the exit code says whether all
     /// passed (0) or not (1).
     Gates(GatesArgs),
@@ -163,6 +170,14 @@ impl Done {
 /// Runs an async command (everything but the supervisor).
 pub async fn run(cli: &Cli) -> Result<Done, CliError> {
     match &cli.command {
+        Command::Run(args) => {
+            let prepared = Prepared::load(cli).await?;
+            run::run(prepared.context(cli), args).await
+        }
+        Command::Resume(args) => {
+            let prepared = Prepared::load(cli).await?;
+            run::resume(prepared.context(cli), args).await
+        }
         Command::Gates(args) => run_gates(cli, args).await,
         Command::Report(command) => run_report(command),
         Command::Config(ConfigCommand::Check) => config_check(cli).await,
@@ -210,6 +225,45 @@ async fn load_config(
         parent_env: env,
     };
     Ok(config::load(input, executor).await?)
+}
+
+/// What `run` and `resume` need, loaded once.
+struct Prepared {
+    repo: PathBuf,
+    executor: Executor,
+    env: Vec<(String, String)>,
+    config: Config,
+}
+
+impl Prepared {
+    async fn load(cli: &Cli) -> Result<Prepared, CliError> {
+        let repo = repo_root(cli)?;
+        let executor = executor()?;
+        let env = parent_env();
+        let config = load_config(cli, &repo, &executor, &env).await?;
+        if config.gates.is_empty() {
+            return Err(CliError::Usage(format!(
+                "no gates to verify a change with: {}",
+                config.preset_reason
+            )));
+        }
+        Ok(Prepared {
+            repo,
+            executor,
+            env,
+            config,
+        })
+    }
+
+    fn context(&self, cli: &Cli) -> run::RunContext<'_> {
+        run::RunContext {
+            repo_root: &self.repo,
+            config: &self.config,
+            executor: &self.executor,
+            parent_env: &self.env,
+            verbose: cli.verbose > 0,
+        }
+    }
 }
 
 async fn run_gates(cli: &Cli, args: &GatesArgs) -> Result<Done, CliError> {

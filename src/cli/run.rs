@@ -1,0 +1,293 @@
+//! `meta-agent run` and `meta-agent resume`: wire the engine to the real repository, runner,
+//! builder, hindsight and telemetry, then render what the run produced.
+//!
+//! Every run writes its files to its session directory (`.git/meta-agent/sessions/<id>/`):
+//! `state.json` (for resume), `trace.jsonl`, `audit.jsonl`, `metrics.prom`, `report.md` and
+//! `outcome.json`. With `--json`, events stream to stdout as JSON lines and the last line is the
+//! outcome object.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::{CliError, Done};
+use crate::config::Config;
+use crate::engine::builder::TaskBuilder;
+use crate::engine::improve::HindsightView;
+use crate::engine::run::{Engine, RunReport, StartOptions, new_session_id};
+use crate::engine::state::{RunOutcome, SessionStore};
+use crate::engine::task::Task;
+use crate::event::{EventSink, Fanout, TracingSink};
+use crate::exec::Executor;
+use crate::exit::Outcome;
+use crate::gates::summary;
+use crate::git::{Git2Repository, Identity, Repository};
+use crate::telemetry::{AuditLog, JsonLines, MetricsSink, NoRedaction, SystemClock, TraceFile};
+
+/// `meta-agent run`.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// A YAML task file: title, requirements, acceptance, issue, optional scripted edits.
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "text",
+        required_unless_present = "text"
+    )]
+    pub task: Option<PathBuf>,
+    /// The task as text (first line is the title).
+    #[arg(long, value_name = "TEXT")]
+    pub text: Option<String>,
+    /// Change nothing outside the working tree: no branch, no commit, no push, no comment; print
+    /// the diff, the gates and the commit message or escalation report it would have produced.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Improve iterations before escalating (default: loop.max_iterations, 3).
+    #[arg(long, value_name = "N")]
+    pub max_iterations: Option<u32>,
+    /// Stream events as JSON lines; the last line is the outcome.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `meta-agent resume`.
+#[derive(Debug, clap::Args)]
+pub struct ResumeArgs {
+    /// The session to resume (default: the latest).
+    pub session: Option<String>,
+    /// Guidance for the next plan (resumes a run that awaits guidance or escalated).
+    #[arg(long, value_name = "TEXT")]
+    pub guidance: Option<String>,
+    /// Stream events as JSON lines; the last line is the outcome.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What a run needs that `main` does not hold.
+pub struct RunContext<'a> {
+    pub repo_root: &'a Path,
+    pub config: &'a Config,
+    pub executor: &'a Executor,
+    pub parent_env: &'a [(String, String)],
+    pub verbose: bool,
+}
+
+fn open_repo(root: &Path) -> Result<Git2Repository, CliError> {
+    Git2Repository::open(root).map_err(|err| {
+        CliError::Usage(format!(
+            "{}: not a usable git repository: {err}",
+            root.display()
+        ))
+    })
+}
+
+/// Starts a new run.
+pub async fn run(ctx: RunContext<'_>, args: &RunArgs) -> Result<Done, CliError> {
+    let task = match (&args.task, &args.text) {
+        (Some(path), _) => Task::from_file(path),
+        (None, Some(text)) => Task::from_text(text),
+        (None, None) => return Err(CliError::Usage("give --task FILE or --text TEXT".into())),
+    }
+    .map_err(|err| CliError::Usage(err.to_string()))?;
+    let repo = open_repo(ctx.repo_root)?;
+    if !repo
+        .changed_files()
+        .map_err(|err| CliError::Internal(err.to_string()))?
+        .is_empty()
+    {
+        return Err(CliError::Usage(format!(
+            "{} has uncommitted changes: commit or stash them first, so the bot's change stays its own",
+            ctx.repo_root.display()
+        )));
+    }
+    let session = new_session_id();
+    let options = StartOptions {
+        session: session.clone(),
+        dry_run: args.dry_run,
+        max_iterations: args
+            .max_iterations
+            .unwrap_or(ctx.config.loop_.max_iterations),
+    };
+    let builder = TaskBuilder::for_task(&task);
+    drive(&ctx, &repo, &builder, &session, args.json, move |engine| {
+        Box::pin(engine.start(task, options))
+    })
+    .await
+}
+
+/// Resumes a session.
+pub async fn resume(ctx: RunContext<'_>, args: &ResumeArgs) -> Result<Done, CliError> {
+    let repo = open_repo(ctx.repo_root)?;
+    let sessions = SessionStore::for_git_dir(&repo.git_dir());
+    let state = sessions
+        .load(args.session.as_deref())
+        .map_err(|err| CliError::Usage(err.to_string()))?;
+    let builder = TaskBuilder::for_task(&state.task);
+    let session = state.session.clone();
+    let guidance = args.guidance.clone();
+    let id = session.clone();
+    drive(&ctx, &repo, &builder, &session, args.json, move |engine| {
+        Box::pin(async move { engine.resume(Some(&id), guidance).await })
+    })
+    .await
+}
+
+type RunFuture<'f> = std::pin::Pin<
+    Box<
+        dyn std::future::Future<Output = Result<RunReport, crate::engine::run::EngineError>>
+            + Send
+            + 'f,
+    >,
+>;
+
+/// Sets up the engine and its sinks, runs `body`, writes the session files and renders.
+async fn drive<'c, F>(
+    ctx: &RunContext<'c>,
+    repo: &Git2Repository,
+    builder: &TaskBuilder,
+    session: &str,
+    json: bool,
+    body: F,
+) -> Result<Done, CliError>
+where
+    F: for<'e> FnOnce(&'e Engine<'e, Executor, Git2Repository, TaskBuilder>) -> RunFuture<'e>,
+{
+    let sessions = SessionStore::for_git_dir(&repo.git_dir());
+    let dir = sessions.session_dir(session);
+    std::fs::create_dir_all(&dir)
+        .map_err(|err| CliError::Internal(format!("{}: {err}", dir.display())))?;
+    let sinks = Sinks::open(&dir, json)?;
+    let hindsight = HindsightView::load(
+        ctx.repo_root.join(&ctx.config.hindsight.path),
+        ctx.config.hindsight.catalog,
+    )
+    .map_err(CliError::Internal)?;
+    let report_root = tempfile::Builder::new()
+        .prefix("meta-agent-reports-")
+        .tempdir()
+        .map_err(|err| CliError::Internal(err.to_string()))?;
+    let fanout = sinks.fanout();
+    let engine = Engine {
+        config: ctx.config,
+        runner: ctx.executor,
+        repo,
+        builder,
+        events: &fanout,
+        sessions: &sessions,
+        hindsight: &hindsight,
+        parent_env: ctx.parent_env,
+        report_root: report_root.path(),
+        identity: Identity::default(),
+    };
+    let report = body(&engine)
+        .await
+        .map_err(|err| CliError::Internal(err.to_string()))?;
+    sinks.finish(&dir, &report)?;
+    let rendered = render(&report, ctx.verbose);
+    write_file(&dir.join("report.md"), &rendered)?;
+    let outcome = outcome_json(&report);
+    write_file(&dir.join("outcome.json"), &format!("{outcome}\n"))?;
+    let stdout = if json {
+        format!("{outcome}\n")
+    } else {
+        rendered
+    };
+    Ok(Done {
+        stdout,
+        outcome: exit_outcome(&report),
+    })
+}
+
+/// The event sinks of a run.
+struct Sinks {
+    trace: TraceFile,
+    audit: AuditLog,
+    metrics: MetricsSink,
+    json: Option<JsonLines<std::io::Stdout>>,
+}
+
+impl Sinks {
+    fn open(dir: &Path, json: bool) -> Result<Sinks, CliError> {
+        let clock = Arc::new(SystemClock);
+        let redactor = Arc::new(NoRedaction);
+        let internal = |err: crate::telemetry::TelemetryError| CliError::Internal(err.to_string());
+        Ok(Sinks {
+            trace: TraceFile::open(&dir.join("trace.jsonl"), clock.clone(), redactor.clone())
+                .map_err(internal)?,
+            audit: AuditLog::open(&dir.join("audit.jsonl"), clock, redactor.clone())
+                .map_err(internal)?,
+            metrics: MetricsSink::new(redactor.clone()),
+            json: json.then(|| JsonLines::new(std::io::stdout(), "stdout", redactor)),
+        })
+    }
+
+    fn fanout(&self) -> Fanout<'_> {
+        let mut sinks: Vec<&dyn EventSink> =
+            vec![&TracingSink, &self.trace, &self.audit, &self.metrics];
+        if let Some(json) = &self.json {
+            sinks.push(json);
+        }
+        Fanout { sinks }
+    }
+
+    fn finish(&self, dir: &Path, _report: &RunReport) -> Result<(), CliError> {
+        self.metrics
+            .write_prometheus(&dir.join("metrics.prom"))
+            .map_err(|err| CliError::Internal(err.to_string()))
+    }
+}
+
+fn write_file(path: &Path, text: &str) -> Result<(), CliError> {
+    crate::engine::state::write_atomic(path, text.as_bytes())
+        .map_err(|err| CliError::Internal(err.to_string()))
+}
+
+fn exit_outcome(report: &RunReport) -> Outcome {
+    match report.state.outcome {
+        Some(RunOutcome::Committed) | Some(RunOutcome::NothingToDo) => Outcome::Success,
+        Some(RunOutcome::Escalated) => Outcome::Escalated,
+        Some(RunOutcome::Failed) | None => Outcome::GatesFailed,
+    }
+}
+
+/// The outcome object (`--json`'s last line, and `outcome.json`).
+pub fn outcome_json(report: &RunReport) -> serde_json::Value {
+    let state = &report.state;
+    serde_json::json!({
+        "outcome": state.outcome.as_ref().map_or("failed", |o| o.as_str()),
+        "iterations": state.iteration,
+        "llm_calls": state.usage.llm_calls,
+        "session": state.session,
+        "branch": state.branch,
+        "commit": report.commit,
+        "dry_run": state.dry_run,
+        "gates": crate::engine::outcome::gates_trailer(&state.gates),
+        "flaky": state.flaky,
+        "refused_changes": state.tamper,
+    })
+}
+
+/// What a person reads at the end: summary, and in a dry run the diff; the gates; the commit
+/// message or the escalation report.
+fn render(report: &RunReport, verbose: bool) -> String {
+    let mut out = crate::engine::outcome::final_summary(&report.state, verbose);
+    if report.state.dry_run && !report.diff.is_empty() {
+        out.push_str("\n--- diff (dry run: not committed) ---\n");
+        out.push_str(&report.diff);
+    }
+    if let Some(gates) = &report.gates {
+        out.push_str("\n--- gates ---\n");
+        out.push_str(&summary::to_terminal(gates));
+    }
+    if let Some(message) = &report.commit_message {
+        let label = if report.state.dry_run {
+            "commit message (dry run: not committed)"
+        } else {
+            "commit message"
+        };
+        out.push_str(&format!("\n--- {label} ---\n{message}"));
+    }
+    if let Some(escalation) = &report.escalation {
+        out.push_str(&format!("\n--- escalation report ---\n{escalation}"));
+    }
+    out
+}

@@ -1,0 +1,505 @@
+//! The Improve phase's hindsight half: failures → signatures → known resolutions, applied with no
+//! LLM call; and what the run teaches hindsight at its end (outcomes, novel fixes, escalations).
+//!
+//! Lookups use the store as it stood when the run began (the reviewed, committed state); learned
+//! patches and commands are applied only when that reviewed store holds them, catalog fixes
+//! always. Writes happen once, at the end of a real (not dry) run, into the repository's store
+//! directory, so they are committed with the fix and reviewed with it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use super::state::{LoopState, ResolutionTried, SignatureRecord};
+use super::tamper::TamperPolicy;
+use crate::config::Config;
+use crate::event::{Event, EventSink};
+use crate::exec::{CommandRunner, CommandSpec, Program, env::child_env};
+use crate::gates::{GateResult, GatesSummary};
+use crate::git::Repository;
+use crate::hindsight::signature::{self, ExtractOptions, ExtractedSignature, InputFormat};
+use crate::hindsight::store::{
+    Catalog, CommandLine, EscalationContext, Fix, PatchFix, RankedResolution, Store, StoreOptions,
+    Timestamp,
+};
+use crate::hindsight::{Signature, SignatureKind};
+use crate::report::{Limits, SarifReport};
+
+/// Time a resolution command may take.
+const RESOLUTION_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The store as it stood when the run began, and where to write what the run learns.
+pub struct HindsightView {
+    /// Entries and catalog, read at the start.
+    pub store: Store,
+    /// The reviewed store: learned resolutions are applied only if it holds them.
+    pub reviewed: Store,
+    pub dir: PathBuf,
+    pub catalog: bool,
+}
+
+impl HindsightView {
+    /// Loads the repository's store (and the bundled catalog when enabled). The store as checked
+    /// out at the start is the reviewed one: runs start from the default branch in CI.
+    pub fn load(dir: PathBuf, catalog: bool) -> Result<HindsightView, String> {
+        let catalog_rules = if catalog {
+            Catalog::bundled().map_err(|e| e.to_string())?
+        } else {
+            Catalog::default()
+        };
+        let options = StoreOptions {
+            dir: Some(dir.clone()),
+            catalog: catalog_rules,
+            ..StoreOptions::default()
+        };
+        let loaded = Store::open(options.clone()).map_err(|e| e.to_string())?;
+        for skipped in &loaded.load_report().skipped {
+            tracing::warn!(
+                "hindsight: skipped {}: {}",
+                skipped.path.display(),
+                skipped.reason
+            );
+        }
+        let in_memory = StoreOptions {
+            dir: None,
+            ..options
+        };
+        let store = Store::from_entries(in_memory.clone(), loaded.entries().to_vec());
+        let reviewed = Store::from_entries(in_memory, loaded.entries().to_vec());
+        Ok(HindsightView {
+            store,
+            reviewed,
+            dir,
+            catalog,
+        })
+    }
+}
+
+/// What the hindsight step needs from the engine.
+pub struct HindsightCtx<'a, R: CommandRunner, G: Repository> {
+    pub view: &'a HindsightView,
+    pub runner: &'a R,
+    pub repo: &'a G,
+    pub events: &'a dyn EventSink,
+    pub parent_env: &'a [(String, String)],
+    pub config: &'a Config,
+}
+
+/// What applying resolutions did.
+pub struct Applied {
+    pub actions: Vec<String>,
+    pub tried: Vec<ResolutionTried>,
+}
+
+fn now() -> Timestamp {
+    Timestamp::new(SystemTime::now())
+}
+
+fn signature_of(record: &SignatureRecord) -> Option<Signature> {
+    let kind: SignatureKind =
+        serde_json::from_value(serde_json::Value::String(record.kind.clone())).ok()?;
+    Some(Signature {
+        id: record.id.clone(),
+        kind,
+        template: record.template.clone(),
+    })
+}
+
+/// The next resolution to apply for one signature: the best applicable command or patch not tried
+/// yet (a patch only when it still applies cleanly).
+fn next_resolution<R: CommandRunner, G: Repository>(
+    ctx: &HindsightCtx<'_, R, G>,
+    state: &LoopState,
+    record: &SignatureRecord,
+) -> Option<RankedResolution> {
+    let signature = signature_of(record)?;
+    let tried = state.tried(&record.id);
+    ctx.view
+        .store
+        .applicable_resolutions(&signature, &ctx.view.reviewed, now())
+        .into_iter()
+        .filter(|ranked| !tried.contains(&ranked.resolution.id))
+        .find(|ranked| match &ranked.resolution.fix {
+            Fix::Command(_) => true,
+            Fix::Patch(patch) => ctx.repo.patch_applies(&patch.diff).unwrap_or(false),
+            Fix::Guidance(_) => false,
+        })
+}
+
+/// Whether some current signature has a resolution not tried yet.
+pub fn has_untried<R: CommandRunner, G: Repository>(
+    ctx: HindsightCtx<'_, R, G>,
+    state: &LoopState,
+) -> bool {
+    state
+        .signatures
+        .iter()
+        .any(|record| next_resolution(&ctx, state, record).is_some())
+}
+
+/// Guidance texts hindsight holds for the current signatures, each once.
+pub fn guidance_for<R: CommandRunner, G: Repository>(
+    ctx: HindsightCtx<'_, R, G>,
+    state: &LoopState,
+) -> Vec<String> {
+    let mut texts = BTreeSet::new();
+    for signature in state.signatures.iter().filter_map(signature_of) {
+        for ranked in ctx
+            .view
+            .store
+            .applicable_resolutions(&signature, &ctx.view.reviewed, now())
+        {
+            if let Fix::Guidance(text) = ranked.resolution.fix {
+                texts.insert(text);
+            }
+        }
+    }
+    texts.into_iter().collect()
+}
+
+/// Applies the best untried resolution of every current signature; a resolution shared by
+/// several signatures runs once.
+pub async fn apply_resolutions<R: CommandRunner, G: Repository>(
+    ctx: HindsightCtx<'_, R, G>,
+    state: &LoopState,
+) -> Applied {
+    let mut chosen: BTreeMap<String, (RankedResolution, Vec<String>)> = BTreeMap::new();
+    for record in &state.signatures {
+        if let Some(ranked) = next_resolution(&ctx, state, record) {
+            chosen
+                .entry(ranked.resolution.id.clone())
+                .or_insert_with(|| (ranked, Vec::new()))
+                .1
+                .push(record.id.clone());
+        }
+    }
+    let mut applied = Applied {
+        actions: Vec::new(),
+        tried: Vec::new(),
+    };
+    for (id, (ranked, signatures)) in chosen {
+        let description = ranked.resolution.fix.summary();
+        for signature in &signatures {
+            ctx.events.emit(&Event::ResolutionApplied {
+                signature: signature.clone(),
+                resolution: id.clone(),
+                description: description.clone(),
+            });
+        }
+        let result = apply_fix(&ctx, &ranked.resolution.fix).await;
+        applied.actions.push(format!(
+            "{description} for {} signature(s): {result}",
+            signatures.len()
+        ));
+        applied
+            .tried
+            .extend(signatures.into_iter().map(|signature| ResolutionTried {
+                signature,
+                resolution: id.clone(),
+                description: description.clone(),
+                cured: None,
+            }));
+    }
+    applied
+}
+
+async fn apply_fix<R: CommandRunner, G: Repository>(
+    ctx: &HindsightCtx<'_, R, G>,
+    fix: &Fix,
+) -> String {
+    match fix {
+        Fix::Command(line) => run_command(ctx, line).await,
+        Fix::Patch(patch) => match ctx.repo.apply_patch(&patch.diff) {
+            Ok(()) => "patch applied".into(),
+            Err(err) => format!("patch failed: {err}"),
+        },
+        Fix::Guidance(_) => "guidance is for the agent".into(),
+    }
+}
+
+/// Runs a resolution command through the exec module, like a gate.
+async fn run_command<R: CommandRunner, G: Repository>(
+    ctx: &HindsightCtx<'_, R, G>,
+    line: &CommandLine,
+) -> String {
+    let program = match line {
+        CommandLine::Argv(argv) => Program::Argv(argv.clone()),
+        CommandLine::Shell(text) => Program::Shell(text.clone()),
+    };
+    let workdir = ctx.repo.workdir();
+    let spec = CommandSpec {
+        program,
+        cwd: workdir.clone(),
+        env: child_env(
+            ctx.parent_env.iter().cloned(),
+            &ctx.config.sandbox.env_allow,
+            [],
+        ),
+        timeout: RESOLUTION_TIMEOUT,
+        kill_grace: ctx.config.sandbox.kill_grace,
+        output_cap: usize::try_from(ctx.config.sandbox.output_cap).unwrap_or(usize::MAX),
+    };
+    let result = match ctx.runner.run(spec).await {
+        Ok(output) => match crate::gates::verdict::termination_reason(
+            &output.termination,
+            RESOLUTION_TIMEOUT.as_millis() as u64,
+        ) {
+            None => "exit 0".to_owned(),
+            Some(reason) => reason,
+        },
+        Err(err) => err.to_string(),
+    };
+    ctx.events.emit(&Event::CommandRun {
+        command: line.to_string(),
+        cwd: workdir.display().to_string(),
+        result: result.clone(),
+        duration_ms: 0,
+    });
+    result
+}
+
+/// The signatures of every failed gate: from JUnit failures, SARIF findings, or the gate's log;
+/// a failed gate that yields none gets one for its failure reason, so the loop can track it.
+pub fn signatures_of(summary: &GatesSummary, repo_root: &Path) -> Vec<SignatureRecord> {
+    let opts = ExtractOptions {
+        format: InputFormat::Auto,
+        repo_root: Some(repo_root.to_owned()),
+        limits: Limits::default(),
+    };
+    let mut records: BTreeMap<String, SignatureRecord> = BTreeMap::new();
+    for gate in summary
+        .gates
+        .iter()
+        .filter(|gate| gate.status == crate::gates::GateStatus::Failed)
+    {
+        let mut found = gate_signatures(gate, &opts);
+        if found.is_empty() {
+            found.push(reason_signature(gate, repo_root));
+        }
+        for extracted in found {
+            records
+                .entry(extracted.id.clone())
+                .or_insert_with(|| record(&extracted, &gate.name));
+        }
+    }
+    records.into_values().collect()
+}
+
+fn gate_signatures(gate: &GateResult, opts: &ExtractOptions) -> Vec<ExtractedSignature> {
+    let mut found = Vec::new();
+    if let Some(tests) = &gate.tests {
+        found.extend(signature::from_junit(tests, opts));
+    }
+    if let Some(lint) = gate.lint.as_ref().filter(|lint| lint.blocking > 0) {
+        let report = SarifReport {
+            findings: lint.findings,
+            errors: lint.errors,
+            warnings: lint.warnings,
+            results: lint.results.clone(),
+            results_omitted: 0,
+        };
+        found.extend(signature::from_sarif(&report, opts));
+    }
+    if found.is_empty() {
+        found.extend(signature::extract_log(
+            &gate.log,
+            Path::new(&gate.name),
+            opts,
+        ));
+    }
+    found
+}
+
+fn reason_signature(gate: &GateResult, repo_root: &Path) -> ExtractedSignature {
+    let reason = gate
+        .reasons
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "failed".into());
+    let template = format!(
+        "gate {}: {}",
+        gate.name,
+        signature::normalize(&reason, Some(repo_root))
+    );
+    ExtractedSignature {
+        id: signature::signature_id(SignatureKind::Other, &template),
+        kind: SignatureKind::Other,
+        template,
+        file: PathBuf::from(&gate.name),
+        location: None,
+        test: None,
+        frames: Vec::new(),
+        excerpt: reason,
+    }
+}
+
+fn record(extracted: &ExtractedSignature, gate: &str) -> SignatureRecord {
+    let kind = serde_json::to_value(extracted.kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    SignatureRecord {
+        id: extracted.id.clone(),
+        kind,
+        template: extracted.template.clone(),
+        gate: gate.to_owned(),
+        excerpt: crate::report::trim_to(&extracted.excerpt, 2048),
+        location: extracted.location.clone(),
+        test: extracted.test.clone(),
+        frames: extracted.frames.clone(),
+    }
+}
+
+/// Opens the repository's store for writing (end of a real run).
+fn writable(view: &HindsightView) -> Result<Store, String> {
+    let catalog = if view.catalog {
+        Catalog::bundled().map_err(|e| e.to_string())?
+    } else {
+        Catalog::default()
+    };
+    Store::open(StoreOptions {
+        dir: Some(view.dir.clone()),
+        catalog,
+        ..StoreOptions::default()
+    })
+    .map_err(|e| e.to_string())
+}
+
+/// Every signature seen in the run, from its observations.
+fn seen(state: &LoopState) -> Vec<Signature> {
+    let mut all: BTreeMap<String, Signature> = BTreeMap::new();
+    for record in state.history.iter().flat_map(|step| step.signatures.iter()) {
+        if let Some(signature) = signature_of(record) {
+            all.insert(signature.id.clone(), signature);
+        }
+    }
+    all.into_values().collect()
+}
+
+/// At a commit: occurrences, the outcomes of applied resolutions, and the run's change captured
+/// as a patch for every signature it cured that no resolution cured. Dry runs record nothing.
+pub fn record_success<R: CommandRunner, G: Repository>(
+    ctx: HindsightCtx<'_, R, G>,
+    state: &LoopState,
+) -> Result<(), String> {
+    if state.dry_run {
+        return Ok(());
+    }
+    let mut store = writable(ctx.view)?;
+    let now = now();
+    let all = seen(state);
+    store.record_seen(&all, now).map_err(|e| e.to_string())?;
+    record_outcomes(&mut store, state, now)?;
+    let cured_by_resolution: BTreeSet<&str> = state
+        .history
+        .iter()
+        .flat_map(|s| s.resolutions.iter())
+        .filter(|r| r.cured == Some(true))
+        .map(|r| r.signature.as_str())
+        .collect();
+    let novel: Vec<&Signature> = all
+        .iter()
+        .filter(|s| !cured_by_resolution.contains(s.id.as_str()))
+        .collect();
+    let code_diff = code_only(&state.worktree_diff, &ctx.view.dir, &ctx.repo.workdir());
+    if novel.is_empty() || code_diff.is_empty() {
+        return Ok(());
+    }
+    let files = state
+        .history
+        .iter()
+        .flat_map(|s| s.files_changed.iter().cloned())
+        .filter(|f| !f.starts_with(".meta-agent/"))
+        .collect();
+    let patch = PatchFix {
+        diff: code_diff,
+        files,
+        source: Some(format!("meta-agent session {}", state.session)),
+    };
+    for signature in novel {
+        store
+            .capture_patch(signature, patch.clone(), now)
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+fn record_outcomes(store: &mut Store, state: &LoopState, now: Timestamp) -> Result<(), String> {
+    for tried in state.history.iter().flat_map(|s| s.resolutions.iter()) {
+        if let Some(cured) = tried.cured {
+            store
+                .record_outcome(&tried.signature, &tried.resolution, cured, now)
+                .map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+/// The run's diff without the store's own files.
+fn code_only(diff: &str, store_dir: &Path, workdir: &Path) -> String {
+    let prefix = store_dir
+        .strip_prefix(workdir)
+        .unwrap_or(store_dir)
+        .display()
+        .to_string();
+    diff.split_inclusive('\n')
+        .fold((String::new(), true), |(mut out, keep), line| {
+            let keep = if let Some(rest) = line.strip_prefix("diff --git a/") {
+                !rest.starts_with(&prefix)
+            } else {
+                keep
+            };
+            if keep {
+                out.push_str(line);
+            }
+            (out, keep)
+        })
+        .0
+}
+
+/// At an escalation: occurrences, outcomes, and the remaining signatures marked unresolved with
+/// the escalation context. Dry runs record nothing.
+pub fn record_escalation<R: CommandRunner, G: Repository>(
+    ctx: HindsightCtx<'_, R, G>,
+    state: &LoopState,
+    reason: &str,
+) -> Result<(), String> {
+    if state.dry_run {
+        return Ok(());
+    }
+    let mut store = writable(ctx.view)?;
+    let now = now();
+    store
+        .record_seen(&seen(state), now)
+        .map_err(|e| e.to_string())?;
+    record_outcomes(&mut store, state, now)?;
+    let remaining: Vec<Signature> = state.signatures.iter().filter_map(signature_of).collect();
+    let tags = state
+        .signatures
+        .iter()
+        .map(|s| format!("gate:{}", s.gate))
+        .collect();
+    let context = EscalationContext {
+        reason: reason.to_owned(),
+        run: Some(format!("session {}", state.session)),
+        branch: Some(state.branch.clone()),
+        summary: Some(format!(
+            "{} iteration(s); task: {}",
+            state.iteration, state.task.title
+        )),
+        tags,
+        at: None,
+    };
+    store
+        .record_unresolved(&remaining, &context, now)
+        .map_err(|e| e.to_string())
+}
+
+/// The tamper policy of a configuration: built-in protected paths plus `commit.protected_paths`.
+pub fn tamper_policy(config: &Config) -> TamperPolicy {
+    let mut policy = TamperPolicy::default();
+    policy
+        .protected
+        .extend(config.commit.protected_paths.iter().cloned());
+    policy
+}

@@ -1,0 +1,17 @@
+//! The build-test-improve engine: the loop that turns a task into a verified commit or an honest
+//! escalation.
+//!
+//! [`decide`] is the pure "what next"; [`state`] the persisted LoopState and its history;
+//! [`run`] the effectful loop; [`improve`] hindsight's part of the Improve phase; [`builder`] the
+//! trait the coding agent implements (and the scripted and offline builders); [`outcome`] the
+//! commit message, trailers and escalation report; [`tamper`] the test-tamper guard; [`task`]
+//! task files.
+
+pub mod builder;
+pub mod decide;
+pub mod improve;
+pub mod outcome;
+pub mod run;
+pub mod state;
+pub mod tamper;
+pub mod task;

@@ -1,0 +1,329 @@
+//! What a run leaves for people: the commit message with its trailers, the escalation report, and
+//! the final summary. Pure functions of the [`LoopState`]; snapshot-tested.
+
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+use super::state::{GateRecord, LoopState, ResolutionTried, StepRecord};
+
+/// Longest subject line.
+const SUBJECT_CHARS: usize = 72;
+
+/// `tests=pass(120/120) lint=pass coverage=pass(84.2%>=80%)`.
+pub fn gates_trailer(gates: &[GateRecord]) -> String {
+    gates.iter().map(gate_word).collect::<Vec<_>>().join(" ")
+}
+
+fn gate_word(gate: &GateRecord) -> String {
+    let detail = match (
+        gate.tests_passed,
+        gate.tests_total,
+        gate.coverage,
+        gate.coverage_threshold,
+    ) {
+        (Some(passed), Some(total), _, _) => format!("({passed}/{total})"),
+        (_, _, Some(percent), Some(threshold)) => {
+            let cmp = if percent >= threshold { ">=" } else { "<" };
+            format!("({percent:.1}%{cmp}{threshold}%)")
+        }
+        _ => String::new(),
+    };
+    format!("{}={}{detail}", gate.name, gate.result)
+}
+
+/// Every resolution applied in the run, in order.
+fn resolutions(state: &LoopState) -> Vec<&ResolutionTried> {
+    state
+        .history
+        .iter()
+        .flat_map(|step| step.resolutions.iter())
+        .collect()
+}
+
+/// The acting steps (build and improve), in order.
+fn acting_steps(state: &LoopState) -> impl Iterator<Item = &StepRecord> {
+    state
+        .history
+        .iter()
+        .filter(|step| step.phase == "build" || step.phase == "improve")
+}
+
+/// Files changed across the run, sorted.
+fn files_changed(state: &LoopState) -> BTreeSet<&str> {
+    acting_steps(state)
+        .flat_map(|step| step.files_changed.iter().map(String::as_str))
+        .collect()
+}
+
+/// The commit message: subject, what changed per iteration, the task reference, trailers.
+pub fn commit_message(state: &LoopState, trailers: bool) -> String {
+    let mut subject = format!("meta-agent: {}", state.task.title);
+    if subject.chars().count() > SUBJECT_CHARS {
+        subject = subject.chars().take(SUBJECT_CHARS - 1).collect::<String>() + "…";
+    }
+    let mut body = String::new();
+    for step in acting_steps(state).filter(|step| !step.files_changed.is_empty()) {
+        let label = if step.phase == "build" {
+            "build".to_owned()
+        } else {
+            format!("iteration {}", step.iteration)
+        };
+        let what = step_description(step);
+        let _ = writeln!(
+            body,
+            "- {label}: {what} ({})",
+            step.files_changed.join(", ")
+        );
+    }
+    if !state.flaky.is_empty() {
+        let _ = writeln!(
+            body,
+            "- flaky (failed, then passed unchanged): {}",
+            state.flaky.join(", ")
+        );
+    }
+    let mut message = format!("{subject}\n\n");
+    if !body.is_empty() {
+        message.push_str(&body);
+        message.push('\n');
+    }
+    message.push_str("Verified by the repository's gates before this commit.\n");
+    if let Some(issue) = state.task.issue {
+        let _ = write!(message, "\nFixes #{issue}\n");
+    }
+    if trailers {
+        message.push('\n');
+        message.push_str(&trailer_block(state));
+    }
+    message
+}
+
+fn step_description(step: &StepRecord) -> String {
+    if !step.resolutions.is_empty() {
+        let applied: Vec<&str> = step
+            .resolutions
+            .iter()
+            .map(|r| r.description.as_str())
+            .collect();
+        return format!("hindsight applied {}", applied.join("; "));
+    }
+    step.actions
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "edits".into())
+}
+
+/// The `Meta-Agent-*` trailers, in `git interpret-trailers` form.
+pub fn trailer_block(state: &LoopState) -> String {
+    let applied = resolutions(state);
+    let patterns: BTreeSet<&str> = applied
+        .iter()
+        .filter(|r| r.cured == Some(true))
+        .map(|r| r.description.as_str())
+        .collect();
+    let patterns = if patterns.is_empty() {
+        "none".to_owned()
+    } else {
+        patterns.into_iter().collect::<Vec<_>>().join(", ")
+    };
+    let used: BTreeSet<&str> = applied.iter().map(|r| r.resolution.as_str()).collect();
+    let hindsight = if used.is_empty() {
+        "no".to_owned()
+    } else {
+        format!(
+            "yes ({})",
+            used.into_iter()
+                .map(|id| &id[..id.len().min(12)])
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    format!(
+        "Meta-Agent-Iterations: {}\nMeta-Agent-Patterns-Applied: {patterns}\nMeta-Agent-Hindsight-Used: {hindsight}\nMeta-Agent-Gates: {}\nMeta-Agent-Session: {}\n",
+        state.iteration,
+        gates_trailer(&state.gates),
+        state.session
+    )
+}
+
+/// The escalation report for maintainers (Markdown).
+pub fn escalation_report(state: &LoopState, reason: &str) -> String {
+    let mut out = format!("## meta-agent could not finish: {}\n\n", state.task.title);
+    let _ = writeln!(out, "**Why it stopped:** {reason}.\n");
+    let _ = writeln!(
+        out,
+        "**Goal:** {}\n",
+        first_line(&state.task.requirements).unwrap_or(&state.task.title)
+    );
+    out.push_str(
+        "### What was tried\n\n| Iteration | Step | Actions | Outcome |\n|---|---|---|---|\n",
+    );
+    for step in state.history.iter().filter(|step| step.phase != "test") {
+        let actions = if step.actions.is_empty() {
+            "—".to_owned()
+        } else {
+            step.actions.join("; ")
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} |",
+            step.iteration,
+            step.phase,
+            cell(&actions),
+            cell(&step.outcome)
+        );
+    }
+    for resolution in resolutions(state) {
+        let result = match resolution.cured {
+            Some(true) => "cured",
+            Some(false) => "did not cure",
+            None => "not observed",
+        };
+        let _ = writeln!(
+            out,
+            "\n- hindsight `{}` for `{}`: {result}",
+            resolution.description,
+            short(&resolution.signature)
+        );
+    }
+    out.push_str("\n### Remaining failures\n\n");
+    for signature in &state.signatures {
+        let _ = writeln!(
+            out,
+            "- **{}** `{}` (signature `{}`, gate `{}`)",
+            signature.kind,
+            cell(&signature.template),
+            short(&signature.id),
+            signature.gate
+        );
+        if let Some(test) = &signature.test {
+            let _ = writeln!(out, "  - test: `{test}`");
+        }
+        if let Some(excerpt) = first_line(&signature.excerpt) {
+            let _ = writeln!(out, "  - message: {}", cell(excerpt));
+        }
+    }
+    if state.signatures.is_empty() {
+        out.push_str("- no failure signature could be extracted; see the gate table\n");
+    }
+    out.push_str("\n### Gates at the end\n\n");
+    for gate in &state.gates {
+        let _ = writeln!(
+            out,
+            "- `{}`: {}{}",
+            gate.name,
+            gate.result,
+            gate.reasons
+                .first()
+                .map(|r| format!(" — {}", cell(r)))
+                .unwrap_or_default()
+        );
+    }
+    out.push_str(&places_to_investigate(state));
+    out.push_str(&next_steps(state));
+    out
+}
+
+fn places_to_investigate(state: &LoopState) -> String {
+    let places: BTreeSet<&str> = state
+        .signatures
+        .iter()
+        .flat_map(|s| {
+            s.location
+                .iter()
+                .map(String::as_str)
+                .chain(s.frames.iter().map(String::as_str))
+        })
+        .collect();
+    let files: BTreeSet<&str> = files_changed(state);
+    let mut out = String::from("\n### Where to look\n\n");
+    if places.is_empty() && files.is_empty() {
+        out.push_str(
+            "- the failing gates' output (no repository frames were found in the traces)\n",
+        );
+    }
+    for place in places {
+        let _ = writeln!(out, "- `{place}`");
+    }
+    if !files.is_empty() {
+        let _ = writeln!(
+            out,
+            "- files changed by the attempts: {}",
+            files
+                .into_iter()
+                .map(|f| format!("`{f}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    out
+}
+
+fn next_steps(state: &LoopState) -> String {
+    format!(
+        "\n### How to continue\n\n\
+         - Reply with guidance: comment `/agent fix <what to try>` on the issue, or run \
+         `meta-agent resume {} --guidance \"<what to try>\"` locally; the next plan receives it.\n\
+         - The work in progress is kept on branch `{}`; nothing was thrown away.\n\
+         - The remaining signatures are recorded in hindsight as unresolved.\n",
+        state.session, state.branch
+    )
+}
+
+/// A concise summary for a person: what changed, what was verified. `verbose` adds every step.
+pub fn final_summary(state: &LoopState, verbose: bool) -> String {
+    let outcome = state.outcome.as_ref().map_or("running", |o| o.as_str());
+    let mut out = format!(
+        "meta-agent {outcome}: {} (session {})\n",
+        state.task.title, state.session
+    );
+    let _ = writeln!(
+        out,
+        "iterations: {}, LLM calls: {}",
+        state.iteration, state.usage.llm_calls
+    );
+    let files = files_changed(state);
+    if !files.is_empty() {
+        let _ = writeln!(
+            out,
+            "changed: {}",
+            files.into_iter().collect::<Vec<_>>().join(", ")
+        );
+    }
+    let _ = writeln!(out, "gates: {}", gates_trailer(&state.gates));
+    if !state.flaky.is_empty() {
+        let _ = writeln!(
+            out,
+            "flaky tests (reported, not fixed): {}",
+            state.flaky.join(", ")
+        );
+    }
+    if !state.tamper.is_empty() {
+        let _ = writeln!(out, "refused changes: {}", state.tamper.join("; "));
+    }
+    if verbose {
+        for step in &state.history {
+            let _ = writeln!(
+                out,
+                "  [{} {}] {} in {} ms",
+                step.iteration, step.phase, step.outcome, step.duration_ms
+            );
+            for action in &step.actions {
+                let _ = writeln!(out, "      {action}");
+            }
+        }
+    }
+    out
+}
+
+fn first_line(text: &str) -> Option<&str> {
+    text.lines().map(str::trim).find(|line| !line.is_empty())
+}
+
+fn short(id: &str) -> &str {
+    &id[..id.len().min(12)]
+}
+
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}

@@ -1,0 +1,788 @@
+//! The loop itself: the effectful shell around [`super::decide::decide`].
+//!
+//! Idle → Planning → Acting → Observing → Reflecting → (Planning again | Complete | Escalated |
+//! AwaitingGuidance | Failed). The state is saved atomically before every step, so a run killed
+//! at any point resumes from its last completed step: an interrupted Acting step is redone on the
+//! worktree as the last completed step left it, an interrupted Observing step runs the gates
+//! again. Nothing here decides; it gathers, acts, records and emits events.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use super::builder::{ActRequest, BuildError, Builder, FailureContext};
+use super::decide::{self, Budgets, Decision, DecisionInput};
+use super::improve::{self, HindsightView};
+use super::outcome;
+use super::state::{
+    GateRecord, LoopState, Plan, Recovery, ResolutionTried, RunOutcome, STATE_VERSION,
+    SessionError, SessionStore, SignatureRecord, StepRecord, Usage,
+};
+use super::task::Task;
+use crate::config::Config;
+use crate::event::{Event, EventSink, LoopPhase};
+use crate::exec::CommandRunner;
+use crate::gates::{self, GateRunContext, GatesSummary};
+use crate::git::{GitError, Identity, Repository};
+use crate::report::Limits;
+
+/// Why a run could not go on (not: why the code is wrong — that is an escalation).
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error("hindsight: {0}")]
+    Hindsight(String),
+    #[error("the builder failed: {0}")]
+    Builder(String),
+}
+
+/// Everything the loop talks to.
+pub struct Engine<'a, R: CommandRunner, G: Repository, B: Builder> {
+    pub config: &'a Config,
+    pub runner: &'a R,
+    pub repo: &'a G,
+    pub builder: &'a B,
+    pub events: &'a dyn EventSink,
+    pub sessions: &'a SessionStore,
+    pub hindsight: &'a HindsightView,
+    pub parent_env: &'a [(String, String)],
+    /// Where gates write their reports (one directory per gate, reused per observation).
+    pub report_root: &'a Path,
+    pub identity: Identity,
+}
+
+/// How to start a run.
+#[derive(Debug, Clone)]
+pub struct StartOptions {
+    /// From [`new_session_id`].
+    pub session: String,
+    pub dry_run: bool,
+    pub max_iterations: u32,
+}
+
+/// What a finished (or stopped) run produced.
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    pub state: LoopState,
+    /// The worktree's diff against the base commit at the end.
+    pub diff: String,
+    pub gates: Option<GatesSummary>,
+    pub commit_message: Option<String>,
+    pub commit: Option<String>,
+    pub escalation: Option<String>,
+}
+
+/// What the last reflection produced, for the report.
+#[derive(Debug, Default)]
+struct Ending {
+    commit_message: Option<String>,
+    commit: Option<String>,
+    escalation: Option<String>,
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// A short, unique-enough session id: time and process.
+pub fn new_session_id() -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!(
+        "{:x}-{:x}",
+        (nanos / 1_000_000) as u64,
+        (nanos as u64 ^ u64::from(std::process::id())) & 0xffff
+    )
+}
+
+impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
+    /// Starts a new session for `task`.
+    pub async fn start(&self, task: Task, options: StartOptions) -> Result<RunReport, EngineError> {
+        let head = self.repo.head()?;
+        let session = options.session.clone();
+        let branch = if options.dry_run {
+            head.branch.clone().unwrap_or_else(|| "HEAD".into())
+        } else {
+            self.create_branch(&task, &session)?
+        };
+        let mut state = LoopState {
+            version: STATE_VERSION,
+            session: session.clone(),
+            branch,
+            base_commit: head.commit,
+            dry_run: options.dry_run,
+            phase: LoopPhase::Idle,
+            iteration: 0,
+            max_iterations: options.max_iterations,
+            plan: None,
+            worktree_diff: String::new(),
+            builder_calls: 0,
+            history: Vec::new(),
+            gates: Vec::new(),
+            signatures: Vec::new(),
+            guidance: Vec::new(),
+            usage: Usage::default(),
+            flaky: Vec::new(),
+            tamper: Vec::new(),
+            transient_retries: 0,
+            transient_error: None,
+            recoveries: Vec::new(),
+            started_unix_ms: now_ms(),
+            outcome: None,
+            task,
+        };
+        self.events.emit(&Event::RunStarted {
+            session,
+            task: state.task.title.clone(),
+            max_iterations: state.max_iterations,
+        });
+        self.drive(&mut state).await
+    }
+
+    /// Resumes a session killed earlier (or awaiting guidance), from its last completed step.
+    pub async fn resume(
+        &self,
+        session: Option<&str>,
+        guidance: Option<String>,
+    ) -> Result<RunReport, EngineError> {
+        let mut state = self.sessions.load(session)?;
+        let ended = matches!(
+            state.phase,
+            LoopPhase::Complete | LoopPhase::Escalated | LoopPhase::Failed
+        );
+        if ended && guidance.is_none() {
+            let outcome = state
+                .outcome
+                .as_ref()
+                .map_or("ended", |o| o.as_str())
+                .to_owned();
+            return Err(SessionError::Ended(state.session.clone(), outcome).into());
+        }
+        state.recoveries.push(Recovery {
+            phase: state.phase,
+            iteration: state.iteration,
+            at_unix_ms: now_ms(),
+        });
+        self.events.emit(&Event::Recovered {
+            session: state.session.clone(),
+            phase: state.phase,
+            iteration: state.iteration,
+        });
+        if !state.dry_run && self.repo.head()?.branch.as_deref() != Some(state.branch.as_str()) {
+            self.repo.checkout_existing(&state.branch)?;
+        }
+        self.restore_last_completed(&state)?;
+        if let Some(text) = guidance {
+            state.guidance.push(text);
+            if state.phase != LoopPhase::Planning {
+                state.iteration += 1;
+                state.max_iterations = state.max_iterations.max(state.iteration);
+                state.plan = Some(Plan::AgentFix {
+                    different_approach: true,
+                });
+                state.outcome = None;
+                self.transition(
+                    &mut state,
+                    LoopPhase::Planning,
+                    "guidance received from a maintainer",
+                );
+            }
+        }
+        self.drive(&mut state).await
+    }
+
+    /// The worktree as the last completed Acting step left it.
+    fn restore_last_completed(&self, state: &LoopState) -> Result<(), EngineError> {
+        if self.repo.diff()? == state.worktree_diff {
+            return Ok(());
+        }
+        self.repo.restore_worktree(&state.base_commit)?;
+        if !state.worktree_diff.is_empty() {
+            self.repo.apply_patch(&state.worktree_diff)?;
+        }
+        Ok(())
+    }
+
+    fn create_branch(&self, task: &Task, session: &str) -> Result<String, EngineError> {
+        let prefix = &self.config.commit.branch_prefix;
+        let slug = crate::git::branch_slug(&task.title);
+        let first = format!("{prefix}{slug}");
+        let fallback = format!(
+            "{prefix}{slug}-{}",
+            session.rsplit('-').next().unwrap_or(session)
+        );
+        let name = if self.repo.checkout_new_branch(&first).is_ok() {
+            first
+        } else {
+            self.repo.checkout_new_branch(&fallback)?;
+            fallback
+        };
+        self.events.emit(&Event::GitOperation {
+            operation: "branch".into(),
+            target: name.clone(),
+            result: "created".into(),
+        });
+        Ok(name)
+    }
+
+    async fn drive(&self, state: &mut LoopState) -> Result<RunReport, EngineError> {
+        let resumed_at = Instant::now();
+        let elapsed_before = state.usage.elapsed_ms;
+        let mut last_gates = None;
+        let mut ending = Ending::default();
+        loop {
+            state.usage.elapsed_ms =
+                elapsed_before + u64::try_from(resumed_at.elapsed().as_millis()).unwrap_or(0);
+            self.sessions.save(state)?;
+            match state.phase {
+                LoopPhase::Idle => self.transition(state, LoopPhase::Planning, "run started"),
+                LoopPhase::Planning => self.plan(state),
+                LoopPhase::Acting => self.act(state).await?,
+                LoopPhase::Observing => last_gates = Some(self.observe(state).await),
+                LoopPhase::Reflecting => ending = self.reflect(state).await?,
+                LoopPhase::Complete
+                | LoopPhase::Escalated
+                | LoopPhase::Failed
+                | LoopPhase::AwaitingGuidance => break,
+            }
+        }
+        self.finish(state);
+        self.sessions.save(state)?;
+        Ok(RunReport {
+            diff: self.repo.diff()?,
+            state: state.clone(),
+            gates: last_gates,
+            commit_message: ending.commit_message,
+            commit: ending.commit,
+            escalation: ending.escalation,
+        })
+    }
+
+    fn transition(&self, state: &mut LoopState, to: LoopPhase, reason: &str) {
+        tracing::debug!(
+            iteration = state.iteration,
+            "{} -> {}: {reason}",
+            state.phase.as_str(),
+            to.as_str()
+        );
+        self.events.emit(&Event::StateChanged {
+            from: state.phase,
+            to,
+            iteration: state.iteration,
+            reason: reason.to_owned(),
+        });
+        state.phase = to;
+    }
+
+    fn plan(&self, state: &mut LoopState) {
+        let plan = state.plan.clone().unwrap_or(Plan::Build);
+        let reason = match &plan {
+            Plan::Build => "build the change from the requirements".to_owned(),
+            Plan::Hindsight => format!(
+                "iteration {}: apply known resolutions (no LLM)",
+                state.iteration
+            ),
+            Plan::AgentFix { .. } => {
+                format!("iteration {}: ask the agent for a fix", state.iteration)
+            }
+        };
+        state.plan = Some(plan);
+        self.transition(state, LoopPhase::Acting, &reason);
+    }
+
+    async fn act(&self, state: &mut LoopState) -> Result<(), EngineError> {
+        let started = Instant::now();
+        let started_ms = now_ms();
+        let plan = state.plan.clone().unwrap_or(Plan::Build);
+        let (actions, resolutions, outcome) = match &plan {
+            Plan::Hindsight => {
+                let applied = improve::apply_resolutions(self.hindsight_ctx(), state).await;
+                (
+                    applied.actions,
+                    applied.tried,
+                    "hindsight resolutions applied".to_owned(),
+                )
+            }
+            Plan::Build | Plan::AgentFix { .. } => match self.call_builder(state, &plan).await {
+                Ok(done) => done,
+                Err(BuildError::Transient(error)) => {
+                    state.transient_error = Some(error);
+                    self.transition(
+                        state,
+                        LoopPhase::Reflecting,
+                        "transient failure of the builder",
+                    );
+                    return Ok(());
+                }
+                Err(BuildError::Fatal(error)) => return Err(EngineError::Builder(error)),
+            },
+        };
+        let (diff, files) = self.checked_change(state)?;
+        let phase = if plan == Plan::Build {
+            "build"
+        } else {
+            "improve"
+        };
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(0);
+        self.events.emit(&Event::PhaseFinished {
+            phase: phase.into(),
+            iteration: state.iteration,
+            duration_ms,
+            outcome: outcome.clone(),
+        });
+        state.history.push(StepRecord {
+            phase: phase.into(),
+            iteration: state.iteration,
+            started_unix_ms: started_ms,
+            duration_ms,
+            outcome,
+            actions,
+            diff,
+            files_changed: files,
+            gates: Vec::new(),
+            signatures: Vec::new(),
+            resolutions,
+        });
+        state.transient_retries = 0;
+        self.transition(state, LoopPhase::Observing, "run the gates");
+        Ok(())
+    }
+
+    /// Calls the builder; returns actions, no resolutions, and an outcome line.
+    async fn call_builder(
+        &self,
+        state: &mut LoopState,
+        plan: &Plan,
+    ) -> Result<(Vec<String>, Vec<ResolutionTried>, String), BuildError> {
+        if !self.builder.available(state.builder_calls) {
+            let why = if *plan == Plan::Build {
+                "no builder is available (no LLM configured): the gates run on the code as it is"
+            } else {
+                "no builder is available for a fix"
+            };
+            return Ok((vec![why.to_owned()], Vec::new(), "skipped".into()));
+        }
+        let request = ActRequest {
+            task: &state.task,
+            plan,
+            iteration: state.iteration,
+            call_index: state.builder_calls,
+            repo_root: &self.repo.workdir(),
+            context: self.failure_context(state),
+            max_steps: self.config.loop_.max_agent_steps,
+        };
+        let report = self.builder.act(request).await?;
+        state.builder_calls += 1;
+        state.usage.llm_calls += report.usage.llm_calls;
+        state.usage.input_tokens += report.usage.input_tokens;
+        state.usage.output_tokens += report.usage.output_tokens;
+        state.usage.cost_usd += report.usage.cost_usd;
+        let outcome = report.gave_up.clone().unwrap_or(report.summary.clone());
+        Ok((report.actions, Vec::new(), outcome))
+    }
+
+    /// Everything the next attempt should know.
+    fn failure_context(&self, state: &LoopState) -> FailureContext {
+        let attempts = state
+            .history
+            .iter()
+            .filter(|step| step.phase != "test")
+            .flat_map(|step| {
+                step.actions
+                    .iter()
+                    .map(move |a| format!("iteration {}: {a}", step.iteration))
+            })
+            .collect();
+        let files: BTreeSet<String> = state
+            .history
+            .iter()
+            .flat_map(|s| s.files_changed.iter().cloned())
+            .collect();
+        let failures = state
+            .signatures
+            .iter()
+            .map(|s| format!("[{}] {} — {}", s.kind, s.template, s.excerpt))
+            .collect();
+        let persistent = state
+            .previous_signature_ids()
+            .is_some_and(|prev| prev == state.signature_ids());
+        let patterns = format!(
+            "{} failure signature(s) across gates {}{}",
+            state.signatures.len(),
+            state
+                .gates
+                .iter()
+                .filter(|g| g.result == "fail")
+                .map(|g| g.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            if persistent {
+                "; the same failures persisted through the last attempt"
+            } else {
+                ""
+            }
+        );
+        let output = state
+            .gates
+            .iter()
+            .flat_map(|g| g.reasons.iter())
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n");
+        let instruction = if state.iteration > 1 {
+            "The previous attempts did not make the gates pass. Try a different approach from the ones listed.".into()
+        } else {
+            "Make the failing gates pass without weakening, skipping or deleting tests.".into()
+        };
+        let mut guidance = improve::guidance_for(self.hindsight_ctx(), state);
+        guidance.extend(state.guidance.iter().cloned());
+        FailureContext {
+            failures,
+            attempts,
+            files_changed: files.into_iter().collect(),
+            output,
+            patterns,
+            instruction,
+            guidance,
+        }
+    }
+
+    /// The worktree's change after an Acting step, refused (and undone) when it tampers with tests
+    /// or protected files.
+    fn checked_change(&self, state: &mut LoopState) -> Result<(String, Vec<String>), EngineError> {
+        let diff = self.repo.diff()?;
+        let findings = super::tamper::inspect(&diff, &improve::tamper_policy(self.config));
+        if !findings.is_empty() {
+            let lines: Vec<String> = findings
+                .iter()
+                .map(|f| format!("{}: {}", f.path, f.detail))
+                .collect();
+            self.events.emit(&Event::TamperRefused {
+                findings: lines.clone(),
+            });
+            state.tamper.extend(lines);
+            self.restore_last_completed(state)?;
+            return Ok((String::new(), Vec::new()));
+        }
+        let files: Vec<String> = self
+            .repo
+            .changed_files()?
+            .into_iter()
+            .map(|change| change.path)
+            .collect();
+        let step_diff = if diff == state.worktree_diff {
+            String::new()
+        } else {
+            diff.clone()
+        };
+        for path in files.iter().filter(|_| !step_diff.is_empty()) {
+            self.events.emit(&Event::FileChanged {
+                path: path.clone(),
+                diff: file_section(&diff, path),
+            });
+        }
+        state.worktree_diff = diff;
+        Ok((step_diff, files))
+    }
+
+    fn hindsight_ctx(&self) -> improve::HindsightCtx<'_, R, G> {
+        improve::HindsightCtx {
+            view: self.hindsight,
+            runner: self.runner,
+            repo: self.repo,
+            events: self.events,
+            parent_env: self.parent_env,
+            config: self.config,
+        }
+    }
+
+    async fn observe(&self, state: &mut LoopState) -> GatesSummary {
+        let started = Instant::now();
+        let started_ms = now_ms();
+        let workdir = self.repo.workdir();
+        let ctx = GateRunContext {
+            repo_root: &workdir,
+            parent_env: self.parent_env,
+            sandbox: &self.config.sandbox,
+            report_root: self.report_root,
+            limits: Limits::default(),
+            concurrency: self.config.loop_.gate_concurrency,
+            runner: self.runner,
+            events: self.events,
+        };
+        let mut summary = gates::run_gates(&ctx, &self.config.gates).await;
+        let flaky = self.rerun_failed_tests(&ctx, &mut summary).await;
+        for test in &flaky {
+            self.events.emit(&Event::FlakyTest { test: test.clone() });
+        }
+        state.flaky.extend(flaky);
+        let signatures = improve::signatures_of(&summary, &workdir);
+        for signature in &signatures {
+            self.events.emit(&Event::SignatureFound {
+                signature: signature.id.clone(),
+                kind: signature.kind.clone(),
+                template: signature.template.clone(),
+            });
+        }
+        mark_cured(state, &signatures);
+        state.gates = GateRecord::all(&summary);
+        state.signatures = signatures;
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(0);
+        let outcome = if summary.passed {
+            "gates passed"
+        } else {
+            "gates failed"
+        };
+        self.events.emit(&Event::PhaseFinished {
+            phase: "test".into(),
+            iteration: state.iteration,
+            duration_ms,
+            outcome: outcome.into(),
+        });
+        state.history.push(StepRecord {
+            phase: "test".into(),
+            iteration: state.iteration,
+            started_unix_ms: started_ms,
+            duration_ms,
+            outcome: outcome.into(),
+            actions: Vec::new(),
+            diff: String::new(),
+            files_changed: Vec::new(),
+            gates: state.gates.clone(),
+            signatures: state.signatures.clone(),
+            resolutions: Vec::new(),
+        });
+        self.transition(state, LoopPhase::Reflecting, outcome);
+        summary
+    }
+
+    /// Re-runs, once and unchanged, every tests gate that failed. A gate that passes the second
+    /// time had flaky tests: they are reported, and the gate's second result stands.
+    async fn rerun_failed_tests(
+        &self,
+        ctx: &GateRunContext<'_, R>,
+        summary: &mut GatesSummary,
+    ) -> Vec<String> {
+        let failed: Vec<_> = self
+            .config
+            .gates
+            .iter()
+            .filter(|spec| {
+                summary.gates.iter().any(|g| {
+                    g.name == spec.name
+                        && !g.passed
+                        && g.tests.as_ref().is_some_and(|t| t.failed + t.errors > 0)
+                })
+            })
+            .cloned()
+            .collect();
+        if failed.is_empty() {
+            return Vec::new();
+        }
+        let again = gates::run_gates(ctx, &failed).await;
+        let mut flaky = Vec::new();
+        for rerun in again.gates.into_iter().filter(|g| g.passed) {
+            if let Some(first) = summary.gates.iter_mut().find(|g| g.name == rerun.name) {
+                flaky.extend(GateRecord::of(first).failing_tests);
+                *first = rerun;
+            }
+        }
+        *summary = GatesSummary::from_results(std::mem::take(&mut summary.gates));
+        flaky
+    }
+
+    async fn reflect(&self, state: &mut LoopState) -> Result<Ending, EngineError> {
+        let decision = self.decision(state);
+        let label = format!("{decision:?}");
+        let reason = decision_reason(&decision);
+        self.events.emit(&Event::Decided {
+            iteration: state.iteration,
+            decision: label.split([' ', '{']).next().unwrap_or("").to_owned(),
+            reason: reason.clone(),
+        });
+        match decision {
+            Decision::Complete => self.complete(state),
+            Decision::Continue { plan, reason } => {
+                state.iteration += 1;
+                state.plan = Some(plan);
+                tracing::info!(
+                    iteration = state.iteration,
+                    max = state.max_iterations,
+                    "improve iteration: {reason}"
+                );
+                self.transition(state, LoopPhase::Planning, &reason);
+                Ok(Ending::default())
+            }
+            Decision::Retry { delay, reason } => {
+                state.transient_retries += 1;
+                state.transient_error = None;
+                tokio::time::sleep(delay).await;
+                self.transition(state, LoopPhase::Acting, &reason);
+                Ok(Ending::default())
+            }
+            Decision::Escalate { reason } => {
+                self.escalate(state, &reason.describe(), LoopPhase::Escalated)
+            }
+            Decision::AwaitGuidance { reason } => {
+                self.escalate(state, &reason, LoopPhase::AwaitingGuidance)
+            }
+        }
+    }
+
+    fn decision(&self, state: &LoopState) -> Decision {
+        let signatures = state.signature_ids();
+        let previous = state.previous_signature_ids();
+        let gates_passed = !state.gates.is_empty()
+            && state.gates.iter().all(|g| g.result != "fail")
+            && state.gates.iter().any(|g| g.result == "pass");
+        let budgets = Budgets {
+            max_tokens: self.config.llm.max_tokens,
+            max_cost_usd: self.config.llm.max_cost_usd,
+            max_calls: self.config.llm.max_calls,
+            wall_clock: Some(self.config.loop_.wall_clock),
+        };
+        decide::decide(&DecisionInput {
+            iteration: state.iteration,
+            max_iterations: state.max_iterations,
+            gates_passed,
+            signatures: &signatures,
+            previous_signatures: previous.as_ref(),
+            usage: &state.usage,
+            budgets: &budgets,
+            transient_error: state.transient_error.as_deref(),
+            transient_retries: state.transient_retries,
+            hindsight_available: improve::has_untried(self.hindsight_ctx(), state),
+            agent_available: self.builder.available(state.builder_calls),
+        })
+    }
+
+    fn complete(&self, state: &mut LoopState) -> Result<Ending, EngineError> {
+        if state.worktree_diff.is_empty() {
+            state.outcome = Some(RunOutcome::NothingToDo);
+            self.transition(
+                state,
+                LoopPhase::Complete,
+                "the gates pass and nothing needed to change",
+            );
+            return Ok(Ending::default());
+        }
+        improve::record_success(self.hindsight_ctx(), state).map_err(EngineError::Hindsight)?;
+        let message = outcome::commit_message(state, self.config.commit.trailers);
+        let commit = if state.dry_run {
+            None
+        } else {
+            let sha = self.repo.commit_all(&message, &self.identity)?;
+            self.events.emit(&Event::GitOperation {
+                operation: "commit".into(),
+                target: state.branch.clone(),
+                result: sha.clone(),
+            });
+            self.events.emit(&Event::Committed {
+                branch: state.branch.clone(),
+                commit: sha.clone(),
+                iterations: state.iteration,
+            });
+            Some(sha)
+        };
+        state.outcome = Some(RunOutcome::Committed);
+        self.transition(state, LoopPhase::Complete, "all gates passed");
+        Ok(Ending {
+            commit_message: Some(message),
+            commit,
+            escalation: None,
+        })
+    }
+
+    fn escalate(
+        &self,
+        state: &mut LoopState,
+        reason: &str,
+        to: LoopPhase,
+    ) -> Result<Ending, EngineError> {
+        improve::record_escalation(self.hindsight_ctx(), state, reason)
+            .map_err(EngineError::Hindsight)?;
+        let report = outcome::escalation_report(state, reason);
+        let mut commit = None;
+        if !state.dry_run && !self.repo.changed_files()?.is_empty() {
+            let message = format!(
+                "WIP: meta-agent: {}\n\nEscalated: {reason}.\nThe gates did not pass; kept for maintainers.\n\n{}",
+                state.task.title,
+                outcome::trailer_block(state)
+            );
+            let sha = self.repo.commit_all(&message, &self.identity)?;
+            self.events.emit(&Event::GitOperation {
+                operation: "commit".into(),
+                target: state.branch.clone(),
+                result: sha.clone(),
+            });
+            commit = Some(sha);
+        }
+        let branch = (!state.dry_run).then(|| state.branch.clone());
+        self.events.emit(&Event::Escalated {
+            reason: reason.to_owned(),
+            branch,
+        });
+        state.outcome = Some(RunOutcome::Escalated);
+        self.transition(state, to, reason);
+        Ok(Ending {
+            commit_message: None,
+            commit,
+            escalation: Some(report),
+        })
+    }
+
+    fn finish(&self, state: &LoopState) {
+        let outcome = state.outcome.as_ref().map_or("failed", |o| o.as_str());
+        self.events.emit(&Event::RunFinished {
+            outcome: outcome.to_owned(),
+            iterations: state.iteration,
+            llm_calls: state.usage.llm_calls,
+            duration_ms: state.usage.elapsed_ms,
+        });
+    }
+}
+
+/// Marks the resolutions of the last Acting step cured or not, by whether their signature is
+/// still present.
+fn mark_cured(state: &mut LoopState, now: &[SignatureRecord]) {
+    let present: BTreeSet<&str> = now.iter().map(|s| s.id.as_str()).collect();
+    if let Some(step) = state
+        .history
+        .iter_mut()
+        .rev()
+        .find(|step| step.phase != "test")
+    {
+        for resolution in step.resolutions.iter_mut().filter(|r| r.cured.is_none()) {
+            resolution.cured = Some(!present.contains(resolution.signature.as_str()));
+        }
+    }
+}
+
+fn decision_reason(decision: &Decision) -> String {
+    match decision {
+        Decision::Complete => "all gates passed".into(),
+        Decision::Continue { reason, .. }
+        | Decision::Retry { reason, .. }
+        | Decision::AwaitGuidance { reason } => reason.clone(),
+        Decision::Escalate { reason } => reason.describe(),
+    }
+}
+
+/// The part of a unified diff about one file.
+fn file_section(diff: &str, path: &str) -> String {
+    let header = format!("diff --git a/{path} b/{path}");
+    let Some(start) = diff.find(&header) else {
+        return String::new();
+    };
+    let rest = &diff[start..];
+    let end = rest[1..]
+        .find("\ndiff --git ")
+        .map_or(rest.len(), |i| i + 2);
+    rest[..end].to_owned()
+}

@@ -1,0 +1,335 @@
+//! The state of a run and its history, persisted atomically after every transition so that a run
+//! killed at any point (even with SIGKILL) can be resumed from its last completed step.
+//!
+//! Sessions live in the repository's git directory (`.git/meta-agent/sessions/<id>/state.json`):
+//! outside the worktree, so they never show up in a diff, and beside the clone they describe.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::task::Task;
+use crate::event::LoopPhase;
+use crate::gates::{GateResult, GateStatus, GatesSummary};
+
+/// Version of the state file format.
+pub const STATE_VERSION: u32 = 1;
+
+/// Everything the loop knows, enough to resume after a kill.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoopState {
+    pub version: u32,
+    pub session: String,
+    pub task: Task,
+    /// The bot's branch (`meta-agent/<slug>`); the current branch in a dry run.
+    pub branch: String,
+    /// The commit the run started from.
+    pub base_commit: String,
+    pub dry_run: bool,
+    pub phase: LoopPhase,
+    /// 0 is the build; 1.. are improve iterations.
+    pub iteration: u32,
+    pub max_iterations: u32,
+    /// What the next Acting step will do.
+    pub plan: Option<Plan>,
+    /// The worktree's diff against `base_commit` after the last completed Acting step.
+    pub worktree_diff: String,
+    /// How many build/improve calls the builder has answered (scripted edits resume here).
+    pub builder_calls: u32,
+    pub history: Vec<StepRecord>,
+    /// The latest gate results, compact.
+    pub gates: Vec<GateRecord>,
+    /// Signatures of the latest observation.
+    pub signatures: Vec<SignatureRecord>,
+    /// Guidance from maintainers, oldest first (untrusted text).
+    pub guidance: Vec<String>,
+    pub usage: Usage,
+    pub flaky: Vec<String>,
+    pub tamper: Vec<String>,
+    /// Transient failures retried in a row.
+    pub transient_retries: u32,
+    /// The transient failure of the step just taken, for the decision.
+    #[serde(default)]
+    pub transient_error: Option<String>,
+    pub recoveries: Vec<Recovery>,
+    pub started_unix_ms: u64,
+    /// Set when the run is over.
+    pub outcome: Option<RunOutcome>,
+}
+
+/// The step the loop will take in Acting.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Plan {
+    /// Produce the change from the requirements.
+    Build,
+    /// Apply known resolutions from hindsight (no LLM).
+    Hindsight,
+    /// Ask the agent for a fix with the full failure context.
+    AgentFix { different_approach: bool },
+}
+
+/// What happened in one phase of one iteration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    /// `build`, `improve`, `test`.
+    pub phase: String,
+    pub iteration: u32,
+    pub started_unix_ms: u64,
+    pub duration_ms: u64,
+    pub outcome: String,
+    /// What was done, one line each (edits, commands, resolutions).
+    pub actions: Vec<String>,
+    /// The change this step made (Acting steps).
+    pub diff: String,
+    pub files_changed: Vec<String>,
+    pub gates: Vec<GateRecord>,
+    pub signatures: Vec<SignatureRecord>,
+    pub resolutions: Vec<ResolutionTried>,
+}
+
+/// A gate result in the compact form kept in history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GateRecord {
+    pub name: String,
+    pub kind: String,
+    /// pass, fail or skip.
+    pub result: String,
+    pub duration_ms: u64,
+    pub reasons: Vec<String>,
+    pub tests_passed: Option<u64>,
+    pub tests_total: Option<u64>,
+    pub failing_tests: Vec<String>,
+    pub coverage: Option<f64>,
+    pub coverage_threshold: Option<f64>,
+    pub findings: Option<u64>,
+}
+
+impl GateRecord {
+    /// The compact record of a gate result.
+    pub fn of(gate: &GateResult) -> GateRecord {
+        let result = match gate.status {
+            GateStatus::Passed => "pass",
+            GateStatus::Failed => "fail",
+            GateStatus::Skipped => "skip",
+        };
+        GateRecord {
+            name: gate.name.clone(),
+            kind: crate::gates::summary::kind_word(gate.kind).to_owned(),
+            result: result.to_owned(),
+            duration_ms: gate.duration_ms,
+            reasons: gate.reasons.clone(),
+            tests_passed: gate.tests.as_ref().map(|t| t.passed),
+            tests_total: gate.tests.as_ref().map(|t| t.tests),
+            failing_tests: gate
+                .tests
+                .iter()
+                .flat_map(|t| t.failures.iter())
+                .map(|f| {
+                    if f.classname.is_empty() {
+                        f.name.clone()
+                    } else {
+                        format!("{}::{}", f.classname, f.name)
+                    }
+                })
+                .collect(),
+            coverage: gate.coverage.as_ref().map(|c| c.line_percent),
+            coverage_threshold: gate.coverage.as_ref().map(|c| c.threshold),
+            findings: gate.lint.as_ref().map(|l| l.findings),
+        }
+    }
+
+    /// All compact records of a summary.
+    pub fn all(summary: &GatesSummary) -> Vec<GateRecord> {
+        summary.gates.iter().map(GateRecord::of).collect()
+    }
+}
+
+/// An error signature as kept in history.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct SignatureRecord {
+    pub id: String,
+    pub kind: String,
+    pub template: String,
+    /// The gate that produced it.
+    pub gate: String,
+    pub excerpt: String,
+    pub location: Option<String>,
+    pub test: Option<String>,
+    pub frames: Vec<String>,
+}
+
+/// A hindsight resolution applied in an iteration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResolutionTried {
+    pub signature: String,
+    pub resolution: String,
+    pub description: String,
+    /// Whether the signature was gone at the next observation (unknown until then).
+    pub cured: Option<bool>,
+}
+
+/// LLM and time spent so far.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    pub llm_calls: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost_usd: f64,
+    /// Wall-clock time of the run so far (across resumes).
+    pub elapsed_ms: u64,
+}
+
+/// A resume after a kill.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Recovery {
+    pub phase: LoopPhase,
+    pub iteration: u32,
+    pub at_unix_ms: u64,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunOutcome {
+    Committed,
+    Escalated,
+    Failed,
+    NothingToDo,
+}
+
+impl RunOutcome {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            RunOutcome::Committed => "committed",
+            RunOutcome::Escalated => "escalated",
+            RunOutcome::Failed => "failed",
+            RunOutcome::NothingToDo => "nothing_to_do",
+        }
+    }
+}
+
+impl LoopState {
+    /// The signature ids of the latest observation.
+    pub fn signature_ids(&self) -> BTreeSet<String> {
+        self.signatures.iter().map(|s| s.id.clone()).collect()
+    }
+
+    /// The signature ids of the observation before the latest one, if there was one.
+    pub fn previous_signature_ids(&self) -> Option<BTreeSet<String>> {
+        self.history
+            .iter()
+            .rev()
+            .filter(|step| step.phase == "test")
+            .nth(1)
+            .map(|step| step.signatures.iter().map(|s| s.id.clone()).collect())
+    }
+
+    /// Every resolution id tried for a signature so far.
+    pub fn tried(&self, signature: &str) -> BTreeSet<String> {
+        self.history
+            .iter()
+            .flat_map(|step| step.resolutions.iter())
+            .filter(|r| r.signature == signature)
+            .map(|r| r.resolution.clone())
+            .collect()
+    }
+}
+
+/// Why a session could not be saved or loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: not a session state file: {source}")]
+    Corrupt {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("no session {0} (see .git/meta-agent/sessions/)")]
+    Unknown(String),
+    #[error("no session to resume in {0}")]
+    NoneYet(PathBuf),
+    #[error("session {0} already ended ({1}); nothing to resume")]
+    Ended(String, String),
+}
+
+/// Where sessions are kept: one directory per session, and a `latest` pointer.
+#[derive(Debug, Clone)]
+pub struct SessionStore {
+    dir: PathBuf,
+}
+
+impl SessionStore {
+    /// Sessions of the repository whose git directory is `git_dir`.
+    pub fn for_git_dir(git_dir: &Path) -> SessionStore {
+        SessionStore {
+            dir: git_dir.join("meta-agent").join("sessions"),
+        }
+    }
+
+    pub fn session_dir(&self, session: &str) -> PathBuf {
+        self.dir.join(session)
+    }
+
+    fn state_path(&self, session: &str) -> PathBuf {
+        self.session_dir(session).join("state.json")
+    }
+
+    /// Writes the state atomically (temporary file, fsync, rename) and points `latest` at it.
+    pub fn save(&self, state: &LoopState) -> Result<(), SessionError> {
+        let path = self.state_path(&state.session);
+        let json = serde_json::to_vec_pretty(state).map_err(|source| SessionError::Corrupt {
+            path: path.clone(),
+            source,
+        })?;
+        write_atomic(&path, &json)?;
+        write_atomic(&self.dir.join("latest"), state.session.as_bytes())
+    }
+
+    /// Loads a session, or the latest one.
+    pub fn load(&self, session: Option<&str>) -> Result<LoopState, SessionError> {
+        let session = match session {
+            Some(session) => session.to_owned(),
+            None => {
+                let latest = self.dir.join("latest");
+                std::fs::read_to_string(&latest)
+                    .map_err(|_| SessionError::NoneYet(self.dir.clone()))?
+                    .trim()
+                    .to_owned()
+            }
+        };
+        let valid = !session.is_empty()
+            && session
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-');
+        if !valid {
+            return Err(SessionError::Unknown(session));
+        }
+        let path = self.state_path(&session);
+        let bytes = std::fs::read(&path).map_err(|_| SessionError::Unknown(session.clone()))?;
+        serde_json::from_slice(&bytes).map_err(|source| SessionError::Corrupt { path, source })
+    }
+}
+
+/// Temporary file in the same directory, fsync, rename: readers see the old or the new file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), SessionError> {
+    use std::io::Write;
+    let io = |source| SessionError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
+    file.write_all(bytes).map_err(io)?;
+    file.as_file().sync_all().map_err(io)?;
+    file.persist(path).map_err(|err| io(err.error))?;
+    Ok(())
+}

@@ -1,0 +1,187 @@
+//! Tasks: what a run is asked to do. Read from a YAML task file (`--task`) or a line of text
+//! (`--text`). Every text in a task is untrusted data: it is shown to the model in a delimited
+//! section and never interpreted by meta-agent itself.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// A task file, as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskFile {
+    pub title: String,
+    #[serde(default)]
+    pub requirements: String,
+    /// Acceptance criteria, one per item.
+    #[serde(default)]
+    pub acceptance: Vec<String>,
+    /// The issue this task comes from (`Fixes #N` in the commit).
+    #[serde(default)]
+    pub issue: Option<u64>,
+    /// Scripted edits, one step per build or improve call (offline runs and reproductions).
+    #[serde(default)]
+    pub edits: Vec<ScriptStep>,
+}
+
+/// One scripted build or improve step: edits applied in order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptStep {
+    pub summary: String,
+    pub changes: Vec<Edit>,
+}
+
+/// One scripted edit of a file, relative to the repository root.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Edit {
+    /// Replace the one occurrence of `search` with `replace`.
+    Replace {
+        path: String,
+        search: String,
+        replace: String,
+    },
+    /// Write the whole file.
+    Write { path: String, content: String },
+    /// Delete the file.
+    Delete { path: String },
+}
+
+/// Where a task came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum TaskSource {
+    File { path: PathBuf },
+    Text,
+}
+
+/// The task of a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Task {
+    pub title: String,
+    pub requirements: String,
+    pub acceptance: Vec<String>,
+    pub issue: Option<u64>,
+    pub source: TaskSource,
+    pub script: Vec<ScriptStep>,
+}
+
+/// Why a task could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum TaskError {
+    #[error("cannot read task file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}:{column}: {message}")]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("{0}: the task has an empty title")]
+    EmptyTitle(String),
+}
+
+impl Task {
+    /// Reads a YAML task file.
+    pub fn from_file(path: &Path) -> Result<Task, TaskError> {
+        let text = std::fs::read_to_string(path).map_err(|source| TaskError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        let file: TaskFile = serde_yaml::from_str(&text).map_err(|err| {
+            let (line, column) = err
+                .location()
+                .map_or((0, 0), |loc| (loc.line(), loc.column()));
+            TaskError::Parse {
+                path: path.to_owned(),
+                line,
+                column,
+                message: err.to_string(),
+            }
+        })?;
+        if file.title.trim().is_empty() {
+            return Err(TaskError::EmptyTitle(path.display().to_string()));
+        }
+        Ok(Task {
+            title: file.title.trim().to_owned(),
+            requirements: file.requirements,
+            acceptance: file.acceptance,
+            issue: file.issue,
+            source: TaskSource::File {
+                path: path.to_owned(),
+            },
+            script: file.edits,
+        })
+    }
+
+    /// A task from a line of text: the first line is the title, the whole text the requirements.
+    pub fn from_text(text: &str) -> Result<Task, TaskError> {
+        let title = text
+            .lines()
+            .map(str::trim)
+            .find(|line| !line.is_empty())
+            .unwrap_or("");
+        if title.is_empty() {
+            return Err(TaskError::EmptyTitle("--text".into()));
+        }
+        Ok(Task {
+            title: title.chars().take(120).collect(),
+            requirements: text.to_owned(),
+            acceptance: Vec::new(),
+            issue: None,
+            source: TaskSource::Text,
+            script: Vec::new(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_task_file_reads_with_its_script() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("task.yml");
+        std::fs::write(
+            &path,
+            "title: Fix mean\nissue: 7\nrequirements: |\n  mean([]) must raise\nacceptance: [tests pass]\nedits:\n  - summary: fix\n    changes:\n      - replace: {path: a.py, search: x, replace: y}\n",
+        )
+        .unwrap();
+        let task = Task::from_file(&path).unwrap();
+        assert_eq!(task.title, "Fix mean");
+        assert_eq!(task.issue, Some(7));
+        assert_eq!(task.script.len(), 1);
+        assert_eq!(
+            task.script[0].changes[0],
+            Edit::Replace {
+                path: "a.py".into(),
+                search: "x".into(),
+                replace: "y".into()
+            }
+        );
+    }
+
+    #[test]
+    fn unknown_keys_in_a_task_file_name_the_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("task.yml");
+        std::fs::write(&path, "title: x\nrequirments: typo\n").unwrap();
+        let err = Task::from_file(&path).unwrap_err().to_string();
+        assert!(err.contains("task.yml:2:"), "{err}");
+        assert!(err.contains("requirments"), "{err}");
+    }
+
+    #[test]
+    fn text_tasks_take_their_first_line_as_title() {
+        let task = Task::from_text("\n  Make mean() safe  \nmore words").unwrap();
+        assert_eq!(task.title, "Make mean() safe");
+        assert!(Task::from_text("   ").is_err());
+    }
+}
