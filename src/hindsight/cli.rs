@@ -239,6 +239,9 @@ fn list(
         );
     }
     let _ = writeln!(out, "{} entr{}", entries.len(), plural_y(entries.len()));
+    for skipped in &store.load_report().skipped {
+        let _ = writeln!(out, "skipped {}: {}", skipped.path.display(), skipped.reason);
+    }
     Ok(out)
 }
 

@@ -68,7 +68,8 @@ impl<'de> Deserialize<'de> for Timestamp {
     }
 }
 
-/// Where an entry stands.
+/// Where an entry stands. The order (unresolved < escalated < resolved) is the merge order:
+/// merging two versions keeps the greater.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
 )]

@@ -54,15 +54,43 @@ pub fn load_dir(dir: &Path) -> Result<(Vec<Entry>, LoadReport), StoreError> {
     if !root.exists() {
         return Ok((entries, report));
     }
-    for path in entry_files(&root, &mut report) {
-        match read_entry(dir, &path) {
+    let paths = entry_files(&root, &mut report);
+    for (path, read) in paths.iter().zip(read_all(dir, &paths)) {
+        match read {
             Ok(entry) => entries.push(entry),
-            Err(reason) => report.skipped.push(SkippedFile { path, reason }),
+            Err(reason) => report.skipped.push(SkippedFile {
+                path: path.clone(),
+                reason,
+            }),
         }
     }
     entries.sort_by(|a, b| a.signature.cmp(&b.signature));
     report.loaded = entries.len();
     Ok((entries, report))
+}
+
+/// Reads `paths` in order, on as many threads as there are cores (parsing YAML dominates).
+fn read_all(dir: &Path, paths: &[PathBuf]) -> Vec<Result<Entry, String>> {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let chunk = paths.len().div_ceil(threads).max(256);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = paths
+            .chunks(chunk)
+            .map(|part| {
+                let worker = scope
+                    .spawn(move || part.iter().map(|p| read_entry(dir, p)).collect::<Vec<_>>());
+                (part.len(), worker)
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|(len, worker)| {
+                worker
+                    .join()
+                    .unwrap_or_else(|_| vec![Err("reader thread panicked".to_string()); len])
+            })
+            .collect()
+    })
 }
 
 fn entry_files(root: &Path, report: &mut LoadReport) -> Vec<PathBuf> {

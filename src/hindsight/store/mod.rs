@@ -230,51 +230,65 @@ impl Store {
         now: Timestamp,
     ) -> Vec<RankedResolution> {
         let lookup = self.lookup(signature);
-        let half_life = self.options.half_life_days;
-        let in_catalog = |r: &Resolution| {
-            self.options
-                .catalog
-                .resolution_for(signature, &r.id)
-                .is_some_and(|c| c.fix == r.fix)
-        };
         let mut ranked = Vec::new();
-        for r in lookup.exact.iter().flat_map(|e| e.resolutions.iter()) {
-            ranked.push(RankedResolution {
-                confidence: rank::confidence(&r.outcomes, now, half_life),
-                source: ResolutionSource::Exact {
-                    signature: signature.id.clone(),
-                },
-                from_catalog: in_catalog(r),
-                resolution: r.clone(),
-            });
+        if let Some(entry) = lookup.exact {
+            ranked.extend(self.rank_entry(signature, entry, 1.0, now));
         }
         for rule in &lookup.catalog {
-            for r in &rule.resolutions {
-                ranked.push(RankedResolution {
-                    confidence: 0.0,
-                    source: ResolutionSource::Catalog {
-                        rule: rule.name.clone(),
-                    },
-                    from_catalog: true,
-                    resolution: r.clone(),
-                });
-            }
+            ranked.extend(rule.resolutions.iter().map(|r| RankedResolution {
+                confidence: 0.0,
+                source: ResolutionSource::Catalog {
+                    rule: rule.name.clone(),
+                },
+                from_catalog: true,
+                resolution: r.clone(),
+            }));
         }
         for (score, entry) in &lookup.similar {
-            for r in &entry.resolutions {
-                ranked.push(RankedResolution {
-                    confidence: score * rank::confidence(&r.outcomes, now, half_life),
-                    source: ResolutionSource::Similar {
-                        signature: entry.signature.clone(),
-                        score: *score,
-                    },
-                    from_catalog: in_catalog(r),
-                    resolution: r.clone(),
-                });
-            }
+            ranked.extend(self.rank_entry(signature, entry, *score, now));
         }
         sort_ranked(&mut ranked);
         ranked
+    }
+
+    /// The resolutions of `entry` (the signature's own when `score` is 1 and the ids agree, a
+    /// similar one's otherwise), their confidence scaled by `score`.
+    fn rank_entry(
+        &self,
+        signature: &Signature,
+        entry: &Entry,
+        score: f64,
+        now: Timestamp,
+    ) -> Vec<RankedResolution> {
+        let source = if entry.signature == signature.id {
+            ResolutionSource::Exact {
+                signature: signature.id.clone(),
+            }
+        } else {
+            ResolutionSource::Similar {
+                signature: entry.signature.clone(),
+                score,
+            }
+        };
+        let half_life = self.options.half_life_days;
+        entry
+            .resolutions
+            .iter()
+            .map(|r| RankedResolution {
+                confidence: score * rank::confidence(&r.outcomes, now, half_life),
+                source: source.clone(),
+                from_catalog: self.in_catalog(signature, r),
+                resolution: r.clone(),
+            })
+            .collect()
+    }
+
+    /// Whether the bundled catalog offers this very fix for `signature`.
+    fn in_catalog(&self, signature: &Signature, resolution: &Resolution) -> bool {
+        self.options
+            .catalog
+            .resolution_for(signature, &resolution.id)
+            .is_some_and(|c| c.fix == resolution.fix)
     }
 
     /// The resolutions the engine may apply for `signature`: catalog fixes always; learned

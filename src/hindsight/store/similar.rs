@@ -36,29 +36,27 @@ pub struct SimilarHit {
 #[derive(Debug, Default, Clone)]
 pub struct SimilarityIndex {
     vocabulary: HashMap<String, u32>,
-    /// Sorted token ids per slot (empty for slots never inserted).
-    sets: Vec<Vec<u32>>,
+    /// Number of distinct tokens per slot (zero for slots never inserted).
+    sizes: Vec<u16>,
     postings: HashMap<(SignatureKind, u32), Vec<u32>>,
 }
 
 impl SimilarityIndex {
-    /// Indexes `template` as slot `slot` (slots are inserted in increasing order).
+    /// Indexes `template` as slot `slot`. Slots must come in increasing order (posting lists
+    /// stay sorted, which the query relies on).
     pub fn insert(&mut self, slot: usize, kind: SignatureKind, template: &str) {
-        let mut ids: Vec<u32> = tokens(template)
-            .into_iter()
-            .map(|t| self.intern(t))
-            .collect();
-        ids.sort_unstable();
-        for &id in &ids {
+        let tokens = tokens(template);
+        if self.sizes.len() <= slot {
+            self.sizes.resize(slot + 1, 0);
+        }
+        self.sizes[slot] = u16::try_from(tokens.len()).unwrap_or(u16::MAX);
+        for token in tokens {
+            let id = self.intern(token);
             self.postings
                 .entry((kind, id))
                 .or_default()
                 .push(slot as u32);
         }
-        if self.sets.len() <= slot {
-            self.sets.resize(slot + 1, Vec::new());
-        }
-        self.sets[slot] = ids;
     }
 
     fn intern(&mut self, token: String) -> u32 {
@@ -80,90 +78,80 @@ impl SimilarityIndex {
             return Vec::new();
         }
         let threshold = threshold.clamp(f64::EPSILON, 1.0);
-        let probe = self.probe_tokens(kind, &query, threshold);
-        let known = self.known_ids(&query);
-        let mut hits = self.verify(&probe, &known, query.len(), threshold);
+        let lists = self.posting_lists(kind, &query);
+        let mut hits = self.score(&lists, query.len(), threshold);
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.slot.cmp(&b.slot)));
         hits.truncate(limit);
         hits
     }
 
-    /// Sorted ids of the query's tokens that the index knows.
-    fn known_ids(&self, query: &[String]) -> Vec<u32> {
-        let mut ids: Vec<u32> = query
-            .iter()
-            .filter_map(|t| self.vocabulary.get(t).copied())
-            .collect();
-        ids.sort_unstable();
-        ids
-    }
-
-    /// Prefix filtering: a set with overlap at least `ceil(t * n)` must contain one of the
-    /// `n - ceil(t * n) + 1` rarest query tokens, so only their postings are read.
-    fn probe_tokens<'a>(
-        &'a self,
-        kind: SignatureKind,
-        query: &[String],
-        threshold: f64,
-    ) -> Vec<&'a [u32]> {
-        let n = query.len();
-        let min_overlap = ((threshold * n as f64) - 1e-9).ceil().max(1.0) as usize;
-        let prefix = n + 1 - min_overlap.min(n);
+    /// The postings of each query token in this kind, rarest first.
+    fn posting_lists<'a>(&'a self, kind: SignatureKind, query: &[String]) -> Vec<&'a [u32]> {
         let mut lists: Vec<&[u32]> = query
             .iter()
-            .map(|t| {
-                self.vocabulary
-                    .get(t)
-                    .and_then(|id| self.postings.get(&(kind, *id)))
-                    .map_or(&[][..], Vec::as_slice)
-            })
+            .filter_map(|t| self.vocabulary.get(t))
+            .filter_map(|id| self.postings.get(&(kind, *id)))
+            .map(Vec::as_slice)
             .collect();
         lists.sort_by_key(|l| l.len());
-        lists.truncate(prefix);
         lists
     }
 
-    fn verify(&self, probe: &[&[u32]], known: &[u32], n: usize, threshold: f64) -> Vec<SimilarHit> {
-        let mut seen = std::collections::HashSet::new();
-        let min_len = (threshold * n as f64 - 1e-9).ceil() as usize;
-        let max_len = (n as f64 / threshold + 1e-9).floor() as usize;
-        let mut hits = Vec::new();
-        for &slot in probe.iter().flat_map(|l| l.iter()) {
-            if !seen.insert(slot) {
-                continue;
+    /// Counts shared tokens per slot over the posting lists, then scores the slots that can
+    /// reach `threshold`. Prefix filtering: a slot sharing at least `ceil(t * n)` tokens appears
+    /// in one of the `n - ceil(t * n) + 1` rarest query tokens' lists (tokens unknown to the
+    /// index count as the rarest), so only slots first met there become candidates.
+    fn score(&self, lists: &[&[u32]], n: usize, threshold: f64) -> Vec<SimilarHit> {
+        let min_overlap = ((threshold * n as f64) - 1e-9).ceil().max(1.0) as usize;
+        let unknown = n - lists.len();
+        let prefix = (n + 1 - min_overlap.min(n)).saturating_sub(unknown);
+        let mut counts = vec![0u8; self.sizes.len()];
+        let mut candidates = Vec::new();
+        let (head, tail) = lists.split_at(prefix.min(lists.len()));
+        for &slot in head.iter().flat_map(|l| l.iter()) {
+            let count = &mut counts[slot as usize];
+            if *count == 0 {
+                candidates.push(slot);
             }
-            let set = &self.sets[slot as usize];
-            if set.len() < min_len || set.len() > max_len {
-                continue;
-            }
-            let shared = overlap(known, set);
-            let score = shared as f64 / (n + set.len() - shared) as f64;
-            if score + 1e-12 >= threshold {
-                hits.push(SimilarHit {
-                    slot: slot as usize,
-                    score,
-                });
-            }
+            *count = count.saturating_add(1);
         }
-        hits
+        for list in tail {
+            count_in(list, &candidates, &mut counts);
+        }
+        candidates
+            .into_iter()
+            .filter_map(|slot| self.hit(slot, counts[slot as usize], n, threshold))
+            .collect()
+    }
+
+    fn hit(&self, slot: u32, shared: u8, n: usize, threshold: f64) -> Option<SimilarHit> {
+        let shared = usize::from(shared);
+        let size = usize::from(self.sizes[slot as usize]);
+        let score = shared as f64 / (n + size - shared) as f64;
+        (score + 1e-12 >= threshold).then_some(SimilarHit {
+            slot: slot as usize,
+            score,
+        })
     }
 }
 
-/// Size of the intersection of two sorted id lists.
-fn overlap(a: &[u32], b: &[u32]) -> usize {
-    let (mut i, mut j, mut count) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                count += 1;
-                i += 1;
-                j += 1;
+/// Adds one to the count of every candidate in `list` (sorted): by binary search when the
+/// candidates are few next to the list, else by a scan (counts of non-candidates do not matter).
+fn count_in(list: &[u32], candidates: &[u32], counts: &mut [u8]) {
+    let searched = candidates.len() * (usize::BITS - list.len().leading_zeros()) as usize;
+    if searched < list.len() {
+        for &slot in candidates {
+            if list.binary_search(&slot).is_ok() {
+                let count = &mut counts[slot as usize];
+                *count = count.saturating_add(1);
             }
         }
+    } else {
+        for &slot in list {
+            let count = &mut counts[slot as usize];
+            *count = count.saturating_add(1);
+        }
     }
-    count
 }
 
 /// Jaccard similarity of two templates' token sets (the reference the index must agree with).
@@ -230,7 +218,7 @@ mod tests {
         #[test]
         fn index_agrees_with_brute_force(
             templates in prop::collection::vec(prop::collection::vec(word(), 1..8), 1..30),
-            query in prop::collection::vec(word(), 1..8),
+            query in prop::collection::vec(prop_oneof![word(), Just("novel".to_string()), Just("unseen".to_string())], 1..8),
             threshold in 0.2f64..1.0,
         ) {
             let templates: Vec<String> = templates.iter().map(|w| w.join(" ")).collect();
