@@ -19,7 +19,6 @@ pub use audit::{Actor, AuditLog};
 pub use clock::{Clock, SystemClock, format_time};
 pub use json_lines::JsonLines;
 pub use metrics_sink::{MetricsSink, push_url};
-pub use prometheus::PrometheusText;
 pub use trace::TraceFile;
 
 /// Why a telemetry file could not be opened or written. Every variant names the destination.
