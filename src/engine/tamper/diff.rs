@@ -1,0 +1,280 @@
+//! A small reader for git-format unified diffs: files, their status and paths, and hunks as
+//! ordered lines. Only what the tamper guard needs; it never touches the filesystem and never
+//! fails (malformed input yields what could be read).
+
+/// How a file changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum FileStatus {
+    Added,
+    Deleted,
+    Modified,
+    Renamed,
+}
+
+/// One line of a hunk, without its `+`/`-`/` ` prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Line<'a> {
+    Context(&'a str),
+    Removed(&'a str),
+    Added(&'a str),
+}
+
+/// One file's section of the diff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct FileDiff<'a> {
+    pub old_path: Option<String>,
+    pub new_path: Option<String>,
+    pub status: FileStatus,
+    pub hunks: Vec<Vec<Line<'a>>>,
+}
+
+impl FileDiff<'_> {
+    /// The path a person would name: the new one, or the old one for a deletion.
+    pub fn path(&self) -> &str {
+        self.new_path
+            .as_deref()
+            .or(self.old_path.as_deref())
+            .unwrap_or("")
+    }
+
+    /// Both paths (one when they are the same).
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        let old = self.old_path.as_deref();
+        let new = self.new_path.as_deref().filter(|n| Some(*n) != old);
+        old.into_iter().chain(new)
+    }
+
+    pub fn lines(&self) -> impl Iterator<Item = &Line<'_>> {
+        self.hunks.iter().flatten()
+    }
+}
+
+/// Splits a unified git diff into files.
+pub(super) fn parse(diff: &str) -> Vec<FileDiff<'_>> {
+    let mut files = Vec::new();
+    let mut lines = diff.lines().peekable();
+    while let Some(line) = lines.next() {
+        if let Some(header) = line.strip_prefix("diff --git ") {
+            files.push(parse_file(header, &mut lines));
+        }
+    }
+    files
+}
+
+type Lines<'a> = std::iter::Peekable<std::str::Lines<'a>>;
+
+fn parse_file<'a>(header: &str, lines: &mut Lines<'a>) -> FileDiff<'a> {
+    let (mut old_path, mut new_path) = header_paths(header);
+    let mut status = FileStatus::Modified;
+    let mut hunks = Vec::new();
+    while let Some(&line) = lines.peek() {
+        if line.starts_with("diff --git ") {
+            break;
+        }
+        lines.next();
+        if line.starts_with("new file mode") {
+            status = FileStatus::Added;
+        } else if line.starts_with("deleted file mode") {
+            status = FileStatus::Deleted;
+        } else if let Some(path) = line.strip_prefix("rename from ") {
+            status = FileStatus::Renamed;
+            old_path = Some(unquote(path));
+        } else if let Some(path) = line.strip_prefix("rename to ") {
+            new_path = Some(unquote(path));
+        } else if let Some(path) = line.strip_prefix("--- ") {
+            old_path = side_path(path, "a/").or(old_path.filter(|_| path != "/dev/null"));
+        } else if let Some(path) = line.strip_prefix("+++ ") {
+            new_path = side_path(path, "b/").or(new_path.filter(|_| path != "/dev/null"));
+        } else if let Some(counts) = line.strip_prefix("@@ ") {
+            hunks.push(parse_hunk(counts, lines));
+        }
+    }
+    match status {
+        FileStatus::Added => old_path = None,
+        FileStatus::Deleted => new_path = None,
+        FileStatus::Modified | FileStatus::Renamed => {}
+    }
+    FileDiff {
+        old_path,
+        new_path,
+        status,
+        hunks,
+    }
+}
+
+/// `a/x b/x` → the two paths (exact when both halves are equal; otherwise split at ` b/`).
+fn header_paths(header: &str) -> (Option<String>, Option<String>) {
+    if header.starts_with('"') {
+        let mut parts = header.splitn(2, "\" ");
+        let old = parts.next().map(|p| format!("{p}\""));
+        let new = parts.next();
+        return (
+            old.and_then(|p| side_path(&p, "a/")),
+            new.and_then(|p| side_path(p, "b/")),
+        );
+    }
+    let half = header.len() / 2;
+    let split = if header.is_char_boundary(half)
+        && header[..half].strip_prefix("a/") == header[half + 1..].strip_prefix("b/")
+    {
+        Some(half)
+    } else {
+        header.find(" b/")
+    };
+    match split {
+        Some(at) => (
+            side_path(&header[..at], "a/"),
+            side_path(&header[at + 1..], "b/"),
+        ),
+        None => (None, None),
+    }
+}
+
+/// `a/path` (or a quoted form) → `path`; `/dev/null` → `None`.
+fn side_path(raw: &str, prefix: &str) -> Option<String> {
+    let raw = raw.trim_end_matches('\t');
+    if raw == "/dev/null" {
+        return None;
+    }
+    let path = unquote(raw);
+    Some(
+        path.strip_prefix(prefix)
+            .map(str::to_string)
+            .unwrap_or(path),
+    )
+}
+
+/// Undoes git's C-style quoting of unusual paths (`"t\303\251st"` → `tést`).
+fn unquote(raw: &str) -> String {
+    let Some(inner) = raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) else {
+        return raw.to_string();
+    };
+    let mut bytes = Vec::with_capacity(inner.len());
+    let mut chars = inner.bytes().peekable();
+    while let Some(b) = chars.next() {
+        if b != b'\\' {
+            bytes.push(b);
+            continue;
+        }
+        match chars.next() {
+            Some(d @ b'0'..=b'7') => {
+                let mut value = u32::from(d - b'0');
+                for _ in 0..2 {
+                    if let Some(&n @ b'0'..=b'7') = chars.peek() {
+                        value = value * 8 + u32::from(n - b'0');
+                        chars.next();
+                    }
+                }
+                bytes.push(u8::try_from(value).unwrap_or(b'?'));
+            }
+            Some(b'n') => bytes.push(b'\n'),
+            Some(b't') => bytes.push(b'\t'),
+            Some(other) => bytes.push(other),
+            None => {}
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// `-a,b +c,d @@ …` → how many old and new lines the hunk has.
+fn hunk_counts(counts: &str) -> (usize, usize) {
+    let mut fields = counts.split_whitespace();
+    let count = |field: Option<&str>, sign: char| -> usize {
+        field
+            .and_then(|f| f.strip_prefix(sign))
+            .map(|f| f.split_once(',').map_or(1, |(_, n)| n.parse().unwrap_or(0)))
+            .unwrap_or(0)
+    };
+    let old = count(fields.next(), '-');
+    let new = count(fields.next(), '+');
+    (old, new)
+}
+
+fn parse_hunk<'a>(counts: &str, lines: &mut Lines<'a>) -> Vec<Line<'a>> {
+    let (mut old, mut new) = hunk_counts(counts);
+    let mut out = Vec::new();
+    while old > 0 || new > 0 {
+        let Some(&line) = lines.peek() else { break };
+        let parsed = match line.as_bytes().first() {
+            Some(b' ') if old > 0 && new > 0 => {
+                old -= 1;
+                new -= 1;
+                Line::Context(&line[1..])
+            }
+            Some(b'-') if old > 0 => {
+                old -= 1;
+                Line::Removed(&line[1..])
+            }
+            Some(b'+') if new > 0 => {
+                new -= 1;
+                Line::Added(&line[1..])
+            }
+            Some(b'\\') => {
+                lines.next();
+                continue;
+            }
+            None if old > 0 && new > 0 => {
+                old -= 1;
+                new -= 1;
+                Line::Context("")
+            }
+            _ => break,
+        };
+        lines.next();
+        out.push(parsed);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_statuses_paths_and_lines() {
+        let diff = "diff --git a/src/a.rs b/src/a.rs\nindex 1..2 100644\n--- a/src/a.rs\n+++ b/src/a.rs\n@@ -1,2 +1,2 @@\n keep\n-old\n+new\n\\ No newline at end of file\ndiff --git a/gone.py b/gone.py\ndeleted file mode 100644\n--- a/gone.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\ndiff --git a/t/x.go b/t/y.go\nsimilarity index 100%\nrename from t/x.go\nrename to t/y.go\n";
+        let files = parse(diff);
+        assert_eq!(files.len(), 3);
+        assert_eq!(files[0].status, FileStatus::Modified);
+        assert_eq!(
+            files[0].hunks[0],
+            vec![
+                Line::Context("keep"),
+                Line::Removed("old"),
+                Line::Added("new")
+            ]
+        );
+        assert_eq!(files[1].status, FileStatus::Deleted);
+        assert_eq!(files[1].path(), "gone.py");
+        assert_eq!(files[1].new_path, None);
+        assert_eq!(files[2].status, FileStatus::Renamed);
+        assert_eq!(files[2].old_path.as_deref(), Some("t/x.go"));
+        assert_eq!(files[2].new_path.as_deref(), Some("t/y.go"));
+    }
+
+    #[test]
+    fn a_removed_line_that_looks_like_a_header_stays_in_its_hunk() {
+        let diff = "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,2 +1 @@\n--- not a header\n keep\n";
+        let files = parse(diff);
+        assert_eq!(
+            files[0].hunks[0],
+            vec![Line::Removed("-- not a header"), Line::Context("keep")]
+        );
+    }
+
+    #[test]
+    fn quoted_paths_are_unquoted() {
+        let diff = "diff --git \"a/t\\303\\251st.py\" \"b/t\\303\\251st.py\"\nnew file mode 100644\n--- /dev/null\n+++ \"b/t\\303\\251st.py\"\n@@ -0,0 +1 @@\n+x\n";
+        let files = parse(diff);
+        assert_eq!(files[0].path(), "tést.py");
+        assert_eq!(files[0].status, FileStatus::Added);
+    }
+
+    #[test]
+    fn binary_files_keep_their_header_paths() {
+        let diff = "diff --git a/tests/data.bin b/tests/data.bin\ndeleted file mode 100644\nindex 1..0\nBinary files a/tests/data.bin and /dev/null differ\n";
+        let files = parse(diff);
+        assert_eq!(files[0].path(), "tests/data.bin");
+        assert_eq!(files[0].status, FileStatus::Deleted);
+    }
+}
