@@ -3,7 +3,8 @@
 //! Generates ~100 MB of realistic mixed CI output: mostly passing lines from several runners
 //! (cargo test, pytest, jest, go test, build progress, timestamped application logs, some that
 //! mention "error" harmlessly), with real failures copied from the committed fixtures interleaved
-//! every few thousand lines. Run: `cargo bench --bench signatures`.
+//! every few thousand lines; and a failure-heavy 10 MB log (a failure block every 20 lines) to show
+//! the cost stays linear. Run: `cargo bench --bench signatures`.
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -66,14 +67,15 @@ fn passing_line(i: usize) -> String {
     }
 }
 
-fn large_log() -> String {
+/// `bytes` of passing lines with a real failure after every `every` lines.
+fn mixed_log(bytes: usize, every: usize) -> String {
     let failures = failures();
-    let mut log = String::with_capacity(TARGET_BYTES + 64 * 1024);
+    let mut log = String::with_capacity(bytes + 64 * 1024);
     let mut i = 0;
-    while log.len() < TARGET_BYTES {
+    while log.len() < bytes {
         log.push_str(&passing_line(i));
-        if i % 5000 == 4999 && !failures.is_empty() {
-            log.push_str(&failures[(i / 5000) % failures.len()]);
+        if i % every == every - 1 && !failures.is_empty() {
+            log.push_str(&failures[(i / every) % failures.len()]);
         }
         i += 1;
     }
@@ -81,7 +83,7 @@ fn large_log() -> String {
 }
 
 fn extraction(c: &mut Criterion) {
-    let log = large_log();
+    let log = mixed_log(TARGET_BYTES, 5000);
     let opts = ExtractOptions::default();
     let found = extract_log(&log, Path::new("bench.log"), &opts).len();
     assert!(
@@ -93,6 +95,12 @@ fn extraction(c: &mut Criterion) {
     group.sample_size(10);
     group.bench_function("extract_log_100MB", |b| {
         b.iter(|| extract_log(black_box(&log), Path::new("bench.log"), &opts))
+    });
+    // The worst case: a failure block after every 20 passing lines (most bytes are failures).
+    let heavy = mixed_log(TARGET_BYTES / 10, 20);
+    group.throughput(Throughput::Bytes(heavy.len() as u64));
+    group.bench_function("extract_log_10MB_failure_heavy", |b| {
+        b.iter(|| extract_log(black_box(&heavy), Path::new("bench.log"), &opts))
     });
     group.finish();
 }

@@ -358,6 +358,8 @@ fn tests_are_identified() {
         Some("tests/test_calc.py::test_add_small")
     );
     assert_eq!(pytest.location.as_deref(), Some("tests/test_calc.py:7"));
+    let parse = find(&fixture("python/pytest.run1.txt"), "test_parse");
+    assert_eq!(parse.frames, ["calc.py", "tests/test_calc.py"]);
 }
 
 #[test]

@@ -24,6 +24,9 @@ pub(super) fn recognize(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
 
 /// A `--- FAIL:` line and the message lines indented under it (not its subtests').
 fn test_failure(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
+    if !(line.text.contains("--- FAIL")) {
+        return None;
+    }
     let test = FAIL.captures(line.text)?.get(1)?.as_str();
     let base = indent(line.text);
     let mut messages = Vec::new();
@@ -57,6 +60,9 @@ fn test_failure(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
 
 /// `panic: ...` (a test timeout too) with the top frames inside the module.
 fn panic(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
+    if !(line.text.starts_with("panic: ")) {
+        return None;
+    }
     let message = PANIC.captures(line.text)?.get(1)?.as_str();
     let trace: Vec<Line<'_>> = log
         .lines_from(line.next)

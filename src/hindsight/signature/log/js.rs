@@ -36,6 +36,9 @@ pub(super) fn recognize(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
 
 /// `  ● suite › test` and its message, code frame and stack.
 fn jest(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
+    if !(line.text.contains('●')) {
+        return None;
+    }
     let title = JEST_HEADER.captures(line.text)?.get(1)?.as_str().trim();
     let base = indent(line.text);
     let body: Vec<Line<'_>> = log
@@ -73,6 +76,9 @@ fn jest(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
 
 /// ` FAIL  file > suite > test`, its message up to the ` ❯ file:line:col` frame.
 fn vitest(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
+    if !(line.text.contains("FAIL  ")) {
+        return None;
+    }
     let caps = VITEST_HEADER.captures(line.text)?;
     let test = format!("{} > {}", &caps[1], &caps[2]);
     let body: Vec<Line<'_>> = log
@@ -150,6 +156,9 @@ fn stack<'a>(lines: impl Iterator<Item = &'a str>) -> (Vec<String>, Option<Strin
 
 /// `  N failing` and every numbered failure after it.
 fn mocha(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
+    if !(line.text.contains(" failing")) {
+        return None;
+    }
     if !MOCHA_FAILING.is_match(line.text) {
         return None;
     }
@@ -207,6 +216,9 @@ fn mocha_block(block: &[&str]) -> Option<Candidate> {
 
 /// `src/x.ts(3,5): error TS2322: ...` or the pretty `src/x.ts:3:5 - error TS2322: ...`.
 fn tsc(line: Line<'_>) -> Option<Found> {
+    if !(line.text.contains(" error TS")) {
+        return None;
+    }
     let caps = TSC.captures(line.text)?;
     let file = &caps[1];
     let line_no = caps.get(2).or(caps.get(3)).map_or("", |m| m.as_str());
@@ -224,6 +236,9 @@ fn tsc(line: Line<'_>) -> Option<Found> {
 
 /// `  3:5  error  'x' is defined but never used  no-unused-vars` under its file header.
 fn eslint(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
+    if !(line.text.contains(" error ")) {
+        return None;
+    }
     let caps = ESLINT.captures(line.text)?;
     let file = eslint_file(log, line.start)?;
     let rule = caps.get(3).map_or("parse", |m| m.as_str());
@@ -248,6 +263,9 @@ fn eslint_file<'a>(log: &Log<'a>, start: usize) -> Option<&'a str> {
 
 /// `[warn] src/x.js` lines before prettier's `Code style issues found` line.
 fn prettier(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
+    if !(line.text.starts_with("[warn] ")) {
+        return None;
+    }
     let path = PRETTIER.captures(line.text)?.get(1)?.as_str();
     let confirmed = log
         .lines_from(line.next)

@@ -4,7 +4,9 @@
 //! ("error", "panicked at", "--- FAIL", "Traceback", "●", ...); ordinary lines cost only that
 //! scan. Each anchored line is offered to the recognizers of each ecosystem ([`rust`], [`python`],
 //! [`js`], [`go`]), which read the lines around it and return a [`Candidate`] and where its block
-//! ends, so a block is never read twice. This module does no I/O and never normalizes: the caller
+//! ends, so a block is never read twice. Each recognizer starts with a literal test of the line
+//! (`starts_with`, `contains`) before any regex, because most anchored lines are ordinary ones
+//! (`test error_handling ... ok`). This module does no I/O and never normalizes: the caller
 //! turns candidates into signatures.
 
 mod go;

@@ -12,6 +12,9 @@ use crate::hindsight::signature::normalize::compile;
 
 static PYTEST_HEADER: LazyLock<Regex> = LazyLock::new(|| compile(r"^_{3,} (.+?) _{3,}$"));
 static PYTEST_WHERE: LazyLock<Regex> = LazyLock::new(|| compile(r"^(\S+?):(\d+): (\w[\w.]*)$"));
+/// `path.py:12:` or `path.py:12: Type`: one frame of pytest's long traceback.
+static PYTEST_FRAME: LazyLock<Regex> =
+    LazyLock::new(|| compile(r"^(\S+\.py):\d+:(?: \w[\w.]*)?\s*$"));
 static SUMMARY: LazyLock<Regex> = LazyLock::new(|| compile(r"^(FAILED|ERROR) (\S+?)(?: - (.*))?$"));
 static TB_FILE: LazyLock<Regex> =
     LazyLock::new(|| compile(r#"^\s*File "([^"]+)", line (\d+), in (.+)$"#));
@@ -37,12 +40,15 @@ pub(super) fn recognize(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
 
 /// A `____ test_name ____` block of pytest's FAILURES or ERRORS section.
 fn pytest_block(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
+    if !(line.text.starts_with("___")) {
+        return None;
+    }
     let name = PYTEST_HEADER.captures(line.text)?.get(1)?.as_str();
     let section = section_of(log, line.start);
     let body: Vec<Line<'_>> = log
         .lines_from(line.next)
-        .take_while(|l| !PYTEST_HEADER.is_match(l.text) && !l.text.starts_with("=========="))
-        .filter(|l| !l.text.starts_with("-------"))
+        .take_while(|l| !PYTEST_HEADER.is_match(l.text) && !l.text.starts_with("-----"))
+        .take_while(|l| !l.text.starts_with("=========="))
         .take(400)
         .collect();
     let errors: Vec<&str> = body
@@ -55,6 +61,14 @@ fn pytest_block(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
         .iter()
         .rev()
         .find_map(|l| PYTEST_WHERE.captures(l.text));
+    let mut frames: Vec<String> = body
+        .iter()
+        .rev()
+        .filter_map(|l| PYTEST_FRAME.captures(l.text))
+        .map(|c| c[1].to_owned())
+        .collect();
+    frames.dedup();
+    frames.truncate(3);
     let message = join_lines(errors.iter().copied());
     let node = node_id(log, name).unwrap_or_else(|| name.to_owned());
     let kind = pytest_kind(section, &message);
@@ -66,7 +80,7 @@ fn pytest_block(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
         template: pytest_template(&node, exception, &message),
         location: origin.as_ref().map(|c| format!("{}:{}", &c[1], &c[2])),
         test: Some(node),
-        frames: Vec::new(),
+        frames,
         excerpt: message,
     };
     Some(Found::one(
@@ -140,6 +154,9 @@ pub(super) fn summary_ids(log: &Log<'_>) -> Vec<String> {
 
 /// A short-summary line when the log has no failure blocks (`--tb=no`, `-q`).
 fn pytest_summary(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
+    if !(line.text.starts_with("FAILED ") || line.text.starts_with("ERROR ")) {
+        return None;
+    }
     let caps = SUMMARY.captures(line.text)?;
     let node = caps.get(2)?.as_str();
     let collection_error = &caps[1] == "ERROR" && node.ends_with(".py");
@@ -258,6 +275,9 @@ fn ruff_check(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
 /// `black --check` (`would reformat PATH`), `ruff format --check` (old `Would reformat: PATH`,
 /// new `unformatted: File would be reformatted` + ` --> PATH:L:C`).
 fn formatter(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
+    if !(line.text.contains("reformat")) {
+        return None;
+    }
     let text = line.text.trim();
     let candidate = if let Some(c) = BLACK.captures(text) {
         Candidate::formatter("black: would reformat <path>", &c[1], "", text)

@@ -44,6 +44,9 @@ pub(super) fn recognize(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
 
 /// `error[E0308]: mismatched types` with its ` --> path` and primary label.
 fn rustc(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
+    if !(line.text.starts_with("error")) {
+        return None;
+    }
     let caps = RUSTC_HEADER.captures(line.text)?;
     let message = caps.get(2)?.as_str();
     if RUSTC_NOISE.iter().any(|noise| message.contains(noise)) {
@@ -93,6 +96,9 @@ fn read_diagnostic_line(diagnostic: &mut RustDiagnostic, text: &str) {
 
 /// A panic: where, which thread (a test's name under libtest), the message and in-repo frames.
 fn panic(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
+    if !(line.text.contains("panicked at")) {
+        return None;
+    }
     let (thread, path, line_no, inline) = panic_header(line.text)?;
     let mut message = inline.map(str::to_owned);
     let mut end = line.next;
@@ -184,6 +190,9 @@ fn in_repo(path: &str) -> bool {
 
 /// `TIMEOUT [   2.004s] (3/6) crate tests::slow`.
 fn nextest_timeout(line: Line<'_>) -> Option<Found> {
+    if !(line.text.contains("TIMEOUT")) {
+        return None;
+    }
     let caps = NEXTEST_TIMEOUT.captures(line.text)?;
     let test = format!("{} {}", &caps[1], &caps[2]);
     Some(Found::one(
@@ -201,6 +210,9 @@ fn nextest_timeout(line: Line<'_>) -> Option<Found> {
 
 /// `Diff in /abs/src/lib.rs:1:` (or the older `... at line 1:`) from `cargo fmt --check`.
 fn fmt_diff(line: Line<'_>) -> Option<Found> {
+    if !(line.text.starts_with("Diff in ")) {
+        return None;
+    }
     let caps = FMT_DIFF.captures(line.text)?;
     let line_no = caps.get(2).or(caps.get(3)).map_or("", |m| m.as_str());
     Some(Found::one(
