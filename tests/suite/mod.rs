@@ -10,4 +10,5 @@ mod hindsight_store;
 mod report_coverage;
 mod report_junit;
 mod report_sarif;
+mod tamper;
 mod telemetry;

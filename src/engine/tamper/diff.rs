@@ -114,9 +114,9 @@ fn header_paths(header: &str) -> (Option<String>, Option<String>) {
         );
     }
     let half = header.len() / 2;
-    let split = if header.is_char_boundary(half)
-        && header[..half].strip_prefix("a/") == header[half + 1..].strip_prefix("b/")
-    {
+    let old = header.get(..half).and_then(|h| h.strip_prefix("a/"));
+    let new = header.get(half + 1..).and_then(|h| h.strip_prefix("b/"));
+    let split = if old.is_some() && old == new {
         Some(half)
     } else {
         header.find(" b/")
