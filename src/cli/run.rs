@@ -254,7 +254,7 @@ pub fn outcome_json(report: &RunReport) -> serde_json::Value {
     let state = &report.state;
     serde_json::json!({
         "outcome": state.outcome.as_ref().map_or("failed", |o| o.as_str()),
-        "iterations": state.iteration,
+        "iterations": state.iterations_run(),
         "llm_calls": state.usage.llm_calls,
         "session": state.session,
         "branch": state.branch,

@@ -107,10 +107,7 @@ fn step_description(step: &StepRecord) -> String {
             .collect();
         return format!("hindsight applied {}", applied.join("; "));
     }
-    step.actions
-        .first()
-        .cloned()
-        .unwrap_or_else(|| "edits".into())
+    step.outcome.clone()
 }
 
 /// The `Meta-Agent-*` trailers, in `git interpret-trailers` form.
@@ -140,7 +137,7 @@ pub fn trailer_block(state: &LoopState) -> String {
     };
     format!(
         "Meta-Agent-Iterations: {}\nMeta-Agent-Patterns-Applied: {patterns}\nMeta-Agent-Hindsight-Used: {hindsight}\nMeta-Agent-Gates: {}\nMeta-Agent-Session: {}\n",
-        state.iteration,
+        state.iterations_run(),
         gates_trailer(&state.gates),
         state.session
     )
@@ -280,7 +277,8 @@ pub fn final_summary(state: &LoopState, verbose: bool) -> String {
     let _ = writeln!(
         out,
         "iterations: {}, LLM calls: {}",
-        state.iteration, state.usage.llm_calls
+        state.iterations_run(),
+        state.usage.llm_calls
     );
     let files = files_changed(state);
     if !files.is_empty() {

@@ -686,7 +686,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             self.events.emit(&Event::Committed {
                 branch: state.branch.clone(),
                 commit: sha.clone(),
-                iterations: state.iteration,
+                iterations: state.iterations_run(),
             });
             Some(sha)
         };
@@ -741,7 +741,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let outcome = state.outcome.as_ref().map_or("failed", |o| o.as_str());
         self.events.emit(&Event::RunFinished {
             outcome: outcome.to_owned(),
-            iterations: state.iteration,
+            iterations: state.iterations_run(),
             llm_calls: state.usage.llm_calls,
             duration_ms: state.usage.elapsed_ms,
         });

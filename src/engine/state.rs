@@ -211,6 +211,17 @@ impl RunOutcome {
 }
 
 impl LoopState {
+    /// Build-test-improve cycles that reached the gates (the number people read as "iterations").
+    pub fn iterations_run(&self) -> u32 {
+        u32::try_from(
+            self.history
+                .iter()
+                .filter(|step| step.phase == "test")
+                .count(),
+        )
+        .unwrap_or(u32::MAX)
+    }
+
     /// The signature ids of the latest observation.
     pub fn signature_ids(&self) -> BTreeSet<String> {
         self.signatures.iter().map(|s| s.id.clone()).collect()

@@ -29,6 +29,9 @@ pub struct TaskFile {
 #[serde(deny_unknown_fields)]
 pub struct ScriptStep {
     pub summary: String,
+    /// Written as `- replace: {path, search, replace}`, `- write: {path, content}`,
+    /// `- delete: {path}`.
+    #[serde(with = "serde_yaml::with::singleton_map_recursive")]
     pub changes: Vec<Edit>,
 }
 

@@ -15,3 +15,66 @@ pub fn meta_agent() -> assert_cmd::Command {
     cmd.env_remove("RUST_LOG");
     cmd
 }
+
+/// Runs git in `dir`, panicking with its output when it fails.
+pub fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .args([
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=test@example.com",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A scratch git repository holding a copy of `source`, committed on `main`, with a local bare
+/// remote as `origin`. Returns (tempdir holding both, the work tree path).
+pub fn scratch_repo(source: &std::path::Path) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let work = dir.path().join("work");
+    copy_tree(source, &work);
+    let remote = dir.path().join("remote.git");
+    git(
+        dir.path(),
+        &["init", "-q", "--bare", remote.to_str().expect("utf-8")],
+    );
+    git(&work, &["init", "-q"]);
+    git(&work, &["add", "-A"]);
+    git(&work, &["commit", "-q", "-m", "initial"]);
+    git(
+        &work,
+        &["remote", "add", "origin", remote.to_str().expect("utf-8")],
+    );
+    git(&work, &["push", "-q", "origin", "main"]);
+    (dir, work)
+}
+
+/// Copies a directory tree.
+pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.expect("walk");
+        let target = to.join(entry.path().strip_prefix(from).expect("prefix"));
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target).expect("mkdir");
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+/// The Quickstart's example repository.
+pub fn example() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/python-calc")
+}

@@ -1,12 +1,12 @@
 //! `meta-agent gates`: real commands, real reports, verdicts, exit codes and the summaries people
 //! read.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use predicates::prelude::*;
 use serde_json::Value;
 
-use crate::common::{fixtures, meta_agent};
+use crate::common::{copy_tree, example, fixtures, meta_agent};
 
 fn repo_with_config(config: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -39,23 +39,6 @@ fn gate<'a>(json: &'a Value, name: &str) -> &'a Value {
         .iter()
         .find(|g| g["name"] == name)
         .unwrap()
-}
-
-fn example() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/python-calc")
-}
-
-/// Copies a directory tree (fixture repositories are run in a scratch copy).
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from) {
-        let entry = entry.unwrap();
-        let target = to.join(entry.path().strip_prefix(from).unwrap());
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 #[test]

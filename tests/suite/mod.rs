@@ -2,6 +2,7 @@
 
 mod cli_report;
 mod config;
+mod engine;
 mod exec;
 mod gates;
 mod git;

@@ -1,0 +1,424 @@
+//! End to end: `meta-agent run` and `resume` on scratch copies of the example repository, with a
+//! local bare remote, the real gates (ruff, pytest, coverage) and real git.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+use crate::common::{example, git, meta_agent, scratch_repo};
+
+/// The example with one change committed on top.
+fn example_with(change: impl FnOnce(&Path)) -> (tempfile::TempDir, std::path::PathBuf) {
+    let (dir, work) = scratch_repo(&example());
+    change(&work);
+    git(&work, &["commit", "-q", "-am", "break it"]);
+    (dir, work)
+}
+
+fn edit(path: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(text.contains(from), "{from} not in {}", path.display());
+    std::fs::write(path, text.replacen(from, to, 1)).unwrap();
+}
+
+fn unused_import(work: &Path) {
+    edit(
+        &work.join("calc.py"),
+        "\n\ndef add",
+        "\nimport math\n\n\ndef add",
+    );
+}
+
+fn wrong_mean(work: &Path) {
+    edit(
+        &work.join("calc.py"),
+        "sum(values) / len(values)",
+        "sum(values) // len(values)",
+    );
+}
+
+/// Runs meta-agent with `--json`; returns the exit code, the events and the outcome (last line).
+fn run_json(work: &Path, args: &[&str]) -> (i32, Vec<Value>, Value) {
+    let out = meta_agent()
+        .arg("--repo")
+        .arg(work)
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let mut lines: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect();
+    let outcome = lines.pop().unwrap_or_else(|| {
+        panic!(
+            "no output; stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap(), lines, outcome)
+}
+
+fn events_named<'a>(events: &'a [Value], name: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["event"] == name).collect()
+}
+
+fn trailers(work: &Path, rev: &str) -> Vec<(String, String)> {
+    let message = git(work, &["log", "-1", "--format=%B", rev]);
+    let mut child = Command::new("git")
+        .args(["interpret-trailers", "--parse"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), message.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|line| {
+            line.split_once(": ")
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        })
+        .collect()
+}
+
+fn trailer<'a>(trailers: &'a [(String, String)], key: &str) -> &'a str {
+    trailers
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+        .unwrap_or_else(|| panic!("no {key} in {trailers:?}"))
+}
+
+fn task_file(dir: &Path, yaml: &str) -> String {
+    let path = dir.join("task.yml");
+    std::fs::write(&path, yaml).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn hindsight_fixes_a_lint_failure_with_no_llm_call_and_commits_with_trailers() {
+    let (_dir, work) = example_with(unused_import);
+    let (code, events, outcome) = run_json(&work, &["run", "--text", "Make the gates pass"]);
+    assert_eq!(code, 0, "{outcome:#}");
+    assert_eq!(outcome["outcome"], "committed");
+    assert_eq!(outcome["llm_calls"], 0);
+    assert_eq!(outcome["iterations"], 2);
+    assert_eq!(outcome["branch"], "meta-agent/make-the-gates-pass");
+    assert!(events_named(&events, "llm_call").is_empty());
+    let applied = events_named(&events, "resolution_applied");
+    assert_eq!(applied.len(), 1, "{applied:?}");
+    assert_eq!(applied[0]["description"], "command: ruff check --fix");
+
+    let head = git(&work, &["rev-parse", "--abbrev-ref", "HEAD"]);
+    assert_eq!(head.trim(), "meta-agent/make-the-gates-pass");
+    let trailers = trailers(&work, "HEAD");
+    assert_eq!(trailer(&trailers, "Meta-Agent-Iterations"), "2");
+    assert!(trailer(&trailers, "Meta-Agent-Hindsight-Used").starts_with("yes ("));
+    assert_eq!(
+        trailer(&trailers, "Meta-Agent-Patterns-Applied"),
+        "command: ruff check --fix"
+    );
+    assert_eq!(
+        trailer(&trailers, "Meta-Agent-Gates"),
+        "lint=pass tests=pass(7/7) coverage=pass(100.0%>=90%)"
+    );
+    assert_eq!(
+        trailer(&trailers, "Meta-Agent-Session"),
+        outcome["session"].as_str().unwrap()
+    );
+    assert!(
+        !std::fs::read_to_string(work.join("calc.py"))
+            .unwrap()
+            .contains("import math")
+    );
+
+    let files = git(&work, &["show", "--name-only", "--format=", "HEAD"]);
+    assert!(files.contains("calc.py"), "{files}");
+    assert!(
+        files.contains(".meta-agent/hindsight/"),
+        "the outcome is recorded with the fix: {files}"
+    );
+    assert!(!files.contains(".coverage"), "{files}");
+    let remote_branches = git(&work, &["ls-remote", "--heads", "origin"]);
+    assert!(
+        !remote_branches.contains("meta-agent/"),
+        "nothing is pushed by run: {remote_branches}"
+    );
+}
+
+#[test]
+fn a_dry_run_prints_what_it_would_commit_and_commits_nothing() {
+    let (_dir, work) = example_with(unused_import);
+    let before = git(&work, &["rev-parse", "HEAD"]);
+    let out = meta_agent()
+        .arg("--repo")
+        .arg(&work)
+        .args(["run", "--text", "Make the gates pass", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains("--- diff (dry run: not committed) ---"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("-import math"), "{stdout}");
+    assert!(
+        stdout.contains("--- commit message (dry run: not committed) ---"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Meta-Agent-Gates: lint=pass"), "{stdout}");
+    assert_eq!(git(&work, &["rev-parse", "HEAD"]), before);
+    assert_eq!(
+        git(&work, &["branch", "--format=%(refname:short)"]).trim(),
+        "main"
+    );
+}
+
+#[test]
+fn scripted_edits_fix_a_failing_test_in_one_iteration() {
+    let (dir, work) = example_with(wrong_mean);
+    let task = task_file(
+        dir.path(),
+        "title: Fix mean of floats\nissue: 12\nrequirements: mean([1, 2, 3, 4]) must be 2.5\nedits:\n  - summary: use true division\n    changes:\n      - replace: {path: calc.py, search: 'sum(values) // len(values)', replace: 'sum(values) / len(values)'}\n",
+    );
+    let (code, _events, outcome) = run_json(&work, &["run", "--task", &task]);
+    assert_eq!(code, 0, "{outcome:#}");
+    assert_eq!(outcome["outcome"], "committed");
+    assert_eq!(outcome["iterations"], 1);
+    let message = git(&work, &["log", "-1", "--format=%B"]);
+    assert!(
+        message.starts_with("meta-agent: Fix mean of floats\n"),
+        "{message}"
+    );
+    assert!(
+        message.contains("- build: use true division (calc.py)"),
+        "{message}"
+    );
+    assert!(message.contains("\nFixes #12\n"), "{message}");
+    let trailers = trailers(&work, "HEAD");
+    assert_eq!(trailer(&trailers, "Meta-Agent-Iterations"), "1");
+    assert_eq!(trailer(&trailers, "Meta-Agent-Hindsight-Used"), "no");
+}
+
+/// Session ids, branches, durations and temporary paths vary; the rest of the report is pinned.
+fn stable_report(text: &str, session: &str) -> String {
+    let text = text.replace(session, "[session]");
+    let temps = regex::Regex::new(r"/tmp/[^\s`]+").unwrap();
+    temps.replace_all(&text, "[tmp]").into_owned()
+}
+
+#[test]
+fn a_persistent_failure_escalates_after_two_iterations_with_a_report() {
+    let (dir, work) = example_with(wrong_mean);
+    let task = task_file(
+        dir.path(),
+        "title: Fix mean\nrequirements: mean([1, 2, 3, 4]) must be 2.5\nedits:\n  - summary: reword the docstring\n    changes:\n      - replace: {path: calc.py, search: 'A tiny calculator', replace: 'A small calculator'}\n  - summary: reword it again\n    changes:\n      - replace: {path: calc.py, search: 'A small calculator', replace: 'A little calculator'}\n",
+    );
+    let (code, events, outcome) = run_json(&work, &["run", "--task", &task]);
+    assert_eq!(code, 4, "{outcome:#}");
+    assert_eq!(outcome["outcome"], "escalated");
+    assert_eq!(outcome["iterations"], 2);
+    let decided: Vec<&str> = events_named(&events, "decided")
+        .iter()
+        .map(|e| e["decision"].as_str().unwrap())
+        .collect();
+    assert_eq!(decided, ["Continue", "AwaitGuidance"]);
+    let session = outcome["session"].as_str().unwrap();
+    let report = std::fs::read_to_string(
+        work.join(".git/meta-agent/sessions")
+            .join(session)
+            .join("report.md"),
+    )
+    .unwrap();
+    let escalation = report.split("--- escalation report ---\n").nth(1).unwrap();
+    insta::assert_snapshot!(
+        "persistent_failure_escalation",
+        stable_report(escalation, session)
+    );
+    let wip = git(&work, &["log", "-1", "--format=%s", "meta-agent/fix-mean"]);
+    assert_eq!(
+        wip.trim(),
+        "WIP: meta-agent: Fix mean",
+        "the work in progress is kept"
+    );
+    let entries = walkdir::WalkDir::new(work.join(".meta-agent/hindsight"))
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .count();
+    assert!(
+        entries >= 1,
+        "remaining signatures are recorded as unresolved"
+    );
+}
+
+#[test]
+fn without_an_llm_or_a_known_fix_the_run_escalates_clearly() {
+    let (_dir, work) = example_with(wrong_mean);
+    let (code, _events, outcome) = run_json(&work, &["run", "--text", "Fix mean"]);
+    assert_eq!(code, 4);
+    assert_eq!(outcome["outcome"], "escalated");
+    assert_eq!(outcome["llm_calls"], 0);
+    let session = outcome["session"].as_str().unwrap();
+    let report = std::fs::read_to_string(
+        work.join(".git/meta-agent/sessions")
+            .join(session)
+            .join("report.md"),
+    )
+    .unwrap();
+    assert!(
+        report.contains("only an LLM (or a person) could go further"),
+        "{report}"
+    );
+    assert!(
+        report.contains("tests/test_calc.py") || report.contains("test_mean"),
+        "{report}"
+    );
+}
+
+#[test]
+fn a_flaky_test_is_reported_not_fixed() {
+    let (_dir, work) = example_with(|work| {
+        std::fs::write(
+            work.join("tests/test_flaky.py"),
+            "import os\nimport pathlib\n\n\ndef test_sometimes():\n    marker = pathlib.Path(os.environ['META_AGENT_REPORT_DIR']).parent / 'flaky-marker'\n    first = not marker.exists()\n    marker.touch()\n    assert not first, 'fails on the first run only'\n",
+        )
+        .unwrap();
+        git(work, &["add", "-A"]);
+    });
+    let (code, events, outcome) = run_json(&work, &["run", "--text", "Check the gates"]);
+    assert_eq!(code, 0, "{outcome:#}");
+    assert_eq!(outcome["outcome"], "nothing_to_do");
+    assert_eq!(
+        outcome["flaky"],
+        serde_json::json!(["tests.test_flaky::test_sometimes"])
+    );
+    assert_eq!(events_named(&events, "flaky_test").len(), 1);
+}
+
+#[test]
+fn a_change_that_skips_a_failing_test_is_refused() {
+    let (dir, work) = example_with(wrong_mean);
+    let task = task_file(
+        dir.path(),
+        "title: Make the tests green\nedits:\n  - summary: skip the failing test\n    changes:\n      - replace: {path: tests/test_calc.py, search: \"def test_mean():\", replace: \"@pytest.mark.skip(reason='later')\\ndef test_mean():\"}\n",
+    );
+    let (code, events, outcome) = run_json(&work, &["run", "--task", &task]);
+    assert_ne!(code, 0);
+    assert_eq!(outcome["outcome"], "escalated");
+    let refused = outcome["refused_changes"].as_array().unwrap();
+    assert!(!refused.is_empty(), "{outcome:#}");
+    assert!(
+        refused[0].as_str().unwrap().contains("tests/test_calc.py"),
+        "{refused:?}"
+    );
+    assert_eq!(events_named(&events, "tamper_refused").len(), 1);
+    let test = std::fs::read_to_string(work.join("tests/test_calc.py")).unwrap();
+    assert!(!test.contains("mark.skip"), "the refused change was undone");
+}
+
+#[test]
+fn a_clean_repository_has_nothing_to_do() {
+    let (_dir, work) = scratch_repo(&example());
+    let (code, _events, outcome) = run_json(&work, &["run", "--text", "Check the gates"]);
+    assert_eq!(code, 0);
+    assert_eq!(outcome["outcome"], "nothing_to_do");
+    assert_eq!(outcome["iterations"], 1);
+    assert!(outcome["commit"].is_null());
+}
+
+#[test]
+fn a_dirty_worktree_is_refused_before_anything_runs() {
+    let (_dir, work) = scratch_repo(&example());
+    std::fs::write(work.join("notes.txt"), "mine").unwrap();
+    meta_agent()
+        .arg("--repo")
+        .arg(&work)
+        .args(["run", "--text", "x"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("uncommitted changes"));
+}
+
+/// Starts a run, SIGKILLs it when the `nth` event matching `point` streams out, resumes it, and
+/// checks the resumed run ends exactly as an uninterrupted one does.
+fn killed_and_resumed(point: impl Fn(&Value) -> bool) {
+    use std::io::BufRead;
+    let (_dir, work) = example_with(unused_import);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_meta-agent"))
+        .arg("--repo")
+        .arg(&work)
+        .args(["run", "--text", "Make the gates pass", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut seen = Vec::new();
+    for line in stdout.lines() {
+        let event: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        let hit = point(&event);
+        seen.push(event);
+        if hit {
+            child.kill().unwrap();
+            break;
+        }
+    }
+    child.wait().unwrap();
+    assert!(
+        seen.iter().all(|e| e["event"] != "run_finished"),
+        "killed too late: {seen:?}"
+    );
+    let (code, events, outcome) = run_json(&work, &["resume"]);
+    assert_eq!(code, 0, "{outcome:#}");
+    assert_eq!(events_named(&events, "recovered").len(), 1);
+    assert_eq!(outcome["outcome"], "committed");
+    assert_eq!(outcome["iterations"], 2);
+    let trailers = trailers(&work, "HEAD");
+    assert_eq!(
+        trailer(&trailers, "Meta-Agent-Gates"),
+        "lint=pass tests=pass(7/7) coverage=pass(100.0%>=90%)"
+    );
+    assert!(
+        !std::fs::read_to_string(work.join("calc.py"))
+            .unwrap()
+            .contains("import math")
+    );
+    let state: Value = serde_json::from_slice(
+        &std::fs::read(
+            work.join(".git/meta-agent/sessions")
+                .join(outcome["session"].as_str().unwrap())
+                .join("state.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(state["recoveries"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        git(&work, &["status", "--porcelain"]).trim(),
+        "",
+        "everything was committed"
+    );
+}
+
+#[test]
+fn killed_while_the_first_gates_run_resumes_to_the_same_commit() {
+    killed_and_resumed(|event| event["event"] == "gate_started");
+}
+
+#[test]
+fn killed_while_applying_a_resolution_resumes_to_the_same_commit() {
+    killed_and_resumed(|event| event["event"] == "resolution_applied");
+}
+
+#[test]
+fn killed_before_the_final_reflection_resumes_to_the_same_commit() {
+    killed_and_resumed(|event| {
+        event["event"] == "state_changed" && event["to"] == "reflecting" && event["iteration"] == 1
+    });
+}
