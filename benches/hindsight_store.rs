@@ -217,17 +217,23 @@ fn load(c: &mut Criterion) {
             return;
         }
     }
+    let open = |load_cache| {
+        let options = StoreOptions {
+            dir: Some(tmp.path().to_owned()),
+            load_cache,
+            ..StoreOptions::default()
+        };
+        Store::open(options).map(|s| s.len()).unwrap_or(0)
+    };
     let mut group = c.benchmark_group("hindsight_store");
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(30));
     group.bench_function(BenchmarkId::new("load_from_disk", n), |b| {
-        b.iter(|| {
-            let options = StoreOptions {
-                dir: Some(tmp.path().to_owned()),
-                ..StoreOptions::default()
-            };
-            black_box(Store::open(options).map(|s| s.len()).unwrap_or(0))
-        })
+        b.iter(|| black_box(open(false)))
+    });
+    open(true); // writes the derived cache
+    group.bench_function(BenchmarkId::new("load_from_disk_cached", n), |b| {
+        b.iter(|| black_box(open(true)))
     });
     group.finish();
 }

@@ -137,6 +137,33 @@ fn a_corrupt_entry_is_skipped_by_name_and_never_overwritten() {
 }
 
 #[test]
+fn the_load_cache_never_hides_a_change_or_a_corruption() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (
+        e0308(),
+        sig(SignatureKind::Lint, "ruff F401: `os` imported but unused"),
+    );
+    let mut store = open_dir(tmp.path());
+    store.record_seen(&[a.clone(), b.clone()], at(T0)).unwrap();
+    let first = open_dir(tmp.path());
+    assert!(tmp.path().join(".cache.jsonl").exists());
+    let cached = open_dir(tmp.path());
+    assert_eq!(cached.get(&a.id), first.get(&a.id));
+
+    // Another process records an occurrence; the cache must not serve the old entry.
+    store.record_seen(&[a.clone()], at(T0 + 60)).unwrap();
+    assert_eq!(open_dir(tmp.path()).get(&a.id).unwrap().occurrences, 2);
+
+    fs::write(entry_path(tmp.path(), &b.id), "garbage: [").unwrap();
+    let reloaded = open_dir(tmp.path());
+    assert_eq!(reloaded.load_report().skipped.len(), 1);
+    assert!(reloaded.get(&b.id).is_none());
+
+    fs::write(tmp.path().join(".cache.jsonl"), "not json\n").unwrap();
+    assert_eq!(open_dir(tmp.path()).get(&a.id).unwrap().occurrences, 2);
+}
+
+#[test]
 fn an_entry_whose_resolution_id_does_not_match_its_content_is_skipped() {
     let tmp = tempfile::tempdir().unwrap();
     let s = e0308();

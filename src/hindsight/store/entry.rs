@@ -417,8 +417,13 @@ fn later_escalation(
 
 /// 64-bit FNV-1a of `text` as 16 lowercase hex digits: stable across versions and platforms.
 pub fn stable_hash(text: &str) -> String {
+    stable_hash_bytes(text.as_bytes())
+}
+
+/// [`stable_hash`] of raw bytes.
+pub fn stable_hash_bytes(bytes: &[u8]) -> String {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in text.bytes() {
+    for &byte in bytes {
         hash ^= u64::from(byte);
         hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
     }

@@ -11,12 +11,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::StoreError;
+use super::cache::{self, LoadCache};
 use super::entry::Entry;
 
 const ENTRIES_DIR: &str = "entries";
 const LOCK_FILE: &str = ".lock";
-const GITIGNORE: &str =
-    "# written by meta-agent: lock and temporary files are not history\n/.lock\n.tmp*\n";
+const GITIGNORE: &str = "# written by meta-agent: lock and temporary files are not history\n/.lock\n/.cache.jsonl\n.tmp*\n";
 
 /// A file the load skipped, and why.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -46,50 +46,98 @@ pub fn entry_path(dir: &Path, id: &str) -> PathBuf {
     dir.join(ENTRIES_DIR).join(shard).join(format!("{id}.yaml"))
 }
 
-/// Loads every entry file under `dir` (a missing directory is an empty store).
-pub fn load_dir(dir: &Path) -> Result<(Vec<Entry>, LoadReport), StoreError> {
+/// Loads every entry file under `dir` (a missing directory is an empty store). With
+/// `use_cache`, unchanged files come from the derived [`cache`](super::cache) and the cache is
+/// refreshed afterwards (best effort: a cache that cannot be written is simply not written).
+pub fn load_dir(dir: &Path, use_cache: bool) -> Result<(Vec<Entry>, LoadReport), StoreError> {
     let root = dir.join(ENTRIES_DIR);
     let mut report = LoadReport::default();
-    let mut entries = Vec::new();
     if !root.exists() {
-        return Ok((entries, report));
+        return Ok((Vec::new(), report));
     }
     let paths = entry_files(&root, &mut report);
-    for (path, read) in paths.iter().zip(read_all(dir, &paths)) {
+    let cache = if use_cache {
+        LoadCache::read(dir)
+    } else {
+        LoadCache::default()
+    };
+    let mut loaded = Vec::new();
+    for (path, read) in paths.iter().zip(read_all(dir, &paths, &cache)) {
         match read {
-            Ok(entry) => entries.push(entry),
+            Ok(file) => loaded.push((path.as_path(), file)),
             Err(reason) => report.skipped.push(SkippedFile {
                 path: path.clone(),
                 reason,
             }),
         }
     }
+    let stale = loaded.iter().any(|(_, f)| !f.from_cache) || loaded.len() != cache.len();
+    if use_cache && stale {
+        let rows: Vec<(&Path, &str, &Entry)> = loaded
+            .iter()
+            .map(|(p, f)| (*p, f.hash.as_str(), &f.entry))
+            .collect();
+        let _best_effort = ensure_gitignore(dir).and_then(|()| cache::write(dir, &rows));
+    }
+    let mut entries: Vec<Entry> = loaded.into_iter().map(|(_, f)| f.entry).collect();
     entries.sort_by(|a, b| a.signature.cmp(&b.signature));
     report.loaded = entries.len();
     Ok((entries, report))
 }
 
+/// One usable entry file.
+struct FileRead {
+    entry: Entry,
+    hash: String,
+    from_cache: bool,
+}
+
 /// Reads `paths` in order, on as many threads as there are cores (parsing YAML dominates).
-fn read_all(dir: &Path, paths: &[PathBuf]) -> Vec<Result<Entry, String>> {
+fn read_all(dir: &Path, paths: &[PathBuf], cache: &LoadCache) -> Vec<Result<FileRead, String>> {
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let chunk = paths.len().div_ceil(threads).max(256);
     std::thread::scope(|scope| {
         let workers: Vec<_> = paths
             .chunks(chunk)
             .map(|part| {
-                let worker = scope
-                    .spawn(move || part.iter().map(|p| read_entry(dir, p)).collect::<Vec<_>>());
+                let worker = scope.spawn(move || {
+                    part.iter()
+                        .map(|p| read_file(dir, p, cache))
+                        .collect::<Vec<_>>()
+                });
                 (part.len(), worker)
             })
             .collect();
         workers
             .into_iter()
             .flat_map(|(len, worker)| {
-                worker
-                    .join()
-                    .unwrap_or_else(|_| vec![Err("reader thread panicked".to_string()); len])
+                worker.join().unwrap_or_else(|_| {
+                    (0..len)
+                        .map(|_| Err("reader thread panicked".to_string()))
+                        .collect()
+                })
             })
             .collect()
+    })
+}
+
+/// One entry file, from the cache when its bytes are unchanged.
+fn read_file(dir: &Path, path: &Path, cache: &LoadCache) -> Result<FileRead, String> {
+    let bytes = fs::read(path).map_err(|e| e.to_string())?;
+    let hash = cache::content_hash(&bytes);
+    if let Some(entry) = cache.get(path, &hash) {
+        return Ok(FileRead {
+            entry: entry.clone(),
+            hash,
+            from_cache: true,
+        });
+    }
+    let text = String::from_utf8(bytes).map_err(|e| e.to_string())?;
+    let entry = parse_entry(dir, path, &text)?;
+    Ok(FileRead {
+        entry,
+        hash,
+        from_cache: false,
     })
 }
 
@@ -120,7 +168,11 @@ fn is_entry_file(path: &Path) -> bool {
 /// Reads and checks one entry file; the error is the reason it is unusable.
 fn read_entry(dir: &Path, path: &Path) -> Result<Entry, String> {
     let text = fs::read_to_string(path).map_err(|e| e.to_string())?;
-    let mut entry: Entry = serde_yaml::from_str(&text).map_err(|e| e.to_string())?;
+    parse_entry(dir, path, &text)
+}
+
+fn parse_entry(dir: &Path, path: &Path, text: &str) -> Result<Entry, String> {
+    let mut entry: Entry = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
     check_entry(dir, path, &entry)?;
     entry.normalize();
     Ok(entry)

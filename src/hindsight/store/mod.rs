@@ -10,6 +10,7 @@
 //! The store never reads a clock (every call takes `now`), never runs commands or git, and prints
 //! nothing. Whether a patch still applies to today's code is the engine's check.
 
+pub mod cache;
 pub mod catalog;
 pub mod entry;
 pub mod files;
@@ -74,6 +75,8 @@ pub struct StoreOptions {
     pub similar_limit: usize,
     /// Half-life of the recency factor, in days.
     pub half_life_days: f64,
+    /// Use and refresh the derived load cache (`.cache.jsonl`) in the directory.
+    pub load_cache: bool,
 }
 
 impl Default for StoreOptions {
@@ -84,6 +87,7 @@ impl Default for StoreOptions {
             similarity_threshold: DEFAULT_SIMILARITY_THRESHOLD,
             similar_limit: 10,
             half_life_days: rank::DEFAULT_HALF_LIFE_DAYS,
+            load_cache: true,
         }
     }
 }
@@ -135,7 +139,7 @@ impl Store {
     /// Corrupt files are skipped and listed in [`Store::load_report`].
     pub fn open(options: StoreOptions) -> Result<Store, StoreError> {
         let (entries, report) = match &options.dir {
-            Some(dir) => files::load_dir(dir)?,
+            Some(dir) => files::load_dir(dir, options.load_cache)?,
             None => (Vec::new(), LoadReport::default()),
         };
         let mut store = Store::from_entries(options, entries);
