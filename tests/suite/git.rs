@@ -598,6 +598,19 @@ fn patch_applies_agrees_with_git_apply_check() {
 }
 
 #[test]
+fn a_text_that_is_not_a_patch_is_a_parse_error() {
+    let t = TempRepo::with_files(&[("a.txt", "a\n")]);
+    assert!(matches!(
+        t.repo.patch_applies("this is not a patch\n"),
+        Err(GitError::PatchParse { .. })
+    ));
+    assert!(matches!(
+        t.repo.apply_patch("hello\n"),
+        Err(GitError::PatchParse { .. })
+    ));
+}
+
+#[test]
 fn apply_patch_writes_the_worktree_not_the_index() {
     let t = TempRepo::with_files(&[("a.txt", "1\n2\n3\n")]);
     let patch =
@@ -648,7 +661,10 @@ fn restore_worktree_discards_changes_and_keeps_ignored_files() {
     assert_eq!(t.git(&["status", "--porcelain"]), "");
     assert_eq!(t.read("a.txt").as_deref(), Some("a\n"));
     assert_eq!(t.read("b.txt").as_deref(), Some("b\n"));
-    assert!(!t.path().join("new/untracked.txt").exists());
+    assert!(
+        !t.path().join("new").exists(),
+        "emptied untracked directories go too"
+    );
     assert!(!t.path().join("staged_new.txt").exists());
     assert_eq!(t.read("keep.log").as_deref(), Some("ignored stays\n"));
     assert_eq!(t.head_sha(), head);
@@ -767,8 +783,35 @@ fn git_accepts_branch(name: &str) -> bool {
         .success()
 }
 
+/// Lines a commit message's last paragraphs are made of, including the awkward ones.
+fn message_line() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("Meta-Agent-Iterations: 2".to_string()),
+        Just("Signed-off-by: A U Thor <a@example.com>".to_string()),
+        Just("(cherry picked from commit 0123abc)".to_string()),
+        Just("  continued value".to_string()),
+        Just("plain prose line".to_string()),
+        Just("# a comment".to_string()),
+        Just(String::new()),
+        Just("Key-2 : spaced".to_string()),
+        Just("---".to_string()),
+        Just("http://example.com/x".to_string()),
+        "[A-Za-z][A-Za-z0-9-]{0,10}: [ -~]{0,20}",
+        "[ -~]{0,24}",
+    ]
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(32))]
+
+    #[test]
+    fn trailers_agree_with_git_on_generated_messages(
+        subject in "[A-Za-z][ -~]{0,30}",
+        body in prop::collection::vec(message_line(), 0..10),
+    ) {
+        let message = format!("{subject}\n\n{}\n", body.join("\n"));
+        prop_assert_eq!(commit_message_trailers(&message), git_parse_trailers(&message), "{:?}", message);
+    }
 
     #[test]
     fn branch_slug_is_always_a_valid_branch(title in "\\PC{0,80}") {
