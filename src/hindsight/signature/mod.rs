@@ -306,8 +306,12 @@ fn finish(
     opts: &ExtractOptions,
 ) -> Vec<ExtractedSignature> {
     let root = opts.repo_root.as_deref();
+    // A raw template seen before normalizes to the same signature, which dedupe would drop:
+    // skipping it early saves the normalizer's work on logs that repeat a failure many times.
+    let mut seen = std::collections::HashSet::new();
     let signatures = candidates
         .into_iter()
+        .filter(|c| seen.insert((c.kind, c.template.clone())))
         .map(|c| {
             let template = normalize(&c.template, root);
             ExtractedSignature {
@@ -339,4 +343,44 @@ fn sort_dedupe(mut signatures: Vec<ExtractedSignature>, max: usize) -> Vec<Extra
         (a.kind, &a.template, &a.location).cmp(&(b.kind, &b.template, &b.location))
     });
     signatures
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::ValueEnum;
+
+    use super::*;
+
+    #[test]
+    fn format_names_are_the_documented_ones() {
+        let names: Vec<String> = InputFormat::value_variants()
+            .iter()
+            .filter_map(|f| f.to_possible_value().map(|v| v.get_name().to_owned()))
+            .collect();
+        assert_eq!(names, ["auto", "junit", "sarif", "cargo-json", "log"]);
+        let json = serde_json::to_string(&InputFormat::CargoJson).unwrap();
+        assert_eq!(json, "\"cargo-json\"");
+    }
+
+    #[test]
+    fn identical_failures_are_kept_once_and_sorted() {
+        let log = "error[E0308]: mismatched types\n --> src/b.rs:1:1\n\n\
+                   error[E0308]: mismatched types\n --> src/a.rs:1:1\n\n\
+                   error[E0308]: mismatched types\n --> src/b.rs:9:9\n";
+        let found = extract_log(log, Path::new("gate.log"), &ExtractOptions::default());
+        let templates: Vec<&str> = found.iter().map(|s| s.template.as_str()).collect();
+        assert_eq!(
+            templates,
+            [
+                "error[E0308]: mismatched types (in src/a.rs)",
+                "error[E0308]: mismatched types (in src/b.rs)"
+            ]
+        );
+        assert_eq!(
+            found[1].location.as_deref(),
+            Some("src/b.rs:1"),
+            "the first one is kept"
+        );
+        assert_eq!(found[0].file, Path::new("gate.log"));
+    }
 }
