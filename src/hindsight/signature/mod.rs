@@ -1,7 +1,7 @@
 //! Error signatures: turn what gates produce into stable, comparable failure identities.
 //!
 //! Inputs: JUnit ([`from_junit`]), SARIF ([`from_sarif`]), `cargo build --message-format=json`
-//! ([`cargo`]), and plain logs ([`extract_log`], shapes in [`log`]). Each failure becomes an
+//! (`cargo.rs`), and plain logs ([`extract_log`], shapes in `log/`). Each failure becomes an
 //! [`ExtractedSignature`]: its template is the failure with incidental detail removed by
 //! [`normalize`], and its id is [`signature_id`] of kind and template. This module reads the files
 //! it is given and nothing else; it never prints and never panics on bad input.
@@ -25,7 +25,8 @@
 //! - jest / vitest / mocha: `jest <suite › test>: <message>`, `vitest <file > suite > test>:
 //!   <message>`, `mocha <suite › test>: <message>`.
 //! - Go: `go test <TestName>: <file.go: message>`, `go panic: <message> in <top module frame>`.
-//! - JUnit: `<test id>: <type>: <message>` (message from the body when the report has none).
+//! - JUnit: `<test id>: <type>: <detail>`; the detail is the template of a known shape found in the
+//!   body or captured output (nextest puts the panic message only there), else the message.
 //!
 //! Output is sorted by (kind, template, location) and identical signatures within one input are
 //! deduplicated, keeping the first occurrence in input order; at most `limits.max_items` distinct
