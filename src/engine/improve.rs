@@ -105,36 +105,46 @@ fn signature_of(record: &SignatureRecord) -> Option<Signature> {
     })
 }
 
-/// The next resolution to apply for one signature: the best applicable command or patch not tried
-/// yet (a patch only when it still applies cleanly).
-fn next_resolution<R: CommandRunner, G: Repository>(
+/// The untried command and patch resolutions for one signature, best first (patches not yet
+/// checked against today's code).
+fn candidates<R: CommandRunner, G: Repository>(
     ctx: &HindsightCtx<'_, R, G>,
     state: &LoopState,
     record: &SignatureRecord,
-) -> Option<RankedResolution> {
-    let signature = signature_of(record)?;
+) -> Vec<RankedResolution> {
+    let Some(signature) = signature_of(record) else {
+        return Vec::new();
+    };
     let tried = state.tried(&record.id);
     ctx.view
         .store
         .applicable_resolutions(&signature, &ctx.view.reviewed, now())
         .into_iter()
         .filter(|ranked| !tried.contains(&ranked.resolution.id))
-        .find(|ranked| match &ranked.resolution.fix {
-            Fix::Command(_) => true,
-            Fix::Patch(patch) => ctx.repo.patch_applies(&patch.diff).unwrap_or(false),
-            Fix::Guidance(_) => false,
-        })
+        .filter(|ranked| !matches!(ranked.resolution.fix, Fix::Guidance(_)))
+        .collect()
 }
 
-/// Whether some current signature has a resolution not tried yet.
+/// Whether a patch applies cleanly to the worktree as it is now.
+fn applies<G: Repository>(repo: &G, fix: &Fix) -> bool {
+    match fix {
+        Fix::Patch(patch) => repo.patch_applies(&patch.diff).unwrap_or(false),
+        Fix::Command(_) | Fix::Guidance(_) => false,
+    }
+}
+
+/// Whether some current signature has a command not tried yet, or an untried patch that applies
+/// cleanly to today's code.
 pub fn has_untried<R: CommandRunner, G: Repository>(
     ctx: HindsightCtx<'_, R, G>,
     state: &LoopState,
 ) -> bool {
-    state
-        .signatures
-        .iter()
-        .any(|record| next_resolution(&ctx, state, record).is_some())
+    state.signatures.iter().any(|record| {
+        candidates(&ctx, state, record).iter().any(|ranked| {
+            matches!(ranked.resolution.fix, Fix::Command(_))
+                || applies(ctx.repo, &ranked.resolution.fix)
+        })
+    })
 }
 
 /// Guidance texts hindsight holds for the current signatures, each once.
@@ -157,26 +167,58 @@ pub fn guidance_for<R: CommandRunner, G: Repository>(
     texts.into_iter().collect()
 }
 
-/// Applies the best untried resolution of every current signature; a resolution shared by
-/// several signatures runs once.
+/// Resolutions chosen for one round, by resolution id, with the signatures they serve.
+type Chosen = BTreeMap<String, (RankedResolution, Vec<String>)>;
+
+/// Applies, for every current signature, its best untried resolution: commands first (formatters
+/// and autofixers), then patches, each checked against the code as the commands left it. A
+/// resolution shared by several signatures runs once.
 pub async fn apply_resolutions<R: CommandRunner, G: Repository>(
     ctx: HindsightCtx<'_, R, G>,
     state: &LoopState,
 ) -> Applied {
-    let mut chosen: BTreeMap<String, (RankedResolution, Vec<String>)> = BTreeMap::new();
+    let mut commands = Chosen::new();
+    let mut patch_wanted = Vec::new();
     for record in &state.signatures {
-        if let Some(ranked) = next_resolution(&ctx, state, record) {
-            chosen
-                .entry(ranked.resolution.id.clone())
-                .or_insert_with(|| (ranked, Vec::new()))
-                .1
-                .push(record.id.clone());
+        match candidates(&ctx, state, record).into_iter().next() {
+            Some(ranked) if matches!(ranked.resolution.fix, Fix::Command(_)) => {
+                commands
+                    .entry(ranked.resolution.id.clone())
+                    .or_insert_with(|| (ranked, Vec::new()))
+                    .1
+                    .push(record.id.clone());
+            }
+            Some(_) => patch_wanted.push(record),
+            None => {}
         }
     }
     let mut applied = Applied {
         actions: Vec::new(),
         tried: Vec::new(),
     };
+    apply_chosen(&ctx, commands, &mut applied).await;
+    let mut patches = Chosen::new();
+    for record in patch_wanted {
+        let fitting = candidates(&ctx, state, record)
+            .into_iter()
+            .find(|ranked| applies(ctx.repo, &ranked.resolution.fix));
+        if let Some(ranked) = fitting {
+            patches
+                .entry(ranked.resolution.id.clone())
+                .or_insert_with(|| (ranked, Vec::new()))
+                .1
+                .push(record.id.clone());
+        }
+    }
+    apply_chosen(&ctx, patches, &mut applied).await;
+    applied
+}
+
+async fn apply_chosen<R: CommandRunner, G: Repository>(
+    ctx: &HindsightCtx<'_, R, G>,
+    chosen: Chosen,
+    applied: &mut Applied,
+) {
     for (id, (ranked, signatures)) in chosen {
         let description = ranked.resolution.fix.summary();
         for signature in &signatures {
@@ -186,7 +228,7 @@ pub async fn apply_resolutions<R: CommandRunner, G: Repository>(
                 description: description.clone(),
             });
         }
-        let result = apply_fix(&ctx, &ranked.resolution.fix).await;
+        let result = apply_fix(ctx, &ranked.resolution.fix).await;
         applied.actions.push(format!(
             "{description} for {} signature(s): {result}",
             signatures.len()
@@ -200,7 +242,6 @@ pub async fn apply_resolutions<R: CommandRunner, G: Repository>(
                 cured: None,
             }));
     }
-    applied
 }
 
 async fn apply_fix<R: CommandRunner, G: Repository>(

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use super::state::{GateRecord, LoopState, ResolutionTried, StepRecord};
+use super::state::{GateRecord, LoopState, ResolutionTried, RunOutcome, StepRecord};
 
 /// Longest subject line.
 const SUBJECT_CHARS: usize = 72;
@@ -99,15 +99,16 @@ pub fn commit_message(state: &LoopState, trailers: bool) -> String {
 }
 
 fn step_description(step: &StepRecord) -> String {
-    if !step.resolutions.is_empty() {
-        let applied: Vec<&str> = step
-            .resolutions
-            .iter()
-            .map(|r| r.description.as_str())
-            .collect();
-        return format!("hindsight applied {}", applied.join("; "));
+    if step.resolutions.is_empty() {
+        return step.outcome.clone();
     }
-    step.outcome.clone()
+    let mut applied: Vec<&str> = Vec::new();
+    for resolution in &step.resolutions {
+        if !applied.contains(&resolution.description.as_str()) {
+            applied.push(&resolution.description);
+        }
+    }
+    format!("hindsight applied {}", applied.join("; "))
 }
 
 /// The `Meta-Agent-*` trailers, in `git interpret-trailers` form.
@@ -269,7 +270,11 @@ fn next_steps(state: &LoopState) -> String {
 
 /// A concise summary for a person: what changed, what was verified. `verbose` adds every step.
 pub fn final_summary(state: &LoopState, verbose: bool) -> String {
-    let outcome = state.outcome.as_ref().map_or("running", |o| o.as_str());
+    let outcome = match (&state.outcome, state.dry_run) {
+        (Some(RunOutcome::Committed), true) => "would commit (dry run)",
+        (Some(outcome), _) => outcome.as_str(),
+        (None, _) => "stopped",
+    };
     let mut out = format!(
         "meta-agent {outcome}: {} (session {})\n",
         state.task.title, state.session

@@ -422,3 +422,37 @@ fn killed_before_the_final_reflection_resumes_to_the_same_commit() {
         event["event"] == "state_changed" && event["to"] == "reflecting" && event["iteration"] == 1
     });
 }
+
+#[test]
+fn the_quickstart_example_is_fixed_by_hindsight_alone() {
+    let examples =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/broken-calc");
+    let (_dir, work) = scratch_repo(&examples);
+    let (code, events, outcome) = run_json(
+        &work,
+        &["run", "--text", "Make the gates pass", "--dry-run"],
+    );
+    assert_eq!(code, 0, "{outcome:#}");
+    assert_eq!(outcome["outcome"], "committed");
+    assert_eq!(outcome["dry_run"], true);
+    assert_eq!(outcome["llm_calls"], 0);
+    assert_eq!(
+        outcome["iterations"], 2,
+        "one improve iteration applies the command and the learned patch"
+    );
+    let mut applied: Vec<&str> = events_named(&events, "resolution_applied")
+        .iter()
+        .map(|e| e["description"].as_str().unwrap())
+        .collect();
+    applied.dedup();
+    assert_eq!(applied, ["command: ruff check --fix", "patch: calc.py"]);
+    assert_eq!(
+        outcome["gates"],
+        "lint=pass tests=pass(7/7) coverage=pass(100.0%>=90%)"
+    );
+    assert_eq!(
+        git(&work, &["status", "--porcelain"]).trim(),
+        "M calc.py",
+        "a dry run leaves the fix in the worktree only"
+    );
+}
