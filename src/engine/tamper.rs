@@ -93,26 +93,45 @@ pub struct TamperFinding {
 }
 
 /// Every tampering finding in `diff` (a unified git diff), in file order, without duplicates.
+/// Compiles the policy's globs on each call; use [`TamperGuard`] to inspect many diffs.
 pub fn inspect(diff: &str, policy: &TamperPolicy) -> Vec<TamperFinding> {
-    let matchers = Matchers::new(policy);
-    let files: Vec<FileView<'_>> = diff::parse(diff)
-        .into_iter()
-        .map(|file| FileView::new(file, &matchers))
-        .collect();
-    let mut findings = Vec::new();
-    for file in &files {
-        findings.extend(protected_changes(file, &matchers));
-        findings.extend(skip_markers(file));
-        findings.extend(weakened_assertions(file));
-    }
-    findings.extend(removed_tests(&files, &matchers));
-    let mut unique = Vec::with_capacity(findings.len());
-    for finding in findings {
-        if !unique.contains(&finding) {
-            unique.push(finding);
+    TamperGuard::new(policy).inspect(diff)
+}
+
+/// A [`TamperPolicy`] with its globs compiled, for inspecting many diffs.
+pub struct TamperGuard {
+    matchers: Matchers,
+}
+
+impl TamperGuard {
+    pub fn new(policy: &TamperPolicy) -> Self {
+        Self {
+            matchers: Matchers::new(policy),
         }
     }
-    unique
+
+    /// See [`inspect`].
+    pub fn inspect(&self, diff: &str) -> Vec<TamperFinding> {
+        let matchers = &self.matchers;
+        let files: Vec<FileView<'_>> = diff::parse(diff)
+            .into_iter()
+            .map(|file| FileView::new(file, matchers))
+            .collect();
+        let mut findings = Vec::new();
+        for file in &files {
+            findings.extend(protected_changes(file, matchers));
+            findings.extend(skip_markers(file));
+            findings.extend(weakened_assertions(file));
+        }
+        findings.extend(removed_tests(&files, matchers));
+        let mut unique = Vec::with_capacity(findings.len());
+        for finding in findings {
+            if !unique.contains(&finding) {
+                unique.push(finding);
+            }
+        }
+        unique
+    }
 }
 
 /// The policy's globs, compiled. A glob that does not compile is matched as a literal path.
@@ -406,40 +425,41 @@ fn collect_tests(files: &[FileView<'_>], removed_side: bool) -> Vec<TestRef> {
     out
 }
 
-/// Removed tests that do not reappear: not by name anywhere in the diff (a move), not as another
-/// new test in the same file (a rename). Deleted test files are reported once, as a file.
-fn removed_tests(files: &[FileView<'_>], matchers: &Matchers) -> Vec<TamperFinding> {
+/// Removed tests that reappear neither by name anywhere in the diff (a move) nor as another new
+/// test in the same file (a rename).
+fn lost_tests(files: &[FileView<'_>]) -> Vec<TestRef> {
     let mut added = collect_tests(files, false);
-    let mut lost: Vec<TestRef> = Vec::new();
-    for test in collect_tests(files, true) {
-        let same_name = added
-            .iter()
-            .position(|a| !test.name.is_empty() && a.name == test.name);
-        match same_name {
-            Some(at) => drop(added.remove(at)),
-            None => lost.push(test),
+    let mut lost = collect_tests(files, true);
+    lost.retain(|t| !take(&mut added, |a| !t.name.is_empty() && a.name == t.name));
+    lost.retain(|t| !take(&mut added, |a| a.file == t.file));
+    lost
+}
+
+/// Removes the first element matching `pred` from `pool`; whether there was one.
+fn take(pool: &mut Vec<TestRef>, pred: impl Fn(&TestRef) -> bool) -> bool {
+    match pool.iter().position(pred) {
+        Some(at) => {
+            pool.remove(at);
+            true
         }
+        None => false,
     }
-    lost.retain(
-        |test| match added.iter().position(|a| a.file == test.file) {
-            Some(at) => {
-                added.remove(at);
-                false
-            }
-            None => true,
-        },
-    );
+}
+
+/// Lost tests, reported per test, and deleted test files, reported once per file.
+fn removed_tests(files: &[FileView<'_>], matchers: &Matchers) -> Vec<TamperFinding> {
+    let lost = lost_tests(files);
     let mut findings = deleted_test_files(files, &lost, matchers);
     for test in &lost {
         let file = &files[test.file];
-        if file.file.status != FileStatus::Deleted {
-            let name = if test.name.is_empty() {
-                "a test"
-            } else {
-                test.name.as_str()
-            };
-            findings.push(file.finding(TamperKind::TestRemoved, format!("removes test {name}")));
+        if file.file.status == FileStatus::Deleted {
+            continue;
         }
+        let name = match test.name.as_str() {
+            "" => "a test",
+            name => name,
+        };
+        findings.push(file.finding(TamperKind::TestRemoved, format!("removes test {name}")));
     }
     findings
 }

@@ -176,8 +176,12 @@ fn configured_protected_paths_extend_the_defaults() {
 }
 
 mod properties {
-    use meta_agent::engine::tamper::{TamperPolicy, inspect};
+    use meta_agent::engine::tamper::{TamperGuard, TamperPolicy};
     use proptest::prelude::*;
+    use std::sync::LazyLock;
+
+    static GUARD: LazyLock<TamperGuard> =
+        LazyLock::new(|| TamperGuard::new(&TamperPolicy::default()));
 
     /// Lines that look like pieces of a git diff, to reach deep into the reader.
     fn diffish_line() -> impl Strategy<Value = String> {
@@ -205,7 +209,7 @@ mod properties {
         #[test]
         fn inspect_never_panics(lines in prop::collection::vec(diffish_line(), 0..40)) {
             let diff = lines.join("\n");
-            let findings = inspect(&diff, &TamperPolicy::default());
+            let findings = GUARD.inspect(&diff);
             prop_assert!(findings.len() <= lines.len() * 2 + 1);
         }
 
@@ -226,7 +230,7 @@ mod properties {
             for line in &body {
                 diff.push_str(&format!("+{line}\n"));
             }
-            prop_assert_eq!(inspect(&diff, &TamperPolicy::default()), vec![]);
+            prop_assert_eq!(GUARD.inspect(&diff), vec![]);
         }
     }
 }

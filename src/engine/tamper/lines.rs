@@ -77,26 +77,13 @@ fn idents(line: &str) -> Vec<Ident<'_>> {
     out
 }
 
-const RUST_ASSERT_MACROS: [&str; 10] = [
-    "assert",
-    "assert_eq",
-    "assert_ne",
-    "assert_matches",
-    "debug_assert",
-    "debug_assert_eq",
-    "debug_assert_ne",
-    "prop_assert",
-    "prop_assert_eq",
-    "prop_assert_ne",
-];
-
 const GO_FAILURES: [&str; 6] = ["Error", "Errorf", "Fatal", "Fatalf", "Fail", "FailNow"];
 
 fn ident_is_assertion(ident: &Ident<'_>, line_start: bool) -> bool {
     let name = ident.name;
     let call = ident.after == Some('(');
     let member = ident.before == Some('.');
-    (RUST_ASSERT_MACROS.contains(&name) && ident.after == Some('!'))
+    (name.contains("assert") && ident.after == Some('!'))
         || (name.starts_with("assert") && call)
         || (name == "assert" && (ident.after == Some('.') || line_start))
         || (name == "expect" && call && !member)
@@ -412,6 +399,8 @@ mod tests {
             "\t\tt.Errorf(\"got %v\", got)",
             "require.NoError(t, err)",
             "    prop_assert_eq!(a, b);",
+            "    insta::assert_snapshot!(report);",
+            "    assert_json_snapshot!(value, @r###\"{}\"###);",
         ] {
             assert!(is_assertion(line), "{line}");
         }
@@ -422,6 +411,7 @@ mod tests {
             "let assertion = 1;",
             "log.Errorf(\"x\")",
             "fn assert_ok() {}",
+            "use assert_cmd::Command;",
         ] {
             assert!(!is_assertion(line), "{line}");
         }
