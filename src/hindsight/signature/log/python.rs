@@ -266,7 +266,7 @@ fn ruff_check(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
         at = prev.start;
     }
     findings.reverse();
-    (!findings.is_empty()).then(|| Found {
+    (!findings.is_empty()).then_some(Found {
         candidates: findings,
         end: line.next,
     })
