@@ -8,6 +8,7 @@
 //! is built without https/ssh; pushing belongs to the publishing layer).
 
 mod names;
+mod patch_check;
 mod render;
 mod repo;
 mod trailers;

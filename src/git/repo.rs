@@ -1,15 +1,16 @@
 //! [`Git2Repository`]: the one real [`Repository`], on libgit2. Runs no hooks, no fsmonitor and
 //! no filter drivers (libgit2 has none of them); must not spawn processes or touch the network.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use git2::build::CheckoutBuilder;
 use git2::{
-    ApplyLocation, ApplyOptions, BranchType, Commit, Delta, Diff, DiffFindOptions, DiffOptions,
-    ErrorCode, IndexAddOption, Oid, Signature, Tree,
+    ApplyLocation, ApplyOptions, BranchType, Commit, Diff, DiffFindOptions, DiffOptions, ErrorCode,
+    IndexAddOption, Oid, Signature, Tree,
 };
 
+use super::patch_check::workdir_conflict;
 use super::render::{file_changes, patch_text};
 use super::{FileChange, GitError, Head, Identity, Repository, validate_branch_name};
 
@@ -212,51 +213,6 @@ fn commit_staged(
 
 fn parse_patch(patch: &str) -> Result<Diff<'static>, GitError> {
     Diff::from_buffer(patch.as_bytes()).map_err(|source| GitError::PatchParse { source })
-}
-
-/// Why a path of `diff` cannot be applied to the files in `workdir`, checked before libgit2 runs:
-/// libgit2 compares a worktree patch with the index, so it misses untracked files in the way and
-/// files already deleted from the worktree.
-fn workdir_conflict(diff: &Diff<'_>, workdir: &Path) -> Option<GitError> {
-    diff.deltas().find_map(|delta| {
-        let old = delta.old_file().path().map(Path::to_path_buf);
-        let new = delta.new_file().path().map(Path::to_path_buf);
-        let (must_exist, must_not_exist) = match delta.status() {
-            Delta::Added | Delta::Untracked => (None, new),
-            Delta::Renamed | Delta::Copied if old != new => (old, new),
-            _ => (old, None),
-        };
-        path_conflict(workdir, must_exist.as_deref(), true)
-            .or_else(|| path_conflict(workdir, must_not_exist.as_deref(), false))
-    })
-}
-
-fn path_conflict(workdir: &Path, path: Option<&Path>, must_exist: bool) -> Option<GitError> {
-    let path = path?;
-    let refuse = |reason| {
-        Some(GitError::PatchDoesNotApply {
-            path: path.to_string_lossy().into_owned(),
-            reason,
-        })
-    };
-    if !is_plain_relative(path) {
-        return refuse("not a plain path inside the worktree");
-    }
-    let exists = workdir.join(path).symlink_metadata().is_ok();
-    match (must_exist, exists) {
-        (true, false) => refuse("the file is missing"),
-        (false, true) => refuse("the file already exists"),
-        _ => None,
-    }
-}
-
-/// Relative, no `..`, no `.git` component (in any case).
-fn is_plain_relative(path: &Path) -> bool {
-    path.components().all(|c| match c {
-        Component::Normal(name) => !name.eq_ignore_ascii_case(".git"),
-        Component::CurDir => true,
-        Component::ParentDir | Component::RootDir | Component::Prefix(_) => false,
-    })
 }
 
 fn apply_to_workdir(

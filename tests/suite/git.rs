@@ -834,3 +834,41 @@ proptest! {
         prop_assert_eq!(ours, theirs, "name {:?}", name);
     }
 }
+
+#[test]
+fn a_patch_through_a_symlinked_directory_is_refused() {
+    let t = TempRepo::with_files(&[("a.txt", "a\n")]);
+    let outside = TempDir::new().expect("tempdir");
+    std::os::unix::fs::symlink(outside.path(), t.path().join("out")).expect("symlink");
+    let patch = "diff --git a/out/evil.txt b/out/evil.txt\nnew file mode 100644\n--- /dev/null\n+++ b/out/evil.txt\n@@ -0,0 +1 @@\n+x\n";
+    assert!(matches!(
+        t.repo.apply_patch(patch),
+        Err(GitError::PatchDoesNotApply { .. })
+    ));
+    assert!(!t.repo.patch_applies(patch).expect("check"));
+    assert!(!outside.path().join("evil.txt").exists());
+}
+
+#[test]
+fn a_patch_creating_a_symlink_out_of_the_tree_is_refused() {
+    let t = TempRepo::with_files(&[("a.txt", "a\n")]);
+    let link = |target: &str| {
+        format!(
+            "diff --git a/link b/link\nnew file mode 120000\n--- /dev/null\n+++ b/link\n@@ -0,0 +1 @@\n+{target}\n\\ No newline at end of file\n"
+        )
+    };
+    for target in ["/etc/passwd", "../outside", ".git/config"] {
+        assert!(t.repo.apply_patch(&link(target)).is_err(), "{target}");
+        assert!(
+            t.path().join("link").symlink_metadata().is_err(),
+            "{target}"
+        );
+    }
+    t.repo
+        .apply_patch(&link("a.txt"))
+        .expect("an in-tree link applies");
+    assert_eq!(
+        fs::read_link(t.path().join("link")).expect("link"),
+        PathBuf::from("a.txt")
+    );
+}
