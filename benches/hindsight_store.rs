@@ -208,6 +208,10 @@ fn load(c: &mut Criterion) {
     let Ok(tmp) = tempfile::tempdir() else {
         return;
     };
+    // The lock writes the store's .gitignore, which lets loads keep the derived cache.
+    if files::StoreLock::acquire(tmp.path()).is_err() {
+        return;
+    }
     // Plain writes (no fsync per file) to set up quickly; the layout is the store's.
     for entry in entries(n, 0x10ad) {
         let path = files::entry_path(tmp.path(), &entry.signature);

@@ -240,7 +240,12 @@ fn list(
     }
     let _ = writeln!(out, "{} entr{}", entries.len(), plural_y(entries.len()));
     for skipped in &store.load_report().skipped {
-        let _ = writeln!(out, "skipped {}: {}", skipped.path.display(), skipped.reason);
+        let _ = writeln!(
+            out,
+            "skipped {}: {}",
+            skipped.path.display(),
+            skipped.reason
+        );
     }
     Ok(out)
 }
@@ -337,7 +342,12 @@ fn stats_table(stats: &Stats) -> String {
         ("resolutions", &stats.resolutions),
     ] {
         let parts: Vec<String> = map.iter().map(|(k, v)| format!("{k} {v}")).collect();
-        let _ = writeln!(out, "{name}: {}", parts.join(", "));
+        let shown = if parts.is_empty() {
+            "none".to_string()
+        } else {
+            parts.join(", ")
+        };
+        let _ = writeln!(out, "{name}: {shown}");
     }
     let _ = writeln!(
         out,

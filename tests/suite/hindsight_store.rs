@@ -833,3 +833,146 @@ fn catalog_guidance_is_found_from_real_tool_output() {
         "{mocha:#?}"
     );
 }
+
+#[test]
+fn signature_subcommand_lists_what_each_file_holds() {
+    let root = tempfile::tempdir().unwrap();
+    let files = vec![
+        common_fixtures().join("hindsight/logs/python/ruff-check.run1.txt"),
+        common_fixtures().join("hindsight/logs/rust/fmt-check.run1.txt"),
+    ];
+    let c = ctx(root.path(), T0);
+    let json = cmd(
+        HindsightCommand::Signature {
+            files: files.clone(),
+            format: meta_agent::hindsight::signature::InputFormat::Auto,
+            json: true,
+        },
+        &c,
+    );
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let list = value.as_array().unwrap();
+    assert_eq!(list.len(), 4, "{json}");
+    for item in list {
+        for key in ["signature", "template", "kind", "file"] {
+            assert!(item.get(key).is_some(), "{key} missing in {item}");
+        }
+    }
+    assert!(
+        list.iter()
+            .any(|i| i["template"] == "rustfmt: formatting differs in <path>")
+    );
+    let table = cmd(
+        HindsightCommand::Signature {
+            files,
+            format: meta_agent::hindsight::signature::InputFormat::Auto,
+            json: false,
+        },
+        &c,
+    );
+    assert!(table.ends_with("4 signature(s) in 2 file(s)\n"), "{table}");
+
+    let missing = root.path().join("nope.log");
+    let err = run(
+        &HindsightArgs {
+            command: HindsightCommand::Signature {
+                files: vec![missing.clone()],
+                format: meta_agent::hindsight::signature::InputFormat::Log,
+                json: false,
+            },
+        },
+        &c,
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains(&missing.display().to_string()),
+        "{err}"
+    );
+}
+
+#[test]
+fn show_refuses_an_ambiguous_prefix_and_names_the_candidates() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(".meta-agent/hindsight");
+    let mut store = open_dir(&dir);
+    let (mut a, mut b) = (None, None);
+    for i in 0..200 {
+        let s = sig(SignatureKind::Other, &format!("failure number {i}"));
+        match (&a, &b) {
+            (None, _) => a = Some(s),
+            (Some(x), None) if x.id[..1] == s.id[..1] => b = Some(s),
+            _ => {}
+        }
+    }
+    let (a, b) = (a.unwrap(), b.unwrap());
+    store.record_seen(&[a.clone(), b.clone()], at(T0)).unwrap();
+    let err = run(
+        &HindsightArgs {
+            command: HindsightCommand::Show {
+                signature: a.id[..1].to_string(),
+                json: false,
+            },
+        },
+        &ctx(tmp.path(), T0),
+    )
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains(&a.id) && text.contains(&b.id), "{text}");
+    let shown = cmd(
+        HindsightCommand::Show {
+            signature: a.id.clone(),
+            json: false,
+        },
+        &ctx(tmp.path(), T0),
+    );
+    assert!(shown.contains(&format!("signature: {}", a.id)), "{shown}");
+}
+
+// --- through the binary ----------------------------------------------------------------------
+
+#[test]
+fn the_binary_prints_signatures_as_json_and_store_errors_by_name() {
+    let repo = tempfile::tempdir().unwrap();
+    let file = common_fixtures().join("hindsight/logs/rust/fmt-check.run1.txt");
+    let out = crate::common::meta_agent()
+        .arg("--repo")
+        .arg(repo.path())
+        .args(["hindsight", "signature", "--json"])
+        .arg(&file)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let value: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        value[0]["template"],
+        "rustfmt: formatting differs in <path>"
+    );
+    assert_eq!(value[0]["kind"], "lint");
+    assert_eq!(
+        value[0]["signature"],
+        signature_id(SignatureKind::Lint, "rustfmt: formatting differs in <path>").as_str()
+    );
+
+    seeded(repo.path());
+    let listed = crate::common::meta_agent()
+        .arg("--repo")
+        .arg(repo.path())
+        .args(["hindsight", "list", "--json", "--status", "escalated"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let value: serde_json::Value = serde_json::from_slice(&listed).unwrap();
+    assert_eq!(value.as_array().unwrap().len(), 1);
+
+    crate::common::meta_agent()
+        .arg("--repo")
+        .arg(repo.path())
+        .args(["hindsight", "show", "nosuchid"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("\"nosuchid\""));
+}

@@ -48,7 +48,8 @@ pub fn entry_path(dir: &Path, id: &str) -> PathBuf {
 
 /// Loads every entry file under `dir` (a missing directory is an empty store). With
 /// `use_cache`, unchanged files come from the derived [`cache`](super::cache) and the cache is
-/// refreshed afterwards (best effort: a cache that cannot be written is simply not written).
+/// refreshed afterwards when the store's `.gitignore` ignores it (best effort: a cache that
+/// cannot be written is simply not written).
 pub fn load_dir(dir: &Path, use_cache: bool) -> Result<(Vec<Entry>, LoadReport), StoreError> {
     let root = dir.join(ENTRIES_DIR);
     let mut report = LoadReport::default();
@@ -77,12 +78,21 @@ pub fn load_dir(dir: &Path, use_cache: bool) -> Result<(Vec<Entry>, LoadReport),
             .iter()
             .map(|(p, f)| (*p, f.hash.as_str(), &f.entry))
             .collect();
-        let _best_effort = ensure_gitignore(dir).and_then(|()| cache::write(dir, &rows));
+        if cache_is_ignored(dir) {
+            let _best_effort = cache::write(dir, &rows);
+        }
     }
     let mut entries: Vec<Entry> = loaded.into_iter().map(|(_, f)| f.entry).collect();
     entries.sort_by(|a, b| a.signature.cmp(&b.signature));
     report.loaded = entries.len();
     Ok((entries, report))
+}
+
+/// Whether the store's `.gitignore` (written with the first entry) keeps the cache out of git.
+/// A load never creates files that git would pick up.
+fn cache_is_ignored(dir: &Path) -> bool {
+    fs::read_to_string(dir.join(".gitignore"))
+        .is_ok_and(|text| text.lines().any(|l| l.trim() == "/.cache.jsonl"))
 }
 
 /// One usable entry file.
