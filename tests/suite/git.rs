@@ -801,6 +801,50 @@ fn message_line() -> impl Strategy<Value = String> {
     ]
 }
 
+/// A small text file: a few short lines, sometimes without a final newline.
+fn file_text() -> impl Strategy<Value = String> {
+    (prop::collection::vec("[a-c é]{0,6}", 0..8), any::<bool>()).prop_map(|(lines, newline)| {
+        let mut text = lines.join("\n");
+        if newline && !text.is_empty() {
+            text.push('\n');
+        }
+        text
+    })
+}
+
+proptest! {
+    // Each case builds, clones and patches a repository: a few cases cover the shapes.
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    #[test]
+    fn diff_always_applies_on_a_fresh_clone(
+        before in prop::collection::vec(file_text(), 3),
+        after in prop::collection::vec(prop::option::of(file_text()), 3),
+        extra in prop::option::of(file_text()),
+    ) {
+        let names = ["one.txt", "dir/two.txt", "three.txt"];
+        let files: Vec<(&str, &str)> = names.iter().copied().zip(before.iter().map(String::as_str)).collect();
+        let t = TempRepo::with_files(&files);
+        for (name, content) in names.iter().zip(&after) {
+            match content {
+                Some(text) => t.write(name, text),
+                None => fs::remove_file(t.path().join(name)).expect("rm"),
+            }
+        }
+        if let Some(text) = &extra {
+            t.write("new/extra.txt", text);
+        }
+        let patch = t.repo.diff().expect("diff");
+        let (_keep, clone) = apply_on_fresh_clone(&t, &patch);
+        for name in names.iter().chain(["new/extra.txt"].iter()) {
+            let ours = fs::read(t.path().join(name)).ok();
+            let theirs = fs::read(clone.join(name)).ok();
+            prop_assert_eq!(ours, theirs, "{}\n{}", name, patch);
+        }
+    }
+
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(32))]
 
