@@ -221,6 +221,13 @@ fn load(c: &mut Criterion) {
             return;
         }
     }
+    let mut group = c.benchmark_group("hindsight_store");
+    group.sample_size(10);
+    let parsed = entries(n, 0x10ad);
+    group.bench_function(BenchmarkId::new("build_in_memory", n), |b| {
+        b.iter(|| black_box(Store::from_entries(StoreOptions::default(), parsed.clone()).len()))
+    });
+    group.finish();
     let open = |load_cache| {
         let options = StoreOptions {
             dir: Some(tmp.path().to_owned()),

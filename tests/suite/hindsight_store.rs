@@ -60,7 +60,9 @@ fn entries_are_one_readable_file_each_and_reload_identically() {
     let mut store = open_dir(tmp.path());
     let s = e0308();
     store.record_seen(&[s.clone(), s.clone()], at(T0)).unwrap();
-    store.record_seen(&[s.clone()], at(T0 + DAY)).unwrap();
+    store
+        .record_seen(std::slice::from_ref(&s), at(T0 + DAY))
+        .unwrap();
     let path = entry_path(tmp.path(), &s.id);
     assert_eq!(
         path,
@@ -89,8 +91,10 @@ fn file_contents_are_deterministic_whatever_the_order_of_learning() {
     let fixes = [patch("--- a\n+++ b\n@@ one"), patch("--- a\n+++ b\n@@ two")];
     let mut first = open_dir(a.path());
     let mut second = open_dir(b.path());
-    first.record_seen(&[s.clone()], at(T0)).unwrap();
-    second.record_seen(&[s.clone()], at(T0)).unwrap();
+    first.record_seen(std::slice::from_ref(&s), at(T0)).unwrap();
+    second
+        .record_seen(std::slice::from_ref(&s), at(T0))
+        .unwrap();
     for fix in &fixes {
         first.capture_patch(&s, fix.clone(), at(T0)).unwrap();
     }
@@ -126,7 +130,7 @@ fn a_corrupt_entry_is_skipped_by_name_and_never_overwritten() {
     assert!(reloaded.get(&good.id).is_some());
 
     let err = reloaded
-        .record_seen(&[bad.clone()], at(T0 + 1))
+        .record_seen(std::slice::from_ref(&bad), at(T0 + 1))
         .unwrap_err();
     assert!(matches!(err, StoreError::Corrupt { ref path, .. } if *path == bad_path));
     assert!(err.to_string().contains(&bad_path.display().to_string()));
@@ -151,7 +155,9 @@ fn the_load_cache_never_hides_a_change_or_a_corruption() {
     assert_eq!(cached.get(&a.id), first.get(&a.id));
 
     // Another process records an occurrence; the cache must not serve the old entry.
-    store.record_seen(&[a.clone()], at(T0 + 60)).unwrap();
+    store
+        .record_seen(std::slice::from_ref(&a), at(T0 + 60))
+        .unwrap();
     assert_eq!(open_dir(tmp.path()).get(&a.id).unwrap().occurrences, 2);
 
     fs::write(entry_path(tmp.path(), &b.id), "garbage: [").unwrap();
@@ -189,7 +195,7 @@ fn two_writers_hammering_one_entry_lose_no_update() {
         "--all".into(),
     ]));
     open_dir(tmp.path())
-        .record_seen(&[s.clone()], at(T0))
+        .record_seen(std::slice::from_ref(&s), at(T0))
         .unwrap();
     let rounds = 40;
     std::thread::scope(|scope| {
@@ -199,7 +205,7 @@ fn two_writers_hammering_one_entry_lose_no_update() {
                 let mut store = open_dir(dir);
                 for i in 0..rounds {
                     let now = at(T0 + 10 + i * 2 + writer);
-                    store.record_seen(&[s.clone()], now).unwrap();
+                    store.record_seen(std::slice::from_ref(&s), now).unwrap();
                     store
                         .record_outcome(&s.id, &fix_id, i % 4 != 0, now)
                         .unwrap();
@@ -221,7 +227,7 @@ fn outcomes_update_counts_status_and_last_used() {
     let tmp = tempfile::tempdir().unwrap();
     let mut store = open_dir(tmp.path());
     let s = e0308();
-    store.record_seen(&[s.clone()], at(T0)).unwrap();
+    store.record_seen(std::slice::from_ref(&s), at(T0)).unwrap();
     let guidance = store
         .ranked_resolutions(&s, at(T0))
         .into_iter()
@@ -267,7 +273,7 @@ fn escalation_marks_entries_with_context_and_tags() {
         at: None,
     };
     store
-        .record_unresolved(&[s.clone()], &context, at(T0))
+        .record_unresolved(std::slice::from_ref(&s), &context, at(T0))
         .unwrap();
     let entry = open_dir(tmp.path()).get(&s.id).cloned().unwrap();
     assert_eq!(entry.status, Status::Escalated);
@@ -315,7 +321,7 @@ fn similar_lookup_finds_the_same_kind_with_a_score() {
 fn a_steady_resolution_outranks_a_lucky_one() {
     let mut store = Store::open(StoreOptions::default()).unwrap();
     let s = e0308();
-    store.record_seen(&[s.clone()], at(T0)).unwrap();
+    store.record_seen(std::slice::from_ref(&s), at(T0)).unwrap();
     let lucky = store.capture_patch(&s, patch("lucky"), at(T0)).unwrap();
     let steady = store.capture_patch(&s, patch("steady"), at(T0)).unwrap();
     for i in 0..9 {
@@ -334,7 +340,7 @@ fn learned_resolutions_apply_only_once_reviewed_catalog_ones_always() {
     let (work, reviewed_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let s = sig(SignatureKind::Lint, "rustfmt: formatting differs in <path>");
     let mut store = open_dir(work.path());
-    store.record_seen(&[s.clone()], at(T0)).unwrap();
+    store.record_seen(std::slice::from_ref(&s), at(T0)).unwrap();
     let learned = store
         .capture_patch(&s, patch("--- a\n+++ b\n"), at(T0))
         .unwrap();
@@ -497,7 +503,7 @@ fn seeded(root: &Path) -> (Signature, Signature, Signature) {
         ..EscalationContext::default()
     };
     store
-        .record_unresolved(&[escalated.clone()], &context, at(T0))
+        .record_unresolved(std::slice::from_ref(&escalated), &context, at(T0))
         .unwrap();
     (old, cured, escalated)
 }
@@ -620,7 +626,9 @@ fn export_then_import_merges_counts_and_unions_resolutions() {
 
     let dir_b = b.path().join(".meta-agent/hindsight");
     let mut other = open_dir(&dir_b);
-    other.record_seen(&[cured.clone()], at(T0 - DAY)).unwrap();
+    other
+        .record_seen(std::slice::from_ref(&cured), at(T0 - DAY))
+        .unwrap();
     other
         .capture_patch(&cured, patch("other fix"), at(T0 - DAY))
         .unwrap();
