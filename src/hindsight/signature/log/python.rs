@@ -44,7 +44,7 @@ fn pytest_block(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
         return None;
     }
     let name = PYTEST_HEADER.captures(line.text)?.get(1)?.as_str();
-    let section = section_of(log, line.start);
+    let section = section_of(log, line.start)?;
     let body: Vec<Line<'_>> = log
         .lines_from(line.next)
         .take_while(|l| !PYTEST_HEADER.is_match(l.text) && !l.text.starts_with("-----"))
@@ -98,21 +98,25 @@ fn pytest_template(node: &str, exception: &str, message: &str) -> String {
     }
 }
 
-/// Whether the block sits in an ERRORS section (setup/teardown errors) or FAILURES.
-fn section_of(log: &Log<'_>, start: usize) -> &'static str {
+/// The section a `____ name ____` block sits in: ERRORS (setup/teardown errors) or FAILURES;
+/// `None` for other sections that use the same underlined headers (pytest-cov's "tests
+/// coverage", "warnings summary"). A block with no section line before it counts as a failure.
+fn section_of(log: &Log<'_>, start: usize) -> Option<&'static str> {
     let mut at = start;
     for _ in 0..2000 {
         let Some(prev) = log.previous(at) else { break };
         if prev.text.starts_with("=====") {
             return if prev.text.contains(" ERRORS ") {
-                "errors"
+                Some("errors")
+            } else if prev.text.contains(" FAILURES ") {
+                Some("failures")
             } else {
-                "failures"
+                None
             };
         }
         at = prev.start;
     }
-    "failures"
+    Some("failures")
 }
 
 fn pytest_kind(section: &str, message: &str) -> SignatureKind {
@@ -292,4 +296,29 @@ fn formatter(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
         return None;
     };
     Some(Found::one(candidate, line.next))
+}
+
+#[cfg(test)]
+mod coverage_section_tests {
+    use crate::hindsight::signature::{ExtractOptions, InputFormat, extract_log};
+
+    #[test]
+    fn pytest_cov_headers_are_not_failures() {
+        let text = "=================================== FAILURES ===================================\n\
+__________________________________ test_mean ___________________________________\n\
+\n    def test_mean():\n>       assert mean([1, 2]) == 1.5\nE       assert 1 == 1.5\n\n\
+tests/test_calc.py:28: AssertionError\n\
+================================ tests coverage ================================\n\
+_______________ coverage: platform linux, python 3.11.7-final-0 ________________\n\
+\nName      Stmts   Miss  Cover\ncalc.py      18      0   100%\n";
+        let options = ExtractOptions {
+            format: InputFormat::Log,
+            repo_root: None,
+            limits: crate::report::Limits::default(),
+        };
+        let found = extract_log(text, std::path::Path::new("log"), &options);
+        let templates: Vec<&str> = found.iter().map(|s| s.template.as_str()).collect();
+        assert_eq!(templates.len(), 1, "{templates:?}");
+        assert!(templates[0].contains("test_mean"), "{templates:?}");
+    }
 }
