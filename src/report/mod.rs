@@ -53,7 +53,10 @@ pub enum ReportError {
     },
     /// The file is empty (zero bytes or only whitespace).
     #[error("{path} is empty: expected a {expected} report")]
-    Empty { path: PathBuf, expected: &'static str },
+    Empty {
+        path: PathBuf,
+        expected: &'static str,
+    },
     /// The file is well-formed but is not the expected kind of report.
     #[error("{path} is not a {expected} report: {found}")]
     WrongFormat {
