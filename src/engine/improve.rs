@@ -280,6 +280,7 @@ async fn run_command<R: CommandRunner, G: Repository>(
         kill_grace: ctx.config.sandbox.kill_grace,
         output_cap: usize::try_from(ctx.config.sandbox.output_cap).unwrap_or(usize::MAX),
     };
+    let started = std::time::Instant::now();
     let result = match ctx.runner.run(spec).await {
         Ok(output) => match crate::gates::verdict::termination_reason(
             &output.termination,
@@ -294,7 +295,7 @@ async fn run_command<R: CommandRunner, G: Repository>(
         command: line.to_string(),
         cwd: workdir.display().to_string(),
         result: result.clone(),
-        duration_ms: 0,
+        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     });
     result
 }

@@ -103,6 +103,16 @@ async fn run_gate<R: CommandRunner>(ctx: &GateRunContext<'_, R>, gate: &GateSpec
             );
         }
     };
+    ctx.events.emit(&Event::CommandRun {
+        command: command.clone(),
+        cwd: prepared.workdir.display().to_string(),
+        result: verdict::termination_reason(
+            &output.termination,
+            u64::try_from(gate.timeout.as_millis()).unwrap_or(u64::MAX),
+        )
+        .unwrap_or_else(|| "exit 0".into()),
+        duration_ms: u64::try_from(output.duration.as_millis()).unwrap_or(u64::MAX),
+    });
     let evidence = gather(gate, &prepared, started, &output, ctx.limits).await;
     finish(ctx, judged(gate, command, &output, evidence))
 }

@@ -143,6 +143,37 @@ fn hindsight_fixes_a_lint_failure_with_no_llm_call_and_commits_with_trailers() {
         "the outcome is recorded with the fix: {files}"
     );
     assert!(!files.contains(".coverage"), "{files}");
+    let session_dir = work
+        .join(".git/meta-agent/sessions")
+        .join(outcome["session"].as_str().unwrap());
+    let audit: Vec<Value> = std::fs::read_to_string(session_dir.join("audit.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let commands: Vec<&str> = audit
+        .iter()
+        .filter(|a| a["action"] == "command.run")
+        .filter_map(|a| a["detail"]["command"].as_str())
+        .collect();
+    assert!(commands.contains(&"ruff check --fix"), "{commands:?}");
+    assert!(
+        commands.iter().any(|c| c.starts_with("python3 -m pytest")),
+        "gate commands are audited: {commands:?}"
+    );
+    assert!(
+        audit.iter().any(|a| a["action"] == "commit"),
+        "the commit is audited"
+    );
+    let metrics = std::fs::read_to_string(session_dir.join("metrics.prom")).unwrap();
+    assert!(
+        metrics.contains("meta_agent_loop_total{outcome=\"committed\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("meta_agent_gate_evaluations{gate=\"lint\",result=\"fail\"} 1"),
+        "{metrics}"
+    );
     let remote_branches = git(&work, &["ls-remote", "--heads", "origin"]);
     assert!(
         !remote_branches.contains("meta-agent/"),
