@@ -1,0 +1,112 @@
+//! Benchmarks of the per-iteration git work of the loop: the worktree diff, the changed-file list
+//! and the tamper inspection of that diff, on a synthetic repository of 500 files with 25 edited
+//! and 5 added; plus `commit_all` on the same change.
+//!
+//! Run with `cargo bench --bench git_tamper`.
+
+use std::fs;
+use std::hint::black_box;
+use std::path::Path;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use meta_agent::engine::tamper::{TamperGuard, TamperPolicy, inspect};
+use meta_agent::git::{Git2Repository, Identity, Repository};
+use tempfile::TempDir;
+
+const FILES: usize = 500;
+
+fn source(index: usize, edited: bool) -> String {
+    let mut text = String::new();
+    for line in 0..40 {
+        let value = if edited && line % 10 == 3 {
+            line * 7
+        } else {
+            line
+        };
+        text.push_str(&format!("fn f_{index}_{line}() -> usize {{ {value} }}\n"));
+    }
+    text.push_str("\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn works() {\n");
+    text.push_str(&format!(
+        "        assert_eq!(super::f_{index}_1(), 1);\n    }}\n}}\n"
+    ));
+    text
+}
+
+fn write(root: &Path, path: &str, text: &str) {
+    let full = root.join(path);
+    fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
+    fs::write(full, text).expect("write");
+}
+
+/// A committed repository of `FILES` files, then 25 edited and 5 new ones in the worktree.
+fn edited_repository() -> (TempDir, Git2Repository) {
+    let dir = TempDir::new().expect("tempdir");
+    git2::Repository::init(dir.path()).expect("init");
+    for index in 0..FILES {
+        write(
+            dir.path(),
+            &format!("src/m{}/f{index}.rs", index % 20),
+            &source(index, false),
+        );
+    }
+    let repo = Git2Repository::open(dir.path()).expect("open");
+    repo.commit_all("base", &Identity::default())
+        .expect("commit");
+    for index in (0..FILES).step_by(20) {
+        write(
+            dir.path(),
+            &format!("src/m{}/f{index}.rs", index % 20),
+            &source(index, true),
+        );
+    }
+    for index in 0..5 {
+        write(
+            dir.path(),
+            &format!("tests/new_{index}.rs"),
+            &source(index, false),
+        );
+    }
+    (dir, repo)
+}
+
+fn bench(c: &mut Criterion) {
+    let (dir, repo) = edited_repository();
+    let diff = repo.diff().expect("diff");
+    c.bench_function("git/diff (500 files, 30 changed)", |b| {
+        b.iter(|| black_box(repo.diff().expect("diff")))
+    });
+    c.bench_function("git/changed_files (500 files, 30 changed)", |b| {
+        b.iter(|| black_box(repo.changed_files().expect("changes")))
+    });
+    let policy = TamperPolicy::default();
+    c.bench_function("tamper/inspect (policy compiled per call)", |b| {
+        b.iter(|| black_box(inspect(&diff, &policy)))
+    });
+    let guard = TamperGuard::new(&policy);
+    c.bench_function("tamper/TamperGuard::inspect", |b| {
+        b.iter(|| black_box(guard.inspect(&diff)))
+    });
+    c.bench_function("git/commit_all then restore", |b| {
+        b.iter(|| {
+            let head = repo.head().expect("head").commit;
+            let sha = repo
+                .commit_all("bench", &Identity::default())
+                .expect("commit");
+            black_box(sha);
+            reset_branch(dir.path(), &head);
+        })
+    });
+}
+
+/// Moves the branch back to `head` keeping the worktree, so the next commit has work to do.
+fn reset_branch(path: &Path, head: &str) {
+    let raw = git2::Repository::open(path).expect("open");
+    let commit = raw
+        .find_commit(git2::Oid::from_str(head).expect("oid"))
+        .expect("commit");
+    raw.reset(commit.as_object(), git2::ResetType::Mixed, None)
+        .expect("reset");
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
