@@ -984,3 +984,32 @@ fn the_binary_prints_signatures_as_json_and_store_errors_by_name() {
         .code(2)
         .stderr(predicates::str::contains("\"nosuchid\""));
 }
+
+#[test]
+fn two_processes_importing_into_one_store_lose_no_update() {
+    let repo = tempfile::tempdir().unwrap();
+    let s = e0308();
+    let mut entry = meta_agent::hindsight::store::Entry::new(&s, at(T0));
+    entry.occurrences = 1;
+    let export = repo.path().join("one.jsonl");
+    fs::write(&export, serde_json::to_string(&entry).unwrap() + "\n").unwrap();
+    let per_process = 6;
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            let (root, export) = (repo.path(), export.clone());
+            scope.spawn(move || {
+                for _ in 0..per_process {
+                    crate::common::meta_agent()
+                        .arg("--repo")
+                        .arg(root)
+                        .args(["hindsight", "import"])
+                        .arg(&export)
+                        .assert()
+                        .success();
+                }
+            });
+        }
+    });
+    let store = open_dir(&repo.path().join(".meta-agent/hindsight"));
+    assert_eq!(store.get(&s.id).unwrap().occurrences, 2 * per_process);
+}

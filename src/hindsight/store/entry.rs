@@ -446,6 +446,86 @@ mod tests {
         assert_eq!(serde_yaml::from_str::<Timestamp>(&yaml).unwrap(), t);
     }
 
+    use proptest::prelude::*;
+
+    fn text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "\\PC{0,40}",
+            "[ -~\n\t]{0,60}",
+            prop::sample::select(vec![
+                "yes",
+                "null",
+                "~",
+                "1.0",
+                "- item",
+                "key: value",
+                " lead",
+                "trail ",
+                "#x",
+                "'q'",
+                "\"dq\"",
+                "@a",
+                "`b`",
+                "0x10",
+                "",
+                "\n\nx\n",
+                "--- a\n+++ b\n@@ -1 +1 @@\n-x\n+y\n",
+            ])
+            .prop_map(str::to_string),
+        ]
+    }
+
+    fn fix() -> impl Strategy<Value = Fix> {
+        prop_oneof![
+            prop::collection::vec(text(), 1..4).prop_map(|a| Fix::Command(CommandLine::Argv(a))),
+            text().prop_map(|l| Fix::Command(CommandLine::Shell(l))),
+            (
+                text(),
+                prop::collection::btree_set(text(), 0..3),
+                prop::option::of(text())
+            )
+                .prop_map(|(diff, files, source)| Fix::Patch(PatchFix {
+                    diff,
+                    files,
+                    source
+                })),
+            text().prop_map(Fix::Guidance),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn entries_survive_a_round_trip_through_yaml_and_json(
+            template in text(),
+            tags in prop::collection::btree_set(text(), 0..3),
+            fixes in prop::collection::vec((fix(), 0u64..5, any::<bool>()), 0..4),
+            reason in prop::option::of(text()),
+            secs in 0u64..4_000_000_000,
+        ) {
+            let sig = Signature { id: "00ff".into(), kind: SignatureKind::Other, template };
+            let now = Timestamp::from_unix_secs(secs);
+            let mut entry = Entry::new(&sig, now);
+            entry.tags = tags;
+            for (fix, times, cured) in fixes {
+                let mut resolution = Resolution::new(fix);
+                for _ in 0..times {
+                    resolution.outcomes.record(cured, now);
+                }
+                entry.add_resolution(resolution);
+            }
+            entry.escalation = reason.map(|reason| EscalationContext {
+                reason,
+                at: Some(now),
+                ..EscalationContext::default()
+            });
+            let yaml = serde_yaml::to_string(&entry).unwrap();
+            prop_assert_eq!(&serde_yaml::from_str::<Entry>(&yaml).unwrap(), &entry, "{}", yaml);
+            prop_assert_eq!(serde_yaml::to_string(&entry).unwrap(), yaml);
+            let json = serde_json::to_string(&entry).unwrap();
+            prop_assert_eq!(&serde_json::from_str::<Entry>(&json).unwrap(), &entry);
+        }
+    }
+
     #[test]
     fn fix_id_depends_on_content_only() {
         let a = Fix::Patch(PatchFix {
