@@ -122,6 +122,7 @@ impl TamperGuard {
             findings.extend(protected_changes(file, matchers));
             findings.extend(skip_markers(file));
             findings.extend(weakened_assertions(file));
+            findings.extend(disabled_assertions(file));
         }
         findings.extend(removed_tests(&files, matchers));
         let mut unique = Vec::with_capacity(findings.len());
@@ -316,6 +317,48 @@ fn weakened_assertions(file: &FileView<'_>) -> Vec<TamperFinding> {
         .filter_map(|block| weakening(block, balanced))
         .map(|detail| file.finding(TamperKind::AssertionWeakened, detail))
         .collect()
+}
+
+/// Added code that stops existing assertions from running or failing: an always-false guard or
+/// a bare `return` with assertions after it, a swallowed `AssertionError`, a `#[should_panic]` on
+/// a test that is not new.
+fn disabled_assertions(file: &FileView<'_>) -> Vec<TamperFinding> {
+    if !file.is_test {
+        return Vec::new();
+    }
+    let mut details = Vec::new();
+    for hunk in &file.file.hunks {
+        details.extend(dead_code_before_assertions(hunk));
+        for block in blocks(hunk) {
+            let adds_a_test = block
+                .added
+                .iter()
+                .any(|l| lines::test_declaration(l, file.lang).is_some());
+            let swallowing = block.added.iter().find(|l| lines::swallows_failures(l));
+            if let Some(line) = swallowing.filter(|_| !adds_a_test) {
+                details.push(format!("makes failures pass with {}", quote(line)));
+            }
+        }
+    }
+    details
+        .into_iter()
+        .map(|detail| file.finding(TamperKind::AssertionWeakened, detail))
+        .collect()
+}
+
+fn dead_code_before_assertions(hunk: &[Line<'_>]) -> Option<String> {
+    let new_side: Vec<&Line<'_>> = hunk
+        .iter()
+        .filter(|l| !matches!(l, Line::Removed(_)))
+        .collect();
+    new_side.iter().enumerate().find_map(|(i, line)| {
+        let Line::Added(text) = line else { return None };
+        let guards = lines::is_dead_code_start(text)
+            && new_side[i + 1..]
+                .iter()
+                .any(|l| lines::is_assertion(line_text(l)));
+        guards.then(|| format!("adds {} before assertions, so they never run", quote(text)))
+    })
 }
 
 fn removes_a_test(block: &Block<'_>, lang: Lang) -> bool {

@@ -209,10 +209,7 @@ pub(super) fn is_trivial_assertion(line: &str) -> bool {
     let code = line.trim().trim_end_matches(';');
     python_trivial(code)
         || SINGLE_ARG_ASSERTS.iter().any(|name| {
-            args_after(code, name).is_some_and(|args| {
-                args.first()
-                    .is_some_and(|a| TRUE_LITERALS.contains(&a.as_str()))
-            })
+            args_after(code, name).is_some_and(|args| args.first().is_some_and(|a| always_true(a)))
         })
         || EQUAL_ARG_ASSERTS.iter().any(|name| {
             args_after(code, name).is_some_and(|args| args.len() >= 2 && args[0] == args[1])
@@ -224,9 +221,41 @@ fn python_trivial(code: &str) -> bool {
     let Some(rest) = code.strip_prefix("assert ") else {
         return false;
     };
-    let expr = rest.split([',', '#']).next().unwrap_or("").trim();
-    let expr = expr.trim_start_matches('(').trim_end_matches(')').trim();
-    TRUE_LITERALS.contains(&expr)
+    let expr = rest.split('#').next().unwrap_or("");
+    let expr = top_level_prefix(expr);
+    let expr = expr
+        .strip_prefix('(')
+        .and_then(|e| e.strip_suffix(')'))
+        .unwrap_or(expr);
+    always_true(expr)
+}
+
+/// `expr` up to its first comma outside brackets (what precedes an assert's message), trimmed.
+fn top_level_prefix(expr: &str) -> &str {
+    let mut depth = 0usize;
+    for (i, c) in expr.char_indices() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => return expr[..i].trim(),
+            _ => {}
+        }
+    }
+    expr.trim()
+}
+
+/// A literal truth or a comparison of a thing with itself (`x == x`).
+fn always_true(expr: &str) -> bool {
+    let expr = expr.trim();
+    if TRUE_LITERALS.contains(&expr) {
+        return true;
+    }
+    let operator = if expr.contains("===") { "===" } else { "==" };
+    let mut sides = expr.split(operator);
+    match (sides.next(), sides.next(), sides.next()) {
+        (Some(left), Some(right), None) => !left.trim().is_empty() && left.trim() == right.trim(),
+        _ => false,
+    }
 }
 
 fn expect_trivial(code: &str) -> bool {
@@ -239,6 +268,30 @@ fn expect_trivial(code: &str) -> bool {
     ["toBe(", "toEqual(", "toStrictEqual("]
         .iter()
         .any(|m| args_after(code, &format!(".{m}")).is_some_and(|a| a.first() == Some(&subject)))
+}
+
+/// A condition that never holds (`if False:`, `if (false) {`, `if false {`, `if 0:`), or a bare
+/// `return`: what follows it in a test never runs.
+pub(super) fn is_dead_code_start(line: &str) -> bool {
+    let t = line.trim();
+    if matches!(t, "return" | "return;") {
+        return true;
+    }
+    let Some(condition) = t.strip_prefix("if ").or_else(|| t.strip_prefix("if(")) else {
+        return false;
+    };
+    let condition = condition.trim_end_matches(['{', ':', ' ']).trim();
+    let condition = condition
+        .trim_start_matches('(')
+        .trim_end_matches(')')
+        .trim();
+    matches!(condition, "False" | "false" | "0")
+}
+
+/// A line that turns a failing assertion into a pass: `except AssertionError`, `#[should_panic]`.
+pub(super) fn swallows_failures(line: &str) -> bool {
+    let t = line.trim();
+    t.starts_with("except AssertionError") || t.starts_with("#[should_panic")
 }
 
 /// What a line declares about tests.
@@ -344,6 +397,9 @@ pub(super) fn is_skip_marker(line: &str, lang: Lang, in_test_file: bool) -> bool
     if is_comment(line) {
         return false;
     }
+    if hides_tests(line) {
+        return true;
+    }
     let t = line.trim();
     match lang {
         Lang::Rust => t.starts_with("#[ignore"),
@@ -380,6 +436,14 @@ pub(super) fn is_skip_marker(line: &str, lang: Lang, in_test_file: bool) -> bool
         }
         Lang::Other => false,
     }
+}
+
+/// Configuration that hides test files from the runner (pytest `collect_ignore`, Jest
+/// `testPathIgnorePatterns`), whatever the file.
+fn hides_tests(line: &str) -> bool {
+    ["collect_ignore", "testPathIgnorePatterns"]
+        .iter()
+        .any(|m| line.contains(m))
 }
 
 #[cfg(test)]
@@ -477,7 +541,36 @@ mod tests {
     }
 
     #[test]
+    fn dead_code_and_swallowed_failures() {
+        for line in [
+            "    if False:",
+            "  if (false) {",
+            "if false {",
+            "if 0:",
+            "    return",
+            "return;",
+        ] {
+            assert!(is_dead_code_start(line), "{line}");
+        }
+        for line in ["if x:", "return x", "if (falsey) {"] {
+            assert!(!is_dead_code_start(line), "{line}");
+        }
+        assert!(swallows_failures("    except AssertionError:"));
+        assert!(swallows_failures("#[should_panic(expected = \"boom\")]"));
+    }
+
+    #[test]
     fn skip_markers() {
+        assert!(is_skip_marker(
+            "collect_ignore = [\"test_x.py\"]",
+            Lang::Python,
+            false
+        ));
+        assert!(is_skip_marker(
+            "  testPathIgnorePatterns: ['/slow/'],",
+            Lang::Js,
+            false
+        ));
         assert!(is_skip_marker(
             "    #[ignore = \"slow\"]",
             Lang::Rust,

@@ -501,3 +501,97 @@ fn kind_names_match_serde() {
         );
     }
 }
+
+#[test]
+fn assertions_disabled_without_being_removed() {
+    let cases = [
+        modify(
+            "tests/test_a.py",
+            &[
+                " def test_a():",
+                "+    if False:",
+                "-    assert f() == 1",
+                "+        assert f() == 1",
+            ],
+        ),
+        modify(
+            "tests/test_a.py",
+            &[" def test_a():", "+    return", "     assert f() == 1"],
+        ),
+        modify(
+            "tests/a.rs",
+            &[
+                " fn a() {",
+                "+    return;",
+                "     assert_eq!(f(), 1);",
+                " }",
+            ],
+        ),
+        modify(
+            "tests/test_a.py",
+            &[
+                "     try:",
+                "         assert f() == 1",
+                "+    except AssertionError:",
+                "+        pass",
+            ],
+        ),
+        modify("tests/a.rs", &[" #[test]", "+#[should_panic]", " fn a() {"]),
+        modify(
+            "tests/test_a.py",
+            &["-    assert f() == 1", "+    assert f() == f()"],
+        ),
+    ];
+    for diff in cases {
+        assert_eq!(kinds(&diff), vec![TamperKind::AssertionWeakened], "{diff}");
+    }
+}
+
+#[test]
+fn a_new_should_panic_test_and_early_returns_without_assertions_are_fine() {
+    let new_test = modify(
+        "tests/a.rs",
+        &[
+            " use a::f;",
+            "+#[test]",
+            "+#[should_panic(expected = \"empty\")]",
+            "+fn panics_on_empty() {",
+            "+    f(&[]);",
+            "+}",
+        ],
+    );
+    let helper_return = modify(
+        "tests/helpers.py",
+        &[
+            " def load(path):",
+            "+    if not path:",
+            "+        return",
+            "     return open(path).read()",
+        ],
+    );
+    for diff in [new_test, helper_return] {
+        assert_eq!(kinds(&diff), vec![], "{diff}");
+    }
+}
+
+#[test]
+fn hiding_tests_from_the_runner_is_skipping() {
+    let pytest = modify(
+        "conftest.py",
+        &[
+            " import pytest",
+            "+collect_ignore = [\"tests/test_slow.py\"]",
+        ],
+    );
+    let jest = modify(
+        "jest.config.js",
+        &[
+            " module.exports = {",
+            "+  testPathIgnorePatterns: ['/math/'],",
+            " };",
+        ],
+    );
+    for diff in [pytest, jest] {
+        assert_eq!(kinds(&diff), vec![TamperKind::TestSkipped], "{diff}");
+    }
+}
