@@ -165,6 +165,32 @@ pub struct RawGate {
     /// Files written into `{report_dir}` before the gate runs (name → content; `{report_dir}`
     /// expands inside the content too). Presets use it for tool configuration.
     pub files: Option<BTreeMap<String, String>>,
+    /// Fast feedback: how to re-run only the tests that failed, before the whole gate runs again.
+    pub rerun_failed: Option<RawRerun>,
+}
+
+/// `gates[].rerun_failed`: a command with a `{tests}` argument, and how to spell test ids.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawRerun {
+    /// The command; the argument `{tests}` becomes the failing tests (one or more arguments).
+    pub run: Vec<String>,
+    /// How the runner names tests.
+    pub format: TestFilterFormat,
+}
+
+/// How a test runner selects tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TestFilterFormat {
+    /// pytest node ids, one argument each (`tests/test_x.py::test_y`).
+    Pytest,
+    /// One nextest filterset (`test(=a) | test(=b)`).
+    Nextest,
+    /// One `--testNamePattern` regular expression (jest, vitest `-t`).
+    Jest,
+    /// One `-run` regular expression (`^(TestA|TestB)$`).
+    Go,
 }
 
 /// SARIF level at which a lint gate fails.

@@ -12,7 +12,7 @@ use std::time::Duration;
 use super::ConfigError;
 use super::raw::{
     FailOn, GateKind, LlmProvider, RawCommand, RawCommit, RawConfig, RawGate, RawHindsight, RawLlm,
-    RawLoop, RawSandbox,
+    RawLoop, RawRerun, RawSandbox,
 };
 use crate::exec::env::is_secret_name;
 use crate::report::FindingLevel;
@@ -109,6 +109,8 @@ pub struct GateSpec {
     pub requires: Vec<String>,
     pub optional: bool,
     pub files: BTreeMap<String, String>,
+    /// How to re-run only the failing tests (fast feedback), when the runner supports it.
+    pub rerun_failed: Option<RawRerun>,
 }
 
 /// Child-process settings.
@@ -254,6 +256,7 @@ fn override_gate(base: RawGate, over: RawGate) -> RawGate {
         optional: over.optional.or(base.optional),
         enabled: over.enabled.or(base.enabled),
         files: over.files.or(base.files),
+        rerun_failed: over.rerun_failed.or(base.rerun_failed),
     }
 }
 
@@ -333,6 +336,7 @@ fn resolve_gate(gate: &RawGate, ctx: &ErrorContext<'_>) -> Result<GateSpec, Conf
         requires: gate.requires.clone().unwrap_or_default(),
         optional: gate.optional.unwrap_or(false),
         files: gate.files.clone().unwrap_or_default(),
+        rerun_failed: gate.rerun_failed.clone(),
     })
 }
 

@@ -20,8 +20,10 @@ use super::state::{
 };
 use super::task::Task;
 use crate::config::Config;
+use crate::config::GateSpec;
 use crate::event::{Event, EventSink, LoopPhase};
 use crate::exec::CommandRunner;
+use crate::gates::fast::{self, FailingTest};
 use crate::gates::{self, GateRunContext, GatesSummary};
 use crate::git::{GitError, Identity, Repository};
 use crate::report::Limits;
@@ -516,7 +518,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             runner: self.runner,
             events: self.events,
         };
-        let mut summary = gates::run_gates(&ctx, &self.config.gates).await;
+        let mut summary = self.run_gates_fast_first(&ctx, state, &workdir).await;
         let flaky = self.rerun_failed_tests(&ctx, &mut summary).await;
         for test in &flaky {
             self.events.emit(&Event::FlakyTest { test: test.clone() });
@@ -562,34 +564,122 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         summary
     }
 
-    /// Re-runs, once and unchanged, every tests gate that failed. A gate that passes the second
-    /// time had flaky tests: they are reported, and the gate's second result stands.
+    /// In an improve iteration, gates that failed with failing tests first re-run only those tests
+    /// (when their runner can); if any still fails, the other gates run in full and the
+    /// observation stands on that. Otherwise, and always before a commit, every gate runs in full.
+    async fn run_gates_fast_first(
+        &self,
+        ctx: &GateRunContext<'_, R>,
+        state: &LoopState,
+        workdir: &Path,
+    ) -> GatesSummary {
+        let exists = |path: &Path| workdir.join(path).is_file();
+        let quick: Vec<GateSpec> = self
+            .config
+            .gates
+            .iter()
+            .filter_map(|spec| {
+                let record = state
+                    .gates
+                    .iter()
+                    .find(|g| g.name == spec.name && g.result == "fail")?;
+                let failing: Vec<FailingTest> = record
+                    .failing_tests
+                    .iter()
+                    .map(|id| FailingTest::parse(id))
+                    .collect();
+                fast::rerun_gate(spec, &failing, &exists)
+            })
+            .collect();
+        if state.iteration == 0 || quick.is_empty() {
+            return gates::run_gates(ctx, &self.config.gates).await;
+        }
+        tracing::info!(
+            "fast feedback: re-running only the failing tests of {} gate(s)",
+            quick.len()
+        );
+        let first = gates::run_gates(ctx, &quick).await;
+        if first.gates.iter().all(|gate| gate.passed) {
+            return gates::run_gates(ctx, &self.config.gates).await;
+        }
+        let others: Vec<GateSpec> = self
+            .config
+            .gates
+            .iter()
+            .filter(|spec| !quick.iter().any(|q| q.name == spec.name))
+            .cloned()
+            .collect();
+        let rest = gates::run_gates(ctx, &others).await;
+        let mut results = Vec::new();
+        for spec in &self.config.gates {
+            let from_quick = first.gates.iter().find(|g| g.name == spec.name);
+            let result = from_quick.or_else(|| rest.gates.iter().find(|g| g.name == spec.name));
+            if let Some(result) = result {
+                let mut result = result.clone();
+                if from_quick.is_some() {
+                    result.reasons.push(
+                        "fast feedback: only the tests that failed before were re-run".into(),
+                    );
+                }
+                results.push(result);
+            }
+        }
+        GatesSummary::from_results(results)
+    }
+
+    /// Re-runs, once and unchanged, the failing tests of every tests gate that failed (only those
+    /// tests where the runner can select them, else the whole gate). Tests that pass the second
+    /// time are flaky: reported, and the gate counts them as passed.
     async fn rerun_failed_tests(
         &self,
         ctx: &GateRunContext<'_, R>,
         summary: &mut GatesSummary,
     ) -> Vec<String> {
-        let failed: Vec<_> = self
-            .config
-            .gates
-            .iter()
-            .filter(|spec| {
-                summary.gates.iter().any(|g| {
-                    g.name == spec.name
-                        && !g.passed
-                        && g.tests.as_ref().is_some_and(|t| t.failed + t.errors > 0)
+        let exists = |path: &Path| ctx.repo_root.join(path).is_file();
+        let mut plans = Vec::new();
+        for result in summary.gates.iter().filter(|g| !g.passed) {
+            let Some(tests) = result.tests.as_ref().filter(|t| t.failed + t.errors > 0) else {
+                continue;
+            };
+            let Some(spec) = self
+                .config
+                .gates
+                .iter()
+                .find(|spec| spec.name == result.name)
+            else {
+                continue;
+            };
+            let failing: Vec<FailingTest> = tests
+                .failures
+                .iter()
+                .map(|f| FailingTest {
+                    classname: f.classname.clone(),
+                    name: f.name.clone(),
                 })
-            })
-            .cloned()
-            .collect();
-        if failed.is_empty() {
+                .collect();
+            let partial = tests.failures_omitted == 0;
+            let quick = partial
+                .then(|| fast::rerun_gate(spec, &failing, &exists))
+                .flatten();
+            plans.push((quick.is_some(), quick.unwrap_or_else(|| spec.clone())));
+        }
+        if plans.is_empty() {
             return Vec::new();
         }
-        let again = gates::run_gates(ctx, &failed).await;
+        let specs: Vec<GateSpec> = plans.iter().map(|(_, spec)| spec.clone()).collect();
+        let again = gates::run_gates(ctx, &specs).await;
         let mut flaky = Vec::new();
-        for rerun in again.gates.into_iter().filter(|g| g.passed) {
-            if let Some(first) = summary.gates.iter_mut().find(|g| g.name == rerun.name) {
-                flaky.extend(GateRecord::of(first).failing_tests);
+        for (rerun, (only_failures, _)) in again.gates.into_iter().zip(&plans) {
+            let Some(first) = summary.gates.iter_mut().find(|g| g.name == rerun.name) else {
+                continue;
+            };
+            if !rerun.passed {
+                continue;
+            }
+            flaky.extend(GateRecord::of(first).failing_tests);
+            if *only_failures {
+                passed_on_rerun(first);
+            } else {
                 *first = rerun;
             }
         }
@@ -746,6 +836,22 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             duration_ms: state.usage.elapsed_ms,
         });
     }
+}
+
+/// A gate whose only failures passed when re-run unchanged: every test passed, some flakily.
+fn passed_on_rerun(gate: &mut crate::gates::GateResult) {
+    if let Some(tests) = gate.tests.as_mut() {
+        let recovered = tests.failed + tests.errors;
+        tests.passed += recovered;
+        tests.flaky += recovered;
+        tests.failed = 0;
+        tests.errors = 0;
+        tests.failures.clear();
+    }
+    gate.passed = true;
+    gate.status = crate::gates::GateStatus::Passed;
+    gate.reasons =
+        vec!["flaky: the failing tests passed on an immediate re-run with no change".into()];
 }
 
 /// Marks the resolutions of the last Acting step cured or not, by whether their signature is

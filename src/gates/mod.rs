@@ -5,6 +5,7 @@
 //! [`summary`] renders results as a terminal table, Markdown and JSON. Results are always in the
 //! configuration's order, whatever order the gates finished in.
 
+pub mod fast;
 pub mod runner;
 pub mod summary;
 pub mod verdict;

@@ -259,6 +259,24 @@ fn a_persistent_failure_escalates_after_two_iterations_with_a_report() {
         .map(|e| e["decision"].as_str().unwrap())
         .collect();
     assert_eq!(decided, ["Continue", "AwaitGuidance"]);
+    let tests_runs: Vec<&str> = events_named(&events, "gate_started")
+        .iter()
+        .filter(|e| e["gate"] == "tests")
+        .map(|e| e["command"].as_str().unwrap())
+        .collect();
+    let full = tests_runs.iter().filter(|c| !c.contains("::")).count();
+    let quick = tests_runs
+        .iter()
+        .filter(|c| c.ends_with("tests/test_calc.py::test_mean"))
+        .count();
+    assert_eq!(
+        full, 1,
+        "fast feedback: the whole suite ran once, in the first iteration: {tests_runs:#?}"
+    );
+    assert_eq!(
+        quick, 3,
+        "the flaky check and the improve iteration re-ran only the failing test: {tests_runs:#?}"
+    );
     let session = outcome["session"].as_str().unwrap();
     let report = std::fs::read_to_string(
         work.join(".git/meta-agent/sessions")
