@@ -173,3 +173,51 @@ fn the_schema_is_generated_from_the_types() {
     let text = String::from_utf8(text).unwrap();
     assert!(text.contains("max_iterations") && text.contains("threshold"));
 }
+
+mod properties {
+    use std::path::Path;
+    use std::time::Duration;
+
+    use meta_agent::config::{parse_raw, values};
+    use proptest::prelude::*;
+
+    const VALID: &str = "version: 1\npreset: python\nloop:\n  max_iterations: 2\ngates:\n  - name: t\n    run: [make, test]\n    timeout: 90s\n    junit: out/*.xml\n";
+
+    proptest! {
+        #[test]
+        fn any_text_parses_or_fails_naming_the_file(text in "\\PC{0,300}") {
+            if let Err(err) = parse_raw(&text, Path::new("conf.yml")) {
+                prop_assert!(err.to_string().starts_with("conf.yml"), "{}", err);
+            }
+        }
+
+        #[test]
+        fn mutations_of_a_valid_file_never_panic(at in 0usize..VALID.len(), insert in "[ :\\-\\[\\]{}#a-z0-9\\n]{0,8}", cut in 0usize..8) {
+            let mut text = VALID.to_owned();
+            let at = (0..=at).rev().find(|i| text.is_char_boundary(*i)).unwrap_or(0);
+            let end = (at + cut).min(text.len());
+            text.replace_range(at..end, &insert);
+            if let Err(err) = parse_raw(&text, Path::new("conf.yml")) {
+                prop_assert!(err.to_string().starts_with("conf.yml"), "{}", err);
+            }
+        }
+
+        #[test]
+        fn durations_with_units_add_up(h in 0u64..100, m in 0u64..60, s in 0u64..60, ms in 0u64..1000) {
+            let text = format!("{h}h{m}m{s}s{ms}ms");
+            let expected = Duration::from_secs(h * 3600 + m * 60 + s) + Duration::from_millis(ms);
+            prop_assert_eq!(values::parse_duration(&text), Ok(expected));
+        }
+
+        #[test]
+        fn sizes_with_units_multiply(n in 0u64..1_000_000) {
+            prop_assert_eq!(values::parse_byte_size(&format!("{n}KiB")), Ok(n * 1024));
+            prop_assert_eq!(values::parse_byte_size(&format!("{n}MB")), Ok(n * 1_000_000));
+        }
+    }
+
+    #[test]
+    fn the_valid_file_is_valid() {
+        assert!(parse_raw(VALID, Path::new("conf.yml")).is_ok());
+    }
+}
