@@ -4,17 +4,24 @@
 //!
 //! Pure functions over text: no I/O, no git. Heuristics lean towards few false positives: adding
 //! tests, editing a test body while keeping its assertions, renaming or moving a test are fine.
+//! Parts: [`diff`] reads the unified diff, [`lines`] classifies single lines, [`assertions`] and
+//! [`removal`] find weakened assertions and lost tests; this file holds the policy, protected
+//! paths and skip markers.
 
+mod assertions;
 mod diff;
 mod lines;
+mod removal;
 
 use std::collections::HashMap;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Serialize;
 
-use diff::{FileDiff, FileStatus, Line};
-use lines::{Lang, TestDecl};
+use assertions::{disabled_assertions, weakened_assertions};
+use diff::{FileDiff, Line};
+use lines::Lang;
+use removal::removed_tests;
 
 /// Paths no change may touch, whatever the configuration adds.
 pub const DEFAULT_PROTECTED: [&str; 7] = [
@@ -268,290 +275,6 @@ fn skip_markers(file: &FileView<'_>) -> Vec<TamperFinding> {
         }
     }
     findings
-}
-
-/// A run of removed and added lines between context lines.
-#[derive(Default)]
-struct Block<'a> {
-    removed: Vec<&'a str>,
-    added: Vec<&'a str>,
-}
-
-fn blocks<'a>(hunk: &[Line<'a>]) -> Vec<Block<'a>> {
-    let mut out = vec![Block::default()];
-    for line in hunk {
-        match *line {
-            Line::Context(_) => {
-                if out
-                    .last()
-                    .is_some_and(|b| !b.removed.is_empty() || !b.added.is_empty())
-                {
-                    out.push(Block::default());
-                }
-            }
-            Line::Removed(t) => out.last_mut().iter_mut().for_each(|b| b.removed.push(t)),
-            Line::Added(t) => out.last_mut().iter_mut().for_each(|b| b.added.push(t)),
-        }
-    }
-    out
-}
-
-fn real_assertions<'a>(lines: &[&'a str]) -> Vec<&'a str> {
-    lines
-        .iter()
-        .copied()
-        .filter(|l| lines::is_assertion(l) && !lines::is_trivial_assertion(l))
-        .collect()
-}
-
-fn weakened_assertions(file: &FileView<'_>) -> Vec<TamperFinding> {
-    if !file.is_test || file.file.status == FileStatus::Deleted {
-        return Vec::new();
-    }
-    let all: Vec<Block<'_>> = file.file.hunks.iter().flat_map(|h| blocks(h)).collect();
-    let removed_total: usize = all.iter().map(|b| real_assertions(&b.removed).len()).sum();
-    let added_total: usize = all.iter().map(|b| real_assertions(&b.added).len()).sum();
-    let balanced = added_total >= removed_total;
-    all.iter()
-        .filter(|block| !removes_a_test(block, file.lang))
-        .filter_map(|block| weakening(block, balanced))
-        .map(|detail| file.finding(TamperKind::AssertionWeakened, detail))
-        .collect()
-}
-
-/// Added code that stops existing assertions from running or failing: an always-false guard or
-/// a bare `return` with assertions after it, a swallowed `AssertionError`, a `#[should_panic]` on
-/// a test that is not new.
-fn disabled_assertions(file: &FileView<'_>) -> Vec<TamperFinding> {
-    if !file.is_test {
-        return Vec::new();
-    }
-    let mut details = Vec::new();
-    for hunk in &file.file.hunks {
-        details.extend(dead_code_before_assertions(hunk));
-        for block in blocks(hunk) {
-            let adds_a_test = block
-                .added
-                .iter()
-                .any(|l| lines::test_declaration(l, file.lang).is_some());
-            let swallowing = block.added.iter().find(|l| lines::swallows_failures(l));
-            if let Some(line) = swallowing.filter(|_| !adds_a_test) {
-                details.push(format!("makes failures pass with {}", quote(line)));
-            }
-        }
-    }
-    details
-        .into_iter()
-        .map(|detail| file.finding(TamperKind::AssertionWeakened, detail))
-        .collect()
-}
-
-fn dead_code_before_assertions(hunk: &[Line<'_>]) -> Option<String> {
-    let new_side: Vec<&Line<'_>> = hunk
-        .iter()
-        .filter(|l| !matches!(l, Line::Removed(_)))
-        .collect();
-    new_side.iter().enumerate().find_map(|(i, line)| {
-        let Line::Added(text) = line else { return None };
-        let guards = lines::is_dead_code_start(text)
-            && new_side[i + 1..]
-                .iter()
-                .any(|l| lines::is_assertion(line_text(l)));
-        guards.then(|| format!("adds {} before assertions, so they never run", quote(text)))
-    })
-}
-
-fn removes_a_test(block: &Block<'_>, lang: Lang) -> bool {
-    block
-        .removed
-        .iter()
-        .any(|l| lines::test_declaration(l, lang).is_some())
-}
-
-/// Why this block weakens an assertion, if it does. `balanced`: the file as a whole adds as many
-/// real assertions as it removes (so a removal here is a move or a restructuring).
-fn weakening(block: &Block<'_>, balanced: bool) -> Option<String> {
-    let removed = real_assertions(&block.removed);
-    let first = *removed.first()?;
-    let added_asserts: Vec<&str> = block
-        .added
-        .iter()
-        .copied()
-        .filter(|l| lines::is_assertion(l))
-        .collect();
-    if let Some(trivial) = added_asserts
-        .iter()
-        .find(|l| lines::is_trivial_assertion(l))
-    {
-        return Some(format!(
-            "replaces {} with the always-true {}",
-            quote(first),
-            quote(trivial)
-        ));
-    }
-    if added_asserts.is_empty() {
-        return weakened_without_replacement(block, first, balanced);
-    }
-    let compared = removed.iter().find(|l| lines::has_comparison(l))?;
-    let still_compares = added_asserts.iter().any(|l| lines::has_comparison(l));
-    (!still_compares).then(|| {
-        format!(
-            "drops the comparison: {} became {}",
-            quote(compared),
-            quote(added_asserts[0])
-        )
-    })
-}
-
-fn weakened_without_replacement(block: &Block<'_>, first: &str, balanced: bool) -> Option<String> {
-    let needle = first.trim();
-    let commented = block
-        .added
-        .iter()
-        .find(|l| lines::is_comment(l) && l.contains(needle));
-    match commented {
-        Some(comment) => Some(format!(
-            "comments out {} as {}",
-            quote(first),
-            quote(comment)
-        )),
-        None if balanced => None,
-        None => Some(format!(
-            "removes {} with no assertion in its place",
-            quote(first)
-        )),
-    }
-}
-
-/// A test declared in the diff: which file, and its name ("" when it could not be read).
-struct TestRef {
-    file: usize,
-    name: String,
-}
-
-/// The tests a side of a hunk declares: `Removed` lines for the old side, `Added` for the new.
-fn declared_tests(hunk: &[Line<'_>], lang: Lang, removed_side: bool) -> Vec<String> {
-    let side: Vec<(bool, &str)> = hunk
-        .iter()
-        .filter_map(|line| match *line {
-            Line::Context(t) => Some((false, t)),
-            Line::Removed(t) => removed_side.then_some((true, t)),
-            Line::Added(t) => (!removed_side).then_some((true, t)),
-        })
-        .collect();
-    let mut names = Vec::new();
-    for (i, &(changed, text)) in side.iter().enumerate() {
-        match lines::test_declaration(text, lang) {
-            Some(TestDecl::Named(name)) if changed => names.push(name),
-            Some(TestDecl::RustAttribute) if changed => {
-                let name = side[i + 1..]
-                    .iter()
-                    .take(6)
-                    .find_map(|(_, t)| lines::rust_fn_name(t));
-                names.push(name.unwrap_or_default());
-            }
-            _ => {}
-        }
-    }
-    names
-}
-
-fn collect_tests(files: &[FileView<'_>], removed_side: bool) -> Vec<TestRef> {
-    let mut out = Vec::new();
-    for (index, file) in files.iter().enumerate() {
-        for hunk in &file.file.hunks {
-            for name in declared_tests(hunk, file.lang, removed_side) {
-                out.push(TestRef { file: index, name });
-            }
-        }
-    }
-    out
-}
-
-/// Removed tests that reappear neither by name anywhere in the diff (a move) nor as another new
-/// test in the same file (a rename).
-fn lost_tests(files: &[FileView<'_>]) -> Vec<TestRef> {
-    let mut added = collect_tests(files, false);
-    let mut lost = collect_tests(files, true);
-    lost.retain(|t| !take(&mut added, |a| !t.name.is_empty() && a.name == t.name));
-    lost.retain(|t| !take(&mut added, |a| a.file == t.file));
-    lost
-}
-
-/// Removes the first element matching `pred` from `pool`; whether there was one.
-fn take(pool: &mut Vec<TestRef>, pred: impl Fn(&TestRef) -> bool) -> bool {
-    match pool.iter().position(pred) {
-        Some(at) => {
-            pool.remove(at);
-            true
-        }
-        None => false,
-    }
-}
-
-/// Lost tests, reported per test, and deleted test files, reported once per file.
-fn removed_tests(files: &[FileView<'_>], matchers: &Matchers) -> Vec<TamperFinding> {
-    let lost = lost_tests(files);
-    let mut findings = deleted_test_files(files, &lost, matchers);
-    for test in &lost {
-        let file = &files[test.file];
-        if file.file.status == FileStatus::Deleted {
-            continue;
-        }
-        let name = match test.name.as_str() {
-            "" => "a test",
-            name => name,
-        };
-        findings.push(file.finding(TamperKind::TestRemoved, format!("removes test {name}")));
-    }
-    findings
-}
-
-fn deleted_test_files(
-    files: &[FileView<'_>],
-    lost: &[TestRef],
-    matchers: &Matchers,
-) -> Vec<TamperFinding> {
-    let mut findings = Vec::new();
-    for (index, file) in files.iter().enumerate() {
-        let lost_here: Vec<&str> = lost
-            .iter()
-            .filter(|t| t.file == index)
-            .map(|t| t.name.as_str())
-            .collect();
-        let declared_any = file
-            .file
-            .lines()
-            .any(|l| lines::test_declaration(line_text(l), file.lang).is_some());
-        let deleted = file.file.status == FileStatus::Deleted && file.is_test;
-        if deleted && (!lost_here.is_empty() || !declared_any) {
-            findings.push(file.finding(TamperKind::TestFileDeleted, deleted_detail(&lost_here)));
-        }
-        if let Some(detail) = moved_out_of_tests(file, matchers) {
-            findings.push(file.finding(TamperKind::TestFileDeleted, detail));
-        }
-    }
-    findings
-}
-
-fn deleted_detail(lost: &[&str]) -> String {
-    let named: Vec<&str> = lost.iter().copied().filter(|n| !n.is_empty()).collect();
-    if named.is_empty() {
-        "deletes a test file".into()
-    } else {
-        format!("deletes a test file with {}", named.join(", "))
-    }
-}
-
-/// A test file renamed to a path where the test runner no longer finds it.
-fn moved_out_of_tests(file: &FileView<'_>, matchers: &Matchers) -> Option<String> {
-    if file.file.status != FileStatus::Renamed {
-        return None;
-    }
-    let old = file.file.old_path.as_deref()?;
-    let new = file.file.new_path.as_deref()?;
-    let lost = matchers.is_test_path(old) && !matchers.is_test_path(new) && !file.tests_by_content;
-    lost.then(|| format!("moves the test file {old} out of the test paths to {new}"))
 }
 
 #[cfg(test)]
