@@ -4,8 +4,8 @@
 //!
 //! Pure functions over text: no I/O, no git. Heuristics lean towards few false positives: adding
 //! tests, editing a test body while keeping its assertions, renaming or moving a test are fine.
-//! Parts: [`diff`] reads the unified diff, [`lines`] classifies single lines, [`assertions`] and
-//! [`removal`] find weakened assertions and lost tests; this file holds the policy, protected
+//! Parts: `diff` reads the unified diff, `lines` classifies single lines, `assertions` and
+//! `removal` find weakened assertions and lost tests; this file holds the policy, protected
 //! paths and skip markers.
 
 mod assertions;
