@@ -114,7 +114,13 @@ fn bench(c: &mut Criterion) {
         .expect("runtime");
     let config = config();
     let catalog_dir = tempfile::tempdir().expect("tempdir");
-    let hindsight = HindsightView::load(catalog_dir.path().join("store"), true).expect("hindsight");
+    let hindsight = HindsightView::load(
+        catalog_dir.path(),
+        std::path::Path::new("store"),
+        true,
+        &|_| None,
+    )
+    .expect("hindsight");
     let reports = tempfile::tempdir().expect("tempdir");
     let mut group = c.benchmark_group("loop");
     group.sample_size(20);

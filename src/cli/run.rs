@@ -156,9 +156,21 @@ where
     std::fs::create_dir_all(&dir)
         .map_err(|err| CliError::Internal(format!("{}: {err}", dir.display())))?;
     let sinks = Sinks::open(&dir, json)?;
+    let reviewed_rev = repo
+        .default_branch()
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| "HEAD".to_owned());
+    let reviewed_blob = |path: &Path| -> Option<Vec<u8>> {
+        repo.read_blob(&reviewed_rev, &path.to_string_lossy())
+            .ok()
+            .flatten()
+    };
     let hindsight = HindsightView::load(
-        ctx.repo_root.join(&ctx.config.hindsight.path),
+        ctx.repo_root,
+        &ctx.config.hindsight.path,
         ctx.config.hindsight.catalog,
+        &reviewed_blob,
     )
     .map_err(CliError::Internal)?;
     let report_root = tempfile::Builder::new()

@@ -19,8 +19,8 @@ use crate::gates::{GateResult, GatesSummary};
 use crate::git::Repository;
 use crate::hindsight::signature::{self, ExtractOptions, ExtractedSignature, InputFormat};
 use crate::hindsight::store::{
-    Catalog, CommandLine, EscalationContext, Fix, PatchFix, RankedResolution, Store, StoreOptions,
-    Timestamp,
+    Catalog, CommandLine, Entry, EscalationContext, Fix, PatchFix, RankedResolution, Store,
+    StoreOptions, Timestamp,
 };
 use crate::hindsight::{Signature, SignatureKind};
 use crate::report::{Limits, SarifReport};
@@ -39,9 +39,17 @@ pub struct HindsightView {
 }
 
 impl HindsightView {
-    /// Loads the repository's store (and the bundled catalog when enabled). The store as checked
-    /// out at the start is the reviewed one: runs start from the default branch in CI.
-    pub fn load(dir: PathBuf, catalog: bool) -> Result<HindsightView, String> {
+    /// Loads the repository's store (and the bundled catalog when enabled). `reviewed_blob`
+    /// reads a file, by its repository-relative path, as it stands on the default branch: the
+    /// reviewed store holds exactly those entries, so a resolution learned by an unreviewed run
+    /// (on a work branch, in the worktree) is never applied automatically.
+    pub fn load(
+        repo_root: &Path,
+        relative_dir: &Path,
+        catalog: bool,
+        reviewed_blob: &dyn Fn(&Path) -> Option<Vec<u8>>,
+    ) -> Result<HindsightView, String> {
+        let dir = repo_root.join(relative_dir);
         let catalog_rules = if catalog {
             Catalog::bundled().map_err(|e| e.to_string())?
         } else {
@@ -64,8 +72,13 @@ impl HindsightView {
             dir: None,
             ..options
         };
+        let reviewed_entries: Vec<Entry> = loaded
+            .entries()
+            .iter()
+            .filter_map(|entry| reviewed_entry(relative_dir, &entry.signature, reviewed_blob))
+            .collect();
         let store = Store::from_entries(in_memory.clone(), loaded.entries().to_vec());
-        let reviewed = Store::from_entries(in_memory, loaded.entries().to_vec());
+        let reviewed = Store::from_entries(in_memory, reviewed_entries);
         Ok(HindsightView {
             store,
             reviewed,
@@ -73,6 +86,22 @@ impl HindsightView {
             catalog,
         })
     }
+}
+
+/// The entry for `id` as the default branch has it, if it has it.
+fn reviewed_entry(
+    relative_dir: &Path,
+    id: &str,
+    reviewed_blob: &dyn Fn(&Path) -> Option<Vec<u8>>,
+) -> Option<Entry> {
+    let path = crate::hindsight::store::files::entry_path(relative_dir, id);
+    let bytes = reviewed_blob(&path)?;
+    let mut entry: Entry = serde_yaml::from_slice(&bytes).ok()?;
+    if entry.signature != id {
+        return None;
+    }
+    entry.normalize();
+    Some(entry)
 }
 
 /// What the hindsight step needs from the engine.

@@ -505,3 +505,41 @@ fn the_quickstart_example_is_fixed_by_hindsight_alone() {
         "a dry run leaves the fix in the worktree only"
     );
 }
+
+#[test]
+fn a_patch_learned_on_an_unreviewed_branch_is_not_applied() {
+    let examples =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/broken-calc");
+    let (_dir, work) = scratch_repo(&examples);
+    let store = work.join(".meta-agent/hindsight/entries");
+    let saved = tempfile::tempdir().unwrap();
+    crate::common::copy_tree(&store, saved.path());
+    git(&work, &["rm", "-q", "-r", ".meta-agent/hindsight/entries"]);
+    git(
+        &work,
+        &["commit", "-q", "-m", "main has no learned entries"],
+    );
+    git(&work, &["checkout", "-q", "-b", "feature"]);
+    crate::common::copy_tree(saved.path(), &store);
+    git(&work, &["add", "-A"]);
+    git(
+        &work,
+        &["commit", "-q", "-m", "entries learned by an unreviewed run"],
+    );
+
+    let (code, events, outcome) = run_json(
+        &work,
+        &["run", "--text", "Make the gates pass", "--dry-run"],
+    );
+    assert_eq!(code, 4, "{outcome:#}");
+    assert_eq!(outcome["outcome"], "escalated");
+    let applied: Vec<&str> = events_named(&events, "resolution_applied")
+        .iter()
+        .map(|e| e["description"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        applied,
+        ["command: ruff check --fix"],
+        "only the catalog's command is trusted"
+    );
+}
