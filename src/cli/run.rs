@@ -193,7 +193,7 @@ where
     let report = body(&engine)
         .await
         .map_err(|err| CliError::Internal(err.to_string()))?;
-    sinks.finish(&dir, &report)?;
+    sinks.finish(&dir, ctx.config, session)?;
     let rendered = render(&report, ctx.verbose);
     write_file(&dir.join("report.md"), &rendered)?;
     let outcome = outcome_json(&report);
@@ -241,10 +241,20 @@ impl Sinks {
         Fanout { sinks }
     }
 
-    fn finish(&self, dir: &Path, _report: &RunReport) -> Result<(), CliError> {
+    /// Writes `metrics.prom`, and pushes the metrics when a gateway is configured (a failed push
+    /// is a warning, not a failure of the run).
+    fn finish(&self, dir: &Path, config: &Config, session: &str) -> Result<(), CliError> {
         self.metrics
             .write_prometheus(&dir.join("metrics.prom"))
-            .map_err(|err| CliError::Internal(err.to_string()))
+            .map_err(|err| CliError::Internal(err.to_string()))?;
+        if let Some(gateway) = &config.telemetry.push_gateway {
+            let body = self.metrics.push_body();
+            let timeout = std::time::Duration::from_secs(10);
+            if let Err(err) = crate::telemetry::push(gateway, session, &body, timeout) {
+                tracing::warn!("{err}");
+            }
+        }
+        Ok(())
     }
 }
 

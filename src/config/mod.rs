@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 pub use resolve::{
     CommitSettings, Config, CoverageCheck, GateCommand, GateSpec, HindsightSettings, LlmSettings,
-    LoopSettings, SandboxSettings,
+    LoopSettings, SandboxSettings, TelemetrySettings,
 };
 
 /// File names looked for at the repository root, in order.

@@ -43,6 +43,17 @@ pub struct RawConfig {
     /// How verified work is committed.
     #[serde(default)]
     pub commit: Option<RawCommit>,
+    /// Where run records go besides the session directory.
+    #[serde(default)]
+    pub telemetry: Option<RawTelemetry>,
+}
+
+/// `telemetry:`: metrics export.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawTelemetry {
+    /// Prometheus push gateway (`http://host:9091`): the run's metrics are pushed there at the end.
+    pub push_gateway: Option<String>,
 }
 
 /// `llm:`: provider and model selection, and spend caps.

@@ -51,6 +51,14 @@ pub struct Config {
     pub sandbox: SandboxSettings,
     pub hindsight: HindsightSettings,
     pub commit: CommitSettings,
+    pub telemetry: TelemetrySettings,
+}
+
+/// Metrics export beyond the session directory's `metrics.prom`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TelemetrySettings {
+    /// Push gateway base URL, when configured.
+    pub push_gateway: Option<String>,
 }
 
 /// LLM provider and caps. `provider` defaults to `none` (offline).
@@ -176,6 +184,9 @@ pub fn resolve(input: ResolveInput<'_>) -> Result<Config, ConfigError> {
         sandbox: resolve_sandbox(raw.sandbox.clone().unwrap_or_default(), &ctx)?,
         hindsight: resolve_hindsight(raw.hindsight.clone().unwrap_or_default(), &ctx)?,
         commit: resolve_commit(raw.commit.clone().unwrap_or_default()),
+        telemetry: TelemetrySettings {
+            push_gateway: raw.telemetry.as_ref().and_then(|t| t.push_gateway.clone()),
+        },
     })
 }
 

@@ -10,6 +10,7 @@ mod json_lines;
 mod line_writer;
 mod metrics_sink;
 mod prometheus;
+mod push;
 mod trace;
 
 use std::borrow::Cow;
@@ -19,11 +20,14 @@ pub use audit::{Actor, AuditLog};
 pub use clock::{Clock, SystemClock, format_time};
 pub use json_lines::JsonLines;
 pub use metrics_sink::{MetricsSink, push_url};
+pub use push::push;
 pub use trace::TraceFile;
 
 /// Why a telemetry file could not be opened or written. Every variant names the destination.
 #[derive(Debug, thiserror::Error)]
 pub enum TelemetryError {
+    #[error("cannot push metrics to {url}: {message}")]
+    Push { url: String, message: String },
     #[error("cannot open {path}: {source}")]
     Open {
         path: PathBuf,

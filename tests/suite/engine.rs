@@ -543,3 +543,52 @@ fn a_patch_learned_on_an_unreviewed_branch_is_not_applied() {
         "only the catalog's command is trusted"
     );
 }
+
+#[test]
+fn metrics_are_pushed_to_a_configured_gateway() {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let gateway = format!("http://{}", listener.local_addr().unwrap());
+    let server = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        stream
+            .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .unwrap();
+        let mut request = Vec::new();
+        let mut chunk = [0u8; 8192];
+        while !String::from_utf8_lossy(&request).contains("meta_agent_loop_total") {
+            let read = stream.read(&mut chunk).unwrap();
+            if read == 0 {
+                break;
+            }
+            request.extend_from_slice(&chunk[..read]);
+        }
+        stream
+            .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+            .unwrap();
+        String::from_utf8(request).unwrap()
+    });
+    let (_dir, work) = example_with(|work| {
+        let config = work.join(".meta-agent.yml");
+        let text = std::fs::read_to_string(&config).unwrap();
+        std::fs::write(
+            &config,
+            format!("{text}telemetry:\n  push_gateway: {gateway}\n"),
+        )
+        .unwrap();
+    });
+    let (code, _events, outcome) = run_json(&work, &["run", "--text", "Check the gates"]);
+    assert_eq!(code, 0, "{outcome:#}");
+    let request = server.join().unwrap();
+    let session = outcome["session"].as_str().unwrap();
+    assert!(
+        request.starts_with(&format!(
+            "PUT /metrics/job/meta-agent/session/{session} HTTP/1.1"
+        )),
+        "{request}"
+    );
+    assert!(
+        request.contains("meta_agent_loop_total{outcome=\"nothing_to_do\"} 1"),
+        "{request}"
+    );
+}
