@@ -6,6 +6,8 @@
 //! verdicts), [`report`] (JUnit, coverage and SARIF readers), [`hindsight`] (error signatures and
 //! the store of fixes that worked), [`exec`] (the one place child processes run).
 
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod cli;
 pub mod config;
 pub mod engine;
