@@ -2,9 +2,12 @@
 //!
 //! The library holds everything; `main.rs` only parses the command line and maps the outcome to
 //! an exit code (see [`exit`]). Layers, from the outside in: [`cli`] (the command-line surface),
+//! [`engine`] (the build-test-improve loop, its pure decisions and persisted state),
 //! [`config`] (`.meta-agent.yml`, presets, defaults), [`gates`] (running quality gates and their
 //! verdicts), [`report`] (JUnit, coverage and SARIF readers), [`hindsight`] (error signatures and
-//! the store of fixes that worked), [`exec`] (the one place child processes run).
+//! the store of fixes that worked), [`git`] (the bot's own git, without hooks), [`exec`] (the one
+//! place child processes run), [`event`] (the one event type) and [`telemetry`] (its consumers:
+//! metrics, audit log, trace, JSON lines).
 
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
