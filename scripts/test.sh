@@ -17,5 +17,6 @@ fi
 
 cargo fmt --all -- --check
 cargo clippy --all-targets --quiet -- -D warnings
-cargo nextest run --lib --bins --tests --no-fail-fast --status-level fail --final-status-level fail
 cargo test --doc --quiet
+# The whole suite last, so its summary line is the run's closing line.
+cargo nextest run --lib --bins --tests --no-fail-fast --status-level fail --final-status-level fail
