@@ -20,5 +20,6 @@ pub mod exit;
 pub mod gates;
 pub mod git;
 pub mod hindsight;
+pub mod llm;
 pub mod report;
 pub mod telemetry;

@@ -1,0 +1,93 @@
+//! Choosing the provider from an [`LlmConfig`]: [`connect`] returns an [`AnyProvider`], and the
+//! offline [`Offline`] provider for `none`.
+//!
+//! The only place that maps configuration to an implementation; the rest of the program sees the
+//! [`Provider`] trait. No environment reads here.
+
+use super::anthropic::Anthropic;
+use super::openai::OpenAi;
+use super::replay::Replay;
+use super::retry::RetryPolicy;
+use super::transport::{Transport, TransportSettings};
+use super::{ChatRequest, Completion, LlmConfig, LlmError, Provider};
+use crate::config::raw::LlmProvider;
+
+/// The `none` provider: every call fails with [`LlmError::NotConfigured`].
+#[derive(Debug, Default)]
+pub struct Offline;
+
+impl Provider for Offline {
+    async fn chat(&self, _request: &ChatRequest) -> Result<Completion, LlmError> {
+        Err(LlmError::NotConfigured)
+    }
+
+    fn name(&self) -> &str {
+        "none"
+    }
+}
+
+/// One of the providers, chosen at run time.
+#[derive(Debug)]
+pub enum AnyProvider {
+    Offline(Offline),
+    OpenAi(OpenAi),
+    Anthropic(Anthropic),
+    Replay(Replay),
+}
+
+impl Provider for AnyProvider {
+    async fn chat(&self, request: &ChatRequest) -> Result<Completion, LlmError> {
+        match self {
+            Self::Offline(provider) => provider.chat(request).await,
+            Self::OpenAi(provider) => provider.chat(request).await,
+            Self::Anthropic(provider) => provider.chat(request).await,
+            Self::Replay(provider) => provider.chat(request).await,
+        }
+    }
+
+    fn name(&self) -> &str {
+        match self {
+            Self::Offline(provider) => provider.name(),
+            Self::OpenAi(provider) => provider.name(),
+            Self::Anthropic(provider) => provider.name(),
+            Self::Replay(provider) => provider.name(),
+        }
+    }
+}
+
+/// The provider `config` names. `retry` carries the sleeper (tests pass one that does not wait);
+/// its `max_attempts` is replaced by the config's.
+pub fn connect(config: &LlmConfig, retry: RetryPolicy) -> Result<AnyProvider, LlmError> {
+    let transport = || {
+        Transport::new(TransportSettings {
+            base_url: config.base_url.clone(),
+            timeout: config.timeout,
+            connect_timeout: config.connect_timeout,
+            retry: RetryPolicy {
+                max_attempts: config.max_attempts,
+                ..retry.clone()
+            },
+        })
+    };
+    match config.provider {
+        LlmProvider::None => Ok(AnyProvider::Offline(Offline)),
+        LlmProvider::Openai => Ok(AnyProvider::OpenAi(OpenAi::new(
+            transport()?,
+            config.api_key.clone(),
+        ))),
+        LlmProvider::Anthropic => {
+            let key = config.api_key.clone().ok_or(LlmError::MissingKey {
+                provider: "anthropic",
+                variable: "ANTHROPIC_API_KEY",
+            })?;
+            Ok(AnyProvider::Anthropic(Anthropic::new(transport()?, key)))
+        }
+        LlmProvider::Replay => {
+            let path = config.transcript.as_deref().ok_or(LlmError::Transcript {
+                path: String::new(),
+                detail: "the replay provider needs llm.base_url to name a transcript file".into(),
+            })?;
+            Ok(AnyProvider::Replay(Replay::open(path)?))
+        }
+    }
+}

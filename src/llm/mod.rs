@@ -1,0 +1,50 @@
+//! The LLM provider layer: one [`Provider`] trait for chat with tool calling, its real
+//! implementations (OpenAI-compatible Chat Completions and the Anthropic Messages API, whole or
+//! streamed), the offline `none` provider, replay and recording of transcripts, per-run budgets,
+//! and the handling of faults (retries with backoff, discarded partial streams, friendly errors).
+//!
+//! This layer only talks to models. It holds no agent logic (tools, context, planning) and never
+//! reads the process environment: the caller passes keys and URLs in [`LlmEnv`].
+
+mod anthropic;
+mod budget;
+mod connect;
+mod draft;
+mod error;
+mod openai;
+mod price;
+mod replay;
+pub mod retry;
+mod settings;
+mod sse;
+mod transport;
+mod types;
+
+use std::future::Future;
+
+pub use anthropic::{API_VERSION as ANTHROPIC_API_VERSION, Anthropic};
+pub use budget::{BudgetCaps, Budgeted, Spent, first_exceeded};
+pub use connect::{AnyProvider, Offline, connect};
+pub use error::LlmError;
+pub use openai::OpenAi;
+pub use price::cost_usd;
+pub use replay::{Exchange, Recorder, Replay};
+pub use retry::{RetryPolicy, Sleeper, TokioSleeper, backoff};
+pub use settings::{ApiKey, LlmConfig, LlmEnv};
+pub use transport::{Transport, TransportSettings};
+pub use types::{
+    ChatRequest, Completion, Message, StopReason, ToolCall, ToolResult, ToolSpec, Usage,
+};
+
+/// A chat model that can call tools.
+pub trait Provider: Send + Sync {
+    /// Sends one request and returns the whole answer. Transient faults are retried inside; a
+    /// streamed answer is returned only once complete.
+    fn chat(
+        &self,
+        request: &ChatRequest,
+    ) -> impl Future<Output = Result<Completion, LlmError>> + Send;
+
+    /// A short name for logs and status (`openai`, `anthropic`, `none`, `replay`).
+    fn name(&self) -> &str;
+}

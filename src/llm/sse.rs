@@ -1,0 +1,86 @@
+//! A small Server-Sent Events parser: bytes in, whole events out.
+//!
+//! Pure and incremental: [`SseParser::feed`] takes whatever chunk the network produced and
+//! returns the events completed by it. Comments and `id:`/`retry:` fields are ignored. It does
+//! not decide whether a stream ended properly; the provider modules do.
+
+/// One event: its `event:` name, if any, and its `data:` lines joined by newlines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SseEvent {
+    pub event: Option<String>,
+    pub data: String,
+}
+
+/// Incremental parser state.
+#[derive(Debug, Default)]
+pub struct SseParser {
+    pending: Vec<u8>,
+    event: Option<String>,
+    data: Vec<String>,
+}
+
+impl SseParser {
+    /// Consumes `chunk`, returning the events it completed. Fails on a line that is not UTF-8.
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<Vec<SseEvent>, String> {
+        self.pending.extend_from_slice(chunk);
+        let mut events = Vec::new();
+        while let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
+            let raw: Vec<u8> = self.pending.drain(..=end).collect();
+            let line = std::str::from_utf8(&raw)
+                .map_err(|_| "an event line is not UTF-8".to_string())?
+                .trim_end_matches(['\n', '\r']);
+            if let Some(event) = self.line(line) {
+                events.push(event);
+            }
+        }
+        Ok(events)
+    }
+
+    /// Handles one line; a blank line completes an event.
+    fn line(&mut self, line: &str) -> Option<SseEvent> {
+        if line.is_empty() {
+            return self.dispatch();
+        }
+        let (field, value) = line.split_once(':').unwrap_or((line, ""));
+        let value = value.strip_prefix(' ').unwrap_or(value);
+        match field {
+            "event" => self.event = Some(value.to_string()),
+            "data" => self.data.push(value.to_string()),
+            _ => {}
+        }
+        None
+    }
+
+    fn dispatch(&mut self) -> Option<SseEvent> {
+        let event = self.event.take();
+        if self.data.is_empty() && event.is_none() {
+            return None;
+        }
+        let data = std::mem::take(&mut self.data).join("\n");
+        Some(SseEvent { event, data })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_split_across_chunks() {
+        let mut parser = SseParser::default();
+        assert!(parser.feed(b"event: ping\r\nda").unwrap().is_empty());
+        let events = parser
+            .feed(b"ta: {}\r\n\r\n: comment\n\ndata: a\ndata: b\n\n")
+            .unwrap();
+        let names: Vec<_> = events.iter().map(|e| e.event.clone()).collect();
+        assert_eq!(names, [Some("ping".to_string()), None]);
+        assert_eq!(events[0].data, "{}");
+        assert_eq!(events[1].data, "a\nb");
+    }
+
+    #[test]
+    fn unfinished_event_is_not_returned() {
+        let mut parser = SseParser::default();
+        assert!(parser.feed(b"data: [DONE]\n").unwrap().is_empty());
+    }
+}

@@ -1,0 +1,314 @@
+//! The HTTP side shared by the real providers: one POST with retries, status classification, and
+//! reading the answer whole (JSON) or as a complete list of SSE events.
+//!
+//! A streamed answer is read to its end before anything is parsed, so a stream cut in the middle
+//! yields an error and nothing else. This module knows no wire format beyond HTTP, JSON and SSE;
+//! it never logs request bodies or keys.
+
+use std::time::{Duration, SystemTime};
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
+use serde_json::Value;
+
+use super::LlmError;
+use super::retry::{RetryPolicy, parse_retry_after};
+use super::sse::{SseEvent, SseParser};
+
+/// Largest answer read, whole or streamed.
+const MAX_BODY: usize = 16 << 20;
+/// Largest error body read to classify a failure.
+const MAX_ERROR_BODY: usize = 64 << 10;
+
+/// How to reach one service.
+#[derive(Debug, Clone)]
+pub struct TransportSettings {
+    pub base_url: String,
+    /// Whole-request timeout (streams included).
+    pub timeout: Duration,
+    pub connect_timeout: Duration,
+    pub retry: RetryPolicy,
+}
+
+/// One POST to send.
+#[derive(Debug)]
+pub struct Post<'a> {
+    /// Appended to the base URL, e.g. `/chat/completions`.
+    pub path: &'a str,
+    /// Headers; the first may be the credential (marked sensitive).
+    pub headers: HeaderMap,
+    pub body: &'a Value,
+    pub stream: bool,
+}
+
+/// What came back, read to the end.
+#[derive(Debug)]
+pub enum Answer {
+    Whole(Value),
+    Events(Vec<SseEvent>),
+}
+
+/// A client for one base URL, with its retry policy.
+#[derive(Debug)]
+pub struct Transport {
+    client: reqwest::Client,
+    base_url: String,
+    retry: RetryPolicy,
+}
+
+/// A header for the credential, marked sensitive so it is never printed.
+pub fn secret_header(
+    name: &'static str,
+    value: &str,
+) -> Result<(HeaderName, HeaderValue), LlmError> {
+    let mut value = HeaderValue::from_str(value).map_err(|_| LlmError::Rejected {
+        status: 0,
+        message: "the API key holds characters not allowed in an HTTP header".to_string(),
+    })?;
+    value.set_sensitive(true);
+    Ok((HeaderName::from_static(name), value))
+}
+
+impl Transport {
+    /// Builds the client (rustls, no proxy from the environment).
+    pub fn new(settings: TransportSettings) -> Result<Self, LlmError> {
+        let client = reqwest::Client::builder()
+            .timeout(settings.timeout)
+            .connect_timeout(settings.connect_timeout)
+            .no_proxy()
+            .build()
+            .map_err(|error| LlmError::Unreachable {
+                base_url: settings.base_url.clone(),
+                detail: innermost(&error),
+            })?;
+        let base_url = settings.base_url.trim_end_matches('/').to_string();
+        Ok(Self {
+            client,
+            base_url,
+            retry: settings.retry,
+        })
+    }
+
+    /// Sends `post` until an answer is read by `read`, retrying transient failures (a malformed
+    /// stream included: `read` may return [`LlmError::StreamCut`]).
+    pub async fn send<T, R>(&self, post: &Post<'_>, read: R) -> Result<T, LlmError>
+    where
+        R: Fn(Answer) -> Result<T, LlmError> + Sync,
+    {
+        let read = &read;
+        self.retry
+            .run(|| async move { read(self.attempt(post).await?) })
+            .await
+    }
+
+    /// One attempt: send, classify the status, read the answer.
+    async fn attempt(&self, post: &Post<'_>) -> Result<Answer, LlmError> {
+        let response = self
+            .client
+            .post(format!("{}{}", self.base_url, post.path))
+            .headers(post.headers.clone())
+            .json(post.body)
+            .send()
+            .await
+            .map_err(|error| self.request_error(&error))?;
+        if !response.status().is_success() {
+            return Err(self.status_error(response).await);
+        }
+        if post.stream {
+            read_events(response).await.map(Answer::Events)
+        } else {
+            self.read_whole(response).await.map(Answer::Whole)
+        }
+    }
+
+    async fn read_whole(&self, response: reqwest::Response) -> Result<Value, LlmError> {
+        let bytes = read_capped(response, MAX_BODY)
+            .await
+            .map_err(|error| self.request_error(&error))?;
+        serde_json::from_slice(&bytes).map_err(|error| LlmError::Malformed {
+            detail: format!("not JSON: {error}"),
+        })
+    }
+
+    async fn status_error(&self, response: reqwest::Response) -> LlmError {
+        let status = response.status().as_u16();
+        let retry_after = response
+            .headers()
+            .get(RETRY_AFTER)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| parse_retry_after(value, SystemTime::now()));
+        let body = read_capped(response, MAX_ERROR_BODY)
+            .await
+            .unwrap_or_default();
+        let failure = Failure {
+            status,
+            retry_after,
+            body: &String::from_utf8_lossy(&body),
+        };
+        classify(&failure, &self.base_url)
+    }
+
+    fn request_error(&self, error: &reqwest::Error) -> LlmError {
+        let base_url = self.base_url.clone();
+        if error.is_timeout() {
+            LlmError::Timeout { base_url }
+        } else {
+            LlmError::Unreachable {
+                base_url,
+                detail: innermost(error),
+            }
+        }
+    }
+}
+
+/// An unsuccessful HTTP answer.
+#[derive(Debug)]
+pub struct Failure<'a> {
+    pub status: u16,
+    pub retry_after: Option<Duration>,
+    pub body: &'a str,
+}
+
+/// Sorts an unsuccessful answer into an [`LlmError`].
+pub fn classify(failure: &Failure<'_>, base_url: &str) -> LlmError {
+    let (status, retry_after) = (failure.status, failure.retry_after);
+    let message = error_message(failure.body);
+    if status == 402 || is_spend_limit(failure.body) {
+        return LlmError::SpendLimit { status, message };
+    }
+    match status {
+        401 | 403 => LlmError::AuthRejected {
+            status,
+            base_url: base_url.to_string(),
+            message,
+        },
+        429 => LlmError::RateLimited {
+            retry_after,
+            message,
+        },
+        408 | 409 | 500..=599 => LlmError::Unavailable {
+            status,
+            retry_after,
+            message,
+        },
+        _ => LlmError::Rejected { status, message },
+    }
+}
+
+/// OpenAI's `insufficient_quota` and Anthropic's billing errors: no point waiting.
+fn is_spend_limit(body: &str) -> bool {
+    [
+        "insufficient_quota",
+        "billing_error",
+        "credit balance is too low",
+    ]
+    .iter()
+    .any(|marker| body.contains(marker))
+}
+
+/// `error.message` of either provider's error body, else the body's start.
+fn error_message(body: &str) -> String {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let message = parsed
+        .as_ref()
+        .and_then(|value| value.pointer("/error/message"))
+        .and_then(Value::as_str);
+    match message {
+        Some(message) => message.to_string(),
+        None => body.trim().chars().take(300).collect(),
+    }
+}
+
+/// The most specific cause of a reqwest error ("connection refused" rather than "error sending
+/// request for url").
+fn innermost(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut current = error;
+    while let Some(source) = current.source() {
+        current = source;
+    }
+    current.to_string()
+}
+
+async fn read_capped(
+    mut response: reqwest::Response,
+    cap: usize,
+) -> Result<Vec<u8>, reqwest::Error> {
+    let mut bytes = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        bytes.extend_from_slice(&chunk);
+        if bytes.len() > cap {
+            bytes.truncate(cap);
+            break;
+        }
+    }
+    Ok(bytes)
+}
+
+/// Reads every SSE event to the end of the body. A broken connection or an oversized stream is
+/// a [`LlmError::StreamCut`]: the caller gets nothing from it.
+async fn read_events(mut response: reqwest::Response) -> Result<Vec<SseEvent>, LlmError> {
+    let cut = |detail: String| LlmError::StreamCut { detail };
+    let mut parser = SseParser::default();
+    let (mut events, mut read) = (Vec::new(), 0usize);
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|error| cut(innermost(&error)))?
+    {
+        read += chunk.len();
+        if read > MAX_BODY {
+            return Err(cut(format!("the stream passed {MAX_BODY} bytes")));
+        }
+        events.extend(parser.feed(&chunk).map_err(cut)?);
+    }
+    Ok(events)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failure(status: u16, body: &str) -> LlmError {
+        classify(
+            &Failure {
+                status,
+                retry_after: None,
+                body,
+            },
+            "http://x",
+        )
+    }
+
+    #[test]
+    fn statuses_sort_into_transient_and_final() {
+        for status in [408, 409, 429, 500, 502, 503, 529] {
+            assert!(failure(status, "{}").is_transient(), "{status}");
+        }
+        for status in [400, 401, 403, 404, 402, 422] {
+            assert!(!failure(status, "{}").is_transient(), "{status}");
+        }
+    }
+
+    #[test]
+    fn spend_limits_are_final_even_on_429() {
+        let openai = r#"{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}"#;
+        let anthropic = r#"{"type":"error","error":{"type":"billing_error","message":"Your credit balance is too low"}}"#;
+        for body in [openai, anthropic] {
+            let error = failure(429, body);
+            assert!(
+                matches!(error, LlmError::SpendLimit { status: 429, .. }),
+                "{error:?}"
+            );
+            assert!(!error.is_transient());
+        }
+    }
+
+    #[test]
+    fn auth_message_is_friendly() {
+        let body = r#"{"error":{"message":"Incorrect API key provided"}}"#;
+        let text = failure(401, body).to_string();
+        assert_eq!(
+            text,
+            "the API key was rejected (401) by http://x: Incorrect API key provided"
+        );
+    }
+}
