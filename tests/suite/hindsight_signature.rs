@@ -72,20 +72,6 @@ fn pairs() -> Vec<(PathBuf, PathBuf)> {
 }
 
 #[test]
-#[ignore = "prints every fixture's signatures: cargo test --test all dump_signatures -- --ignored --nocapture"]
-fn dump_signatures() {
-    for (run1, _) in pairs() {
-        println!("== {}", run1.display());
-        for sig in fixture(&run1.strip_prefix(logs()).unwrap().to_string_lossy()) {
-            println!(
-                "  {} {:?} {} | loc={:?} test={:?} frames={:?}",
-                sig.id, sig.kind, sig.template, sig.location, sig.test, sig.frames
-            );
-        }
-    }
-}
-
-#[test]
 fn every_fixture_pair_gives_the_same_signatures() {
     let pairs = pairs();
     assert!(
