@@ -10,11 +10,16 @@ use meta_agent::exec::supervisor;
 use meta_agent::exit::{Code, FailureClass};
 
 fn main() -> ExitCode {
+    // Before anything else: children of the same user must not read our memory or environ.
+    let protected = meta_agent::exec::sandbox::protect_this_process();
     let cli = Cli::parse();
     if let Command::Supervise(args) = &cli.command {
         return ExitCode::from(supervisor::supervise(args));
     }
     init_tracing(cli.verbose);
+    if let Err(err) = protected {
+        tracing::warn!("cannot mark meta-agent non-dumpable: {err}");
+    }
     Code::pick(run(&cli)).into()
 }
 

@@ -201,6 +201,7 @@ async fn describe_cargo<R: crate::exec::CommandRunner>(
         timeout: std::time::Duration::from_secs(60),
         kill_grace: std::time::Duration::from_secs(2),
         output_cap: 64 << 20,
+        isolation: crate::exec::sandbox::Isolation::default(),
     };
     match runner.run(spec).await {
         Ok(output) if output.termination.success() && !output.stdout.truncated => {

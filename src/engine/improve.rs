@@ -308,6 +308,7 @@ async fn run_command<R: CommandRunner, G: Repository>(
         timeout: RESOLUTION_TIMEOUT,
         kill_grace: ctx.config.sandbox.kill_grace,
         output_cap: usize::try_from(ctx.config.sandbox.output_cap).unwrap_or(usize::MAX),
+        isolation: crate::exec::sandbox::Isolation::default(),
     };
     let started = std::time::Instant::now();
     let result = match ctx.runner.run(spec).await {

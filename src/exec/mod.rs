@@ -5,10 +5,18 @@
 //! stdin closed, stdout and stderr captured up to a cap with a truncation marker, a wall-clock
 //! timeout, and the guarantee that no descendant survives it: the command runs under the
 //! [`supervisor`], a small process (our own binary) that adopts orphans and kills the whole tree.
-//! The result says how the command ended, with its duration, whatever happened.
+//! The result says how the command ended, with its duration, whatever happened. Each command
+//! is isolated as its [`sandbox::Isolation`] says (network, writes, resource limits); what the
+//! machine supports is found by [`detect::detect`].
 
 pub mod capture;
+pub mod detect;
 pub mod env;
+pub mod isolate;
+mod landlock;
+mod namespaces;
+mod rlimits;
+pub mod sandbox;
 pub mod supervisor;
 
 use std::collections::BTreeMap;
@@ -61,6 +69,8 @@ pub struct CommandSpec {
     pub kill_grace: Duration,
     /// Cap on each captured stream, in bytes.
     pub output_cap: usize,
+    /// Network, writes and resource limits (`Isolation::default()` for gates).
+    pub isolation: sandbox::Isolation,
 }
 
 /// How a command ended.
@@ -171,6 +181,7 @@ impl CommandRunner for Executor {
         let stdout = join_capture(stdout, &command).await?;
         let stderr = join_capture(stderr, &command).await?;
         let status = read_status(&status_file);
+        report_missing_isolation(&status, &command);
         Ok(CommandOutput {
             termination: termination_of(&status, waited.is_err()),
             stdout,
@@ -196,6 +207,7 @@ impl Executor {
             .arg(spec.kill_grace.as_millis().to_string())
             .arg("--status-file")
             .arg(status_file)
+            .args(sandbox::SandboxArgs::from_policy(&spec.isolation, spec.timeout).to_argv())
             .arg("--")
             .args(spec.program.argv())
             .env_clear()
@@ -245,6 +257,12 @@ async fn join_capture(
             command: command.to_owned(),
             source: std::io::Error::other(join),
         }),
+    }
+}
+
+fn report_missing_isolation(status: &Option<SupervisorStatus>, command: &str) {
+    for note in status.iter().flat_map(|s| &s.isolation_notes) {
+        tracing::warn!(command, "isolation incomplete: {note}");
     }
 }
 

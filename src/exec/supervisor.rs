@@ -7,6 +7,11 @@
 //! exits, times out, or meta-agent goes away, it kills every remaining descendant and reaps them,
 //! then writes a small JSON status file. No process outlives it. It is synchronous (no runtime),
 //! so reaping any child with `waitpid(-1)` is safe here.
+//!
+//! Before starting the command it prepares the command's isolation ([`super::isolate`]): resource
+//! limits, `no_new_privs`, Landlock write confinement, private namespaces (network cut, `.git`
+//! read-only). The child applies it just before `exec`; the supervisor itself stays unconfined so
+//! it can write its status file. A refusal (isolation required but missing) is a spawn error.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::process::CommandExt;
@@ -20,6 +25,8 @@ use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
 
+use super::isolate::Confinement;
+
 /// The supervisor's command line (after `__supervise`).
 #[derive(Debug, Clone, clap::Args)]
 pub struct SupervisorArgs {
@@ -32,6 +39,9 @@ pub struct SupervisorArgs {
     /// Where to write the status JSON.
     #[arg(long)]
     pub status_file: PathBuf,
+    /// The command's isolation.
+    #[command(flatten)]
+    pub sandbox: super::sandbox::SandboxArgs,
     /// The program and its arguments.
     #[arg(last = true, required = true)]
     pub argv: Vec<String>,
@@ -50,6 +60,9 @@ pub struct SupervisorStatus {
     /// Why the command could not be started.
     pub spawn_error: Option<String>,
     pub duration_ms: u64,
+    /// Isolation the policy asked for that this machine could not provide (best effort).
+    #[serde(default)]
+    pub isolation_notes: Vec<String>,
 }
 
 static STOP_REQUESTED: AtomicBool = AtomicBool::new(false);
@@ -80,7 +93,16 @@ fn run(args: &SupervisorArgs) -> SupervisorStatus {
         let _ = unsafe { signal::signal(sig, SigHandler::Handler(request_stop)) };
     }
     let mut status = SupervisorStatus::default();
-    let child = match spawn(&args.argv) {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let confinement = match super::isolate::prepare(&args.sandbox, &cwd) {
+        Ok(confinement) => confinement,
+        Err(reason) => {
+            status.spawn_error = Some(format!("cannot start `{}`: {reason}", args.argv[0]));
+            return status;
+        }
+    };
+    status.isolation_notes = confinement.notes.clone();
+    let child = match spawn(&args.argv, confinement) {
         Ok(child) => child,
         Err(err) => {
             status.spawn_error = Some(format!("cannot start `{}`: {err}", args.argv[0]));
@@ -97,16 +119,18 @@ fn run(args: &SupervisorArgs) -> SupervisorStatus {
     status
 }
 
-fn spawn(argv: &[String]) -> std::io::Result<Pid> {
+fn spawn(argv: &[String], mut confinement: Confinement) -> std::io::Result<Pid> {
     let mut command = std::process::Command::new(&argv[0]);
     command
         .args(&argv[1..])
         .stdin(std::process::Stdio::null())
         .process_group(0);
-    // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
+    // SAFETY: the supervisor is single-threaded, so the child may run the prepared confinement
+    // (system calls on data built before the fork) between fork and exec.
     unsafe {
-        command.pre_exec(|| {
-            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from)
+        command.pre_exec(move || {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
+            confinement.apply()
         });
     }
     let child = command.spawn()?;

@@ -93,6 +93,7 @@ async fn run_gate<R: CommandRunner>(ctx: &GateRunContext<'_, R>, gate: &GateSpec
         timeout: gate.timeout,
         kill_grace: ctx.sandbox.kill_grace,
         output_cap: usize::try_from(ctx.sandbox.output_cap).unwrap_or(usize::MAX),
+        isolation: crate::exec::sandbox::Isolation::default(),
     };
     let output = match ctx.runner.run(spec).await {
         Ok(output) => output,

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use meta_agent::exec::env::child_env;
+use meta_agent::exec::sandbox::Isolation;
 use meta_agent::exec::{CommandRunner, CommandSpec, Executor, Program, Termination};
 
 fn executor() -> Executor {
@@ -20,6 +21,7 @@ fn shell(line: &str, cwd: &Path, timeout: Duration) -> CommandSpec {
         timeout,
         kill_grace: Duration::from_millis(500),
         output_cap: 64 * 1024,
+        isolation: Isolation::default(),
     }
 }
 
@@ -163,6 +165,7 @@ async fn a_missing_program_is_reported_not_crashed() {
         timeout: Duration::from_secs(5),
         kill_grace: Duration::from_millis(100),
         output_cap: 1024,
+        isolation: Isolation::default(),
     };
     let out = executor().run(spec).await.unwrap();
     match out.termination {

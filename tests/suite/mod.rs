@@ -11,5 +11,6 @@ mod hindsight_store;
 mod report_coverage;
 mod report_junit;
 mod report_sarif;
+mod sandbox;
 mod tamper;
 mod telemetry;

@@ -1,0 +1,237 @@
+//! The supervisor's isolation step: decide, from the policy and what the machine supports, what
+//! to apply to the command; prepare it before `fork`; apply it between `fork` and `exec`.
+//!
+//! Order in the child: resource limits, namespaces (user, mount with `.git` read-only, network
+//! when cut), `no_new_privs`, Landlock last (it forbids the mounts before it). When the policy
+//! requires a feature the machine lacks, [`prepare`] refuses with the reason and nothing runs;
+//! in best-effort mode it runs with what there is and says what is missing. It must not run the
+//! command or decide the policy.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::landlock::WriteConfinement;
+use super::namespaces::NamespacePlan;
+use super::rlimits::RlimitPlan;
+use super::sandbox::SandboxArgs;
+
+/// What the machine offers, as far as this command needs to know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Offer {
+    pub landlock: bool,
+    pub user_namespaces: bool,
+}
+
+/// The features to use for one command, and what is missing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    pub landlock: bool,
+    pub namespaces: bool,
+    pub network_off: bool,
+    pub git_read_only: bool,
+    pub notes: Vec<String>,
+}
+
+/// Everything the child applies before `exec`, prepared in advance.
+#[derive(Debug)]
+pub struct Confinement {
+    rlimits: RlimitPlan,
+    namespaces: Option<NamespacePlan>,
+    landlock: Option<WriteConfinement>,
+    /// Isolation asked for but missing on this machine (best effort).
+    pub notes: Vec<String>,
+}
+
+/// Decides and prepares the isolation of a command run in `cwd`; `Err` is the refusal reason.
+pub fn prepare(args: &SandboxArgs, cwd: &Path) -> Result<Confinement, String> {
+    let git = cwd.join(".git");
+    let offer = Offer {
+        landlock: args.confine_writes && super::detect::landlock_abi().is_some(),
+        user_namespaces: super::detect::user_namespaces_work(),
+    };
+    let situation = Situation {
+        git_exists: git.exists(),
+        root: nix::unistd::geteuid().is_root(),
+    };
+    let decision = decide(args, offer, situation)?;
+    let read_only: Vec<PathBuf> = match decision.git_read_only {
+        true => vec![git],
+        false => Vec::new(),
+    };
+    let namespaces = match decision.namespaces {
+        true => {
+            Some(NamespacePlan::new(decision.network_off, &read_only).map_err(|e| e.to_string())?)
+        }
+        false => None,
+    };
+    let landlock = match decision.landlock {
+        true => Some(WriteConfinement::new(&writable(args, cwd)).map_err(|e| e.to_string())?),
+        false => None,
+    };
+    Ok(Confinement {
+        rlimits: RlimitPlan::new(args),
+        namespaces,
+        landlock,
+        notes: decision.notes,
+    })
+}
+
+/// Facts about the command's surroundings that change what isolation it needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Situation {
+    /// The working directory has a `.git` to protect.
+    pub git_exists: bool,
+    /// We run as root: only a user namespace takes root's capabilities away from the child.
+    pub root: bool,
+}
+
+/// The pure decision: which features to use, what to report, or why to refuse. A user namespace
+/// is used whenever the machine offers one (it also drops root's capabilities).
+pub fn decide(args: &SandboxArgs, offer: Offer, situation: Situation) -> Result<Decision, String> {
+    let namespaces = offer.user_namespaces;
+    let needs = [
+        (
+            args.confine_writes && !offer.landlock,
+            "writes cannot be confined (Landlock is not available)",
+        ),
+        (
+            args.no_network && !namespaces,
+            "the network cannot be cut (user namespaces are not available)",
+        ),
+        (
+            args.confine_writes && situation.git_exists && !namespaces,
+            ".git cannot be made read-only (user namespaces are not available)",
+        ),
+        (
+            situation.root && !namespaces,
+            "running as root without a user namespace: the child keeps root's capabilities",
+        ),
+    ];
+    let missing: Vec<&str> = needs
+        .iter()
+        .filter(|(gap, _)| *gap)
+        .map(|(_, why)| *why)
+        .collect();
+    if args.require_isolation && !missing.is_empty() {
+        return Err(format!(
+            "refused: isolation required but {}",
+            missing.join("; ")
+        ));
+    }
+    Ok(Decision {
+        landlock: args.confine_writes && offer.landlock,
+        namespaces,
+        network_off: args.no_network && namespaces,
+        git_read_only: args.confine_writes && situation.git_exists && namespaces,
+        notes: missing.into_iter().map(str::to_owned).collect(),
+    })
+}
+
+/// The directories a confined command may write beneath.
+fn writable(args: &SandboxArgs, cwd: &Path) -> Vec<PathBuf> {
+    let mut dirs = vec![
+        cwd.to_owned(),
+        std::env::temp_dir(),
+        PathBuf::from("/tmp"),
+        PathBuf::from("/dev/shm"),
+    ];
+    dirs.extend(args.writable.iter().cloned());
+    dirs
+}
+
+impl Confinement {
+    /// Applies everything to the calling process (the child, between `fork` and `exec`).
+    pub fn apply(&mut self) -> io::Result<()> {
+        self.rlimits.apply()?;
+        if let Some(namespaces) = &self.namespaces {
+            namespaces.enter()?;
+        }
+        nix::sys::prctl::set_no_new_privs()?;
+        if let Some(landlock) = &mut self.landlock {
+            landlock.restrict().map_err(io::Error::other)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOTHING: Offer = Offer {
+        landlock: false,
+        user_namespaces: false,
+    };
+    const EVERYTHING: Offer = Offer {
+        landlock: true,
+        user_namespaces: true,
+    };
+
+    const BARE: Situation = Situation {
+        git_exists: false,
+        root: false,
+    };
+    const WITH_GIT: Situation = Situation {
+        git_exists: true,
+        root: false,
+    };
+
+    fn strict() -> SandboxArgs {
+        SandboxArgs {
+            no_network: true,
+            confine_writes: true,
+            require_isolation: true,
+            ..SandboxArgs::default()
+        }
+    }
+
+    #[test]
+    fn required_isolation_on_a_bare_machine_is_refused_with_every_reason() {
+        let reason = decide(&strict(), NOTHING, WITH_GIT).unwrap_err();
+        assert!(reason.contains("Landlock"), "{reason}");
+        assert!(reason.contains("network cannot be cut"), "{reason}");
+        assert!(reason.contains(".git"), "{reason}");
+    }
+
+    #[test]
+    fn best_effort_on_a_bare_machine_runs_and_reports() {
+        let args = SandboxArgs {
+            require_isolation: false,
+            ..strict()
+        };
+        let decision = decide(&args, NOTHING, BARE).unwrap();
+        assert!(!decision.landlock && !decision.namespaces && !decision.network_off);
+        assert_eq!(decision.notes.len(), 2, "{:?}", decision.notes);
+    }
+
+    #[test]
+    fn a_capable_machine_uses_everything_asked_for() {
+        let decision = decide(&strict(), EVERYTHING, WITH_GIT).unwrap();
+        assert!(decision.landlock && decision.network_off && decision.git_read_only);
+        assert!(decision.notes.is_empty());
+    }
+
+    #[test]
+    fn root_without_namespaces_is_reported_and_refused_when_required() {
+        let root = Situation {
+            git_exists: false,
+            root: true,
+        };
+        let only_landlock = Offer {
+            landlock: true,
+            user_namespaces: false,
+        };
+        let args = SandboxArgs {
+            confine_writes: true,
+            ..SandboxArgs::default()
+        };
+        let decision = decide(&args, only_landlock, root).unwrap();
+        assert!(decision.landlock && !decision.namespaces);
+        assert!(decision.notes[0].contains("root"), "{:?}", decision.notes);
+        let required = SandboxArgs {
+            require_isolation: true,
+            ..args
+        };
+        assert!(decide(&required, only_landlock, root).is_err());
+    }
+}

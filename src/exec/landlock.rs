@@ -1,0 +1,88 @@
+//! Write confinement with Landlock: the command may read and execute everything, but write only
+//! beneath the directories it is given (and to a few harmless device files such as `/dev/null`).
+//!
+//! The ruleset is built before `fork` (it opens the directories); [`WriteConfinement::restrict`]
+//! only makes system calls, so it is safe between `fork` and `exec`. Landlock is stacked and
+//! inherited, so the command and all its descendants stay confined. Newer access rights are
+//! used when the kernel has them (best-effort compatibility inside Landlock itself). It must not
+//! decide which directories are writable: that is the supervisor's policy.
+
+use std::path::{Path, PathBuf};
+
+use landlock::{
+    ABI, AccessFs, BitFlags, PathBeneath, PathFd, PathFdError, Ruleset, RulesetAttr,
+    RulesetCreated, RulesetCreatedAttr, RulesetError, RulesetStatus,
+};
+
+/// Devices every program may write to.
+const WRITABLE_DEVICES: [&str; 6] = [
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/tty",
+    "/dev/random",
+    "/dev/urandom",
+];
+
+/// Why Landlock could not be set up or applied.
+#[derive(Debug, thiserror::Error)]
+pub enum LandlockError {
+    #[error("cannot build the Landlock ruleset: {0}")]
+    Ruleset(#[from] RulesetError),
+    #[error("cannot open a path for the Landlock ruleset: {0}")]
+    Open(#[from] PathFdError),
+    #[error("the Landlock ruleset was already applied")]
+    Spent,
+    #[error("Landlock is not enforced by this kernel")]
+    NotEnforced,
+}
+
+/// A ready ruleset, applied once in the child.
+#[derive(Debug)]
+pub struct WriteConfinement {
+    ruleset: Option<RulesetCreated>,
+}
+
+impl WriteConfinement {
+    /// Writes allowed beneath `writable` (missing directories are skipped).
+    pub fn new(writable: &[PathBuf]) -> Result<Self, LandlockError> {
+        let handled = write_access();
+        let mut ruleset = Ruleset::default().handle_access(handled)?.create()?;
+        for dir in writable.iter().filter(|dir| dir.is_dir()) {
+            ruleset = ruleset.add_rule(beneath(dir, handled)?)?;
+        }
+        let device = handled & !(AccessFs::RemoveDir | AccessFs::MakeDir);
+        for path in WRITABLE_DEVICES
+            .iter()
+            .map(Path::new)
+            .filter(|p| p.exists())
+        {
+            let file_rights = device & (AccessFs::WriteFile | AccessFs::Truncate);
+            ruleset = ruleset.add_rule(beneath(path, file_rights)?)?;
+        }
+        Ok(WriteConfinement {
+            ruleset: Some(ruleset),
+        })
+    }
+
+    /// Confines the calling process (and so everything it execs and forks). Also sets
+    /// `no_new_privs`.
+    pub fn restrict(&mut self) -> Result<(), LandlockError> {
+        let ruleset = self.ruleset.take().ok_or(LandlockError::Spent)?;
+        match ruleset.restrict_self()?.ruleset {
+            RulesetStatus::FullyEnforced | RulesetStatus::PartiallyEnforced => Ok(()),
+            RulesetStatus::NotEnforced => Err(LandlockError::NotEnforced),
+        }
+    }
+}
+
+/// The write rights Landlock can handle, with the newest ABI the crate knows (downgraded to what
+/// the kernel supports). Device ioctls are left alone (terminals and pipes keep working).
+fn write_access() -> BitFlags<AccessFs> {
+    AccessFs::from_write(ABI::V9) & !AccessFs::IoctlDev
+}
+
+fn beneath(path: &Path, access: BitFlags<AccessFs>) -> Result<PathBeneath<PathFd>, LandlockError> {
+    let fd = PathFd::new(path)?;
+    Ok(PathBeneath::new(fd, access))
+}

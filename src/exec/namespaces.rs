@@ -1,0 +1,134 @@
+//! Private namespaces for a command: a user namespace (our uid and gid mapped to themselves), a
+//! mount namespace where chosen paths (the worktree's `.git`) are bind-mounted read-only, and,
+//! when the network is off, a network namespace with only a loopback interface, down.
+//!
+//! A [`NamespacePlan`] is prepared before `fork` (all allocation happens there); [`NamespacePlan::enter`]
+//! only makes system calls, so it is safe between `fork` and `exec`. It must be entered before
+//! Landlock is applied (Landlock forbids mounting). It must not touch the calling process's
+//! namespaces outside that window.
+
+use std::ffi::{CStr, CString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use nix::fcntl::{OFlag, open};
+use nix::mount::{MsFlags, mount};
+use nix::sched::{CloneFlags, unshare};
+use nix::sys::stat::Mode;
+use nix::sys::statvfs::{FsFlags, statvfs};
+
+/// Why a namespace plan cannot be prepared.
+#[derive(Debug, thiserror::Error)]
+pub enum NamespaceError {
+    #[error("path {0} contains a NUL byte")]
+    Nul(PathBuf),
+    #[error("cannot inspect the mount of {path}: {source}")]
+    Statvfs {
+        path: PathBuf,
+        #[source]
+        source: nix::errno::Errno,
+    },
+}
+
+/// A path to make read-only, with the mount flags its current mount has (a remount inside a
+/// user namespace must keep them).
+#[derive(Debug)]
+struct ReadOnly {
+    path: CString,
+    keep: MsFlags,
+}
+
+/// Everything [`NamespacePlan::enter`] needs, prepared in advance.
+#[derive(Debug)]
+pub struct NamespacePlan {
+    flags: CloneFlags,
+    uid_map: CString,
+    gid_map: CString,
+    read_only: Vec<ReadOnly>,
+}
+
+impl NamespacePlan {
+    /// A plan that cuts the network when `network_off` and makes `read_only` paths read-only.
+    pub fn new(network_off: bool, read_only: &[PathBuf]) -> Result<Self, NamespaceError> {
+        let mut flags = CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS;
+        if network_off {
+            flags |= CloneFlags::CLONE_NEWNET;
+        }
+        let uid = nix::unistd::geteuid().as_raw();
+        let gid = nix::unistd::getegid().as_raw();
+        Ok(NamespacePlan {
+            flags,
+            uid_map: c_string(format!("{uid} {uid} 1"))?,
+            gid_map: c_string(format!("{gid} {gid} 1"))?,
+            read_only: read_only
+                .iter()
+                .map(|path| read_only_entry(path))
+                .collect::<Result<_, _>>()?,
+        })
+    }
+
+    /// Enters the namespaces and applies the read-only mounts (system calls only).
+    pub fn enter(&self) -> nix::Result<()> {
+        unshare(self.flags)?;
+        write_proc(c"/proc/self/setgroups", c"deny")?;
+        write_proc(c"/proc/self/uid_map", &self.uid_map)?;
+        write_proc(c"/proc/self/gid_map", &self.gid_map)?;
+        let private = MsFlags::MS_REC | MsFlags::MS_PRIVATE;
+        mount(None::<&CStr>, c"/", None::<&CStr>, private, None::<&CStr>)?;
+        for entry in &self.read_only {
+            bind_read_only(entry)?;
+        }
+        Ok(())
+    }
+}
+
+fn bind_read_only(entry: &ReadOnly) -> nix::Result<()> {
+    let path = entry.path.as_c_str();
+    let bind = MsFlags::MS_BIND | MsFlags::MS_REC;
+    mount(Some(path), path, None::<&CStr>, bind, None::<&CStr>)?;
+    let remount = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | entry.keep;
+    mount(None::<&CStr>, path, None::<&CStr>, remount, None::<&CStr>)
+}
+
+fn write_proc(path: &CStr, text: &CStr) -> nix::Result<()> {
+    let fd = open(path, OFlag::O_WRONLY | OFlag::O_CLOEXEC, Mode::empty())?;
+    let written = nix::unistd::write(&fd, text.to_bytes())?;
+    if written == text.to_bytes().len() {
+        Ok(())
+    } else {
+        Err(nix::errno::Errno::EIO)
+    }
+}
+
+fn c_string(text: String) -> Result<CString, NamespaceError> {
+    CString::new(text.clone()).map_err(|_| NamespaceError::Nul(text.into()))
+}
+
+fn read_only_entry(path: &Path) -> Result<ReadOnly, NamespaceError> {
+    let stat = statvfs(path).map_err(|source| NamespaceError::Statvfs {
+        path: path.to_owned(),
+        source,
+    })?;
+    let c_path = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| NamespaceError::Nul(path.to_owned()))?;
+    Ok(ReadOnly {
+        path: c_path,
+        keep: locked_flags(stat.flags()),
+    })
+}
+
+/// The mount flags a user namespace may not drop on remount.
+fn locked_flags(flags: FsFlags) -> MsFlags {
+    let pairs = [
+        (FsFlags::ST_NOSUID, MsFlags::MS_NOSUID),
+        (FsFlags::ST_NODEV, MsFlags::MS_NODEV),
+        (FsFlags::ST_NOEXEC, MsFlags::MS_NOEXEC),
+        (FsFlags::ST_NOATIME, MsFlags::MS_NOATIME),
+        (FsFlags::ST_NODIRATIME, MsFlags::MS_NODIRATIME),
+        (FsFlags::ST_RELATIME, MsFlags::MS_RELATIME),
+    ];
+    pairs
+        .into_iter()
+        .filter(|(fs, _)| flags.contains(*fs))
+        .fold(MsFlags::empty(), |acc, (_, ms)| acc | ms)
+}

@@ -1,0 +1,215 @@
+//! The isolation policy of one command, and its form on the supervisor's command line.
+//!
+//! [`Isolation`] says what a command may do: reach the network or not, write anywhere or only in
+//! its working directory and the temporary directory (`.git` read-only), which resource limits
+//! bind it, and whether a missing isolation feature refuses the command ([`Enforcement::Required`])
+//! or is only reported ([`Enforcement::BestEffort`]). The supervisor enforces it; this module only
+//! describes it. It also holds [`protect_this_process`], which keeps same-user children from
+//! reading meta-agent's own memory and `/proc/<pid>/environ`. It must not apply anything to a
+//! child itself.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Whether the command may use the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetworkPolicy {
+    /// The host's network (gates that fetch dependencies).
+    On,
+    /// A private network namespace with only a loopback interface, down: no connection succeeds.
+    Off,
+}
+
+/// Where the command may write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WritePolicy {
+    /// No confinement of writes.
+    Anywhere,
+    /// The working directory tree (its `.git` read-only), the temporary directory, and `extra`.
+    Confined { extra: Vec<PathBuf> },
+}
+
+/// What happens when the machine cannot provide an isolation feature the policy asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Enforcement {
+    /// Run anyway and report what is missing.
+    BestEffort,
+    /// Do not run: the command ends as not started, with the reason.
+    Required,
+}
+
+/// Resource limits (`setrlimit`) applied to the command; `None` leaves the inherited limit.
+/// The core-dump size is always zero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Address space per process, in bytes.
+    pub address_space: Option<u64>,
+    /// Largest file a process may write, in bytes.
+    pub file_size: Option<u64>,
+    /// Processes of the user (not enforced by the kernel for root).
+    pub processes: Option<u64>,
+    /// CPU time per process; `None` means the command's wall-clock timeout.
+    pub cpu: Option<Duration>,
+}
+
+impl Default for Limits {
+    /// Generous enough for cargo and pytest builds.
+    fn default() -> Self {
+        Limits {
+            address_space: Some(8 << 30),
+            file_size: Some(1 << 30),
+            processes: Some(4096),
+            cpu: None,
+        }
+    }
+}
+
+/// The isolation of one command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Isolation {
+    pub network: NetworkPolicy,
+    pub writes: WritePolicy,
+    pub limits: Limits,
+    pub enforcement: Enforcement,
+}
+
+impl Default for Isolation {
+    /// The gate default: network on, writes confined, default limits, best effort.
+    fn default() -> Self {
+        Isolation {
+            network: NetworkPolicy::On,
+            writes: WritePolicy::Confined { extra: Vec::new() },
+            limits: Limits::default(),
+            enforcement: Enforcement::BestEffort,
+        }
+    }
+}
+
+impl Isolation {
+    /// For commands the model proposed: network off, writes confined, every feature required.
+    pub fn strict() -> Self {
+        Isolation {
+            network: NetworkPolicy::Off,
+            enforcement: Enforcement::Required,
+            ..Isolation::default()
+        }
+    }
+}
+
+/// The policy as the supervisor receives it (flattened into its command line).
+#[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args)]
+pub struct SandboxArgs {
+    /// Run the command without network.
+    #[arg(long)]
+    pub no_network: bool,
+    /// Confine writes to the working directory and the temporary directory.
+    #[arg(long)]
+    pub confine_writes: bool,
+    /// A further directory the command may write (with --confine-writes).
+    #[arg(long)]
+    pub writable: Vec<PathBuf>,
+    /// Refuse to run when an isolation feature asked for is missing.
+    #[arg(long)]
+    pub require_isolation: bool,
+    /// RLIMIT_AS, in bytes.
+    #[arg(long)]
+    pub rlimit_as: Option<u64>,
+    /// RLIMIT_FSIZE, in bytes.
+    #[arg(long)]
+    pub rlimit_fsize: Option<u64>,
+    /// RLIMIT_NPROC.
+    #[arg(long)]
+    pub rlimit_nproc: Option<u64>,
+    /// RLIMIT_CPU, in seconds.
+    #[arg(long)]
+    pub rlimit_cpu: Option<u64>,
+}
+
+impl SandboxArgs {
+    /// The supervisor's view of `isolation` for a command with this wall-clock `timeout`.
+    pub fn from_policy(isolation: &Isolation, timeout: Duration) -> Self {
+        let (confine_writes, writable) = match &isolation.writes {
+            WritePolicy::Anywhere => (false, Vec::new()),
+            WritePolicy::Confined { extra } => (true, extra.clone()),
+        };
+        let cpu = isolation.limits.cpu.unwrap_or(timeout);
+        SandboxArgs {
+            no_network: isolation.network == NetworkPolicy::Off,
+            confine_writes,
+            writable,
+            require_isolation: isolation.enforcement == Enforcement::Required,
+            rlimit_as: isolation.limits.address_space,
+            rlimit_fsize: isolation.limits.file_size,
+            rlimit_nproc: isolation.limits.processes,
+            rlimit_cpu: Some(cpu.as_secs().saturating_add(1)),
+        }
+    }
+
+    /// The command-line arguments that parse back into `self`.
+    pub fn to_argv(&self) -> Vec<OsString> {
+        let mut argv: Vec<OsString> = Vec::new();
+        let flags = [
+            (self.no_network, "--no-network"),
+            (self.confine_writes, "--confine-writes"),
+            (self.require_isolation, "--require-isolation"),
+        ];
+        argv.extend(flags.iter().filter(|(on, _)| *on).map(|(_, f)| f.into()));
+        for dir in &self.writable {
+            argv.extend(["--writable".into(), dir.clone().into_os_string()]);
+        }
+        let limits = [
+            ("--rlimit-as", self.rlimit_as),
+            ("--rlimit-fsize", self.rlimit_fsize),
+            ("--rlimit-nproc", self.rlimit_nproc),
+            ("--rlimit-cpu", self.rlimit_cpu),
+        ];
+        for (flag, value) in limits {
+            if let Some(value) = value {
+                argv.extend([flag.into(), value.to_string().into()]);
+            }
+        }
+        argv
+    }
+}
+
+/// Marks this process non-dumpable, so a child of the same user cannot read its memory or
+/// `/proc/<pid>/environ` (those files become root-owned; children in their own user namespace
+/// lack the capability even when meta-agent runs as root). Call first thing in `main`.
+pub fn protect_this_process() -> Result<(), nix::errno::Errno> {
+    nix::sys::prctl::set_dumpable(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        sandbox: SandboxArgs,
+    }
+
+    #[test]
+    fn the_command_line_round_trips() {
+        let mut isolation = Isolation::strict();
+        isolation.writes = WritePolicy::Confined {
+            extra: vec!["/opt/cache".into()],
+        };
+        let args = SandboxArgs::from_policy(&isolation, Duration::from_millis(2500));
+        assert_eq!(args.rlimit_cpu, Some(3));
+        let mut argv: Vec<OsString> = vec!["x".into()];
+        argv.extend(args.to_argv());
+        let parsed = Wrapper::try_parse_from(argv).unwrap().sandbox;
+        assert_eq!(parsed, args);
+        assert!(parsed.no_network && parsed.require_isolation && parsed.confine_writes);
+    }
+
+    #[test]
+    fn the_default_is_best_effort_with_network_and_confined_writes() {
+        let args = SandboxArgs::from_policy(&Isolation::default(), Duration::from_secs(60));
+        assert!(!args.no_network && args.confine_writes && !args.require_isolation);
+        assert_eq!(args.rlimit_nproc, Some(4096));
+    }
+}

@@ -1,0 +1,265 @@
+//! Isolation of every child process, through the real binary as supervisor: writes confined to
+//! the worktree and temp (`.git` read-only), network cut, resource limits, `no_new_privs`, a fork
+//! bomb bounded with no survivor, and meta-agent's own environ unreadable. A test whose feature
+//! is missing here says so, checks that `detect()` agrees, and stops; it never passes silently.
+
+use std::path::Path;
+use std::time::Duration;
+
+use meta_agent::exec::detect::{Capabilities, detect};
+use meta_agent::exec::env::child_env;
+use meta_agent::exec::sandbox::{Isolation, Limits, NetworkPolicy};
+use meta_agent::exec::{CommandOutput, CommandRunner, CommandSpec, Executor, Program};
+
+use crate::common::meta_agent;
+
+/// Directories outside the system temp dir, so that only the workdir makes them writable.
+fn outside_tmp() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+fn spec(line: &str, cwd: &Path, isolation: Isolation) -> CommandSpec {
+    let parent = [("PATH".to_owned(), "/usr/local/bin:/usr/bin:/bin".to_owned())];
+    CommandSpec {
+        program: Program::Argv(vec!["bash".into(), "-c".into(), line.into()]),
+        cwd: cwd.to_owned(),
+        env: child_env(parent, &[], []),
+        timeout: Duration::from_secs(20),
+        kill_grace: Duration::from_millis(300),
+        output_cap: 256 * 1024,
+        isolation,
+    }
+}
+
+async fn run(spec: CommandSpec) -> CommandOutput {
+    Executor::new(env!("CARGO_BIN_EXE_meta-agent").into())
+        .run(spec)
+        .await
+        .unwrap()
+}
+
+/// False (after saying why) when the machine lacks what a test needs.
+fn available(feature: &str, present: bool, caps: &Capabilities) -> bool {
+    if !present {
+        eprintln!(
+            "SKIPPED: {feature} is not available here ({})",
+            caps.describe()
+        );
+    }
+    present
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn detection_is_consistent_with_this_machine() {
+    let caps = detect();
+    let line = caps.describe();
+    eprintln!("{line}");
+    assert_eq!(caps, detect(), "detection is stable");
+    assert_eq!(caps.landlock_abi.is_some(), line.contains("Landlock ABI"));
+    assert_eq!(caps.user_namespaces, !line.contains("no user namespaces"));
+    let root = std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"));
+    assert_eq!(caps.nproc_enforced, !root);
+}
+
+#[tokio::test]
+async fn writes_land_in_the_workdir_and_tmp_but_never_in_a_decoy() {
+    let caps = detect();
+    if !available("Landlock", caps.landlock_abi.is_some(), &caps) {
+        return;
+    }
+    let (work, decoy) = (outside_tmp(), outside_tmp());
+    std::fs::write(decoy.path().join("keep"), "original").unwrap();
+    let line = "echo pwned > \"$DECOY/new\"; echo pwned >> \"$DECOY/keep\"; \
+                rm -f \"$DECOY/keep\"; mkdir \"$DECOY/dir\"; ln -s /etc \"$DECOY/link\"; \
+                echo ok > inside.txt && mkdir sub && echo ok > sub/f && echo work-ok; \
+                t=$(mktemp) && echo x > \"$t\" && rm \"$t\" && echo tmp-ok";
+    let mut spec = spec(line, work.path(), Isolation::default());
+    spec.env
+        .insert("DECOY".into(), decoy.path().display().to_string());
+    let out = run(spec).await;
+    assert!(out.stdout.text.contains("work-ok"), "{out:?}");
+    assert!(out.stdout.text.contains("tmp-ok"), "{out:?}");
+    assert!(out.stderr.text.contains("Permission denied"), "{out:?}");
+    assert_eq!(entries(decoy.path()), ["keep"]);
+    let kept = std::fs::read_to_string(decoy.path().join("keep")).unwrap();
+    assert_eq!(kept, "original");
+    assert!(work.path().join("sub/f").exists());
+}
+
+#[tokio::test]
+async fn git_inside_the_workdir_is_read_only() {
+    let caps = detect();
+    if !available("user namespaces", caps.user_namespaces, &caps) {
+        return;
+    }
+    let work = outside_tmp();
+    std::fs::create_dir_all(work.path().join(".git/hooks")).unwrap();
+    std::fs::write(work.path().join(".git/config"), "[core]\n").unwrap();
+    let line = "echo evil >> .git/config; echo '#!/bin/sh' > .git/hooks/pre-commit; \
+                rm -f .git/config; mkdir .git/x; echo ok > tracked.txt && echo work-ok";
+    let out = run(spec(line, work.path(), Isolation::default())).await;
+    assert!(out.stdout.text.contains("work-ok"), "{out:?}");
+    assert!(out.stderr.text.contains("Read-only file system"), "{out:?}");
+    let config = std::fs::read_to_string(work.path().join(".git/config")).unwrap();
+    assert_eq!(config, "[core]\n");
+    assert_eq!(entries(&work.path().join(".git")), ["config", "hooks"]);
+    assert!(entries(&work.path().join(".git/hooks")).is_empty());
+}
+
+#[tokio::test]
+async fn network_off_cuts_even_loopback_while_network_on_connects() {
+    let caps = detect();
+    if !available("user namespaces", caps.user_namespaces, &caps) {
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let work = outside_tmp();
+    let line = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
+    let on = run(spec(&line, work.path(), Isolation::default())).await;
+    assert!(on.stdout.text.contains("connected"), "{on:?}");
+    let off = Isolation {
+        network: NetworkPolicy::Off,
+        ..Isolation::strict()
+    };
+    let cut = run(spec(&line, work.path(), off)).await;
+    assert!(!cut.stdout.text.contains("connected"), "{cut:?}");
+    assert!(!cut.termination.success(), "{cut:?}");
+    assert!(cut.stderr.text.contains("/dev/tcp"), "{cut:?}");
+}
+
+#[tokio::test]
+async fn the_file_size_limit_stops_a_huge_file() {
+    let work = outside_tmp();
+    let isolation = Isolation {
+        limits: Limits {
+            file_size: Some(1 << 20),
+            ..Limits::default()
+        },
+        ..Isolation::default()
+    };
+    let line = "head -c 5000000 /dev/zero > big; echo rc=$?";
+    let out = run(spec(line, work.path(), isolation)).await;
+    assert!(!out.stdout.text.contains("rc=0"), "{out:?}");
+    let size = std::fs::metadata(work.path().join("big")).unwrap().len();
+    assert!(size <= 1 << 20, "{size}");
+}
+
+#[tokio::test]
+async fn limits_and_no_new_privs_are_visible_in_the_child() {
+    let work = outside_tmp();
+    let line = "grep NoNewPrivs /proc/self/status; cat /proc/self/limits";
+    let out = run(spec(line, work.path(), Isolation::default())).await;
+    let text = &out.stdout.text;
+    assert!(text.contains("NoNewPrivs:\t1"), "{text}");
+    let limit = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    assert!(limit("Max processes").contains(&"4096"), "{text}");
+    assert!(limit("Max file size").contains(&"1073741824"), "{text}");
+    assert!(limit("Max address space").contains(&"8589934592"), "{text}");
+    assert!(limit("Max cpu time").contains(&"21"), "{text}");
+    assert!(limit("Max core file size").contains(&"0"), "{text}");
+}
+
+/// Processes whose command line mentions `marker`.
+fn processes_with(marker: &str) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(marker))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_fork_bomb_is_bounded_and_nothing_survives() {
+    let caps = detect();
+    let work = outside_tmp();
+    let script = work.path().join("bomb-sandbox-test.sh");
+    let mut isolation = Isolation::default();
+    if caps.nproc_enforced {
+        std::fs::write(&script, "b() { echo >> forks; b | b & }; b\nsleep 300\n").unwrap();
+        isolation.limits.processes = Some(uid_processes() + 64);
+    } else {
+        // Root: the kernel ignores RLIMIT_NPROC, so a real bomb would hurt the machine. A bomb
+        // bounded by depth (about 250 processes) still proves that nothing survives.
+        eprintln!("SKIPPED the unbounded bomb: {}", caps.describe());
+        let depth = "echo >> forks; d=${1:-7}; \
+                     if [ $d -gt 0 ]; then sh \"$0\" $((d-1)) & sh \"$0\" $((d-1)) & fi\n";
+        std::fs::write(&script, format!("{depth}sleep 300\n")).unwrap();
+    }
+    let mut spec = spec("sh bomb-sandbox-test.sh", work.path(), isolation);
+    spec.timeout = Duration::from_secs(3);
+    let out = run(spec).await;
+    assert!(out.duration < Duration::from_secs(30), "{out:?}");
+    let forks = std::fs::read_to_string(work.path().join("forks")).unwrap();
+    assert!(forks.len() > 100, "the bomb did not go off: {out:?}");
+    let survivors = processes_with("bomb-sandbox-test.sh");
+    assert!(survivors.is_empty(), "survivors {survivors:?}");
+}
+
+fn uid_processes() -> u64 {
+    let me = std::fs::metadata("/proc/self").unwrap();
+    let uid = std::os::unix::fs::MetadataExt::uid(&me);
+    let count = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.parse::<u32>().is_ok())
+        })
+        .filter(|e| std::os::unix::fs::MetadataExt::uid(&e.metadata().unwrap()) == uid)
+        .count();
+    u64::try_from(count).unwrap()
+}
+
+#[test]
+fn meta_agents_own_environ_is_unreadable_to_its_gates() {
+    let repo = tempfile::tempdir().unwrap();
+    let walk = r#"p=$PPID; while [ "$p" -gt 1 ]; do
+      if cat /proc/$p/environ > /dev/null 2>&1; then r=yes; else r=no; fi
+      echo "ancestor=$(cat /proc/$p/comm):$r"; cat /proc/$p/environ 2>/dev/null | tr '\0' '\n'
+      p=$(sed 's/.*) //' /proc/$p/stat | cut -d' ' -f2); done; exit 1"#;
+    let config = format!(
+        "version: 1\npreset: none\ngates:\n  - name: walk\n    run: |\n{}\n",
+        walk.lines()
+            .map(|l| format!("      {}", l.trim()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    std::fs::write(repo.path().join(".meta-agent.yml"), config).unwrap();
+    let out = meta_agent()
+        .arg("--repo")
+        .arg(repo.path())
+        .args(["gates", "--json"])
+        .env("META_AGENT_CANARY", "CANARY_parent_secret_42")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    // The supervisor, then meta-agent itself; the walk goes on through the test's ancestors.
+    // Landlock (ptrace scoping) and meta-agent's non-dumpable mark each block the read.
+    let unreadable = stdout.matches("ancestor=meta-agent:no").count();
+    assert_eq!(unreadable, 2, "{stdout}");
+    assert!(!stdout.contains(":yes"), "{stdout}");
+    assert!(!stdout.contains("CANARY"), "{stdout}");
+}
