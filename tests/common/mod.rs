@@ -4,6 +4,8 @@
 
 use std::path::PathBuf;
 
+pub mod mock_llm;
+
 /// The repository's `fixtures/` directory.
 pub fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures")

@@ -8,6 +8,7 @@ mod gates;
 mod git;
 mod hindsight_signature;
 mod hindsight_store;
+mod llm;
 mod report_coverage;
 mod report_junit;
 mod report_sarif;

@@ -1,0 +1,255 @@
+//! A loopback mock LLM server for the provider tests: plays scripted HTTP replies in order
+//! (JSON, complete SSE streams, streams cut mid-body, dropped connections) and records every
+//! request it receives (method, path, headers, body).
+//!
+//! A hand-rolled HTTP/1.1 server on tokio: one request per connection, `connection: close` on
+//! every reply. It speaks no wire format itself; the tests write the OpenAI and Anthropic bodies.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// One scripted reply.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// A whole answer with a status, extra headers and a body.
+    Json {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: String,
+    },
+    /// A complete `text/event-stream` body.
+    Sse(String),
+    /// Sends this much of a stream, announcing a longer body, then closes the connection.
+    SseCut(String),
+    /// Closes the connection without answering.
+    Drop,
+}
+
+impl Reply {
+    /// A 200 JSON answer.
+    pub fn ok(body: Value) -> Self {
+        Self::status(200, body)
+    }
+
+    /// A JSON answer with this status.
+    pub fn status(status: u16, body: Value) -> Self {
+        Self::Json {
+            status,
+            headers: Vec::new(),
+            body: body.to_string(),
+        }
+    }
+
+    /// Adds a header to a JSON answer.
+    pub fn with_header(self, name: &str, value: &str) -> Self {
+        match self {
+            Self::Json {
+                status,
+                mut headers,
+                body,
+            } => {
+                headers.push((name.to_string(), value.to_string()));
+                Self::Json {
+                    status,
+                    headers,
+                    body,
+                }
+            }
+            other => other,
+        }
+    }
+}
+
+/// An SSE body from `(event name, data)` pairs.
+pub fn sse(events: &[(Option<&str>, String)]) -> String {
+    events
+        .iter()
+        .map(|(name, data)| match name {
+            Some(name) => format!("event: {name}\ndata: {data}\n\n"),
+            None => format!("data: {data}\n\n"),
+        })
+        .collect()
+}
+
+/// One request as received.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub method: String,
+    pub path: String,
+    /// Header names in lower case.
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Recorded {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body).expect("the request body is JSON")
+    }
+}
+
+/// The running server.
+pub struct MockLlm {
+    pub base_url: String,
+    requests: Arc<Mutex<Vec<Recorded>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for MockLlm {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl MockLlm {
+    /// Starts a server on 127.0.0.1 that answers with `replies` in order (then 500s).
+    pub async fn start(replies: Vec<Reply>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let base_url = format!("http://{}", listener.local_addr().expect("addr"));
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let script = Arc::new(Mutex::new(VecDeque::from(replies)));
+        let recorded = requests.clone();
+        let task = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                tokio::spawn(serve(stream, recorded.clone(), script.clone()));
+            }
+        });
+        Self {
+            base_url,
+            requests,
+            task,
+        }
+    }
+
+    /// Every request received so far.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.requests.lock().expect("lock").clone()
+    }
+}
+
+/// A base URL on which nothing listens.
+pub async fn unreachable_base_url() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let address = listener.local_addr().expect("addr");
+    drop(listener);
+    format!("http://{address}")
+}
+
+async fn serve(
+    mut stream: TcpStream,
+    requests: Arc<Mutex<Vec<Recorded>>>,
+    script: Arc<Mutex<VecDeque<Reply>>>,
+) {
+    let Some(request) = read_request(&mut stream).await else {
+        return;
+    };
+    requests.lock().expect("lock").push(request);
+    let reply = script.lock().expect("lock").pop_front();
+    let reply = reply.unwrap_or_else(|| {
+        Reply::status(
+            500,
+            serde_json::json!({"error": {"message": "no scripted reply"}}),
+        )
+    });
+    write_reply(&mut stream, reply).await;
+}
+
+async fn read_request(stream: &mut TcpStream) -> Option<Recorded> {
+    let mut buffer = Vec::new();
+    let head_end = loop {
+        if let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+            break end;
+        }
+        let mut chunk = [0u8; 4096];
+        let read = stream.read(&mut chunk).await.ok()?;
+        if read == 0 {
+            return None;
+        }
+        buffer.extend_from_slice(&chunk[..read]);
+    };
+    let head = String::from_utf8_lossy(&buffer[..head_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let mut first = lines.next()?.split(' ');
+    let (method, path) = (first.next()?.to_string(), first.next()?.to_string());
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_string()))
+        .collect();
+    let length: usize = headers
+        .iter()
+        .find(|(name, _)| name == "content-length")
+        .and_then(|(_, value)| value.parse().ok())
+        .unwrap_or(0);
+    let mut body = buffer[head_end + 4..].to_vec();
+    while body.len() < length {
+        let mut chunk = [0u8; 4096];
+        let read = stream.read(&mut chunk).await.ok()?;
+        if read == 0 {
+            break;
+        }
+        body.extend_from_slice(&chunk[..read]);
+    }
+    let body = String::from_utf8_lossy(&body).into_owned();
+    Some(Recorded {
+        method,
+        path,
+        headers,
+        body,
+    })
+}
+
+async fn write_reply(stream: &mut TcpStream, reply: Reply) {
+    let (status, headers, body, declared) = match reply {
+        Reply::Drop => return,
+        Reply::Json {
+            status,
+            headers,
+            body,
+        } => {
+            let mut headers = headers;
+            headers.push(("content-type".into(), "application/json".into()));
+            let length = body.len();
+            (status, headers, body, length)
+        }
+        Reply::Sse(body) => {
+            let length = body.len();
+            (
+                200,
+                vec![("content-type".into(), "text/event-stream".into())],
+                body,
+                length,
+            )
+        }
+        Reply::SseCut(body) => {
+            let length = body.len() + 1000;
+            (
+                200,
+                vec![("content-type".into(), "text/event-stream".into())],
+                body,
+                length,
+            )
+        }
+    };
+    let mut head =
+        format!("HTTP/1.1 {status} Mock\r\ncontent-length: {declared}\r\nconnection: close\r\n");
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    let _ = stream.write_all(head.as_bytes()).await;
+    let _ = stream.write_all(body.as_bytes()).await;
+    let _ = stream.flush().await;
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    let _ = stream.shutdown().await;
+}
