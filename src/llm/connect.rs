@@ -8,6 +8,7 @@ use super::anthropic::Anthropic;
 use super::openai::OpenAi;
 use super::replay::Replay;
 use super::retry::RetryPolicy;
+use super::settings::OPENAI_BASE_URL;
 use super::transport::{Transport, TransportSettings};
 use super::{ChatRequest, Completion, LlmConfig, LlmError, Provider};
 use crate::config::raw::LlmProvider;
@@ -56,38 +57,54 @@ impl Provider for AnyProvider {
 }
 
 /// The provider `config` names. `retry` carries the sleeper (tests pass one that does not wait);
-/// its `max_attempts` is replaced by the config's.
+/// its `max_attempts` is replaced by the config's. An OpenAI-compatible server other than
+/// OpenAI's own may go without a key (local servers); Anthropic and OpenAI itself may not.
 pub fn connect(config: &LlmConfig, retry: RetryPolicy) -> Result<AnyProvider, LlmError> {
-    let transport = || {
-        Transport::new(TransportSettings {
-            base_url: config.base_url.clone(),
-            timeout: config.timeout,
-            connect_timeout: config.connect_timeout,
-            retry: RetryPolicy {
-                max_attempts: config.max_attempts,
-                ..retry.clone()
-            },
-        })
-    };
     match config.provider {
         LlmProvider::None => Ok(AnyProvider::Offline(Offline)),
-        LlmProvider::Openai => Ok(AnyProvider::OpenAi(OpenAi::new(
-            transport()?,
-            config.api_key.clone(),
-        ))),
+        LlmProvider::Openai => {
+            let key = config.api_key.clone();
+            if key.is_none() && config.base_url.starts_with(OPENAI_BASE_URL) {
+                return Err(LlmError::MissingKey {
+                    provider: "openai",
+                    variable: "OPENAI_API_KEY",
+                });
+            }
+            Ok(AnyProvider::OpenAi(OpenAi::new(
+                transport(config, retry)?,
+                key,
+            )))
+        }
         LlmProvider::Anthropic => {
             let key = config.api_key.clone().ok_or(LlmError::MissingKey {
                 provider: "anthropic",
                 variable: "ANTHROPIC_API_KEY",
             })?;
-            Ok(AnyProvider::Anthropic(Anthropic::new(transport()?, key)))
+            Ok(AnyProvider::Anthropic(Anthropic::new(
+                transport(config, retry)?,
+                key,
+            )))
         }
-        LlmProvider::Replay => {
-            let path = config.transcript.as_deref().ok_or(LlmError::Transcript {
-                path: String::new(),
-                detail: "the replay provider needs llm.base_url to name a transcript file".into(),
-            })?;
-            Ok(AnyProvider::Replay(Replay::open(path)?))
-        }
+        LlmProvider::Replay => replay(config).map(AnyProvider::Replay),
     }
+}
+
+fn transport(config: &LlmConfig, retry: RetryPolicy) -> Result<Transport, LlmError> {
+    Transport::new(TransportSettings {
+        base_url: config.base_url.clone(),
+        timeout: config.timeout,
+        connect_timeout: config.connect_timeout,
+        retry: RetryPolicy {
+            max_attempts: config.max_attempts,
+            ..retry
+        },
+    })
+}
+
+fn replay(config: &LlmConfig) -> Result<Replay, LlmError> {
+    let path = config.transcript.as_deref().ok_or(LlmError::Transcript {
+        path: String::new(),
+        detail: "the replay provider needs llm.base_url to name a transcript file".into(),
+    })?;
+    Replay::open(path)
 }

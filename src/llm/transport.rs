@@ -131,11 +131,7 @@ impl Transport {
 
     async fn status_error(&self, response: reqwest::Response) -> LlmError {
         let status = response.status().as_u16();
-        let retry_after = response
-            .headers()
-            .get(RETRY_AFTER)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| parse_retry_after(value, SystemTime::now()));
+        let retry_after = retry_after(response.headers());
         let body = read_capped(response, MAX_ERROR_BODY)
             .await
             .unwrap_or_default();
@@ -158,6 +154,20 @@ impl Transport {
             }
         }
     }
+}
+
+/// The wait the service asked for: OpenAI's `retry-after-ms`, else the standard `retry-after`
+/// (seconds or an HTTP-date).
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let header = |name| {
+        headers
+            .get(name)
+            .and_then(|value: &HeaderValue| value.to_str().ok())
+    };
+    if let Some(millis) = header("retry-after-ms").and_then(|value| value.trim().parse().ok()) {
+        return Some(Duration::from_millis(millis));
+    }
+    parse_retry_after(header(RETRY_AFTER.as_str())?, SystemTime::now())
 }
 
 /// An unsuccessful HTTP answer.
@@ -300,6 +310,16 @@ mod tests {
             );
             assert!(!error.is_transient());
         }
+    }
+
+    #[test]
+    fn retry_after_ms_wins_over_seconds() {
+        let mut headers = HeaderMap::new();
+        headers.insert(RETRY_AFTER, HeaderValue::from_static("3"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(3)));
+        headers.insert("retry-after-ms", HeaderValue::from_static("250"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_millis(250)));
+        assert_eq!(retry_after(&HeaderMap::new()), None);
     }
 
     #[test]

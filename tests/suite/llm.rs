@@ -2,6 +2,10 @@
 //! Anthropic Messages wire formats, whole and streamed: what is sent (model, tools, messages, the
 //! key only in its header), what comes back, every fault class (retried or not), budgets, the
 //! `none` provider, and a recorded transcript replayed.
+//!
+//! The wire bodies below are written by hand in the shapes the providers document (OpenAI's
+//! Chat Completions and streaming chunk objects, Anthropic's Messages and streaming events): no
+//! real service is reachable from here to record them.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -743,6 +747,59 @@ async fn the_none_provider_explains_itself() {
     assert_eq!(
         error.to_string(),
         "no LLM provider is configured; set llm.provider and the API key"
+    );
+}
+
+#[test]
+fn openai_itself_without_a_key_names_the_variable_but_a_local_server_needs_none() {
+    let mut openai = settings(LlmProvider::Openai, "gpt-4o", "");
+    openai.base_url = None;
+    let config = LlmConfig::from_settings(&openai, &LlmEnv::default());
+    let error = connect(&config, RetryPolicy::default()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "no API key for the openai provider; set OPENAI_API_KEY"
+    );
+    let local = settings(LlmProvider::Openai, "llama3", "http://127.0.0.1:11434/v1");
+    let config = LlmConfig::from_settings(&local, &LlmEnv::default());
+    assert_eq!(
+        connect(&config, RetryPolicy::default()).unwrap().name(),
+        "openai"
+    );
+}
+
+#[tokio::test]
+async fn a_local_server_gets_no_authorization_header() {
+    let mock = MockLlm::start(vec![Reply::ok(openai_text_answer("hi"))]).await;
+    let local = settings(LlmProvider::Openai, "llama3", &mock.base_url);
+    let config = LlmConfig::from_settings(&local, &LlmEnv::default());
+    let provider = connect(&config, RetryPolicy::default()).unwrap();
+    assert_eq!(
+        provider
+            .chat(&request("llama3", false))
+            .await
+            .unwrap()
+            .cost_usd,
+        0.0
+    );
+    assert_eq!(mock.requests()[0].header("authorization"), None);
+}
+
+#[tokio::test]
+async fn retry_after_ms_is_honoured() {
+    let limited = Reply::status(429, json!({"error": {"message": "slow down"}}))
+        .with_header("retry-after-ms", "1500")
+        .with_header("retry-after", "2");
+    let mock = MockLlm::start(vec![limited, Reply::ok(openai_text_answer("hi"))]).await;
+    let setup = openai(&mock.base_url);
+    setup
+        .provider
+        .chat(&request("gpt-4o-mini", false))
+        .await
+        .unwrap();
+    assert_eq!(
+        *setup.sleeper.0.lock().unwrap(),
+        [Duration::from_millis(1500)]
     );
 }
 
