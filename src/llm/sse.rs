@@ -78,6 +78,23 @@ mod tests {
         assert_eq!(events[1].data, "a\nb");
     }
 
+    proptest::proptest! {
+        #[test]
+        fn chunk_boundaries_do_not_matter(cuts in proptest::collection::vec(0usize..120, 0..8)) {
+            let stream = "event: a\r\ndata: {\"x\": 1}\r\n\r\n: keep-alive\n\ndata: [DONE]\n\nevent: b\ndata: \u{e9}t\u{e9}\n\n".as_bytes();
+            let whole = SseParser::default().feed(stream).unwrap();
+            proptest::prop_assert_eq!(whole.len(), 3);
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|cut| cut.min(stream.len())).collect();
+            cuts.sort_unstable();
+            let (mut parser, mut events, mut start) = (SseParser::default(), Vec::new(), 0);
+            for cut in cuts.into_iter().chain([stream.len()]) {
+                events.extend(parser.feed(&stream[start..cut]).unwrap());
+                start = cut;
+            }
+            proptest::prop_assert_eq!(events, whole);
+        }
+    }
+
     #[test]
     fn unfinished_event_is_not_returned() {
         let mut parser = SseParser::default();

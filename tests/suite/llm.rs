@@ -886,3 +886,52 @@ async fn a_recorded_transcript_replays_the_exchange() {
         "read_file"
     );
 }
+
+#[tokio::test]
+async fn an_error_event_mid_stream_is_discarded_and_retried() {
+    let mut events = anthropic_stream_head();
+    let overloaded =
+        json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
+    events.push((Some("error"), overloaded.to_string()));
+    let mock = MockLlm::start(vec![
+        Reply::Sse(sse(&events)),
+        Reply::Sse(anthropic_stream_full()),
+    ])
+    .await;
+    let completion = anthropic(&mock.base_url)
+        .provider
+        .chat(&request("claude-sonnet-4-5", true))
+        .await
+        .unwrap();
+    assert_eq!(completion.tool_calls.len(), 1);
+    assert_eq!(mock.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn tool_arguments_that_are_not_json_reach_the_caller_as_text() {
+    let mut answer = openai_tool_answer();
+    answer["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] =
+        json!("{\"path\": src/calc.py");
+    let mock = MockLlm::start(vec![Reply::ok(answer)]).await;
+    let completion = openai(&mock.base_url)
+        .provider
+        .chat(&request("gpt-4o-mini", false))
+        .await
+        .unwrap();
+    assert_eq!(
+        completion.tool_calls[0].arguments,
+        json!("{\"path\": src/calc.py")
+    );
+}
+
+#[tokio::test]
+async fn a_five_megabyte_answer_is_read_whole() {
+    let text = "x".repeat(5 << 20);
+    let mock = MockLlm::start(vec![Reply::ok(openai_text_answer(&text))]).await;
+    let completion = openai(&mock.base_url)
+        .provider
+        .chat(&request("gpt-4o-mini", false))
+        .await
+        .unwrap();
+    assert_eq!(completion.text.len(), 5 << 20);
+}
