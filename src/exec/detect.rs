@@ -67,7 +67,9 @@ pub fn landlock_abi() -> Option<u32> {
     u32::try_from(version).ok().filter(|&v| v > 0)
 }
 
-/// True when a forked probe can enter the namespaces the supervisor would create.
+/// True when a forked probe can enter the namespaces the supervisor would create. The probe
+/// is a copy of the caller and is briefly dumpable (to write its id maps) before it exits: call
+/// this at start, before any command runs, or from the supervisor (which holds no secrets).
 pub fn user_namespaces_work() -> bool {
     let Ok(plan) = NamespacePlan::new(true, &[]) else {
         return false;

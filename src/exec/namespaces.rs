@@ -70,6 +70,9 @@ impl NamespacePlan {
     /// Enters the namespaces and applies the read-only mounts (system calls only).
     pub fn enter(&self) -> nix::Result<()> {
         unshare(self.flags)?;
+        // A non-dumpable process's /proc/self files belong to root: a non-root caller could not
+        // write its own id maps. Callers are a fresh child about to exec, or a short-lived probe.
+        nix::sys::prctl::set_dumpable(true)?;
         write_proc(c"/proc/self/setgroups", c"deny")?;
         write_proc(c"/proc/self/uid_map", &self.uid_map)?;
         write_proc(c"/proc/self/gid_map", &self.gid_map)?;

@@ -198,7 +198,7 @@ async fn a_fork_bomb_is_bounded_and_nothing_survives() {
     let mut isolation = Isolation::default();
     if caps.nproc_enforced {
         std::fs::write(&script, "b() { echo >> forks; b | b & }; b\nsleep 300\n").unwrap();
-        isolation.limits.processes = Some(uid_processes() + 64);
+        isolation.limits.processes = Some(uid_tasks() + 256);
     } else {
         // Root: the kernel ignores RLIMIT_NPROC, so a real bomb would hurt the machine. A bomb
         // bounded by depth (about 250 processes) still proves that nothing survives.
@@ -212,15 +212,16 @@ async fn a_fork_bomb_is_bounded_and_nothing_survives() {
     let out = run(spec).await;
     assert!(out.duration < Duration::from_secs(30), "{out:?}");
     let forks = std::fs::read_to_string(work.path().join("forks")).unwrap();
-    assert!(forks.len() > 100, "the bomb did not go off: {out:?}");
+    assert!(forks.len() > 50, "the bomb did not go off: {out:?}");
     let survivors = processes_with("bomb-sandbox-test.sh");
     assert!(survivors.is_empty(), "survivors {survivors:?}");
 }
 
-fn uid_processes() -> u64 {
+/// Tasks (threads included: RLIMIT_NPROC counts them) of this user, system-wide.
+fn uid_tasks() -> u64 {
     let me = std::fs::metadata("/proc/self").unwrap();
     let uid = std::os::unix::fs::MetadataExt::uid(&me);
-    let count = std::fs::read_dir("/proc")
+    let count: usize = std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
         .filter(|e| {
@@ -228,8 +229,12 @@ fn uid_processes() -> u64 {
                 .to_str()
                 .is_some_and(|n| n.parse::<u32>().is_ok())
         })
-        .filter(|e| std::os::unix::fs::MetadataExt::uid(&e.metadata().unwrap()) == uid)
-        .count();
+        .filter(|e| {
+            e.metadata()
+                .is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == uid)
+        })
+        .map(|e| std::fs::read_dir(e.path().join("task")).map_or(0, Iterator::count))
+        .sum();
     u64::try_from(count).unwrap()
 }
 
@@ -262,4 +267,81 @@ fn meta_agents_own_environ_is_unreadable_to_its_gates() {
     assert_eq!(unreadable, 2, "{stdout}");
     assert!(!stdout.contains(":yes"), "{stdout}");
     assert!(!stdout.contains("CANARY"), "{stdout}");
+}
+
+/// Runs the supervisor directly as `nobody` (we are root) in `dir`, returning its output and the
+/// status file's text.
+fn supervise_as_nobody(dir: &Path, flags: &[&str], line: &str) -> (String, String) {
+    let status = dir.join("status.json");
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(env!("CARGO_BIN_EXE_meta-agent"))
+        .args(["__supervise", "--timeout-ms", "3000", "--grace-ms", "200"])
+        .arg("--status-file")
+        .arg(&status)
+        .args(flags)
+        .args(["--", "bash", "-c", line])
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+    (text.into_owned(), std::fs::read_to_string(status).unwrap())
+}
+
+#[test]
+fn an_unprivileged_user_gets_the_same_isolation() {
+    let caps = detect();
+    let setpriv = std::path::Path::new("/usr/bin/setpriv").exists();
+    if caps.nproc_enforced || !setpriv {
+        eprintln!(
+            "SKIPPED: needs root and setpriv to switch to nobody; the other tests run unprivileged here"
+        );
+        return;
+    }
+    let work = outside_tmp();
+    std::fs::create_dir(work.path().join(".git")).unwrap();
+    std::fs::write(
+        work.path().join("bomb.sh"),
+        "b() { b | b & }; b\nsleep 300\n",
+    )
+    .unwrap();
+    for path in [work.path(), &work.path().join(".git")] {
+        std::os::unix::fs::chown(path, Some(65534), Some(65534)).unwrap();
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let line = format!(
+        "grep NoNewPrivs /proc/self/status; touch .git/planted; touch ../escaped; \
+         exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected; sh bomb.sh"
+    );
+    let flags = [
+        "--confine-writes",
+        "--no-network",
+        "--require-isolation",
+        "--rlimit-nproc",
+        "300",
+    ];
+    let (text, status) = supervise_as_nobody(work.path(), &flags, &line);
+    assert!(status.contains("\"spawn_error\":null"), "{status}");
+    assert!(status.contains("\"timed_out\":true"), "{status}");
+    assert!(text.contains("NoNewPrivs:\t1"), "{text}");
+    assert!(
+        text.contains("Cannot fork"),
+        "the process limit did not bind: {text}"
+    );
+    assert!(!text.contains("connected"), "{text}");
+    assert_eq!(entries(&work.path().join(".git")), Vec::<String>::new());
+    assert!(!work.path().parent().unwrap().join("escaped").exists());
+    assert!(
+        processes_with("bomb.sh")
+            .iter()
+            .all(|pid| !owned_by_nobody(*pid))
+    );
+}
+
+fn owned_by_nobody(pid: i32) -> bool {
+    std::fs::metadata(format!("/proc/{pid}"))
+        .is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 65534)
 }
