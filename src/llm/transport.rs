@@ -124,6 +124,10 @@ impl Transport {
         let bytes = read_capped(response, MAX_BODY)
             .await
             .map_err(|error| self.request_error(&error))?;
+        if bytes.len() > MAX_BODY {
+            let detail = format!("the answer passed {MAX_BODY} bytes");
+            return Err(LlmError::Malformed { detail });
+        }
         serde_json::from_slice(&bytes).map_err(|error| LlmError::Malformed {
             detail: format!("not JSON: {error}"),
         })
@@ -238,6 +242,7 @@ fn innermost(error: &(dyn std::error::Error + 'static)) -> String {
     current.to_string()
 }
 
+/// Reads the body, stopping once it passes `cap` bytes (the result is then longer than `cap`).
 async fn read_capped(
     mut response: reqwest::Response,
     cap: usize,
@@ -246,7 +251,6 @@ async fn read_capped(
     while let Some(chunk) = response.chunk().await? {
         bytes.extend_from_slice(&chunk);
         if bytes.len() > cap {
-            bytes.truncate(cap);
             break;
         }
     }
