@@ -1,17 +1,17 @@
 //! The supervisor's isolation step: decide, from the policy and what the machine supports, what
 //! to apply to the command; prepare it before `fork`; apply it between `fork` and `exec`.
 //!
-//! Order in the child: resource limits, namespaces (user, mount with `.git` read-only, network
-//! when cut), `no_new_privs`, Landlock last (it forbids the mounts before it). When the policy
-//! requires a feature the machine lacks, [`prepare`] refuses with the reason and nothing runs;
-//! in best-effort mode it runs with what there is and says what is missing. It must not run the
-//! command or decide the policy.
+//! Order in the child: resource limits, namespaces (user, mount with `.git` read-only, container
+//! sockets and credential files hidden, network when cut), `no_new_privs`, Landlock last (it
+//! forbids the mounts before it). When the policy requires a feature the machine lacks,
+//! [`prepare`] refuses with the reason and nothing runs; in best-effort mode it runs with what
+//! there is and says what is missing. It must not run the command or decide the policy.
 
 use std::io;
 use std::path::{Path, PathBuf};
 
 use super::landlock::WriteConfinement;
-use super::namespaces::NamespacePlan;
+use super::namespaces::{NamespaceError, NamespacePlan};
 use super::rlimits::RlimitPlan;
 use super::sandbox::SandboxArgs;
 
@@ -45,6 +45,11 @@ pub struct Confinement {
 /// Decides and prepares the isolation of a command run in `cwd`; `Err` is the refusal reason.
 pub fn prepare(args: &SandboxArgs, cwd: &Path) -> Result<Confinement, String> {
     let git = cwd.join(".git");
+    let hidden: Vec<PathBuf> = always_hidden()
+        .into_iter()
+        .chain(args.hide.iter().cloned())
+        .filter(|path| path.exists())
+        .collect();
     let offer = Offer {
         landlock: args.confine_writes && super::detect::landlock_abi().is_some(),
         user_namespaces: super::detect::user_namespaces_work(),
@@ -52,16 +57,11 @@ pub fn prepare(args: &SandboxArgs, cwd: &Path) -> Result<Confinement, String> {
     let situation = Situation {
         git_exists: git.exists(),
         root: nix::unistd::geteuid().is_root(),
+        secrets_exist: !hidden.is_empty(),
     };
     let decision = decide(args, offer, situation)?;
-    let read_only: Vec<PathBuf> = match decision.git_read_only {
-        true => vec![git],
-        false => Vec::new(),
-    };
     let namespaces = match decision.namespaces {
-        true => {
-            Some(NamespacePlan::new(decision.network_off, &read_only).map_err(|e| e.to_string())?)
-        }
+        true => Some(namespace_plan(&decision, git, &hidden).map_err(|e| e.to_string())?),
         false => None,
     };
     let landlock = match decision.landlock {
@@ -76,6 +76,18 @@ pub fn prepare(args: &SandboxArgs, cwd: &Path) -> Result<Confinement, String> {
     })
 }
 
+fn namespace_plan(
+    decision: &Decision,
+    git: PathBuf,
+    hidden: &[PathBuf],
+) -> Result<NamespacePlan, NamespaceError> {
+    let read_only = match decision.git_read_only {
+        true => vec![git],
+        false => Vec::new(),
+    };
+    NamespacePlan::new(decision.network_off, &read_only)?.hiding(hidden)
+}
+
 /// Facts about the command's surroundings that change what isolation it needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Situation {
@@ -83,6 +95,8 @@ pub struct Situation {
     pub git_exists: bool,
     /// We run as root: only a user namespace takes root's capabilities away from the child.
     pub root: bool,
+    /// Container sockets or credential files exist that should be hidden.
+    pub secrets_exist: bool,
 }
 
 /// The pure decision: which features to use, what to report, or why to refuse. A user namespace
@@ -101,6 +115,10 @@ pub fn decide(args: &SandboxArgs, offer: Offer, situation: Situation) -> Result<
         (
             args.confine_writes && situation.git_exists && !namespaces,
             ".git cannot be made read-only (user namespaces are not available)",
+        ),
+        (
+            situation.secrets_exist && !namespaces,
+            "container sockets and credential files cannot be hidden (no user namespaces)",
         ),
         (
             situation.root && !namespaces,
@@ -125,6 +143,49 @@ pub fn decide(args: &SandboxArgs, offer: Offer, situation: Situation) -> Result<
         git_read_only: args.confine_writes && situation.git_exists && namespaces,
         notes: missing.into_iter().map(str::to_owned).collect(),
     })
+}
+
+/// Container sockets and the credential files of our user, hidden from every command (whether
+/// they exist is checked later).
+pub fn always_hidden() -> Vec<PathBuf> {
+    let sockets = [
+        "/var/run/docker.sock",
+        "/run/docker.sock",
+        "/run/containerd/containerd.sock",
+        "/run/podman/podman.sock",
+    ];
+    // Not `.npmrc`: it usually carries the registry configuration that gates need.
+    let in_home = [
+        ".ssh",
+        ".git-credentials",
+        ".netrc",
+        ".docker/config.json",
+        ".config/gh/hosts.yml",
+        ".aws/credentials",
+        ".pypirc",
+        ".cargo/credentials",
+        ".cargo/credentials.toml",
+    ];
+    let mut paths: Vec<PathBuf> = sockets.iter().map(PathBuf::from).collect();
+    for home in homes() {
+        paths.extend(in_home.iter().map(|file| home.join(file)));
+    }
+    paths
+}
+
+/// `$HOME` and our user's home directory from the password database (when they differ).
+fn homes() -> Vec<PathBuf> {
+    let mut homes: Vec<PathBuf> = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .into_iter()
+        .collect();
+    let uid = nix::unistd::getuid();
+    if let Ok(Some(user)) = nix::unistd::User::from_uid(uid)
+        && !homes.contains(&user.dir)
+    {
+        homes.push(user.dir);
+    }
+    homes
 }
 
 /// The directories a confined command may write beneath.
@@ -158,6 +219,14 @@ impl Confinement {
 mod tests {
     use super::*;
 
+    #[test]
+    fn credentials_and_container_sockets_are_always_hidden() {
+        let hidden = always_hidden();
+        assert!(hidden.iter().any(|p| p.ends_with(".ssh")), "{hidden:?}");
+        assert!(hidden.iter().any(|p| p.ends_with(".git-credentials")));
+        assert!(hidden.contains(&PathBuf::from("/var/run/docker.sock")));
+    }
+
     const NOTHING: Offer = Offer {
         landlock: false,
         user_namespaces: false,
@@ -170,10 +239,12 @@ mod tests {
     const BARE: Situation = Situation {
         git_exists: false,
         root: false,
+        secrets_exist: false,
     };
     const WITH_GIT: Situation = Situation {
         git_exists: true,
         root: false,
+        secrets_exist: true,
     };
 
     fn strict() -> SandboxArgs {
@@ -191,6 +262,7 @@ mod tests {
         assert!(reason.contains("Landlock"), "{reason}");
         assert!(reason.contains("network cannot be cut"), "{reason}");
         assert!(reason.contains(".git"), "{reason}");
+        assert!(reason.contains("credential files"), "{reason}");
     }
 
     #[test]
@@ -213,10 +285,7 @@ mod tests {
 
     #[test]
     fn root_without_namespaces_is_reported_and_refused_when_required() {
-        let root = Situation {
-            git_exists: false,
-            root: true,
-        };
+        let root = Situation { root: true, ..BARE };
         let only_landlock = Offer {
             landlock: true,
             user_namespaces: false,

@@ -1,6 +1,7 @@
 //! Private namespaces for a command: a user namespace (our uid and gid mapped to themselves), a
 //! mount namespace where chosen paths (the worktree's `.git`) are bind-mounted read-only, and,
-//! when the network is off, a network namespace with only a loopback interface, down.
+//! when the network is off, a network namespace with only a loopback interface, down. Hidden
+//! paths are covered: a directory by an empty read-only tmpfs, a file or socket by `/dev/null`.
 //!
 //! A [`NamespacePlan`] is prepared before `fork` (all allocation happens there); [`NamespacePlan::enter`]
 //! only makes system calls, so it is safe between `fork` and `exec`. It must be entered before
@@ -38,6 +39,13 @@ struct ReadOnly {
     keep: MsFlags,
 }
 
+/// A path to cover so the command cannot read it.
+#[derive(Debug)]
+struct Hidden {
+    path: CString,
+    directory: bool,
+}
+
 /// Everything [`NamespacePlan::enter`] needs, prepared in advance.
 #[derive(Debug)]
 pub struct NamespacePlan {
@@ -45,6 +53,7 @@ pub struct NamespacePlan {
     uid_map: CString,
     gid_map: CString,
     read_only: Vec<ReadOnly>,
+    hidden: Vec<Hidden>,
 }
 
 impl NamespacePlan {
@@ -64,7 +73,22 @@ impl NamespacePlan {
                 .iter()
                 .map(|path| read_only_entry(path))
                 .collect::<Result<_, _>>()?,
+            hidden: Vec::new(),
         })
+    }
+
+    /// Also covers these paths (those that do not exist are skipped).
+    pub fn hiding(mut self, paths: &[PathBuf]) -> Result<Self, NamespaceError> {
+        for path in paths {
+            let Ok(meta) = std::fs::metadata(path) else {
+                continue;
+            };
+            self.hidden.push(Hidden {
+                path: c_path(path)?,
+                directory: meta.is_dir(),
+            });
+        }
+        Ok(self)
     }
 
     /// Enters the namespaces and applies the read-only mounts (system calls only).
@@ -81,7 +105,21 @@ impl NamespacePlan {
         for entry in &self.read_only {
             bind_read_only(entry)?;
         }
+        for entry in &self.hidden {
+            cover(entry)?;
+        }
         Ok(())
+    }
+}
+
+fn cover(entry: &Hidden) -> nix::Result<()> {
+    let path = entry.path.as_c_str();
+    if entry.directory {
+        let empty = MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV;
+        mount(Some(c"tmpfs"), path, Some(c"tmpfs"), empty, None::<&CStr>)
+    } else {
+        let bind = MsFlags::MS_BIND;
+        mount(Some(c"/dev/null"), path, None::<&CStr>, bind, None::<&CStr>)
     }
 }
 
@@ -112,12 +150,14 @@ fn read_only_entry(path: &Path) -> Result<ReadOnly, NamespaceError> {
         path: path.to_owned(),
         source,
     })?;
-    let c_path = CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| NamespaceError::Nul(path.to_owned()))?;
     Ok(ReadOnly {
-        path: c_path,
+        path: c_path(path)?,
         keep: locked_flags(stat.flags()),
     })
+}
+
+fn c_path(path: &Path) -> Result<CString, NamespaceError> {
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| NamespaceError::Nul(path.to_owned()))
 }
 
 /// The mount flags a user namespace may not drop on remount.

@@ -72,6 +72,9 @@ pub struct Isolation {
     pub writes: WritePolicy,
     pub limits: Limits,
     pub enforcement: Enforcement,
+    /// Files and directories to hide from the command (read as empty), on top of the container
+    /// sockets and credential files always hidden (see `isolate::always_hidden`).
+    pub hide: Vec<PathBuf>,
 }
 
 impl Default for Isolation {
@@ -82,6 +85,7 @@ impl Default for Isolation {
             writes: WritePolicy::Confined { extra: Vec::new() },
             limits: Limits::default(),
             enforcement: Enforcement::BestEffort,
+            hide: Vec::new(),
         }
     }
 }
@@ -109,6 +113,9 @@ pub struct SandboxArgs {
     /// A further directory the command may write (with --confine-writes).
     #[arg(long)]
     pub writable: Vec<PathBuf>,
+    /// A file or directory to hide from the command, on top of the defaults.
+    #[arg(long)]
+    pub hide: Vec<PathBuf>,
     /// Refuse to run when an isolation feature asked for is missing.
     #[arg(long)]
     pub require_isolation: bool,
@@ -138,6 +145,7 @@ impl SandboxArgs {
             no_network: isolation.network == NetworkPolicy::Off,
             confine_writes,
             writable,
+            hide: isolation.hide.clone(),
             require_isolation: isolation.enforcement == Enforcement::Required,
             rlimit_as: isolation.limits.address_space,
             rlimit_fsize: isolation.limits.file_size,
@@ -157,6 +165,9 @@ impl SandboxArgs {
         argv.extend(flags.iter().filter(|(on, _)| *on).map(|(_, f)| f.into()));
         for dir in &self.writable {
             argv.extend(["--writable".into(), dir.clone().into_os_string()]);
+        }
+        for path in &self.hide {
+            argv.extend(["--hide".into(), path.clone().into_os_string()]);
         }
         let limits = [
             ("--rlimit-as", self.rlimit_as),
@@ -197,6 +208,7 @@ mod tests {
         isolation.writes = WritePolicy::Confined {
             extra: vec!["/opt/cache".into()],
         };
+        isolation.hide = vec!["/srv/secret".into()];
         let args = SandboxArgs::from_policy(&isolation, Duration::from_millis(2500));
         assert_eq!(args.rlimit_cpu, Some(3));
         let mut argv: Vec<OsString> = vec!["x".into()];

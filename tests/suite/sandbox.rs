@@ -345,3 +345,30 @@ fn owned_by_nobody(pid: i32) -> bool {
     std::fs::metadata(format!("/proc/{pid}"))
         .is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 65534)
 }
+
+#[tokio::test]
+async fn hidden_files_and_directories_read_as_empty() {
+    let caps = detect();
+    if !available("user namespaces", caps.user_namespaces, &caps) {
+        return;
+    }
+    let (work, secrets) = (outside_tmp(), outside_tmp());
+    let token = secrets.path().join("token");
+    std::fs::write(&token, "CANARY_token").unwrap();
+    std::fs::create_dir(secrets.path().join("keys")).unwrap();
+    std::fs::write(secrets.path().join("keys/id"), "CANARY_key").unwrap();
+    let isolation = Isolation {
+        hide: vec![token.clone(), secrets.path().join("keys")],
+        ..Isolation::default()
+    };
+    let line =
+        "cat \"$S/token\"; ls -A \"$S/keys\"; cat \"$S/keys/id\"; echo x > \"$S/token\"; echo done";
+    let mut spec = spec(line, work.path(), isolation);
+    spec.env
+        .insert("S".into(), secrets.path().display().to_string());
+    let out = run(spec).await;
+    assert!(out.stdout.text.contains("done"), "{out:?}");
+    assert!(!out.stdout.text.contains("CANARY"), "{out:?}");
+    assert!(!out.stdout.text.contains("id"), "{out:?}");
+    assert_eq!(std::fs::read_to_string(&token).unwrap(), "CANARY_token");
+}
