@@ -30,9 +30,9 @@ impl Capabilities {
             None => "no Landlock (writes NOT confined)".to_owned(),
         };
         let namespaces = if self.user_namespaces {
-            "user+network namespaces (network can be cut, .git read-only)"
+            "user+network namespaces (network can be cut, .git read-only, credentials hidden)"
         } else {
-            "no user namespaces (network NOT cut, .git writable)"
+            "no user namespaces (network NOT cut, .git writable, credentials visible)"
         };
         let nproc = if self.nproc_enforced {
             "process limit enforced"

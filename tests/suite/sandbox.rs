@@ -372,3 +372,19 @@ async fn hidden_files_and_directories_read_as_empty() {
     assert!(!out.stdout.text.contains("id"), "{out:?}");
     assert_eq!(std::fs::read_to_string(&token).unwrap(), "CANARY_token");
 }
+
+#[tokio::test]
+async fn the_address_space_limit_stops_a_huge_allocation() {
+    let work = outside_tmp();
+    let isolation = Isolation {
+        limits: Limits {
+            address_space: Some(512 << 20),
+            ..Limits::default()
+        },
+        ..Isolation::default()
+    };
+    let line = "python3 -c 'x = bytearray(2 << 30); print(\"allocated\")'; echo rc=$?";
+    let out = run(spec(line, work.path(), isolation)).await;
+    assert!(!out.stdout.text.contains("allocated"), "{out:?}");
+    assert!(out.stderr.text.contains("MemoryError"), "{out:?}");
+}
