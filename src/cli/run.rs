@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{CliError, Done};
+use crate::agent::{AgentBuilder, AgentParts, AgentSettings, CommandSettings};
 use crate::config::Config;
+use crate::config::raw::LlmProvider;
 use crate::engine::builder::TaskBuilder;
 use crate::engine::improve::HindsightView;
 use crate::engine::run::{Engine, RunReport, StartOptions, new_session_id};
@@ -18,9 +20,11 @@ use crate::engine::state::{RunOutcome, SessionStore};
 use crate::engine::task::Task;
 use crate::event::{EventSink, Fanout, TracingSink};
 use crate::exec::Executor;
+use crate::exec::sandbox::Isolation;
 use crate::exit::Outcome;
 use crate::gates::summary;
 use crate::git::{Git2Repository, Identity, Repository};
+use crate::llm::{LlmConfig, LlmEnv, RetryPolicy, connect};
 use crate::telemetry::{AuditLog, JsonLines, MetricsSink, NoRedaction, SystemClock, TraceFile};
 
 /// `meta-agent run`.
@@ -107,7 +111,7 @@ pub async fn run(ctx: RunContext<'_>, args: &RunArgs) -> Result<Done, CliError> 
             .max_iterations
             .unwrap_or(ctx.config.loop_.max_iterations),
     };
-    let builder = TaskBuilder::for_task(&task);
+    let builder = builder_for(&ctx, &task)?;
     drive(&ctx, &repo, &builder, &session, args.json, move |engine| {
         Box::pin(engine.start(task, options))
     })
@@ -121,7 +125,7 @@ pub async fn resume(ctx: RunContext<'_>, args: &ResumeArgs) -> Result<Done, CliE
     let state = sessions
         .load(args.session.as_deref())
         .map_err(|err| CliError::Usage(err.to_string()))?;
-    let builder = TaskBuilder::for_task(&state.task);
+    let builder = builder_for(&ctx, &state.task)?;
     let session = state.session.clone();
     let guidance = args.guidance.clone();
     let id = session.clone();
@@ -129,6 +133,39 @@ pub async fn resume(ctx: RunContext<'_>, args: &ResumeArgs) -> Result<Done, CliE
         Box::pin(async move { engine.resume(Some(&id), guidance).await })
     })
     .await
+}
+
+/// The builder for `task`: its scripted edits when it has them, the LLM agent when a provider
+/// is configured, offline otherwise. Keys come from the parent's environment, read here only.
+fn builder_for(ctx: &RunContext<'_>, task: &Task) -> Result<TaskBuilder, CliError> {
+    if !task.script.is_empty() || ctx.config.llm.provider == LlmProvider::None {
+        return Ok(TaskBuilder::for_task(task));
+    }
+    let env = LlmEnv::from_lookup(&ctx.config.llm, |name| {
+        ctx.parent_env
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.clone())
+    });
+    let llm = LlmConfig::from_settings(&ctx.config.llm, &env);
+    let provider =
+        connect(&llm, RetryPolicy::default()).map_err(|err| CliError::Usage(err.to_string()))?;
+    let sandbox = &ctx.config.sandbox;
+    let command = CommandSettings {
+        kill_grace: sandbox.kill_grace,
+        output_cap: usize::try_from(sandbox.output_cap).unwrap_or(usize::MAX),
+        env_allow: sandbox.env_allow.clone(),
+        isolation: Isolation::strict(),
+        ..CommandSettings::default()
+    };
+    let agent = AgentBuilder::new(AgentParts {
+        provider,
+        caps: llm.budget,
+        runner: ctx.executor.clone(),
+        parent_env: ctx.parent_env.to_vec(),
+        settings: AgentSettings::from_llm(&llm, command),
+    });
+    Ok(TaskBuilder::Agent(Arc::new(agent)))
 }
 
 type RunFuture<'f> = std::pin::Pin<
@@ -151,6 +188,8 @@ async fn drive<'c, F>(
 where
     F: for<'e> FnOnce(&'e Engine<'e, Executor, Git2Repository, TaskBuilder>) -> RunFuture<'e>,
 {
+    let isolation = crate::exec::detect::detect().describe();
+    tracing::info!("isolation available here: {isolation}");
     let sessions = SessionStore::for_git_dir(&repo.git_dir());
     let dir = sessions.session_dir(session);
     std::fs::create_dir_all(&dir)
@@ -196,7 +235,8 @@ where
     sinks.finish(&dir, ctx.config, session)?;
     let rendered = render(&report, ctx.verbose);
     write_file(&dir.join("report.md"), &rendered)?;
-    let outcome = outcome_json(&report);
+    let mut outcome = outcome_json(&report);
+    outcome["isolation"] = serde_json::Value::String(isolation);
     write_file(&dir.join("outcome.json"), &format!("{outcome}\n"))?;
     let stdout = if json {
         format!("{outcome}\n")

@@ -183,6 +183,7 @@ async fn describe_cargo<R: crate::exec::CommandRunner>(
     parent_env: &[(String, String)],
     runner: &R,
 ) -> String {
+    let env = crate::exec::env::child_env(parent_env.iter().cloned(), &[], []);
     let spec = crate::exec::CommandSpec {
         program: crate::exec::Program::Argv(
             [
@@ -197,11 +198,11 @@ async fn describe_cargo<R: crate::exec::CommandRunner>(
             .to_vec(),
         ),
         cwd: repo_root.to_owned(),
-        env: crate::exec::env::child_env(parent_env.iter().cloned(), &[], []),
+        isolation: crate::exec::sandbox::Isolation::for_repository_commands(&env, &[]),
+        env,
         timeout: std::time::Duration::from_secs(60),
         kill_grace: std::time::Duration::from_secs(2),
         output_cap: 64 << 20,
-        isolation: crate::exec::sandbox::Isolation::default(),
     };
     match runner.run(spec).await {
         Ok(output) if output.termination.success() && !output.stdout.truncated => {

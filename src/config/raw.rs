@@ -234,6 +234,9 @@ pub struct RawSandbox {
     pub output_cap: Option<ByteSize>,
     /// Grace period between SIGTERM and SIGKILL on timeout (default 5s).
     pub kill_grace: Option<DurationSpec>,
+    /// Directories children may write to besides the worktree, the temporary directory and the
+    /// toolchains' caches (absolute, or relative to the repository root).
+    pub writable: Option<Vec<String>>,
 }
 
 /// `hindsight:`: where the store lives.

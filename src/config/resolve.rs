@@ -128,6 +128,8 @@ pub struct SandboxSettings {
     pub env_allow: Vec<String>,
     pub output_cap: u64,
     pub kill_grace: Duration,
+    /// Extra writable directories, as written (relative ones are under the repository root).
+    pub writable: Vec<PathBuf>,
 }
 
 /// Where hindsight lives.
@@ -442,6 +444,12 @@ fn resolve_sandbox(
         env_allow,
         output_cap: raw.output_cap.map_or(DEFAULT_OUTPUT_CAP, |s| s.0),
         kill_grace: raw.kill_grace.map_or(DEFAULT_KILL_GRACE, |d| d.0),
+        writable: raw
+            .writable
+            .unwrap_or_default()
+            .into_iter()
+            .map(PathBuf::from)
+            .collect(),
     })
 }
 

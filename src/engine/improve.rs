@@ -297,18 +297,21 @@ async fn run_command<R: CommandRunner, G: Repository>(
         CommandLine::Shell(text) => Program::Shell(text.clone()),
     };
     let workdir = ctx.repo.workdir();
+    let env = child_env(
+        ctx.parent_env.iter().cloned(),
+        &ctx.config.sandbox.env_allow,
+        [],
+    );
+    let writable = crate::gates::runner::writable_dirs(&workdir, &ctx.config.sandbox.writable);
+    let isolation = crate::exec::sandbox::Isolation::for_repository_commands(&env, &writable);
     let spec = CommandSpec {
         program,
         cwd: workdir.clone(),
-        env: child_env(
-            ctx.parent_env.iter().cloned(),
-            &ctx.config.sandbox.env_allow,
-            [],
-        ),
+        env,
         timeout: RESOLUTION_TIMEOUT,
         kill_grace: ctx.config.sandbox.kill_grace,
         output_cap: usize::try_from(ctx.config.sandbox.output_cap).unwrap_or(usize::MAX),
-        isolation: crate::exec::sandbox::Isolation::default(),
+        isolation,
     };
     let started = std::time::Instant::now();
     let result = match ctx.runner.run(spec).await {

@@ -8,6 +8,7 @@
 //! reading meta-agent's own memory and `/proc/<pid>/environ`. It must not apply anything to a
 //! child itself.
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -91,6 +92,40 @@ impl Default for Isolation {
 }
 
 impl Isolation {
+    /// For gates and repository commands: the default, with the toolchains' caches writable too
+    /// (read from the child's environment: `CARGO_HOME`, `~/.cargo`, `~/.cache`, `~/.npm`,
+    /// `GOPATH`, `GOCACHE`, `GOMODCACHE`, `~/.m2`, `~/.gradle`), plus the configured `writable`
+    /// paths. Builds fetch and cache dependencies there; nothing else outside the worktree and the
+    /// temporary directory is writable.
+    pub fn for_repository_commands(env: &BTreeMap<String, String>, writable: &[PathBuf]) -> Self {
+        let home = env.get("HOME").map(PathBuf::from);
+        let mut extra: Vec<PathBuf> = [
+            "CARGO_HOME",
+            "GOPATH",
+            "GOCACHE",
+            "GOMODCACHE",
+            "NPM_CONFIG_CACHE",
+        ]
+        .iter()
+        .filter_map(|name| env.get(*name).map(PathBuf::from))
+        .collect();
+        if let Some(home) = &home {
+            extra.extend(
+                [".cargo", ".cache", ".npm", ".m2", ".gradle"]
+                    .iter()
+                    .map(|dir| home.join(dir)),
+            );
+        }
+        extra.extend(writable.iter().cloned());
+        extra.retain(|path| path.is_absolute() && path.exists());
+        extra.sort();
+        extra.dedup();
+        Isolation {
+            writes: WritePolicy::Confined { extra },
+            ..Isolation::default()
+        }
+    }
+
     /// For commands the model proposed: network off, writes confined, every feature required.
     pub fn strict() -> Self {
         Isolation {

@@ -93,7 +93,10 @@ async fn run_gate<R: CommandRunner>(ctx: &GateRunContext<'_, R>, gate: &GateSpec
         timeout: gate.timeout,
         kill_grace: ctx.sandbox.kill_grace,
         output_cap: usize::try_from(ctx.sandbox.output_cap).unwrap_or(usize::MAX),
-        isolation: crate::exec::sandbox::Isolation::default(),
+        isolation: crate::exec::sandbox::Isolation::for_repository_commands(
+            &prepared.env,
+            &writable_dirs(ctx.repo_root, &ctx.sandbox.writable),
+        ),
     };
     let output = match ctx.runner.run(spec).await {
         Ok(output) => output,
@@ -197,6 +200,11 @@ fn missing_program<'a>(gate: &'a GateSpec, env: &BTreeMap<String, String>) -> Op
         .iter()
         .map(String::as_str)
         .find(|program| find_on_path(program, path).is_none())
+}
+
+/// The configured writable directories, relative ones under the repository root.
+pub fn writable_dirs(repo_root: &Path, writable: &[PathBuf]) -> Vec<PathBuf> {
+    writable.iter().map(|dir| repo_root.join(dir)).collect()
 }
 
 /// Where `program` would be found on `path` (a `:`-separated list), if anywhere.

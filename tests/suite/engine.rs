@@ -378,6 +378,11 @@ fn a_clean_repository_has_nothing_to_do() {
     assert_eq!(code, 0);
     assert_eq!(outcome["outcome"], "nothing_to_do");
     assert_eq!(outcome["iterations"], 1);
+    let isolation = outcome["isolation"].as_str().unwrap();
+    assert!(
+        isolation.contains("Landlock"),
+        "what the machine supports is reported: {isolation}"
+    );
     assert!(outcome["commit"].is_null());
 }
 

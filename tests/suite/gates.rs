@@ -282,3 +282,33 @@ fn summaries_people_read_are_stable() {
         stable(&String::from_utf8_lossy(&markdown.stdout))
     );
 }
+
+#[test]
+fn gates_write_only_to_the_worktree_tmp_toolchain_caches_and_configured_dirs() {
+    // Outside /tmp, which gates may write to.
+    let home = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    std::fs::create_dir_all(home.path().join(".cache")).unwrap();
+    std::fs::create_dir_all(home.path().join("shared-out")).unwrap();
+    std::fs::create_dir_all(home.path().join("private")).unwrap();
+    let config = format!(
+        "version: 1\npreset: none\nsandbox:\n  writable: [{shared}]\ngates:\n  - name: cache\n    run: touch \"$HOME/.cache/ok\" && touch in-tree\n  - name: configured\n    run: touch {shared}/ok\n  - name: elsewhere\n    run: touch \"$HOME/private/leak\"\n",
+        shared = home.path().join("shared-out").display()
+    );
+    let repo = repo_with_config(&config);
+    let out = meta_agent()
+        .arg("--repo")
+        .arg(repo.path())
+        .args(["gates", "--json"])
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(gate(&json, "cache")["passed"], true, "{json:#}");
+    assert_eq!(gate(&json, "configured")["passed"], true, "{json:#}");
+    assert_eq!(gate(&json, "elsewhere")["passed"], false, "{json:#}");
+    assert!(home.path().join(".cache/ok").exists() && repo.path().join("in-tree").exists());
+    assert!(
+        !home.path().join("private/leak").exists(),
+        "a write outside the allowed places got through"
+    );
+}
