@@ -91,12 +91,16 @@ impl Builder for Offline {
     }
 }
 
-/// The builder a run uses: scripted edits when the task has them, otherwise offline (the LLM
-/// agent joins here when a provider is configured).
+/// The builder a run uses: scripted edits when the task has them, the LLM agent when a provider
+/// is configured (chosen by the CLI), otherwise offline.
 #[derive(Debug, Clone)]
 pub enum TaskBuilder {
     Offline(Offline),
     Scripted(ScriptedBuilder),
+    /// The LLM agent, when a provider is configured.
+    Agent(
+        std::sync::Arc<crate::agent::AgentBuilder<crate::llm::AnyProvider, crate::exec::Executor>>,
+    ),
 }
 
 impl TaskBuilder {
@@ -115,6 +119,7 @@ impl Builder for TaskBuilder {
         match self {
             TaskBuilder::Offline(builder) => builder.available(call_index),
             TaskBuilder::Scripted(builder) => builder.available(call_index),
+            TaskBuilder::Agent(builder) => builder.available(call_index),
         }
     }
 
@@ -122,6 +127,7 @@ impl Builder for TaskBuilder {
         match self {
             TaskBuilder::Offline(builder) => builder.act(request).await,
             TaskBuilder::Scripted(builder) => builder.act(request).await,
+            TaskBuilder::Agent(builder) => builder.act(request).await,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Integration test modules, one per area.
 
+mod agent;
 mod cli_report;
 mod config;
 mod engine;

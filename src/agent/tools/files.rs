@@ -1,0 +1,199 @@
+//! The file tools: `list_files`, `read_file`, `edit_file` and `write_file`.
+//!
+//! Every path goes through [`crate::agent::paths::resolve`] first; writes are checked for
+//! protected files. Listings honour `.gitignore` (the `ignore` crate) and are capped. Nothing
+//! here runs a process.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::ToolError;
+use crate::agent::paths::{Access, relative, resolve, resolve_dir};
+
+/// Entries listed at most.
+const MAX_LISTED: usize = 500;
+/// Largest file `write_file` writes.
+const MAX_WRITE_BYTES: usize = 1024 * 1024;
+
+#[derive(Deserialize)]
+pub struct ListArgs {
+    #[serde(default)]
+    path: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub struct ReadArgs {
+    path: String,
+    #[serde(default)]
+    start_line: Option<usize>,
+    #[serde(default)]
+    end_line: Option<usize>,
+}
+
+#[derive(Deserialize)]
+pub struct EditArgs {
+    path: String,
+    old_string: String,
+    new_string: String,
+}
+
+#[derive(Deserialize)]
+pub struct WriteArgs {
+    path: String,
+    content: String,
+}
+
+/// The files under a directory, relative to the root, sorted, `.gitignore` honoured.
+pub fn list_files(root: &Path, args: ListArgs) -> Result<String, ToolError> {
+    let dir = resolve_dir(root, args.path.as_deref())?;
+    let mut files: Vec<String> = walk(&dir)
+        .filter(|path| path.is_file())
+        .map(|path| relative(root, &path))
+        .collect();
+    files.sort();
+    let total = files.len();
+    files.truncate(MAX_LISTED);
+    if total > MAX_LISTED {
+        files.push(format!("[{} more not shown]", total - MAX_LISTED));
+    }
+    if files.is_empty() {
+        return Ok("(no files)".into());
+    }
+    Ok(files.join("\n"))
+}
+
+/// Every path under `dir` that `.gitignore` keeps, never inside `.git`.
+pub fn walk(dir: &Path) -> impl Iterator<Item = std::path::PathBuf> {
+    ignore::WalkBuilder::new(dir)
+        .hidden(false)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|entry| entry.file_name() != ".git")
+        .build()
+        .filter_map(Result::ok)
+        .map(ignore::DirEntry::into_path)
+}
+
+/// A file's lines with numbers, optionally a range of them.
+pub fn read_file(root: &Path, args: ReadArgs) -> Result<String, ToolError> {
+    let full = resolve(root, &args.path, Access::Read)?;
+    let text = read_text(&full, &args.path)?;
+    let start = args.start_line.unwrap_or(1).max(1);
+    let end = args.end_line.unwrap_or(usize::MAX);
+    let numbered: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(index, line)| (index + 1, line))
+        .filter(|(number, _)| (start..=end).contains(number))
+        .map(|(number, line)| format!("{number:>5}\t{line}"))
+        .collect();
+    if numbered.is_empty() {
+        return Ok(format!(
+            "(no lines in range; {} has {} lines)",
+            args.path,
+            text.lines().count()
+        ));
+    }
+    Ok(numbered.join("\n"))
+}
+
+/// Replaces the one occurrence of `old_string`.
+pub fn edit_file(root: &Path, args: EditArgs) -> Result<String, ToolError> {
+    let full = resolve(root, &args.path, Access::Write)?;
+    if args.old_string.is_empty() {
+        return Err(ToolError::NoMatch { path: args.path });
+    }
+    let text = read_text(&full, &args.path)?;
+    match text.matches(&args.old_string).count() {
+        1 => {
+            let edited = text.replacen(&args.old_string, &args.new_string, 1);
+            std::fs::write(&full, edited).map_err(|err| io(&args.path, &err))?;
+            Ok(format!("edited {}", args.path))
+        }
+        0 => Err(ToolError::NoMatch { path: args.path }),
+        count => Err(ToolError::SeveralMatches {
+            path: args.path,
+            count,
+        }),
+    }
+}
+
+/// Creates or overwrites a file.
+pub fn write_file(root: &Path, args: WriteArgs) -> Result<String, ToolError> {
+    let full = resolve(root, &args.path, Access::Write)?;
+    if args.content.len() > MAX_WRITE_BYTES {
+        return Err(ToolError::Io(format!(
+            "the content is {} bytes; the limit is {MAX_WRITE_BYTES}",
+            args.content.len()
+        )));
+    }
+    if let Some(parent) = full.parent() {
+        std::fs::create_dir_all(parent).map_err(|err| io(&args.path, &err))?;
+    }
+    std::fs::write(&full, &args.content).map_err(|err| io(&args.path, &err))?;
+    Ok(format!(
+        "wrote {} ({} bytes)",
+        args.path,
+        args.content.len()
+    ))
+}
+
+fn read_text(full: &Path, shown: &str) -> Result<String, ToolError> {
+    let bytes = std::fs::read(full).map_err(|err| io(shown, &err))?;
+    String::from_utf8(bytes).map_err(|_| ToolError::Io(format!("{shown} is not UTF-8 text")))
+}
+
+fn io(path: &str, err: &std::io::Error) -> ToolError {
+    ToolError::Io(format!("{path}: {err}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edit(root: &Path, old: &str, new: &str) -> Result<String, ToolError> {
+        edit_file(
+            root,
+            EditArgs {
+                path: "a.py".into(),
+                old_string: old.into(),
+                new_string: new.into(),
+            },
+        )
+    }
+
+    #[test]
+    fn edits_need_exactly_one_match() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.py"), "x = 1\ny = 1\n").unwrap();
+        assert!(matches!(
+            edit(dir.path(), "z", "w"),
+            Err(ToolError::NoMatch { .. })
+        ));
+        assert!(matches!(
+            edit(dir.path(), "= 1", "= 2"),
+            Err(ToolError::SeveralMatches { count: 2, .. })
+        ));
+        edit(dir.path(), "y = 1", "y = 2").unwrap();
+        let text = std::fs::read_to_string(dir.path().join("a.py")).unwrap();
+        assert_eq!(text, "x = 1\ny = 2\n");
+    }
+
+    #[test]
+    fn reads_a_line_range_with_numbers_and_lists_honour_gitignore() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.py"), "one\ntwo\nthree\n").unwrap();
+        std::fs::write(dir.path().join(".gitignore"), "build/\n").unwrap();
+        std::fs::create_dir(dir.path().join("build")).unwrap();
+        std::fs::write(dir.path().join("build/out.txt"), "x").unwrap();
+        let args = ReadArgs {
+            path: "a.py".into(),
+            start_line: Some(2),
+            end_line: Some(2),
+        };
+        assert_eq!(read_file(dir.path(), args).unwrap(), "    2\ttwo");
+        let listed = list_files(dir.path(), ListArgs { path: None }).unwrap();
+        assert_eq!(listed, ".gitignore\na.py");
+    }
+}

@@ -1,0 +1,88 @@
+//! The `search` tool: a regular expression over the repository's text files, honouring
+//! `.gitignore`, with capped hits and capped line lengths. Read-only.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::ToolError;
+use super::files::walk;
+use crate::agent::paths::{relative, resolve_dir};
+
+/// Hits returned at most.
+const MAX_HITS: usize = 100;
+/// Files larger than this are skipped.
+const MAX_FILE_BYTES: u64 = 1024 * 1024;
+/// Characters of a matching line shown.
+const MAX_LINE_CHARS: usize = 200;
+
+#[derive(Deserialize)]
+pub struct SearchArgs {
+    pattern: String,
+    #[serde(default)]
+    path: Option<String>,
+}
+
+/// `path:line: text` for every matching line, at most [`MAX_HITS`].
+pub fn search(root: &Path, args: SearchArgs) -> Result<String, ToolError> {
+    let regex =
+        regex::Regex::new(&args.pattern).map_err(|err| ToolError::Regex(err.to_string()))?;
+    let dir = resolve_dir(root, args.path.as_deref())?;
+    let mut hits = Vec::new();
+    let mut more = false;
+    for file in walk(&dir).filter(|path| searchable(path)) {
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        for (index, line) in text.lines().enumerate() {
+            if !regex.is_match(line) {
+                continue;
+            }
+            if hits.len() == MAX_HITS {
+                more = true;
+                break;
+            }
+            let shown: String = line.chars().take(MAX_LINE_CHARS).collect();
+            hits.push(format!("{}:{}: {shown}", relative(root, &file), index + 1));
+        }
+        if more {
+            break;
+        }
+    }
+    if hits.is_empty() {
+        return Ok("(no matches)".into());
+    }
+    if more {
+        hits.push(format!("[more than {MAX_HITS} matches; narrow the search]"));
+    }
+    Ok(hits.join("\n"))
+}
+
+fn searchable(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|meta| meta.is_file() && meta.len() <= MAX_FILE_BYTES)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_lines_and_reports_bad_patterns() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.py"), "def mean(x):\n    return 1\n").unwrap();
+        let found = search(
+            dir.path(),
+            SearchArgs {
+                pattern: r"def \w+".into(),
+                path: None,
+            },
+        )
+        .unwrap();
+        assert_eq!(found, "a.py:1: def mean(x):");
+        let bad = SearchArgs {
+            pattern: "(".into(),
+            path: None,
+        };
+        assert!(matches!(search(dir.path(), bad), Err(ToolError::Regex(_))));
+    }
+}

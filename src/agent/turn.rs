@@ -1,0 +1,182 @@
+//! The ReAct loop of one act, in layers: [`run`] repeats turns up to the step cap; [`turn`] asks
+//! the model once and carries out its tool calls; [`ask`] sends the request and sorts its errors.
+//!
+//! The loop ends when the model calls `finish`, at the step cap, after three malformed turns in
+//! a row, or when the LLM budget runs out — each reported honestly in the act report. Only an
+//! LLM fault ends it with an error (transient or fatal). No prompt text and no tool logic here.
+
+use super::tools::{Observation, Outcome, ToolBox};
+use crate::engine::builder::{ActReport, BuildError};
+use crate::engine::state::Usage;
+use crate::exec::CommandRunner;
+use crate::llm::{ChatRequest, Completion, LlmError, Message, Provider, ToolResult, ToolSpec};
+
+/// Malformed turns re-prompted in a row before the act ends.
+pub const MAX_REPROMPTS: u32 = 2;
+
+/// Said to the model when it answers without calling a tool.
+const NUDGE: &str =
+    "Continue with the tools. When the change is done, call `finish` with a summary.";
+
+/// What a request needs besides the conversation.
+pub struct RequestShape<'a> {
+    pub model: &'a str,
+    pub tools: &'a [ToolSpec],
+    pub max_tokens: u32,
+    pub temperature: Option<f32>,
+    pub stream: bool,
+}
+
+/// Everything one act works with.
+pub struct Session<'a, P: Provider, R: CommandRunner> {
+    pub provider: &'a P,
+    pub shape: RequestShape<'a>,
+    pub tools: ToolBox<'a, R>,
+    pub max_steps: u32,
+}
+
+/// The conversation and what was recorded so far.
+#[derive(Default)]
+struct Progress {
+    messages: Vec<Message>,
+    observations: Vec<Observation>,
+    usage: Usage,
+    malformed_streak: u32,
+}
+
+/// How a turn ended.
+enum TurnEnd {
+    Continue,
+    Finished(String),
+    /// The act stops early, for this reason.
+    Stopped(String),
+}
+
+/// Runs turns until `finish`, a stop or the step cap.
+pub async fn run<P: Provider, R: CommandRunner>(
+    session: &Session<'_, P, R>,
+    opening: Vec<Message>,
+) -> Result<ActReport, BuildError> {
+    let mut progress = Progress {
+        messages: opening,
+        ..Progress::default()
+    };
+    for _ in 0..session.max_steps {
+        match turn(session, &mut progress).await? {
+            TurnEnd::Continue => {}
+            TurnEnd::Finished(summary) => return Ok(report(progress, summary, None)),
+            TurnEnd::Stopped(reason) => return Ok(report(progress, reason.clone(), Some(reason))),
+        }
+    }
+    let reason = format!(
+        "the step cap ({}) was reached before the model called finish; the work may be incomplete",
+        session.max_steps
+    );
+    Ok(report(progress, reason.clone(), Some(reason)))
+}
+
+/// One turn: ask, record the answer, carry out its tool calls.
+async fn turn<P: Provider, R: CommandRunner>(
+    session: &Session<'_, P, R>,
+    progress: &mut Progress,
+) -> Result<TurnEnd, BuildError> {
+    let completion = match ask(session, &progress.messages).await {
+        Ok(completion) => completion,
+        Err(LlmError::BudgetExceeded { what }) => {
+            return Ok(TurnEnd::Stopped(format!("the LLM budget ran out: {what}")));
+        }
+        Err(err) if err.is_transient() => return Err(BuildError::Transient(err.to_string())),
+        Err(err) => return Err(BuildError::Fatal(err.to_string())),
+    };
+    count(&mut progress.usage, &completion);
+    progress.messages.push(Message::Assistant {
+        text: completion.text.clone(),
+        tool_calls: completion.tool_calls.clone(),
+    });
+    if completion.tool_calls.is_empty() {
+        progress.messages.push(Message::user(NUDGE));
+        return Ok(TurnEnd::Continue);
+    }
+    carry_out(session, progress, &completion).await
+}
+
+/// Carries out the calls of one answer, in order, answering each.
+async fn carry_out<P: Provider, R: CommandRunner>(
+    session: &Session<'_, P, R>,
+    progress: &mut Progress,
+    completion: &Completion,
+) -> Result<TurnEnd, BuildError> {
+    let mut malformed = 0;
+    for call in &completion.tool_calls {
+        let (outcome, observation) = session.tools.dispatch(call).await;
+        progress.observations.push(observation);
+        let (content, is_error) = match outcome {
+            Outcome::Finished(summary) => return Ok(TurnEnd::Finished(summary)),
+            Outcome::Answered { content, is_error } => (content, is_error),
+            Outcome::Malformed(content) => {
+                malformed += 1;
+                (content, true)
+            }
+        };
+        let content = if is_error {
+            format!("error: {content}")
+        } else {
+            content
+        };
+        progress.messages.push(Message::Tool(ToolResult {
+            call_id: call.id.clone(),
+            content,
+            is_error,
+        }));
+    }
+    let all_malformed = malformed == completion.tool_calls.len();
+    progress.malformed_streak = if all_malformed {
+        progress.malformed_streak + 1
+    } else {
+        0
+    };
+    if progress.malformed_streak > MAX_REPROMPTS {
+        return Ok(TurnEnd::Stopped(format!(
+            "the model sent malformed tool calls {} times in a row",
+            progress.malformed_streak
+        )));
+    }
+    Ok(TurnEnd::Continue)
+}
+
+/// Sends the conversation with the tools.
+async fn ask<P: Provider, R: CommandRunner>(
+    session: &Session<'_, P, R>,
+    messages: &[Message],
+) -> Result<Completion, LlmError> {
+    let shape = &session.shape;
+    let request = ChatRequest {
+        model: shape.model.to_owned(),
+        messages: messages.to_vec(),
+        tools: shape.tools.to_vec(),
+        max_tokens: shape.max_tokens,
+        temperature: shape.temperature,
+        stream: shape.stream,
+    };
+    session.provider.chat(&request).await
+}
+
+fn count(usage: &mut Usage, completion: &Completion) {
+    usage.llm_calls += 1;
+    usage.input_tokens += completion.usage.input_tokens;
+    usage.output_tokens += completion.usage.output_tokens;
+    usage.cost_usd += completion.cost_usd;
+}
+
+fn report(progress: Progress, summary: String, gave_up: Option<String>) -> ActReport {
+    ActReport {
+        summary,
+        actions: progress
+            .observations
+            .iter()
+            .map(Observation::line)
+            .collect(),
+        usage: progress.usage,
+        gave_up,
+    }
+}

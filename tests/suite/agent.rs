@@ -1,0 +1,397 @@
+//! The LLM agent against the loopback mock LLM server (OpenAI wire format, whole and streamed):
+//! a failing test fixed end to end through the real `meta-agent run` binary, failed tool results
+//! the model sees and acts on, malformed calls ending the act, and the step cap reported honestly.
+//! Every test asserts on what the mock received as well as on what happened.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::common::mock_llm::{MockLlm, Recorded, Reply, sse};
+use crate::common::{example, git, meta_agent, scratch_repo};
+use meta_agent::agent::{AgentBuilder, AgentParts, AgentSettings, CommandSettings};
+use meta_agent::config::LlmSettings;
+use meta_agent::config::raw::LlmProvider;
+use meta_agent::engine::builder::{ActReport, ActRequest, Builder, FailureContext};
+use meta_agent::engine::state::Plan;
+use meta_agent::engine::task::Task;
+use meta_agent::exec::Executor;
+use meta_agent::llm::{AnyProvider, LlmConfig, LlmEnv, RetryPolicy, connect};
+
+const KEY: &str = "sk-canary-agent-7f3a9c";
+
+/// An OpenAI answer calling tools: `(id, name, raw argument text)`.
+fn calls(calls: &[(&str, &str, &str)]) -> Reply {
+    let wire: Vec<Value> = calls
+        .iter()
+        .map(|(id, name, args)| {
+            json!({"id": id, "type": "function", "function": {"name": name, "arguments": args}})
+        })
+        .collect();
+    Reply::ok(json!({
+        "id": "chatcmpl-a", "object": "chat.completion", "model": "test-model",
+        "choices": [{"index": 0, "finish_reason": "tool_calls",
+            "message": {"role": "assistant", "content": "", "tool_calls": wire}}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+    }))
+}
+
+fn call(id: &str, name: &str, args: Value) -> Reply {
+    calls(&[(id, name, &args.to_string())])
+}
+
+fn chunk(delta: Value, finish: Option<&str>) -> String {
+    json!({"id": "c", "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    .to_string()
+}
+
+/// The same tool call as an SSE stream, its arguments split over two chunks.
+fn streamed_call(id: &str, name: &str, args: Value) -> Reply {
+    let args = args.to_string();
+    let (first, second) = args.split_at(args.len() / 2);
+    let events = vec![
+        (
+            None,
+            chunk(
+                json!({"role": "assistant", "content": "Let me look."}),
+                None,
+            ),
+        ),
+        (
+            None,
+            chunk(
+                json!({"tool_calls": [{"index": 0, "id": id, "type": "function",
+            "function": {"name": name, "arguments": first}}]}),
+                None,
+            ),
+        ),
+        (
+            None,
+            chunk(
+                json!({"tool_calls": [{"index": 0, "function": {"arguments": second}}]}),
+                None,
+            ),
+        ),
+        (None, chunk(json!({}), Some("tool_calls"))),
+        (
+            None,
+            json!({"id": "c", "choices": [],
+            "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}})
+            .to_string(),
+        ),
+        (None, "[DONE]".to_string()),
+    ];
+    Reply::Sse(sse(&events))
+}
+
+fn finish(summary: &str) -> Reply {
+    call("call_f", "finish", json!({ "summary": summary }))
+}
+
+/// The messages of a recorded request.
+fn messages(request: &Recorded) -> Vec<Value> {
+    request.json()["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// The content of the tool result answering `call_id`.
+fn tool_result(request: &Recorded, call_id: &str) -> String {
+    messages(request)
+        .iter()
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == call_id)
+        .and_then(|m| m["content"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| panic!("no tool result for {call_id}: {}", request.body))
+}
+
+fn assert_no_key_in_bodies(requests: &[Recorded]) {
+    for request in requests {
+        assert!(
+            !request.body.contains(KEY),
+            "the API key leaked into a body"
+        );
+    }
+}
+
+// ---- in-process agent ----
+
+fn agent(base_url: &str) -> AgentBuilder<AnyProvider, Executor> {
+    let settings = LlmSettings {
+        provider: LlmProvider::Openai,
+        model: Some("test-model".into()),
+        fast_model: None,
+        base_url: Some(base_url.into()),
+        api_key_env: None,
+        max_tokens: None,
+        max_cost_usd: None,
+        max_calls: None,
+    };
+    let env = LlmEnv::from_lookup(&settings, |name| {
+        (name == "OPENAI_API_KEY").then(|| KEY.to_string())
+    });
+    let mut llm = LlmConfig::from_settings(&settings, &env);
+    llm.max_attempts = 1;
+    llm.stream = false;
+    llm.timeout = Duration::from_secs(10);
+    let retry = RetryPolicy {
+        max_attempts: 1,
+        ..RetryPolicy::default()
+    };
+    AgentBuilder::new(AgentParts {
+        provider: connect(&llm, retry).unwrap(),
+        caps: llm.budget,
+        runner: Executor::new(env!("CARGO_BIN_EXE_meta-agent").into()),
+        parent_env: vec![
+            ("PATH".into(), std::env::var("PATH").unwrap_or_default()),
+            ("OPENAI_API_KEY".into(), KEY.into()),
+        ],
+        settings: AgentSettings::from_llm(&llm, CommandSettings::default()),
+    })
+}
+
+async fn act(base_url: &str, root: &Path, max_steps: u32) -> ActReport {
+    let task = Task::from_text("Fix the mean").unwrap();
+    let request = ActRequest {
+        task: &task,
+        plan: &Plan::Build,
+        iteration: 0,
+        call_index: 0,
+        repo_root: root,
+        context: FailureContext::default(),
+        max_steps,
+    };
+    agent(base_url).act(request).await.unwrap()
+}
+
+fn small_repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("calc.py"), "def one():\n    return 1\n").unwrap();
+    dir
+}
+
+#[tokio::test]
+async fn unknown_tools_and_rejected_paths_come_back_as_failed_results() {
+    let mock = MockLlm::start(vec![
+        calls(&[
+            ("call_1", "delete_everything", "{}"),
+            ("call_2", "read_file", r#"{"path": "../../etc/passwd"}"#),
+            (
+                "call_3",
+                "write_file",
+                r#"{"path": ".meta-agent.yml", "content": "x"}"#,
+            ),
+        ]),
+        finish("could not do it"),
+    ])
+    .await;
+    let repo = small_repo();
+    let report = act(&mock.base_url, repo.path(), 10).await;
+    assert_eq!(report.summary, "could not do it");
+    assert_eq!(report.gave_up, None);
+    assert_eq!(report.usage.llm_calls, 2);
+    assert_eq!(report.usage.input_tokens, 200);
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    let unknown = tool_result(&requests[1], "call_1");
+    assert!(
+        unknown.starts_with("error: unknown tool `delete_everything`"),
+        "{unknown}"
+    );
+    let outside = tool_result(&requests[1], "call_2");
+    assert!(outside.contains("outside the repository"), "{outside}");
+    let protected = tool_result(&requests[1], "call_3");
+    assert!(protected.contains("protected"), "{protected}");
+    assert!(!repo.path().join(".meta-agent.yml").exists());
+    assert_eq!(report.actions.len(), 4, "{:?}", report.actions);
+    assert!(report.actions[1].starts_with("read_file ../../etc/passwd -> failed"));
+    assert!(report.actions[3].starts_with("finish"));
+    assert_no_key_in_bodies(&requests);
+}
+
+#[tokio::test]
+async fn three_malformed_turns_in_a_row_end_the_act() {
+    let mock = MockLlm::start(vec![
+        calls(&[("call_1", "read_file", "{not json")]),
+        calls(&[("call_2", "edit_file", r#"{"path": "calc.py"}"#)]),
+        calls(&[("call_3", "read_file", r#"{"path": 7}"#)]),
+        finish("never reached"),
+    ])
+    .await;
+    let repo = small_repo();
+    let report = act(&mock.base_url, repo.path(), 10).await;
+    let gave_up = report.gave_up.unwrap_or_default();
+    assert!(
+        gave_up.contains("malformed tool calls 3 times in a row"),
+        "{gave_up}"
+    );
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3, "re-prompted twice, then stopped");
+    let reprompt = tool_result(&requests[1], "call_1");
+    assert!(
+        reprompt.contains("malformed arguments for `read_file`"),
+        "{reprompt}"
+    );
+    let missing = tool_result(&requests[2], "call_2");
+    assert!(missing.contains("missing field `old_string`"), "{missing}");
+}
+
+#[tokio::test]
+async fn the_step_cap_ends_the_act_honestly_and_commands_get_no_secrets() {
+    let mock = MockLlm::start(vec![
+        call(
+            "call_1",
+            "run_command",
+            json!({"argv": ["sh", "-c", "echo key=$OPENAI_API_KEY; env"]}),
+        ),
+        call("call_2", "list_files", json!({})),
+        finish("never reached"),
+    ])
+    .await;
+    let repo = small_repo();
+    let report = act(&mock.base_url, repo.path(), 2).await;
+    let gave_up = report.gave_up.unwrap_or_default();
+    assert!(gave_up.contains("step cap (2)"), "{gave_up}");
+    assert_eq!(report.summary, gave_up);
+    assert_eq!(report.actions.len(), 2);
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    let output = tool_result(&requests[1], "call_1");
+    assert!(output.starts_with("exit code 0"), "{output}");
+    assert!(output.contains("key=\n"), "{output}");
+    assert_no_key_in_bodies(&requests);
+}
+
+// ---- end to end through the binary ----
+
+fn wrong_mean(work: &Path) {
+    let path = work.join("calc.py");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let broken = text.replacen("sum(values) / len(values)", "sum(values) // len(values)", 1);
+    std::fs::write(&path, broken).unwrap();
+}
+
+/// The example with the `//` bug and an `llm:` section pointing at the mock, committed.
+fn example_for(base_url: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let (dir, work) = scratch_repo(&example());
+    wrong_mean(&work);
+    let config = work.join(".meta-agent.yml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "llm: {{provider: openai, base_url: \"{base_url}\", model: test-model}}\n"
+    ));
+    std::fs::write(&config, text).unwrap();
+    git(&work, &["commit", "-q", "-am", "break it"]);
+    (dir, work)
+}
+
+fn run_json(work: &Path, args: &[&str]) -> (i32, Value) {
+    let out = meta_agent()
+        .env("OPENAI_API_KEY", KEY)
+        .arg("--repo")
+        .arg(work)
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let outcome = stdout.lines().last().map_or(Value::Null, |line| {
+        serde_json::from_str(line).unwrap_or(Value::Null)
+    });
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        outcome.get("outcome").is_some(),
+        "no outcome; stdout: {stdout}\nstderr: {stderr}"
+    );
+    (out.status.code().unwrap_or(-1), outcome)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failing_test_is_fixed_end_to_end_by_the_agent() {
+    let mock = MockLlm::start(vec![
+        streamed_call(
+            "call_b",
+            "finish",
+            json!({"summary": "built nothing yet: the gates will show what fails"}),
+        ),
+        streamed_call(
+            "call_r",
+            "read_file",
+            json!({"path": "calc.py", "start_line": 20}),
+        ),
+        streamed_call(
+            "call_e",
+            "edit_file",
+            json!({"path": "calc.py", "old_string": "sum(values) // len(values)",
+                "new_string": "sum(values) / len(values)"}),
+        ),
+        streamed_call(
+            "call_f",
+            "finish",
+            json!({"summary": "mean uses true division again"}),
+        ),
+    ])
+    .await;
+    let (_dir, work) = example_for(&mock.base_url);
+    let (code, outcome, work) = tokio::task::spawn_blocking(move || {
+        let (code, outcome) = run_json(&work, &["run", "--text", "Fix mean of floats"]);
+        (code, outcome, work)
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 0, "{outcome:#}");
+    assert_eq!(outcome["outcome"], "committed", "{outcome:#}");
+    assert_eq!(outcome["llm_calls"], 4, "{outcome:#}");
+    let fixed = std::fs::read_to_string(work.join("calc.py")).unwrap();
+    assert!(fixed.contains("sum(values) / len(values)"), "{fixed}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 4);
+    let first = requests[0].json();
+    assert_eq!(first["model"], "test-model");
+    assert_eq!(first["stream"], true);
+    let tools: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|tool| tool["function"]["name"].as_str())
+        .collect();
+    for expected in [
+        "read_file",
+        "edit_file",
+        "run_command",
+        "search",
+        "list_files",
+        "finish",
+    ] {
+        assert!(tools.contains(&expected), "{tools:?}");
+    }
+    let build_task = messages(&requests[0])[1]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        build_task.contains("<untrusted-task>\nTitle: Fix mean of floats"),
+        "{build_task}"
+    );
+    let improve_task = messages(&requests[1])[1]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        improve_task.contains("<untrusted-failures>"),
+        "{improve_task}"
+    );
+    assert!(improve_task.contains("test_mean"), "{improve_task}");
+    let read = tool_result(&requests[2], "call_r");
+    assert!(read.contains("sum(values) // len(values)"), "{read}");
+    assert_eq!(tool_result(&requests[3], "call_e"), "edited calc.py");
+    for request in &requests {
+        assert_eq!(
+            request.header("authorization"),
+            Some(format!("Bearer {KEY}").as_str())
+        );
+    }
+    assert_no_key_in_bodies(&requests);
+}
