@@ -3,7 +3,7 @@
 //!
 //! The loop ends when the model calls `finish`, at the step cap, after three malformed turns in
 //! a row, or when the LLM budget runs out — each reported honestly in the act report. Only an
-//! LLM fault ends it with an error (transient or fatal). No prompt text and no tool logic here.
+//! LLM fault ends it with an error: transient (the engine may retry the act) or fatal. No prompt text and no tool logic here.
 
 use super::tools::{Observation, Outcome, ToolBox};
 use crate::engine::builder::{ActReport, BuildError};
@@ -85,8 +85,7 @@ async fn turn<P: Provider, R: CommandRunner>(
         Err(LlmError::BudgetExceeded { what }) => {
             return Ok(TurnEnd::Stopped(format!("the LLM budget ran out: {what}")));
         }
-        Err(err) if err.is_transient() => return Err(BuildError::Transient(err.to_string())),
-        Err(err) => return Err(BuildError::Fatal(err.to_string())),
+        Err(err) => return Err(classify(&err)),
     };
     count(&mut progress.usage, &completion);
     progress.messages.push(Message::Assistant {
@@ -159,6 +158,20 @@ async fn ask<P: Provider, R: CommandRunner>(
         stream: shape.stream,
     };
     session.provider.chat(&request).await
+}
+
+/// Transient when worth another act later: a transient fault, or retries exhausted on one (the
+/// engine then retries the act a bounded number of times). Everything else is fatal.
+fn classify(err: &LlmError) -> BuildError {
+    let transient = match err {
+        LlmError::RetriesExhausted { last, .. } => last.is_transient(),
+        other => other.is_transient(),
+    };
+    if transient {
+        BuildError::Transient(err.to_string())
+    } else {
+        BuildError::Fatal(err.to_string())
+    }
 }
 
 fn count(usage: &mut Usage, completion: &Completion) {

@@ -13,11 +13,11 @@ use crate::common::{example, git, meta_agent, scratch_repo};
 use meta_agent::agent::{AgentBuilder, AgentParts, AgentSettings, CommandSettings};
 use meta_agent::config::LlmSettings;
 use meta_agent::config::raw::LlmProvider;
-use meta_agent::engine::builder::{ActReport, ActRequest, Builder, FailureContext};
+use meta_agent::engine::builder::{ActReport, ActRequest, BuildError, Builder, FailureContext};
 use meta_agent::engine::state::Plan;
 use meta_agent::engine::task::Task;
 use meta_agent::exec::Executor;
-use meta_agent::llm::{AnyProvider, LlmConfig, LlmEnv, RetryPolicy, connect};
+use meta_agent::llm::{AnyProvider, BudgetCaps, LlmConfig, LlmEnv, RetryPolicy, connect};
 
 const KEY: &str = "sk-canary-agent-7f3a9c";
 
@@ -118,7 +118,7 @@ fn assert_no_key_in_bodies(requests: &[Recorded]) {
 
 // ---- in-process agent ----
 
-fn agent(base_url: &str) -> AgentBuilder<AnyProvider, Executor> {
+fn agent(base_url: &str, caps: BudgetCaps) -> AgentBuilder<AnyProvider, Executor> {
     let settings = LlmSettings {
         provider: LlmProvider::Openai,
         model: Some("test-model".into()),
@@ -142,7 +142,7 @@ fn agent(base_url: &str) -> AgentBuilder<AnyProvider, Executor> {
     };
     AgentBuilder::new(AgentParts {
         provider: connect(&llm, retry).unwrap(),
-        caps: llm.budget,
+        caps,
         runner: Executor::new(env!("CARGO_BIN_EXE_meta-agent").into()),
         parent_env: vec![
             ("PATH".into(), std::env::var("PATH").unwrap_or_default()),
@@ -153,6 +153,15 @@ fn agent(base_url: &str) -> AgentBuilder<AnyProvider, Executor> {
 }
 
 async fn act(base_url: &str, root: &Path, max_steps: u32) -> ActReport {
+    let agent = agent(base_url, BudgetCaps::default());
+    act_with(&agent, root, max_steps).await.unwrap()
+}
+
+async fn act_with(
+    agent: &AgentBuilder<AnyProvider, Executor>,
+    root: &Path,
+    max_steps: u32,
+) -> Result<ActReport, BuildError> {
     let task = Task::from_text("Fix the mean").unwrap();
     let request = ActRequest {
         task: &task,
@@ -163,7 +172,7 @@ async fn act(base_url: &str, root: &Path, max_steps: u32) -> ActReport {
         context: FailureContext::default(),
         max_steps,
     };
-    agent(base_url).act(request).await.unwrap()
+    agent.act(request).await
 }
 
 fn small_repo() -> tempfile::TempDir {
@@ -262,6 +271,72 @@ async fn the_step_cap_ends_the_act_honestly_and_commands_get_no_secrets() {
     assert!(output.starts_with("exit code 0"), "{output}");
     assert!(output.contains("key=\n"), "{output}");
     assert_no_key_in_bodies(&requests);
+}
+
+#[tokio::test]
+async fn a_text_answer_is_nudged_back_to_the_tools() {
+    let text_only = Reply::ok(json!({
+        "choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": "I think the bug is in mean."}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    }));
+    let mock = MockLlm::start(vec![text_only, finish("done")]).await;
+    let repo = small_repo();
+    let report = act(&mock.base_url, repo.path(), 5).await;
+    assert_eq!(report.summary, "done");
+    let requests = mock.requests();
+    let last = messages(&requests[1]).last().cloned().unwrap_or_default();
+    assert_eq!(last["role"], "user");
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("call `finish`")
+    );
+}
+
+#[tokio::test]
+async fn a_rejected_key_ends_the_act_as_fatal_and_an_outage_as_transient() {
+    let denied = Reply::status(401, json!({"error": {"message": "Incorrect API key"}}));
+    let down = Reply::status(503, json!({"error": {"message": "overloaded"}}));
+    let mock = MockLlm::start(vec![denied, down]).await;
+    let repo = small_repo();
+    let agent = agent(&mock.base_url, BudgetCaps::default());
+    let fatal = act_with(&agent, repo.path(), 5).await;
+    assert!(
+        matches!(&fatal, Err(BuildError::Fatal(message)) if message.contains("rejected")),
+        "{fatal:?}"
+    );
+    let transient = act_with(&agent, repo.path(), 5).await;
+    assert!(
+        matches!(transient, Err(BuildError::Transient(_))),
+        "{transient:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_budget_ends_the_act_and_the_agent_becomes_unavailable() {
+    let mock = MockLlm::start(vec![
+        call("call_1", "list_files", json!({})),
+        finish("never reached"),
+    ])
+    .await;
+    let repo = small_repo();
+    let caps = BudgetCaps {
+        max_calls: Some(1),
+        ..BudgetCaps::default()
+    };
+    let agent = agent(&mock.base_url, caps);
+    assert!(agent.available(0));
+    let report = act_with(&agent, repo.path(), 5).await.unwrap();
+    let gave_up = report.gave_up.unwrap_or_default();
+    assert!(
+        gave_up.contains("budget ran out: 1 of 1 LLM calls made"),
+        "{gave_up}"
+    );
+    assert_eq!(report.usage.llm_calls, 1);
+    assert_eq!(mock.requests().len(), 1);
+    assert!(!agent.available(1));
 }
 
 // ---- end to end through the binary ----
