@@ -19,6 +19,7 @@ use crate::engine::builder::{ActReport, ActRequest, BuildError, Builder};
 use crate::exec::CommandRunner;
 use crate::llm::{BudgetCaps, Budgeted, LlmConfig, Message, Provider, first_exceeded};
 
+pub use paths::Protected;
 pub use tools::CommandSettings;
 
 /// How the agent asks the model and runs commands.
@@ -30,10 +31,12 @@ pub struct AgentSettings {
     /// Ask for streamed answers.
     pub stream: bool,
     pub command: CommandSettings,
+    /// Paths the agent may not write (built-ins plus `commit.protected_paths`).
+    pub protected: Protected,
 }
 
 impl AgentSettings {
-    /// The model settings from the resolved LLM configuration.
+    /// The model settings from the resolved LLM configuration, with the built-in protected paths.
     pub fn from_llm(config: &LlmConfig, command: CommandSettings) -> Self {
         AgentSettings {
             model: config.model.clone(),
@@ -41,6 +44,7 @@ impl AgentSettings {
             temperature: config.temperature,
             stream: config.stream,
             command,
+            protected: Protected::default(),
         }
     }
 }
@@ -107,6 +111,7 @@ impl<P: Provider, R: CommandRunner> Builder for AgentBuilder<P, R> {
             },
             tools: tools::ToolBox {
                 root: request.repo_root,
+                protected: &self.settings.protected,
                 runner: &self.runner,
                 command: &self.settings.command,
                 parent_env: &self.parent_env,

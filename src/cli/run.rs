@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{CliError, Done};
-use crate::agent::{AgentBuilder, AgentParts, AgentSettings, CommandSettings};
+use crate::agent::{AgentBuilder, AgentParts, AgentSettings, CommandSettings, Protected};
 use crate::config::Config;
 use crate::config::raw::LlmProvider;
 use crate::engine::builder::TaskBuilder;
@@ -163,7 +163,10 @@ fn builder_for(ctx: &RunContext<'_>, task: &Task) -> Result<TaskBuilder, CliErro
         caps: llm.budget,
         runner: ctx.executor.clone(),
         parent_env: ctx.parent_env.to_vec(),
-        settings: AgentSettings::from_llm(&llm, command),
+        settings: AgentSettings {
+            protected: Protected::new(&ctx.config.commit.protected_paths),
+            ..AgentSettings::from_llm(&llm, command)
+        },
     });
     Ok(TaskBuilder::Agent(Arc::new(agent)))
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::ToolError;
-use crate::agent::paths::{Access, relative, resolve, resolve_dir};
+use crate::agent::paths::{Access, Protected, relative, resolve, resolve_dir};
 
 /// Entries listed at most.
 const MAX_LISTED: usize = 500;
@@ -47,10 +47,7 @@ pub struct WriteArgs {
 /// The files under a directory, relative to the root, sorted, `.gitignore` honoured.
 pub fn list_files(root: &Path, args: ListArgs) -> Result<String, ToolError> {
     let dir = resolve_dir(root, args.path.as_deref())?;
-    let mut files: Vec<String> = walk(&dir)
-        .filter(|path| path.is_file())
-        .map(|path| relative(root, &path))
-        .collect();
+    let mut files: Vec<String> = walk(&dir).map(|path| relative(root, &path)).collect();
     files.sort();
     let total = files.len();
     files.truncate(MAX_LISTED);
@@ -63,7 +60,8 @@ pub fn list_files(root: &Path, args: ListArgs) -> Result<String, ToolError> {
     Ok(files.join("\n"))
 }
 
-/// Every path under `dir` that `.gitignore` keeps, never inside `.git`.
+/// Every regular file under `dir` that `.gitignore` keeps, never inside `.git`; symlinks are
+/// neither followed nor listed (one could lead out of the tree).
 pub fn walk(dir: &Path) -> impl Iterator<Item = std::path::PathBuf> {
     ignore::WalkBuilder::new(dir)
         .hidden(false)
@@ -72,6 +70,7 @@ pub fn walk(dir: &Path) -> impl Iterator<Item = std::path::PathBuf> {
         .filter_entry(|entry| entry.file_name() != ".git")
         .build()
         .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_some_and(|kind| kind.is_file()))
         .map(ignore::DirEntry::into_path)
 }
 
@@ -99,8 +98,8 @@ pub fn read_file(root: &Path, args: ReadArgs) -> Result<String, ToolError> {
 }
 
 /// Replaces the one occurrence of `old_string`.
-pub fn edit_file(root: &Path, args: EditArgs) -> Result<String, ToolError> {
-    let full = resolve(root, &args.path, Access::Write)?;
+pub fn edit_file(root: &Path, protected: &Protected, args: EditArgs) -> Result<String, ToolError> {
+    let full = resolve(root, &args.path, Access::Write(protected))?;
     if args.old_string.is_empty() {
         return Err(ToolError::NoMatch { path: args.path });
     }
@@ -120,8 +119,12 @@ pub fn edit_file(root: &Path, args: EditArgs) -> Result<String, ToolError> {
 }
 
 /// Creates or overwrites a file.
-pub fn write_file(root: &Path, args: WriteArgs) -> Result<String, ToolError> {
-    let full = resolve(root, &args.path, Access::Write)?;
+pub fn write_file(
+    root: &Path,
+    protected: &Protected,
+    args: WriteArgs,
+) -> Result<String, ToolError> {
+    let full = resolve(root, &args.path, Access::Write(protected))?;
     if args.content.len() > MAX_WRITE_BYTES {
         return Err(ToolError::Io(format!(
             "the content is {} bytes; the limit is {MAX_WRITE_BYTES}",
@@ -155,6 +158,7 @@ mod tests {
     fn edit(root: &Path, old: &str, new: &str) -> Result<String, ToolError> {
         edit_file(
             root,
+            &Protected::default(),
             EditArgs {
                 path: "a.py".into(),
                 old_string: old.into(),

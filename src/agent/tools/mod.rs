@@ -15,6 +15,7 @@ use std::time::Instant;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use super::paths::Protected;
 use crate::exec::CommandRunner;
 use crate::llm::{ToolCall, ToolSpec};
 
@@ -81,6 +82,8 @@ impl Observation {
 /// The tools bound to one worktree.
 pub struct ToolBox<'a, R: CommandRunner> {
     pub root: &'a Path,
+    /// Paths the file tools refuse to write.
+    pub protected: &'a Protected,
     pub runner: &'a R,
     pub command: &'a CommandSettings,
     /// The parent's environment; filtered by `child_env` for each command.
@@ -119,8 +122,8 @@ impl<R: CommandRunner> ToolBox<'_, R> {
             "list_files" => files::list_files(self.root, parse(&call.name, args)?)?,
             "read_file" => files::read_file(self.root, parse(&call.name, args)?)?,
             "search" => search::search(self.root, parse(&call.name, args)?)?,
-            "edit_file" => files::edit_file(self.root, parse(&call.name, args)?)?,
-            "write_file" => files::write_file(self.root, parse(&call.name, args)?)?,
+            "edit_file" => files::edit_file(self.root, self.protected, parse(&call.name, args)?)?,
+            "write_file" => files::write_file(self.root, self.protected, parse(&call.name, args)?)?,
             "run_command" => return Ok(self.run_command(parse(&call.name, args)?).await),
             "finish" => {
                 let finish: FinishArgs = parse(&call.name, args)?;

@@ -59,7 +59,7 @@ pub fn search(root: &Path, args: SearchArgs) -> Result<String, ToolError> {
 }
 
 fn searchable(path: &Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|meta| meta.is_file() && meta.len() <= MAX_FILE_BYTES)
+    std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_file() && meta.len() <= MAX_FILE_BYTES)
 }
 
 #[cfg(test)]
@@ -84,5 +84,20 @@ mod tests {
             path: None,
         };
         assert!(matches!(search(dir.path(), bad), Err(ToolError::Regex(_))));
+    }
+
+    #[test]
+    fn symlinks_out_of_the_tree_are_not_searched() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "canary-token\n").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.txt"), dir.path().join("s.txt"))
+            .unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("d")).unwrap();
+        let args = SearchArgs {
+            pattern: "canary".into(),
+            path: None,
+        };
+        assert_eq!(search(dir.path(), args).unwrap(), "(no matches)");
     }
 }
