@@ -130,6 +130,7 @@ mod tests {
         assert!(resolve(root, "secrets/key.pem", write).is_err());
         assert!(resolve(root, "../../etc/passwd", Access::Read).is_err());
         assert!(resolve(root, "/etc/passwd", Access::Read).is_err());
+        assert!(resolve(root, "/proc/self/environ", Access::Read).is_err());
         assert!(resolve(root, ".git/config", Access::Read).is_err());
         assert!(resolve(root, "a\0b", Access::Read).is_err());
         assert!(resolve(root, ".meta-agent.yml", Access::Read).is_ok());

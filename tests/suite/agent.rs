@@ -215,7 +215,12 @@ async fn unknown_tools_and_rejected_paths_come_back_as_failed_results() {
     assert!(protected.contains("protected"), "{protected}");
     assert!(!repo.path().join(".meta-agent.yml").exists());
     assert_eq!(report.actions.len(), 4, "{:?}", report.actions);
-    assert!(report.actions[1].starts_with("read_file ../../etc/passwd -> failed"));
+    assert!(
+        report.actions[1]
+            .starts_with("read_file ../../etc/passwd -> failed: path `../../etc/passwd` rejected"),
+        "{}",
+        report.actions[1]
+    );
     assert!(report.actions[3].starts_with("finish"));
     assert_no_key_in_bodies(&requests);
 }

@@ -15,6 +15,8 @@ use crate::agent::paths::{Access, Protected, relative, resolve, resolve_dir};
 const MAX_LISTED: usize = 500;
 /// Largest file `write_file` writes.
 const MAX_WRITE_BYTES: usize = 1024 * 1024;
+/// Largest file `read_file` and `edit_file` read.
+const MAX_READ_BYTES: u64 = 4 * 1024 * 1024;
 
 #[derive(Deserialize)]
 pub struct ListArgs {
@@ -143,6 +145,14 @@ pub fn write_file(
 }
 
 fn read_text(full: &Path, shown: &str) -> Result<String, ToolError> {
+    let size = std::fs::metadata(full)
+        .map_err(|err| io(shown, &err))?
+        .len();
+    if size > MAX_READ_BYTES {
+        return Err(ToolError::Io(format!(
+            "{shown} is {size} bytes; files over {MAX_READ_BYTES} bytes are not read"
+        )));
+    }
     let bytes = std::fs::read(full).map_err(|err| io(shown, &err))?;
     String::from_utf8(bytes).map_err(|_| ToolError::Io(format!("{shown} is not UTF-8 text")))
 }

@@ -59,19 +59,28 @@ pub enum Outcome {
     Malformed(String),
 }
 
-/// One call as recorded: tool, short input, success, duration.
+/// Characters of a failure's first line kept in its observation.
+const DETAIL_CHARS: usize = 120;
+
+/// One call as recorded: tool, short input, success, duration, and why it failed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Observation {
     pub tool: String,
     pub input: String,
     pub success: bool,
     pub duration_ms: u64,
+    /// The first line of a failure, trimmed (empty on success).
+    pub detail: String,
 }
 
 impl Observation {
-    /// The line kept in the act report.
+    /// The line kept in the act report (and shown to later attempts).
     pub fn line(&self) -> String {
-        let status = if self.success { "ok" } else { "failed" };
+        let status = if self.success {
+            "ok".to_owned()
+        } else {
+            format!("failed: {}", self.detail)
+        };
         format!(
             "{} {} -> {status} ({} ms)",
             self.tool, self.input, self.duration_ms
@@ -102,16 +111,23 @@ impl<R: CommandRunner> ToolBox<'_, R> {
                 is_error: true,
             },
         };
-        let success = match &outcome {
-            Outcome::Finished(_) => true,
-            Outcome::Answered { is_error, .. } => !is_error,
-            Outcome::Malformed(_) => false,
+        let failure = match &outcome {
+            Outcome::Finished(_)
+            | Outcome::Answered {
+                is_error: false, ..
+            } => None,
+            Outcome::Answered { content, .. } | Outcome::Malformed(content) => Some(content),
         };
+        let detail = failure.map_or(String::new(), |text| {
+            let first = text.lines().next().unwrap_or_default();
+            first.chars().take(DETAIL_CHARS).collect()
+        });
         let observation = Observation {
             tool: call.name.clone(),
             input: short_input(&call.arguments),
-            success,
+            success: failure.is_none(),
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            detail,
         };
         (outcome, observation)
     }
