@@ -388,6 +388,9 @@ fn run_json(work: &Path, args: &[&str]) -> (i32, Value) {
     (out.status.code().unwrap_or(-1), outcome)
 }
 
+/// A hijacked model hunting for the API key: its own environment, and every process's.
+const PROBE: &str = "env | grep OPENAI; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep OPENAI_API_KEY; echo probe-done";
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_failing_test_is_fixed_end_to_end_by_the_agent() {
     let mock = MockLlm::start(vec![
@@ -395,6 +398,11 @@ async fn a_failing_test_is_fixed_end_to_end_by_the_agent() {
             "call_b",
             "finish",
             json!({"summary": "built nothing yet: the gates will show what fails"}),
+        ),
+        streamed_call(
+            "call_x",
+            "run_command",
+            json!({"argv": ["sh", "-c", PROBE]}),
         ),
         streamed_call(
             "call_r",
@@ -423,11 +431,11 @@ async fn a_failing_test_is_fixed_end_to_end_by_the_agent() {
     .unwrap();
     assert_eq!(code, 0, "{outcome:#}");
     assert_eq!(outcome["outcome"], "committed", "{outcome:#}");
-    assert_eq!(outcome["llm_calls"], 4, "{outcome:#}");
+    assert_eq!(outcome["llm_calls"], 5, "{outcome:#}");
     let fixed = std::fs::read_to_string(work.join("calc.py")).unwrap();
     assert!(fixed.contains("sum(values) / len(values)"), "{fixed}");
     let requests = mock.requests();
-    assert_eq!(requests.len(), 4);
+    assert_eq!(requests.len(), 5);
     let first = requests[0].json();
     assert_eq!(first["model"], "test-model");
     assert_eq!(first["stream"], true);
@@ -464,9 +472,11 @@ async fn a_failing_test_is_fixed_end_to_end_by_the_agent() {
         "{improve_task}"
     );
     assert!(improve_task.contains("test_mean"), "{improve_task}");
-    let read = tool_result(&requests[2], "call_r");
+    let probe = tool_result(&requests[2], "call_x");
+    assert!(probe.contains("probe-done"), "{probe}");
+    let read = tool_result(&requests[3], "call_r");
     assert!(read.contains("sum(values) // len(values)"), "{read}");
-    assert_eq!(tool_result(&requests[3], "call_e"), "edited calc.py");
+    assert_eq!(tool_result(&requests[4], "call_e"), "edited calc.py");
     for request in &requests {
         assert_eq!(
             request.header("authorization"),
