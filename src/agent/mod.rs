@@ -12,6 +12,7 @@ pub mod paths;
 pub mod prompt;
 pub mod tools;
 pub mod turn;
+pub mod untrusted;
 
 use std::fmt;
 
