@@ -80,3 +80,29 @@ pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
 pub fn example() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/python-calc")
 }
+
+/// A scratch directory outside every place children may write to by default (the temporary
+/// directory, `/tmp`, `/dev/shm`): for decoys that must stay untouched. The checkout itself may
+/// live under `/tmp` (CI clones anywhere), so the target directory is only a last resort.
+pub fn outside_tmp() -> tempfile::TempDir {
+    let tmp = std::env::temp_dir();
+    let writable_by_default = |dir: &std::path::Path| {
+        dir.starts_with(&tmp) || dir.starts_with("/tmp") || dir.starts_with("/dev/shm")
+    };
+    let candidates = [
+        Some(PathBuf::from("/var/tmp")),
+        std::env::var_os("HOME").map(PathBuf::from),
+        Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR"))),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .filter(|dir| !writable_by_default(dir))
+        .find_map(|dir| {
+            tempfile::Builder::new()
+                .prefix("meta-agent-decoy-")
+                .tempdir_in(dir)
+                .ok()
+        })
+        .expect("a writable directory outside /tmp")
+}

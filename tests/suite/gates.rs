@@ -286,7 +286,7 @@ fn summaries_people_read_are_stable() {
 #[test]
 fn gates_write_only_to_the_worktree_tmp_toolchain_caches_and_configured_dirs() {
     // Outside /tmp, which gates may write to.
-    let home = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let home = crate::common::outside_tmp();
     std::fs::create_dir_all(home.path().join(".cache")).unwrap();
     std::fs::create_dir_all(home.path().join("shared-out")).unwrap();
     std::fs::create_dir_all(home.path().join("private")).unwrap();

@@ -14,10 +14,6 @@ use meta_agent::exec::{CommandOutput, CommandRunner, CommandSpec, Executor, Prog
 use crate::common::meta_agent;
 
 /// Directories outside the system temp dir, so that only the workdir makes them writable.
-fn outside_tmp() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
-}
-
 fn spec(line: &str, cwd: &Path, isolation: Isolation) -> CommandSpec {
     let parent = [("PATH".to_owned(), "/usr/local/bin:/usr/bin:/bin".to_owned())];
     CommandSpec {
@@ -79,7 +75,7 @@ async fn writes_land_in_the_workdir_and_tmp_but_never_in_a_decoy() {
     if !available("Landlock", caps.landlock_abi.is_some(), &caps) {
         return;
     }
-    let (work, decoy) = (outside_tmp(), outside_tmp());
+    let (work, decoy) = (crate::common::outside_tmp(), crate::common::outside_tmp());
     std::fs::write(decoy.path().join("keep"), "original").unwrap();
     let line = "echo pwned > \"$DECOY/new\"; echo pwned >> \"$DECOY/keep\"; \
                 rm -f \"$DECOY/keep\"; mkdir \"$DECOY/dir\"; ln -s /etc \"$DECOY/link\"; \
@@ -104,7 +100,7 @@ async fn git_inside_the_workdir_is_read_only() {
     if !available("user namespaces", caps.user_namespaces, &caps) {
         return;
     }
-    let work = outside_tmp();
+    let work = crate::common::outside_tmp();
     std::fs::create_dir_all(work.path().join(".git/hooks")).unwrap();
     std::fs::write(work.path().join(".git/config"), "[core]\n").unwrap();
     let line = "echo evil >> .git/config; echo '#!/bin/sh' > .git/hooks/pre-commit; \
@@ -126,7 +122,7 @@ async fn network_off_cuts_even_loopback_while_network_on_connects() {
     }
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
-    let work = outside_tmp();
+    let work = crate::common::outside_tmp();
     let line = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
     let on = run(spec(&line, work.path(), Isolation::default())).await;
     assert!(on.stdout.text.contains("connected"), "{on:?}");
@@ -142,7 +138,7 @@ async fn network_off_cuts_even_loopback_while_network_on_connects() {
 
 #[tokio::test]
 async fn the_file_size_limit_stops_a_huge_file() {
-    let work = outside_tmp();
+    let work = crate::common::outside_tmp();
     let isolation = Isolation {
         limits: Limits {
             file_size: Some(1 << 20),
@@ -159,7 +155,7 @@ async fn the_file_size_limit_stops_a_huge_file() {
 
 #[tokio::test]
 async fn limits_and_no_new_privs_are_visible_in_the_child() {
-    let work = outside_tmp();
+    let work = crate::common::outside_tmp();
     let line = "grep NoNewPrivs /proc/self/status; cat /proc/self/limits";
     let out = run(spec(line, work.path(), Isolation::default())).await;
     let text = &out.stdout.text;
@@ -193,7 +189,7 @@ fn processes_with(marker: &str) -> Vec<i32> {
 #[tokio::test]
 async fn a_fork_bomb_is_bounded_and_nothing_survives() {
     let caps = detect();
-    let work = outside_tmp();
+    let work = crate::common::outside_tmp();
     let script = work.path().join("bomb-sandbox-test.sh");
     let mut isolation = Isolation::default();
     if caps.nproc_enforced {
@@ -300,7 +296,7 @@ fn an_unprivileged_user_gets_the_same_isolation() {
         );
         return;
     }
-    let work = outside_tmp();
+    let work = crate::common::outside_tmp();
     std::fs::create_dir(work.path().join(".git")).unwrap();
     std::fs::write(
         work.path().join("bomb.sh"),
@@ -352,7 +348,7 @@ async fn hidden_files_and_directories_read_as_empty() {
     if !available("user namespaces", caps.user_namespaces, &caps) {
         return;
     }
-    let (work, secrets) = (outside_tmp(), outside_tmp());
+    let (work, secrets) = (crate::common::outside_tmp(), crate::common::outside_tmp());
     let token = secrets.path().join("token");
     std::fs::write(&token, "CANARY_token").unwrap();
     std::fs::create_dir(secrets.path().join("keys")).unwrap();
@@ -375,7 +371,7 @@ async fn hidden_files_and_directories_read_as_empty() {
 
 #[tokio::test]
 async fn the_address_space_limit_stops_a_huge_allocation() {
-    let work = outside_tmp();
+    let work = crate::common::outside_tmp();
     let isolation = Isolation {
         limits: Limits {
             address_space: Some(512 << 20),
