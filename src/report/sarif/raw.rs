@@ -80,20 +80,12 @@ pub(super) struct ResultHead {
     pub level: Option<String>,
 }
 
-/// A result kept in detail.
+/// A result kept in detail: the head fields, its message and its first location.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct FullResult {
-    #[serde(default)]
-    pub rule_id: Option<String>,
-    #[serde(default)]
-    pub rule_index: Option<i64>,
-    #[serde(default)]
-    pub rule: Option<RuleReference>,
-    #[serde(default)]
-    pub kind: Option<String>,
-    #[serde(default)]
-    pub level: Option<String>,
+    #[serde(flatten)]
+    pub head: ResultHead,
     #[serde(default)]
     pub message: Message,
     #[serde(default)]
@@ -102,20 +94,23 @@ pub(super) struct FullResult {
 
 impl ResultHead {
     pub fn declared(&self) -> Declared {
-        let key = rule_key(self.rule_id.as_deref(), self.rule_index, self.rule.as_ref());
-        declared_level(self.level.as_deref(), self.kind.as_deref(), key)
-    }
-}
-
-impl FullResult {
-    pub fn declared(&self) -> Declared {
-        let key = rule_key(self.rule_id.as_deref(), self.rule_index, self.rule.as_ref());
-        declared_level(self.level.as_deref(), self.kind.as_deref(), key)
+        declared_level(self.level.as_deref(), self.kind.as_deref(), self.rule_key())
     }
 
     /// The rule key of this result.
     pub fn rule_key(&self) -> RuleKey {
         rule_key(self.rule_id.as_deref(), self.rule_index, self.rule.as_ref())
+    }
+}
+
+impl FullResult {
+    pub fn declared(&self) -> Declared {
+        self.head.declared()
+    }
+
+    /// The rule key of this result.
+    pub fn rule_key(&self) -> RuleKey {
+        self.head.rule_key()
     }
 }
 
