@@ -189,6 +189,16 @@ fn report(progress: Progress, summary: String, gave_up: Option<String>) -> ActRe
             .iter()
             .map(Observation::line)
             .collect(),
+        tool_calls: progress
+            .observations
+            .iter()
+            .map(|o| crate::engine::builder::ToolCallRecord {
+                tool: o.tool.clone(),
+                input: o.input.clone(),
+                success: o.success,
+                duration_ms: o.duration_ms,
+            })
+            .collect(),
         usage: progress.usage,
         gave_up,
     }

@@ -47,9 +47,21 @@ pub struct ActRequest<'a> {
 pub struct ActReport {
     pub summary: String,
     pub actions: Vec<String>,
+    /// Every tool call the agent made, for the audit log (empty for scripted and offline).
+    pub tool_calls: Vec<ToolCallRecord>,
     pub usage: Usage,
     /// Set when the builder could do nothing (no LLM, script exhausted).
     pub gave_up: Option<String>,
+}
+
+/// One tool call of the agent, as the audit log records it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolCallRecord {
+    pub tool: String,
+    /// The call's arguments, shortened.
+    pub input: String,
+    pub success: bool,
+    pub duration_ms: u64,
 }
 
 /// Why the builder failed.

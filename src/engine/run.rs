@@ -380,6 +380,14 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             max_steps: self.config.loop_.max_agent_steps,
         };
         let report = self.builder.act(request).await?;
+        for call in &report.tool_calls {
+            self.events.emit(&Event::ToolCalled {
+                tool: call.tool.clone(),
+                input: call.input.clone(),
+                success: call.success,
+                duration_ms: call.duration_ms,
+            });
+        }
         state.builder_calls += 1;
         state.usage.llm_calls += report.usage.llm_calls;
         state.usage.input_tokens += report.usage.input_tokens;

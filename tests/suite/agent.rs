@@ -446,6 +446,25 @@ async fn a_failing_test_is_fixed_end_to_end_by_the_agent() {
     assert_eq!(outcome["llm_calls"], 5, "{outcome:#}");
     let fixed = std::fs::read_to_string(work.join("calc.py")).unwrap();
     assert!(fixed.contains("sum(values) / len(values)"), "{fixed}");
+    let audit = std::fs::read_to_string(
+        work.join(".git/meta-agent/sessions")
+            .join(outcome["session"].as_str().unwrap())
+            .join("audit.jsonl"),
+    )
+    .unwrap();
+    let tool_calls: Vec<Value> = audit
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|entry| entry["action"] == "tool.call")
+        .collect();
+    let tools: Vec<&str> = tool_calls
+        .iter()
+        .filter_map(|e| e["detail"]["tool"].as_str())
+        .collect();
+    assert!(
+        tools.contains(&"edit_file") && tools.contains(&"run_command"),
+        "every tool call is audited: {tools:?}"
+    );
     let requests = mock.requests();
     assert_eq!(requests.len(), 5);
     let first = requests[0].json();
