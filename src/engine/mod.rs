@@ -10,6 +10,7 @@
 pub mod builder;
 pub mod decide;
 pub mod improve;
+mod observe;
 pub mod outcome;
 pub mod run;
 pub mod state;
