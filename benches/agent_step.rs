@@ -1,0 +1,192 @@
+//! The agent harness's own costs, excluding the LLM's latency:
+//!
+//! - `agent/step`: one agent step (a tool call dispatched, its result appended, the next request
+//!   assembled) with a provider that answers instantly from memory. Target: under 5 ms a step.
+//! - `agent/first_request`: from spawning `meta-agent run` to the first LLM request arriving at a
+//!   loopback server (configuration, detection, hindsight load, prompt assembly). Target: under
+//!   100 ms.
+//!
+//! Run with `cargo bench --bench agent_step`.
+
+use std::io::Read;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use meta_agent::agent::{AgentBuilder, AgentParts, AgentSettings, CommandSettings, Protected};
+use meta_agent::engine::builder::{ActRequest, Builder, FailureContext};
+use meta_agent::engine::state::Plan;
+use meta_agent::engine::task::Task;
+use meta_agent::exec::Executor;
+use meta_agent::llm::{
+    BudgetCaps, ChatRequest, Completion, LlmError, Provider, StopReason, ToolCall, Usage,
+};
+
+/// Answers `steps` tool calls reading a file, then `finish`, instantly.
+struct InstantModel {
+    left: Mutex<u32>,
+}
+
+impl Provider for InstantModel {
+    async fn chat(&self, _request: &ChatRequest) -> Result<Completion, LlmError> {
+        let mut left = self.left.lock().expect("lock");
+        let call = if *left == 0 {
+            ToolCall {
+                id: "f".into(),
+                name: "finish".into(),
+                arguments: serde_json::json!({"summary": "done"}),
+            }
+        } else {
+            *left -= 1;
+            ToolCall {
+                id: format!("c{left}"),
+                name: "read_file".into(),
+                arguments: serde_json::json!({"path": "src/lib.rs"}),
+            }
+        };
+        Ok(Completion {
+            text: String::new(),
+            tool_calls: vec![call],
+            usage: Usage {
+                input_tokens: 100,
+                output_tokens: 10,
+            },
+            cost_usd: 0.0,
+            stop_reason: StopReason::ToolUse,
+        })
+    }
+
+    fn name(&self) -> &str {
+        "instant"
+    }
+}
+
+const STEPS: u32 = 20;
+
+fn repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join("src")).expect("mkdir");
+    let body: String = (0..300)
+        .map(|i| format!("pub fn f{i}() -> u32 {{ {i} }}\n"))
+        .collect();
+    std::fs::write(dir.path().join("src/lib.rs"), body).expect("write");
+    dir
+}
+
+fn settings() -> AgentSettings {
+    AgentSettings {
+        model: "bench".into(),
+        max_output_tokens: 1024,
+        temperature: None,
+        stream: false,
+        command: CommandSettings::default(),
+        protected: Protected::default(),
+    }
+}
+
+fn step(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let dir = repo();
+    let task = Task::from_text("Read the code").expect("task");
+    let mut group = c.benchmark_group("agent");
+    group.bench_function("twenty_steps", |b| {
+        b.iter_batched(
+            || {
+                AgentBuilder::new(AgentParts {
+                    provider: InstantModel {
+                        left: Mutex::new(STEPS),
+                    },
+                    caps: BudgetCaps::default(),
+                    runner: Executor::new(env!("CARGO_BIN_EXE_meta-agent").into()),
+                    parent_env: Vec::new(),
+                    settings: settings(),
+                })
+            },
+            |agent| {
+                let request = ActRequest {
+                    task: &task,
+                    plan: &Plan::Build,
+                    iteration: 0,
+                    call_index: 0,
+                    repo_root: dir.path(),
+                    context: FailureContext::default(),
+                    max_steps: STEPS + 5,
+                };
+                let report = runtime.block_on(agent.act(request)).expect("act");
+                assert_eq!(report.summary, "done");
+            },
+            BatchSize::SmallInput,
+        );
+    });
+    group.finish();
+}
+
+/// A scratch git repository configured to talk to `base_url`.
+fn configured_repo(base_url: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = format!(
+        "version: 1\npreset: none\nllm:\n  provider: openai\n  base_url: {base_url}\n  model: bench\ngates:\n  - name: ok\n    run: \"true\"\n"
+    );
+    std::fs::write(dir.path().join(".meta-agent.yml"), config).expect("write");
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .current_dir(dir.path())
+            .args([
+                "-c",
+                "user.name=b",
+                "-c",
+                "user.email=b@b",
+                "-c",
+                "init.defaultBranch=main",
+            ])
+            .args(args)
+            .status()
+            .expect("git")
+            .success();
+        assert!(ok);
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "init"]);
+    dir
+}
+
+fn first_request(c: &mut Criterion) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let base_url = format!("http://{}/v1", listener.local_addr().expect("addr"));
+    let mut group = c.benchmark_group("agent");
+    group.sample_size(10);
+    group.bench_function("first_request", |b| {
+        b.iter_custom(|iterations| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iterations {
+                let repo = configured_repo(&base_url);
+                let started = Instant::now();
+                let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_meta-agent"))
+                    .arg("--repo")
+                    .arg(repo.path())
+                    .args(["run", "--text", "Make the gates pass", "--dry-run"])
+                    .env("OPENAI_API_KEY", "sk-bench")
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .spawn()
+                    .expect("spawn");
+                let (mut stream, _) = listener.accept().expect("accept");
+                let mut first_byte = [0u8; 1];
+                stream.read_exact(&mut first_byte).expect("request");
+                total += started.elapsed();
+                drop(stream);
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            total
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, step, first_request);
+criterion_main!(benches);
