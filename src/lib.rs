@@ -22,5 +22,6 @@ pub mod gates;
 pub mod git;
 pub mod hindsight;
 pub mod llm;
+pub mod redact;
 pub mod report;
 pub mod telemetry;

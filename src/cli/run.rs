@@ -25,7 +25,8 @@ use crate::exit::Outcome;
 use crate::gates::summary;
 use crate::git::{Git2Repository, Identity, Repository};
 use crate::llm::{LlmConfig, LlmEnv, RetryPolicy, connect};
-use crate::telemetry::{AuditLog, JsonLines, MetricsSink, NoRedaction, SystemClock, TraceFile};
+use crate::redact::Redactor;
+use crate::telemetry::{AuditLog, JsonLines, MetricsSink, SystemClock, TraceFile};
 
 /// `meta-agent run`.
 #[derive(Debug, clap::Args)]
@@ -197,7 +198,7 @@ where
     let dir = sessions.session_dir(session);
     std::fs::create_dir_all(&dir)
         .map_err(|err| CliError::Internal(format!("{}: {err}", dir.display())))?;
-    let sinks = Sinks::open(&dir, json)?;
+    let sinks = Sinks::open(&dir, json, ctx.parent_env)?;
     let reviewed_rev = repo
         .default_branch()
         .ok()
@@ -261,9 +262,9 @@ struct Sinks {
 }
 
 impl Sinks {
-    fn open(dir: &Path, json: bool) -> Result<Sinks, CliError> {
+    fn open(dir: &Path, json: bool, parent_env: &[(String, String)]) -> Result<Sinks, CliError> {
         let clock = Arc::new(SystemClock);
-        let redactor = Arc::new(NoRedaction);
+        let redactor = Arc::new(Redactor::from_env(parent_env.iter().cloned()));
         let internal = |err: crate::telemetry::TelemetryError| CliError::Internal(err.to_string());
         Ok(Sinks {
             trace: TraceFile::open(&dir.join("trace.jsonl"), clock.clone(), redactor.clone())

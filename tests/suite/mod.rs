@@ -10,6 +10,7 @@ mod git;
 mod hindsight_signature;
 mod hindsight_store;
 mod llm;
+mod redact;
 mod report_coverage;
 mod report_junit;
 mod report_sarif;

@@ -1,0 +1,147 @@
+//! The one outbound redactor (SECURITY.md rule 5). [`Redactor`] removes the exact values of the
+//! secrets the bot holds, in their common encodings (base64 at every alignment, hex, URL, JSON
+//! escaping, reversed), and token patterns of well-known providers, replacing each with
+//! `[REDACTED:<kind>]`. [`neutralize_markdown`] makes outbound Markdown inert (foreign images and
+//! links, mass mentions). Neither decides where text goes: callers pass every outbound text
+//! through here. A redactor that holds no secret still removes the token patterns.
+
+mod encode;
+mod markdown;
+mod patterns;
+
+use std::borrow::Cow;
+
+use aho_corasick::{AhoCorasick, MatchKind};
+
+pub use encode::{base64, hex, url_encode};
+pub use markdown::neutralize_markdown;
+
+/// Values shorter than this are not redacted by value: too likely to occur in ordinary text.
+pub const MIN_SECRET_LEN: usize = 8;
+
+/// The kind named in the marker for an exact secret value (in any encoding).
+const SECRET_KIND: &str = "secret";
+
+/// The replacement for one redacted match.
+pub fn marker(kind: &str) -> String {
+    format!("[REDACTED:{kind}]")
+}
+
+/// Removes secrets from outbound text. Built once per process; cheap to share behind an `Arc`.
+#[derive(Debug, Clone, Default)]
+pub struct Redactor {
+    exact: Option<AhoCorasick>,
+}
+
+impl Redactor {
+    /// A redactor for the secrets among `vars` (a process environment): every variable whose
+    /// name [`crate::exec::env::is_secret_name`] flags, with a value of at least
+    /// [`MIN_SECRET_LEN`] characters.
+    pub fn from_env(vars: impl IntoIterator<Item = (String, String)>) -> Redactor {
+        let values = vars
+            .into_iter()
+            .filter(|(name, _)| crate::exec::env::is_secret_name(name))
+            .map(|(_, value)| value);
+        Redactor::from_values(values)
+    }
+
+    /// A redactor for these exact secret values (short ones ignored, see [`MIN_SECRET_LEN`]).
+    pub fn from_values(values: impl IntoIterator<Item = String>) -> Redactor {
+        let mut needles: Vec<String> = values
+            .into_iter()
+            .filter(|value| value.chars().count() >= MIN_SECRET_LEN)
+            .flat_map(|value| encode::forms(&value))
+            .filter(|form| form.len() >= MIN_SECRET_LEN && !marker(SECRET_KIND).contains(form))
+            .collect();
+        needles.sort();
+        needles.dedup();
+        let exact = if needles.is_empty() {
+            None
+        } else {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(&needles)
+                .ok()
+        };
+        Redactor { exact }
+    }
+
+    /// True when the redactor knows at least one exact secret value.
+    pub fn holds_secrets(&self) -> bool {
+        self.exact.is_some()
+    }
+
+    /// Redacts `text`: exact values (and their encodings) first, then token patterns. Returns the
+    /// input borrowed when nothing matched.
+    pub fn redact_text<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let exact = self.replace_exact(text);
+        match patterns::replace(&exact) {
+            Cow::Borrowed(_) => exact,
+            Cow::Owned(changed) => Cow::Owned(changed),
+        }
+    }
+
+    fn replace_exact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        match &self.exact {
+            Some(exact) if exact.is_match(text) => {
+                let marker = marker(SECRET_KIND);
+                let mut out = String::with_capacity(text.len());
+                exact.replace_all_with(text, &mut out, |_, _, dst| {
+                    dst.push_str(&marker);
+                    true
+                });
+                Cow::Owned(out)
+            }
+            _ => Cow::Borrowed(text),
+        }
+    }
+}
+
+impl crate::telemetry::Redact for Redactor {
+    fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        self.redact_text(text)
+    }
+}
+
+/// Redacts and neutralises one outbound Markdown text (comment, PR body, report, job summary):
+/// the call for the code that publishes such text.
+pub fn outbound_markdown(redactor: &Redactor, text: &str, allowed_hosts: &[&str]) -> String {
+    let redacted = redactor.redact_text(text);
+    neutralize_markdown(&redacted, allowed_hosts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CANARY: &str = "CanaryValue-0123456789";
+
+    #[test]
+    fn short_values_and_non_secret_names_are_ignored() {
+        let redactor = Redactor::from_env([
+            ("GITHUB_TOKEN".to_owned(), "short".to_owned()),
+            ("HOME".to_owned(), "/home/someone/long".to_owned()),
+        ]);
+        assert!(!redactor.holds_secrets());
+        assert_eq!(
+            redactor.redact_text("/home/someone/long"),
+            "/home/someone/long"
+        );
+    }
+
+    #[test]
+    fn exact_value_and_its_reversal_are_redacted() {
+        let redactor = Redactor::from_values([CANARY.to_owned()]);
+        let reversed: String = CANARY.chars().rev().collect();
+        let text = format!("a {CANARY} b {reversed} c");
+        let out = redactor.redact_text(&text);
+        assert_eq!(out, "a [REDACTED:secret] b [REDACTED:secret] c");
+    }
+
+    #[test]
+    fn markers_survive_a_second_pass() {
+        let redactor = Redactor::from_values(["REDACTED:secret".to_owned()]);
+        let once = redactor.redact_text("x REDACTED:secret y").into_owned();
+        assert_eq!(redactor.redact_text(&once), once);
+    }
+}

@@ -1,0 +1,116 @@
+//! Token patterns the redactor removes whatever their value: GitHub, OpenAI, Anthropic, AWS,
+//! Slack, private key blocks, `Authorization` header values and JWTs. Compiled once, on first
+//! use. This module only finds and replaces; it knows nothing of the secrets the bot holds.
+
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use regex::{Regex, RegexSet};
+
+/// One token pattern: the kind named in the replacement, and the regex. When the regex has a
+/// group named `keep`, that part of the match is kept in front of the marker (a header name or
+/// an assignment's key).
+struct Pattern {
+    kind: &'static str,
+    regex: Regex,
+}
+
+/// (kind, regex source), in the order they are applied: the most specific first.
+const SOURCES: &[(&str, &str)] = &[
+    (
+        "private-key",
+        r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)",
+    ),
+    (
+        "github",
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})",
+    ),
+    ("anthropic", r"\bsk-ant-[A-Za-z0-9_\-]{16,}"),
+    ("openai", r"\bsk-(?:proj-)?[A-Za-z0-9_\-]{20,}"),
+    ("aws-key-id", r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
+    (
+        "aws-secret",
+        r#"(?i)(?P<keep>aws_secret_access_key["']?\s*[:=]\s*["']?)[A-Za-z0-9/+=]{16,}"#,
+    ),
+    ("slack", r"\bxox[baprs]-[A-Za-z0-9\-]{10,}"),
+    (
+        "jwt",
+        r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+    ),
+    (
+        "authorization",
+        r"(?i)(?P<keep>\bauthorization\s*[:=]\s*(?:(?:bearer|token|basic)\s+)?)[A-Za-z0-9\-._~+/]{8,}=*",
+    ),
+    (
+        "authorization",
+        r"(?i)(?P<keep>\b(?:bearer|token)\s+)[A-Za-z0-9\-._~+/]{16,}=*",
+    ),
+];
+
+struct Compiled {
+    set: RegexSet,
+    patterns: Vec<Pattern>,
+}
+
+static COMPILED: LazyLock<Option<Compiled>> = LazyLock::new(compile);
+
+/// Compiles the patterns; `None` only if a source above is invalid (a unit test proves not).
+fn compile() -> Option<Compiled> {
+    let set = RegexSet::new(SOURCES.iter().map(|(_, source)| *source)).ok()?;
+    let patterns = SOURCES
+        .iter()
+        .map(|(kind, source)| Regex::new(source).map(|regex| Pattern { kind, regex }))
+        .collect::<Result<Vec<_>, _>>()
+        .ok()?;
+    Some(Compiled { set, patterns })
+}
+
+/// Replaces every token pattern in `text` with `[REDACTED:<kind>]`.
+pub fn replace(text: &str) -> Cow<'_, str> {
+    let Some(compiled) = COMPILED.as_ref() else {
+        return Cow::Borrowed(text);
+    };
+    let matched: Vec<usize> = compiled.set.matches(text).into_iter().collect();
+    if matched.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = text.to_owned();
+    for index in matched {
+        let pattern = &compiled.patterns[index];
+        out = replace_one(pattern, &out);
+    }
+    Cow::Owned(out)
+}
+
+fn replace_one(pattern: &Pattern, text: &str) -> String {
+    let marker = super::marker(pattern.kind);
+    pattern
+        .regex
+        .replace_all(text, |caps: &regex::Captures<'_>| {
+            let keep = caps.name("keep").map_or("", |m| m.as_str());
+            format!("{keep}{marker}")
+        })
+        .into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_patterns_compile() {
+        assert!(COMPILED.is_some());
+    }
+
+    #[test]
+    fn header_name_is_kept() {
+        let out = replace("Authorization: Bearer abcdefghijklmnopqrstuvwxyz");
+        assert_eq!(out, "Authorization: Bearer [REDACTED:authorization]");
+    }
+
+    #[test]
+    fn plain_words_are_left_alone() {
+        let text = "the token was refreshed; a sk-8 build; task-force";
+        assert!(matches!(replace(text), Cow::Borrowed(_)));
+    }
+}
