@@ -34,6 +34,15 @@ pub struct Cli {
     /// More diagnostics on stderr (repeat for more).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// LLM provider, overriding `llm.provider` (none, openai, anthropic, replay).
+    #[arg(long, global = true, value_name = "PROVIDER", value_parser = parse_provider)]
+    pub llm_provider: Option<crate::config::raw::LlmProvider>,
+    /// Primary model, overriding `llm.model`.
+    #[arg(long, global = true, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// LLM API base URL, overriding `llm.base_url` and `OPENAI_BASE_URL`.
+    #[arg(long, global = true, value_name = "URL")]
+    pub llm_base_url: Option<String>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -224,7 +233,23 @@ async fn load_config(
         explicit: cli.config.as_deref(),
         parent_env: env,
     };
-    Ok(config::load(input, executor).await?)
+    let mut config = config::load(input, executor).await?;
+    if let Some(provider) = cli.llm_provider {
+        config.llm.provider = provider;
+    }
+    if let Some(model) = &cli.model {
+        config.llm.model = Some(model.clone());
+    }
+    if let Some(url) = &cli.llm_base_url {
+        config.llm.base_url = Some(url.clone());
+    }
+    Ok(config)
+}
+
+/// `--llm-provider`: the same names as `llm.provider` in the configuration.
+fn parse_provider(text: &str) -> Result<crate::config::raw::LlmProvider, String> {
+    serde_json::from_value(serde_json::Value::String(text.to_owned()))
+        .map_err(|_| format!("`{text}` is not a provider (none, openai, anthropic, replay)"))
 }
 
 /// What `run` and `resume` need, loaded once.
@@ -461,8 +486,15 @@ async fn config_check(cli: &Cli) -> Result<Done, CliError> {
             p.display().to_string()
         });
     let preset = config.preset.as_deref().unwrap_or("none");
+    let llm = &config.llm;
+    let provider = serde_json::to_value(llm.provider)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let model = llm.model.as_deref().unwrap_or("default model");
+    let base = llm.base_url.as_deref().unwrap_or("default URL");
     let mut out = format!(
-        "configuration OK: {source}\npreset: {preset} ({})\ngates:\n",
+        "configuration OK: {source}\npreset: {preset} ({})\nllm: {provider}, {model}, {base}\ngates:\n",
         config.preset_reason
     );
     for gate in &config.gates {

@@ -152,6 +152,40 @@ fn file_gates_override_preset_gates_field_by_field() {
 }
 
 #[test]
+fn llm_flags_override_the_configuration() {
+    let repo = repo_with_config(
+        "version: 1\npreset: none\nllm:\n  provider: anthropic\n  model: from-file\n",
+    );
+    check(repo.path())
+        .success()
+        .stdout(predicate::str::contains(
+            "llm: anthropic, from-file, default URL",
+        ));
+    meta_agent()
+        .arg("--repo")
+        .arg(repo.path())
+        .args([
+            "--llm-provider",
+            "openai",
+            "--model",
+            "m2",
+            "--llm-base-url",
+            "http://127.0.0.1:9/v1",
+        ])
+        .args(["config", "check"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "llm: openai, m2, http://127.0.0.1:9/v1",
+        ));
+    meta_agent()
+        .args(["--llm-provider", "bogus", "config", "check"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("`bogus` is not a provider"));
+}
+
+#[test]
 fn the_schema_is_generated_from_the_types() {
     let out = meta_agent().args(["config", "schema"]).assert().success();
     let schema: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
