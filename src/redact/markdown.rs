@@ -1,7 +1,8 @@
-//! Makes outbound Markdown inert: images, links and `<img>` tags pointing at hosts outside an
-//! allowlist become plain text naming the host (so nothing is fetched and no data leaves in a
-//! URL), and mass mentions (`@everyone`, `@here`, team mentions, more than three user mentions)
-//! are wrapped in backticks so they notify nobody. It does not redact secrets: see the parent.
+//! Makes outbound Markdown inert: images, links, autolinks and `<img>` tags pointing at hosts
+//! outside an allowlist become plain text naming the host (so nothing is fetched and no data
+//! leaves in a URL), and mass mentions (`@everyone`, `@here`, team mentions, more than three user
+//! mentions) are wrapped in backticks so they notify nobody. It does not redact secrets: see the
+//! parent module.
 
 use std::sync::LazyLock;
 
@@ -18,6 +19,8 @@ static LINK: LazyLock<Option<Regex>> = LazyLock::new(|| {
 });
 static REFERENCE: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"(?m)^( {0,3}\[[^\]\n]+\]:)[ \t]*<?(\S+?)>?(?:[ \t].*)?$").ok());
+static AUTOLINK: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"<((?i:https?):[^>\s]+)>").ok());
 static IMG_TAG: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"(?i)<img\b[^>]*>").ok());
 static IMG_SRC: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r#"(?i)\bsrc\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))"#).ok());
@@ -49,6 +52,13 @@ pub fn neutralize_markdown(text: &str, allowed_hosts: &[&str]) -> String {
         &out,
         2,
         |caps, host| format!("{} (link removed: {host})", &caps[1]),
+        &allowed,
+    );
+    out = replace_urls(
+        &AUTOLINK,
+        &out,
+        1,
+        |_, host| format!("(link removed: {host})"),
         &allowed,
     );
     out = neutralize_img_tags(&out, &allowed);
@@ -194,6 +204,15 @@ mod tests {
             foreign_host("//evil.example/x", &[]),
             Some("evil.example".to_owned())
         );
+    }
+
+    #[test]
+    fn foreign_autolinks_are_removed() {
+        let out = neutralize_markdown(
+            "<https://evil.example/?d=1> <https://github.com/x>",
+            &["github.com"],
+        );
+        assert_eq!(out, "(link removed: evil.example) <https://github.com/x>");
     }
 
     #[test]

@@ -15,11 +15,13 @@ struct Pattern {
     regex: Regex,
 }
 
-/// (kind, regex source), in the order they are applied: the most specific first.
+/// (kind, regex source), in the order they are applied: the most specific first. A private key
+/// without its END line is removed up to the end of the text or the next `"`, so a JSON line
+/// stays valid.
 const SOURCES: &[(&str, &str)] = &[
     (
         "private-key",
-        r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)",
+        r#"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[^"]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|[^"]*)"#,
     ),
     (
         "github",
@@ -106,6 +108,13 @@ mod tests {
     fn header_name_is_kept() {
         let out = replace("Authorization: Bearer abcdefghijklmnopqrstuvwxyz");
         assert_eq!(out, "Authorization: Bearer [REDACTED:authorization]");
+    }
+
+    #[test]
+    fn a_truncated_key_in_a_json_line_keeps_the_line_valid() {
+        let line = r#"{"output":"-----BEGIN RSA PRIVATE KEY-----\nMIIEow","n":1}"#;
+        let out = replace(line);
+        assert_eq!(out, r#"{"output":"[REDACTED:private-key]","n":1}"#);
     }
 
     #[test]
