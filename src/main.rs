@@ -60,9 +60,14 @@ fn init_tracing(verbose: u8) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let redactor =
+        meta_agent::redact::Redactor::from_env(std::env::vars_os().filter_map(|(name, value)| {
+            Some((name.into_string().ok()?, value.into_string().ok()?))
+        }));
+    let stderr = meta_agent::redact::writer::RedactingStderr::new(std::sync::Arc::new(redactor));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(stderr)
         .with_ansi(ansi)
         .with_target(false)
         .init();

@@ -85,6 +85,16 @@ fn open_repo(root: &Path) -> Result<Git2Repository, CliError> {
     })
 }
 
+/// The task with the bot's secrets taken out of every text: it feeds prompts, branch names,
+/// commit messages and reports, all outbound.
+fn redacted_task(mut task: Task, redactor: &Redactor) -> Task {
+    let clean = |text: &str| redactor.redact_text(text).into_owned();
+    task.title = clean(&task.title);
+    task.requirements = clean(&task.requirements);
+    task.acceptance = task.acceptance.iter().map(|item| clean(item)).collect();
+    task
+}
+
 /// Starts a new run.
 pub async fn run(ctx: RunContext<'_>, args: &RunArgs) -> Result<Done, CliError> {
     let task = match (&args.task, &args.text) {
@@ -93,6 +103,7 @@ pub async fn run(ctx: RunContext<'_>, args: &RunArgs) -> Result<Done, CliError> 
         (None, None) => return Err(CliError::Usage("give --task FILE or --text TEXT".into())),
     }
     .map_err(|err| CliError::Usage(err.to_string()))?;
+    let task = redacted_task(task, &Redactor::from_env(ctx.parent_env.iter().cloned()));
     let repo = open_repo(ctx.repo_root)?;
     if !repo
         .changed_files()
@@ -198,7 +209,8 @@ where
     let dir = sessions.session_dir(session);
     std::fs::create_dir_all(&dir)
         .map_err(|err| CliError::Internal(format!("{}: {err}", dir.display())))?;
-    let sinks = Sinks::open(&dir, json, ctx.parent_env)?;
+    let redactor = Arc::new(Redactor::from_env(ctx.parent_env.iter().cloned()));
+    let sinks = Sinks::open(&dir, json, redactor.clone())?;
     let reviewed_rev = repo
         .default_branch()
         .ok()
@@ -237,16 +249,15 @@ where
         .await
         .map_err(|err| CliError::Internal(err.to_string()))?;
     sinks.finish(&dir, ctx.config, session)?;
-    let rendered = render(&report, ctx.verbose);
+    let rendered = redactor
+        .redact_text(&render(&report, ctx.verbose))
+        .into_owned();
     write_file(&dir.join("report.md"), &rendered)?;
     let mut outcome = outcome_json(&report);
     outcome["isolation"] = serde_json::Value::String(isolation);
-    write_file(&dir.join("outcome.json"), &format!("{outcome}\n"))?;
-    let stdout = if json {
-        format!("{outcome}\n")
-    } else {
-        rendered
-    };
+    let outcome = redactor.redact_text(&format!("{outcome}\n")).into_owned();
+    write_file(&dir.join("outcome.json"), &outcome)?;
+    let stdout = if json { outcome } else { rendered };
     Ok(Done {
         stdout,
         outcome: exit_outcome(&report),
@@ -262,9 +273,8 @@ struct Sinks {
 }
 
 impl Sinks {
-    fn open(dir: &Path, json: bool, parent_env: &[(String, String)]) -> Result<Sinks, CliError> {
+    fn open(dir: &Path, json: bool, redactor: Arc<Redactor>) -> Result<Sinks, CliError> {
         let clock = Arc::new(SystemClock);
-        let redactor = Arc::new(Redactor::from_env(parent_env.iter().cloned()));
         let internal = |err: crate::telemetry::TelemetryError| CliError::Internal(err.to_string());
         Ok(Sinks {
             trace: TraceFile::open(&dir.join("trace.jsonl"), clock.clone(), redactor.clone())

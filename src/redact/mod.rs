@@ -8,6 +8,7 @@
 mod encode;
 mod markdown;
 mod patterns;
+pub mod writer;
 
 use std::borrow::Cow;
 
