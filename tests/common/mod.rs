@@ -106,3 +106,16 @@ pub fn outside_tmp() -> tempfile::TempDir {
         })
         .expect("a writable directory outside /tmp")
 }
+
+/// A file a run left in its session directory (`.git/meta-agent/sessions/<id>/<name>`), where
+/// `outcome` is the run's outcome object.
+pub fn session_file(work: &std::path::Path, outcome: &serde_json::Value, name: &str) -> String {
+    let session = outcome["session"]
+        .as_str()
+        .expect("the outcome names its session");
+    let path = work
+        .join(".git/meta-agent/sessions")
+        .join(session)
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
+}

@@ -446,12 +446,7 @@ async fn a_failing_test_is_fixed_end_to_end_by_the_agent() {
     assert_eq!(outcome["llm_calls"], 5, "{outcome:#}");
     let fixed = std::fs::read_to_string(work.join("calc.py")).unwrap();
     assert!(fixed.contains("sum(values) / len(values)"), "{fixed}");
-    let audit = std::fs::read_to_string(
-        work.join(".git/meta-agent/sessions")
-            .join(outcome["session"].as_str().unwrap())
-            .join("audit.jsonl"),
-    )
-    .unwrap();
+    let audit = crate::common::session_file(&work, &outcome, "audit.jsonl");
     let tool_calls: Vec<Value> = audit
         .lines()
         .map(|line| serde_json::from_str::<Value>(line).unwrap())

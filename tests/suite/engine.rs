@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use crate::common::{example, git, meta_agent, scratch_repo};
+use crate::common::{example, git, meta_agent, scratch_repo, session_file};
 
 /// The example with one change committed on top.
 fn example_with(change: impl FnOnce(&Path)) -> (tempfile::TempDir, std::path::PathBuf) {
@@ -143,11 +143,7 @@ fn hindsight_fixes_a_lint_failure_with_no_llm_call_and_commits_with_trailers() {
         "the outcome is recorded with the fix: {files}"
     );
     assert!(!files.contains(".coverage"), "{files}");
-    let session_dir = work
-        .join(".git/meta-agent/sessions")
-        .join(outcome["session"].as_str().unwrap());
-    let audit: Vec<Value> = std::fs::read_to_string(session_dir.join("audit.jsonl"))
-        .unwrap()
+    let audit: Vec<Value> = session_file(&work, &outcome, "audit.jsonl")
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
         .collect();
@@ -165,7 +161,7 @@ fn hindsight_fixes_a_lint_failure_with_no_llm_call_and_commits_with_trailers() {
         audit.iter().any(|a| a["action"] == "commit"),
         "the commit is audited"
     );
-    let metrics = std::fs::read_to_string(session_dir.join("metrics.prom")).unwrap();
+    let metrics = session_file(&work, &outcome, "metrics.prom");
     assert!(
         metrics.contains("meta_agent_loop_total{outcome=\"committed\"} 1"),
         "{metrics}"
@@ -278,12 +274,7 @@ fn a_persistent_failure_escalates_after_two_iterations_with_a_report() {
         "the flaky check and the improve iteration re-ran only the failing test: {tests_runs:#?}"
     );
     let session = outcome["session"].as_str().unwrap();
-    let report = std::fs::read_to_string(
-        work.join(".git/meta-agent/sessions")
-            .join(session)
-            .join("report.md"),
-    )
-    .unwrap();
+    let report = session_file(&work, &outcome, "report.md");
     let escalation = report.split("--- escalation report ---\n").nth(1).unwrap();
     insta::assert_snapshot!(
         "persistent_failure_escalation",
@@ -313,13 +304,7 @@ fn without_an_llm_or_a_known_fix_the_run_escalates_clearly() {
     assert_eq!(code, 4);
     assert_eq!(outcome["outcome"], "escalated");
     assert_eq!(outcome["llm_calls"], 0);
-    let session = outcome["session"].as_str().unwrap();
-    let report = std::fs::read_to_string(
-        work.join(".git/meta-agent/sessions")
-            .join(session)
-            .join("report.md"),
-    )
-    .unwrap();
+    let report = session_file(&work, &outcome, "report.md");
     assert!(
         report.contains("only an LLM (or a person) could go further"),
         "{report}"
@@ -443,15 +428,7 @@ fn killed_and_resumed(point: impl Fn(&Value) -> bool) {
             .unwrap()
             .contains("import math")
     );
-    let state: Value = serde_json::from_slice(
-        &std::fs::read(
-            work.join(".git/meta-agent/sessions")
-                .join(outcome["session"].as_str().unwrap())
-                .join("state.json"),
-        )
-        .unwrap(),
-    )
-    .unwrap();
+    let state: Value = serde_json::from_str(&session_file(&work, &outcome, "state.json")).unwrap();
     assert_eq!(state["recoveries"].as_array().unwrap().len(), 1);
     assert_eq!(
         git(&work, &["status", "--porcelain"]).trim(),
