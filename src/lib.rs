@@ -19,6 +19,7 @@ pub mod event;
 pub mod exec;
 pub mod exit;
 pub mod gates;
+pub mod github;
 pub mod git;
 pub mod hindsight;
 pub mod llm;

@@ -1,0 +1,350 @@
+//! The narrow slice of the GitHub REST API meta-agent uses, as a trait ([`GitHubApi`]) with one
+//! real implementation over reqwest ([`super::rest::RestClient`]), and the typed values it
+//! exchanges. Only the fields the bot reads are modelled; GitHub's answers carry many more.
+//!
+//! Nothing here decides anything: authorization, idempotency and what to write live in the
+//! modules that call this one. This module must not log tokens or bodies.
+
+use std::future::Future;
+
+use serde::{Deserialize, Serialize};
+
+/// `owner/name`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RepoId {
+    pub owner: String,
+    pub name: String,
+}
+
+impl RepoId {
+    /// Parses `owner/name` (as in `GITHUB_REPOSITORY`); `None` unless exactly two non-empty
+    /// parts made of letters, digits, `-`, `_` and `.`.
+    pub fn parse(text: &str) -> Option<Self> {
+        let (owner, name) = text.split_once('/')?;
+        let valid = |part: &str| {
+            !part.is_empty()
+                && part != "."
+                && part != ".."
+                && part
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        };
+        (valid(owner) && valid(name)).then(|| Self {
+            owner: owner.to_owned(),
+            name: name.to_owned(),
+        })
+    }
+}
+
+impl std::fmt::Display for RepoId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.owner, self.name)
+    }
+}
+
+/// A collaborator's permission on the repository, as
+/// `GET /repos/{owner}/{repo}/collaborators/{username}/permission` reports it in `permission`
+/// (`admin`, `maintain`, `write`, `triage`, `read`, `none`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Permission {
+    Admin,
+    Maintain,
+    Write,
+    Triage,
+    Read,
+    None,
+}
+
+impl Permission {
+    /// Reads GitHub's word; anything unknown counts as `None` (fail closed).
+    pub fn parse(word: &str) -> Self {
+        match word {
+            "admin" => Self::Admin,
+            "maintain" => Self::Maintain,
+            "write" => Self::Write,
+            "triage" => Self::Triage,
+            "read" => Self::Read,
+            _ => Self::None,
+        }
+    }
+
+    /// Whether this permission may trigger the bot: write, maintain or admin.
+    pub fn can_trigger(self) -> bool {
+        matches!(self, Self::Admin | Self::Maintain | Self::Write)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Admin => "admin",
+            Self::Maintain => "maintain",
+            Self::Write => "write",
+            Self::Triage => "triage",
+            Self::Read => "read",
+            Self::None => "none",
+        }
+    }
+}
+
+/// A GitHub account as the API shows it (`login`, `type`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Account {
+    pub login: String,
+    /// `User`, `Bot` or `Organization`.
+    #[serde(rename = "type", default)]
+    pub kind: String,
+}
+
+impl Account {
+    pub fn is_bot(&self) -> bool {
+        self.kind == "Bot" || self.login.ends_with("[bot]")
+    }
+}
+
+/// An issue (or pull request) comment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Comment {
+    pub id: u64,
+    #[serde(default)]
+    pub body: String,
+    pub user: Account,
+    /// RFC 3339, as GitHub writes it (`2026-11-22T04:30:00Z`).
+    pub created_at: String,
+    #[serde(default)]
+    pub html_url: String,
+}
+
+/// An issue (pull requests are issues too).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Issue {
+    pub number: u64,
+    pub title: String,
+    /// `null` on GitHub for an empty body; empty here.
+    #[serde(default, deserialize_with = "null_as_empty")]
+    pub body: String,
+    pub user: Account,
+    #[serde(default)]
+    pub labels: Vec<Label>,
+    #[serde(default)]
+    pub state: String,
+    #[serde(default)]
+    pub html_url: String,
+}
+
+/// An issue label.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Label {
+    pub name: String,
+}
+
+/// A pull request, as much as the bot needs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PullRequest {
+    pub number: u64,
+    pub html_url: String,
+    pub state: String,
+    /// The head branch's name (`head.ref`).
+    pub head_ref: String,
+    /// The base branch's name (`base.ref`).
+    pub base_ref: String,
+    #[serde(default)]
+    pub body: String,
+}
+
+/// What `POST /repos/{owner}/{repo}/pulls` needs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NewPullRequest {
+    pub title: String,
+    pub body: String,
+    /// The bot's branch (same repository).
+    pub head: String,
+    pub base: String,
+    pub draft: bool,
+}
+
+/// A job of a workflow run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Job {
+    pub id: u64,
+    pub name: String,
+    /// `success`, `failure`, `cancelled`, ... or `None` while running.
+    pub conclusion: Option<String>,
+    #[serde(default)]
+    pub html_url: String,
+}
+
+/// An artifact of a workflow run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Artifact {
+    pub id: u64,
+    pub name: String,
+    pub size_in_bytes: u64,
+    #[serde(default)]
+    pub expired: bool,
+}
+
+/// The reactions the bot adds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reaction {
+    /// Acknowledgement: "seen, working on it".
+    Eyes,
+    /// Refused (not authorized, or not understood).
+    Confused,
+}
+
+impl Reaction {
+    /// The API's `content` word.
+    pub fn content(self) -> &'static str {
+        match self {
+            Self::Eyes => "eyes",
+            Self::Confused => "confused",
+        }
+    }
+}
+
+/// Why a GitHub call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum GitHubError {
+    #[error("GitHub refused the token ({status}) on {what}: {message}")]
+    Unauthorized {
+        status: u16,
+        what: String,
+        message: String,
+    },
+    #[error("GitHub has no {what} (404)")]
+    NotFound { what: String },
+    #[error(
+        "GitHub rate limit on {what}: waiting {wait_secs} s more would pass the job's deadline"
+    )]
+    RateLimited { what: String, wait_secs: u64 },
+    #[error("GitHub answered {status} on {what}: {message}")]
+    Http {
+        status: u16,
+        what: String,
+        message: String,
+    },
+    #[error("cannot reach GitHub at {url}: {message}")]
+    Unreachable { url: String, message: String },
+    #[error("GitHub's answer to {what} is not what the API documents: {message}")]
+    Decode { what: String, message: String },
+}
+
+impl GitHubError {
+    /// A server-side failure (5xx) or a lost connection: the write may or may not have happened.
+    pub fn is_uncertain(&self) -> bool {
+        match self {
+            Self::Http { status, .. } => *status >= 500,
+            Self::Unreachable { .. } => true,
+            _ => false,
+        }
+    }
+}
+
+/// The calls meta-agent makes. Reads may retry; writes are sent once (callers make them
+/// idempotent: find before create).
+pub trait GitHubApi: Send + Sync {
+    /// `GET /repos/{owner}/{repo}/collaborators/{login}/permission` (`permission` field).
+    fn permission(
+        &self,
+        repo: &RepoId,
+        login: &str,
+    ) -> impl Future<Output = Result<Permission, GitHubError>> + Send;
+
+    /// `GET /repos/{owner}/{repo}/issues/{number}`.
+    fn issue(
+        &self,
+        repo: &RepoId,
+        number: u64,
+    ) -> impl Future<Output = Result<Issue, GitHubError>> + Send;
+
+    /// Every comment of an issue, oldest first (all pages).
+    fn comments(
+        &self,
+        repo: &RepoId,
+        issue: u64,
+    ) -> impl Future<Output = Result<Vec<Comment>, GitHubError>> + Send;
+
+    /// `POST /repos/{owner}/{repo}/issues/{issue}/comments`.
+    fn create_comment(
+        &self,
+        repo: &RepoId,
+        issue: u64,
+        body: &str,
+    ) -> impl Future<Output = Result<Comment, GitHubError>> + Send;
+
+    /// `PATCH /repos/{owner}/{repo}/issues/comments/{id}`.
+    fn update_comment(
+        &self,
+        repo: &RepoId,
+        id: u64,
+        body: &str,
+    ) -> impl Future<Output = Result<Comment, GitHubError>> + Send;
+
+    /// `POST /repos/{owner}/{repo}/issues/comments/{id}/reactions`.
+    fn react(
+        &self,
+        repo: &RepoId,
+        comment: u64,
+        reaction: Reaction,
+    ) -> impl Future<Output = Result<(), GitHubError>> + Send;
+
+    /// The open pull request whose head is `branch` in this repository, if any
+    /// (`GET /repos/{owner}/{repo}/pulls?head={owner}:{branch}&state=open`).
+    fn open_pull_for(
+        &self,
+        repo: &RepoId,
+        branch: &str,
+    ) -> impl Future<Output = Result<Option<PullRequest>, GitHubError>> + Send;
+
+    /// `POST /repos/{owner}/{repo}/pulls`.
+    fn create_pull(
+        &self,
+        repo: &RepoId,
+        pull: &NewPullRequest,
+    ) -> impl Future<Output = Result<PullRequest, GitHubError>> + Send;
+
+    /// `PATCH /repos/{owner}/{repo}/pulls/{number}` with a new body.
+    fn update_pull_body(
+        &self,
+        repo: &RepoId,
+        number: u64,
+        body: &str,
+    ) -> impl Future<Output = Result<PullRequest, GitHubError>> + Send;
+
+    /// The latest attempt's jobs of a workflow run
+    /// (`GET /repos/{owner}/{repo}/actions/runs/{run}/jobs?filter=latest`, all pages).
+    fn jobs(
+        &self,
+        repo: &RepoId,
+        run: u64,
+    ) -> impl Future<Output = Result<Vec<Job>, GitHubError>> + Send;
+
+    /// A job's plain-text log (`GET /repos/{owner}/{repo}/actions/jobs/{job}/logs`, following
+    /// the redirect), keeping at most `cap` bytes (the tail, where failures are).
+    fn job_log(
+        &self,
+        repo: &RepoId,
+        job: u64,
+        cap: usize,
+    ) -> impl Future<Output = Result<String, GitHubError>> + Send;
+
+    /// A run's artifacts (`GET /repos/{owner}/{repo}/actions/runs/{run}/artifacts`).
+    fn artifacts(
+        &self,
+        repo: &RepoId,
+        run: u64,
+    ) -> impl Future<Output = Result<Vec<Artifact>, GitHubError>> + Send;
+
+    /// The files of an artifact (`GET .../actions/artifacts/{id}/zip`, following the redirect,
+    /// unzipped in memory): `(path, contents)`, refusing archives over `cap` bytes unpacked.
+    fn artifact_files(
+        &self,
+        repo: &RepoId,
+        artifact: u64,
+        cap: usize,
+    ) -> impl Future<Output = Result<Vec<(String, Vec<u8>)>, GitHubError>> + Send;
+}
+
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    Ok(Option::<String>::deserialize(deserializer)?.unwrap_or_default())
+}

@@ -1,0 +1,1 @@
+//! The real [`super::api::GitHubApi`] over reqwest (rustls): owned by the REST-client work.

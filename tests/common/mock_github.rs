@@ -1,0 +1,1 @@
+//! A loopback mock GitHub REST API (owned by the REST-client work).

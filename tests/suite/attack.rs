@@ -1,0 +1,1 @@
+//! Integration tests: attack (see the module's owner for scope).

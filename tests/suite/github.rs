@@ -1,0 +1,1 @@
+//! Integration tests: github (see the module's owner for scope).

@@ -1,0 +1,1 @@
+//! Integration tests: github_api (see the module's owner for scope).

@@ -1,0 +1,1 @@
+//! Integration tests: planning (see the module's owner for scope).

@@ -1,0 +1,1 @@
+//! Integration tests: workflows (see the module's owner for scope).
