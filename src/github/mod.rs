@@ -4,6 +4,7 @@
 //! sees it.
 
 pub mod api;
+pub mod rate;
 pub mod rest;
 
 pub use api::{GitHubApi, GitHubError, Permission, RepoId};

@@ -1,1 +1,894 @@
-//! The real [`super::api::GitHubApi`] over reqwest (rustls): owned by the REST-client work.
+//! The real [`GitHubApi`] over reqwest (rustls): builds each request (bearer token, API
+//! version, `per_page=100` pagination through `Link: rel="next"`), paces it against GitHub's
+//! rate limits (the decisions live in [`super::rate`]), and turns answers into the typed values
+//! and errors of [`super::api`].
+//!
+//! Reads retry transient failures (lost connections, 5xx) with capped, jittered back-off.
+//! Writes (POST/PATCH) go one at a time through a single lock and are sent once: a 5xx or a lost
+//! connection is returned ([`GitHubError::is_uncertain`]) for the caller to re-find before
+//! re-creating. A rate-limited request was not performed, so reads and writes alike are resent
+//! after the wait, and the total wait is capped under the job's deadline.
+//!
+//! The token lives in one sensitive header value in memory: it is never logged, never part of
+//! an error's text, and never sent to the host a log or artifact download redirects to (reqwest
+//! drops `Authorization` on a redirect to another host or port). Every body is read with a cap.
+
+use std::fmt;
+use std::io::{Cursor, Read};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue, LINK};
+use reqwest::{Method, Response, StatusCode, Url};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::api::{
+    Artifact, Comment, GitHubApi, GitHubError, Issue, Job, NewPullRequest, Permission, PullRequest,
+    Reaction, RepoId,
+};
+use super::rate::{self, RateHeaders, RatePolicy, RateVerdict, WaitBudget, WaitPlan};
+
+/// The REST API version every request asks for.
+pub const API_VERSION: &str = "2022-11-28";
+const PER_PAGE: &str = "100";
+/// Pagination stops with an error past this many pages (10 000 items).
+const MAX_PAGES: usize = 100;
+/// The largest JSON answer read.
+const JSON_BODY_CAP: usize = 32 << 20;
+/// The largest error answer read (for its `message`).
+const ERROR_BODY_CAP: usize = 64 << 10;
+/// The longest GitHub `message` kept in an error.
+const MESSAGE_CAP: usize = 500;
+
+/// How to reach GitHub.
+pub struct RestSettings {
+    /// The API root (`GITHUB_API_URL`): `https://api.github.com`, or
+    /// `https://ghes.example.com/api/v3` on Enterprise Server; a trailing slash is fine.
+    pub api_url: String,
+    /// The installation or workflow token, held in memory only.
+    pub token: String,
+    pub user_agent: String,
+    /// The job's deadline: rate-limit waits end `rate.final_reserve` before it.
+    pub deadline: Option<Instant>,
+    pub rate: RatePolicy,
+}
+
+impl fmt::Debug for RestSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RestSettings")
+            .field("api_url", &self.api_url)
+            .field("token", &"[hidden]")
+            .field("user_agent", &self.user_agent)
+            .field("deadline", &self.deadline)
+            .field("rate", &self.rate)
+            .finish()
+    }
+}
+
+/// The GitHub REST client.
+pub struct RestClient {
+    http: reqwest::Client,
+    base: Url,
+    /// `Bearer <token>`, marked sensitive.
+    authorization: HeaderValue,
+    deadline: Option<Instant>,
+    rate: RatePolicy,
+    /// Held for the whole of each write, rate-limit waits included.
+    writes: tokio::sync::Mutex<()>,
+    /// Milliseconds waited so far on rate limits and back-offs.
+    waited_ms: AtomicU64,
+}
+
+impl fmt::Debug for RestClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RestClient")
+            .field("base", &self.base.as_str())
+            .field("token", &"[hidden]")
+            .field("deadline", &self.deadline)
+            .field("rate", &self.rate)
+            .finish()
+    }
+}
+
+/// Reads and writes are paced differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Effect {
+    Read,
+    Write,
+}
+
+/// One request to send.
+struct Call {
+    method: Method,
+    url: Url,
+    /// What is asked for, in words, for errors: "issue #5 of o/r".
+    what: String,
+    body: Option<Value>,
+}
+
+impl Call {
+    fn get(url: Url, what: String) -> Self {
+        Self {
+            method: Method::GET,
+            url,
+            what,
+            body: None,
+        }
+    }
+
+    fn write(method: Method, url: Url, what: String, body: Value) -> Self {
+        Self {
+            method,
+            url,
+            what,
+            body: Some(body),
+        }
+    }
+
+    fn effect(&self) -> Effect {
+        if self.method == Method::GET {
+            Effect::Read
+        } else {
+            Effect::Write
+        }
+    }
+}
+
+impl RestClient {
+    /// Checks the URL and the token and builds the HTTP client; sends nothing.
+    pub fn new(settings: RestSettings) -> Result<Self, GitHubError> {
+        let base = parse_api_url(&settings.api_url)?;
+        let authorization = bearer(&settings.token)?;
+        let http = reqwest::Client::builder()
+            .user_agent(settings.user_agent)
+            .connect_timeout(Duration::from_secs(15))
+            .read_timeout(Duration::from_secs(60))
+            .redirect(reqwest::redirect::Policy::limited(5))
+            .build()
+            .map_err(|error| GitHubError::Unreachable {
+                url: base.to_string(),
+                message: format!("cannot set up the HTTP client: {error}"),
+            })?;
+        Ok(Self {
+            http,
+            base,
+            authorization,
+            deadline: settings.deadline,
+            rate: settings.rate,
+            writes: tokio::sync::Mutex::new(()),
+            waited_ms: AtomicU64::new(0),
+        })
+    }
+
+    /// `{api}/repos/{owner}/{name}/{rest...}`, each segment percent-encoded.
+    fn repo_url(&self, repo: &RepoId, rest: &[&str]) -> Url {
+        let mut url = self.base.clone();
+        if let Ok(mut path) = url.path_segments_mut() {
+            path.pop_if_empty()
+                .extend(["repos", repo.owner.as_str(), repo.name.as_str()])
+                .extend(rest);
+        }
+        url
+    }
+
+    /// Sends a call, pacing it; answers only with a 2xx response (body unread).
+    async fn send(&self, call: &Call) -> Result<Response, GitHubError> {
+        let _write_turn = match call.effect() {
+            Effect::Write => Some(self.writes.lock().await),
+            Effect::Read => None,
+        };
+        let mut attempt = 0;
+        loop {
+            let failure = match self.request(call).send().await {
+                Ok(response) if response.status().is_success() => return Ok(response),
+                Ok(response) => match self.refusal(call, response).await? {
+                    Some(failure) => failure,
+                    None => continue,
+                },
+                Err(error) => unreachable(&call.url, &error),
+            };
+            let transient = failure.is_uncertain() && call.effect() == Effect::Read;
+            if !transient || attempt >= self.rate.read_retries {
+                return Err(failure);
+            }
+            let pause = rate::backoff(attempt, fastrand::f64(), &self.rate);
+            if self.pause(pause, 0.0).await.is_err() {
+                return Err(failure);
+            }
+            attempt += 1;
+        }
+    }
+
+    fn request(&self, call: &Call) -> reqwest::RequestBuilder {
+        let mut headers = HeaderMap::new();
+        headers.insert(AUTHORIZATION, self.authorization.clone());
+        headers.insert(
+            ACCEPT,
+            HeaderValue::from_static("application/vnd.github+json"),
+        );
+        headers.insert(
+            "x-github-api-version",
+            HeaderValue::from_static(API_VERSION),
+        );
+        let builder = self
+            .http
+            .request(call.method.clone(), call.url.clone())
+            .headers(headers);
+        match &call.body {
+            Some(body) => builder.json(body),
+            None => builder,
+        }
+    }
+
+    /// A non-2xx answer: `Ok(None)` after waiting out a rate limit (resend), `Ok(Some(error))`
+    /// for any other status, `Err` when the rate-limit wait does not fit in the budget.
+    async fn refusal(
+        &self,
+        call: &Call,
+        response: Response,
+    ) -> Result<Option<GitHubError>, GitHubError> {
+        let status = response.status();
+        let now = unix_now();
+        let headers = rate_headers(response.headers(), now);
+        let body = read_capped(response, ERROR_BODY_CAP, &call.what)
+            .await
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            .unwrap_or_default();
+        match rate::classify(status.as_u16(), &headers, &body, now, &self.rate) {
+            RateVerdict::Limited { wait, .. } => match self.pause(wait, fastrand::f64()).await {
+                Ok(()) => Ok(None),
+                Err(required) => Err(GitHubError::RateLimited {
+                    what: call.what.clone(),
+                    wait_secs: required.as_secs_f64().ceil() as u64,
+                }),
+            },
+            RateVerdict::NotLimited => Ok(Some(status_error(status, &call.what, &body))),
+        }
+    }
+
+    /// Sleeps `required` plus jitter when the budget allows; else answers the required wait.
+    async fn pause(&self, required: Duration, jitter: f64) -> Result<(), Duration> {
+        let budget = WaitBudget {
+            waited: Duration::from_millis(self.waited_ms.load(Ordering::Relaxed)),
+            until_deadline: self
+                .deadline
+                .map(|deadline| deadline.saturating_duration_since(Instant::now())),
+        };
+        match rate::plan_wait(required, jitter, &budget, &self.rate) {
+            WaitPlan::Sleep(wait) => {
+                let millis = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
+                self.waited_ms.fetch_add(millis, Ordering::Relaxed);
+                tokio::time::sleep(wait).await;
+                Ok(())
+            }
+            WaitPlan::GiveUp { required } => Err(required),
+        }
+    }
+
+    async fn json<T: DeserializeOwned>(&self, call: Call) -> Result<T, GitHubError> {
+        let response = self.send(&call).await?;
+        let bytes = read_capped(response, JSON_BODY_CAP, &call.what).await?;
+        decode(&bytes, &call.what)
+    }
+
+    /// Every item over all pages; `key` names the array inside an object page
+    /// (`{"total_count": n, "jobs": [...]}`), `None` for a bare array page.
+    async fn paginate<T: DeserializeOwned>(
+        &self,
+        mut url: Url,
+        what: &str,
+        key: Option<&str>,
+    ) -> Result<Vec<T>, GitHubError> {
+        url.query_pairs_mut().append_pair("per_page", PER_PAGE);
+        let mut next = Some(url);
+        let mut items = Vec::new();
+        for _ in 0..MAX_PAGES {
+            let Some(url) = next.take() else {
+                return Ok(items);
+            };
+            let response = self.send(&Call::get(url, what.to_owned())).await?;
+            next = self.next_page(response.headers(), what)?;
+            let bytes = read_capped(response, JSON_BODY_CAP, what).await?;
+            let page: Value = decode(&bytes, what)?;
+            let list = match key {
+                Some(key) => page.get(key).cloned().unwrap_or(Value::Null),
+                None => page,
+            };
+            items.extend(decode_value::<Vec<T>>(list, what)?);
+        }
+        match next {
+            None => Ok(items),
+            Some(_) => Err(GitHubError::Decode {
+                what: what.to_owned(),
+                message: format!("more than {MAX_PAGES} pages"),
+            }),
+        }
+    }
+
+    /// The `rel="next"` link, refused when it leaves the API's origin (the token would follow).
+    fn next_page(&self, headers: &HeaderMap, what: &str) -> Result<Option<Url>, GitHubError> {
+        let Some(link) = headers.get(LINK).and_then(|value| value.to_str().ok()) else {
+            return Ok(None);
+        };
+        let Some(next) = next_link(link) else {
+            return Ok(None);
+        };
+        match Url::parse(next) {
+            Ok(url) if url.origin() == self.base.origin() => Ok(Some(url)),
+            _ => Err(GitHubError::Decode {
+                what: what.to_owned(),
+                message: "the next-page link points outside the API".to_owned(),
+            }),
+        }
+    }
+}
+
+impl GitHubApi for RestClient {
+    async fn permission(&self, repo: &RepoId, login: &str) -> Result<Permission, GitHubError> {
+        #[derive(Deserialize)]
+        struct Answer {
+            permission: String,
+        }
+        let url = self.repo_url(repo, &["collaborators", login, "permission"]);
+        let what = format!("the permission of {login} on {repo}");
+        let answer: Answer = self.json(Call::get(url, what)).await?;
+        Ok(Permission::parse(&answer.permission))
+    }
+
+    async fn issue(&self, repo: &RepoId, number: u64) -> Result<Issue, GitHubError> {
+        let url = self.repo_url(repo, &["issues", &number.to_string()]);
+        self.json(Call::get(url, format!("issue #{number} of {repo}")))
+            .await
+    }
+
+    async fn comments(&self, repo: &RepoId, issue: u64) -> Result<Vec<Comment>, GitHubError> {
+        let url = self.repo_url(repo, &["issues", &issue.to_string(), "comments"]);
+        let what = format!("the comments of issue #{issue} of {repo}");
+        self.paginate(url, &what, None).await
+    }
+
+    async fn create_comment(
+        &self,
+        repo: &RepoId,
+        issue: u64,
+        body: &str,
+    ) -> Result<Comment, GitHubError> {
+        let url = self.repo_url(repo, &["issues", &issue.to_string(), "comments"]);
+        let what = format!("a new comment on issue #{issue} of {repo}");
+        let body = json!({ "body": body });
+        self.json(Call::write(Method::POST, url, what, body)).await
+    }
+
+    async fn update_comment(
+        &self,
+        repo: &RepoId,
+        id: u64,
+        body: &str,
+    ) -> Result<Comment, GitHubError> {
+        let url = self.repo_url(repo, &["issues", "comments", &id.to_string()]);
+        let what = format!("comment {id} of {repo}");
+        let body = json!({ "body": body });
+        self.json(Call::write(Method::PATCH, url, what, body)).await
+    }
+
+    async fn react(
+        &self,
+        repo: &RepoId,
+        comment: u64,
+        reaction: Reaction,
+    ) -> Result<(), GitHubError> {
+        let id = comment.to_string();
+        let url = self.repo_url(repo, &["issues", "comments", &id, "reactions"]);
+        let what = format!("a reaction to comment {comment} of {repo}");
+        let body = json!({ "content": reaction.content() });
+        self.send(&Call::write(Method::POST, url, what, body))
+            .await
+            .map(drop)
+    }
+
+    async fn open_pull_for(
+        &self,
+        repo: &RepoId,
+        branch: &str,
+    ) -> Result<Option<PullRequest>, GitHubError> {
+        let mut url = self.repo_url(repo, &["pulls"]);
+        url.query_pairs_mut()
+            .append_pair("head", &format!("{}:{branch}", repo.owner))
+            .append_pair("state", "open")
+            .append_pair("per_page", PER_PAGE);
+        let what = format!("the open pull requests from {branch} in {repo}");
+        let pulls: Vec<PullAnswer> = self.json(Call::get(url, what)).await?;
+        Ok(pulls.into_iter().next().map(PullRequest::from))
+    }
+
+    async fn create_pull(
+        &self,
+        repo: &RepoId,
+        pull: &NewPullRequest,
+    ) -> Result<PullRequest, GitHubError> {
+        let url = self.repo_url(repo, &["pulls"]);
+        let what = format!("a new pull request from {} in {repo}", pull.head);
+        let body = serde_json::to_value(pull).unwrap_or(Value::Null);
+        let answer: PullAnswer = self
+            .json(Call::write(Method::POST, url, what, body))
+            .await?;
+        Ok(answer.into())
+    }
+
+    async fn update_pull_body(
+        &self,
+        repo: &RepoId,
+        number: u64,
+        body: &str,
+    ) -> Result<PullRequest, GitHubError> {
+        let url = self.repo_url(repo, &["pulls", &number.to_string()]);
+        let what = format!("pull request #{number} of {repo}");
+        let body = json!({ "body": body });
+        let answer: PullAnswer = self
+            .json(Call::write(Method::PATCH, url, what, body))
+            .await?;
+        Ok(answer.into())
+    }
+
+    async fn jobs(&self, repo: &RepoId, run: u64) -> Result<Vec<Job>, GitHubError> {
+        let mut url = self.repo_url(repo, &["actions", "runs", &run.to_string(), "jobs"]);
+        url.query_pairs_mut().append_pair("filter", "latest");
+        let what = format!("the jobs of run {run} of {repo}");
+        self.paginate(url, &what, Some("jobs")).await
+    }
+
+    async fn job_log(&self, repo: &RepoId, job: u64, cap: usize) -> Result<String, GitHubError> {
+        let url = self.repo_url(repo, &["actions", "jobs", &job.to_string(), "logs"]);
+        let call = Call::get(url, format!("the log of job {job} of {repo}"));
+        let response = self.send(&call).await?;
+        read_tail(response, cap, &call.what).await
+    }
+
+    async fn artifacts(&self, repo: &RepoId, run: u64) -> Result<Vec<Artifact>, GitHubError> {
+        let url = self.repo_url(repo, &["actions", "runs", &run.to_string(), "artifacts"]);
+        let what = format!("the artifacts of run {run} of {repo}");
+        self.paginate(url, &what, Some("artifacts")).await
+    }
+
+    async fn artifact_files(
+        &self,
+        repo: &RepoId,
+        artifact: u64,
+        cap: usize,
+    ) -> Result<Vec<(String, Vec<u8>)>, GitHubError> {
+        let id = artifact.to_string();
+        let url = self.repo_url(repo, &["actions", "artifacts", &id, "zip"]);
+        let call = Call::get(url, format!("artifact {artifact} of {repo}"));
+        let response = self.send(&call).await?;
+        let zipped = read_capped(response, cap.saturating_add(1 << 20), &call.what).await?;
+        let what = call.what;
+        tokio::task::spawn_blocking(move || unzip(&zipped, cap, &what))
+            .await
+            .map_err(|error| GitHubError::Decode {
+                what: format!("artifact {artifact} of {repo}"),
+                message: format!("unpacking stopped: {error}"),
+            })?
+    }
+}
+
+/// A pull request as GitHub answers it (only what [`PullRequest`] keeps).
+#[derive(Deserialize)]
+struct PullAnswer {
+    number: u64,
+    html_url: String,
+    state: String,
+    head: BranchRef,
+    base: BranchRef,
+    #[serde(default)]
+    body: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct BranchRef {
+    #[serde(rename = "ref")]
+    name: String,
+}
+
+impl From<PullAnswer> for PullRequest {
+    fn from(answer: PullAnswer) -> Self {
+        Self {
+            number: answer.number,
+            html_url: answer.html_url,
+            state: answer.state,
+            head_ref: answer.head.name,
+            base_ref: answer.base.name,
+            body: answer.body.unwrap_or_default(),
+        }
+    }
+}
+
+fn parse_api_url(api_url: &str) -> Result<Url, GitHubError> {
+    let invalid = |message: String| GitHubError::Unreachable {
+        url: api_url.to_owned(),
+        message,
+    };
+    let url = Url::parse(api_url.trim()).map_err(|error| invalid(format!("not a URL: {error}")))?;
+    if !matches!(url.scheme(), "http" | "https") || url.cannot_be_a_base() {
+        return Err(invalid("not an http(s) URL".to_owned()));
+    }
+    Ok(url)
+}
+
+fn bearer(token: &str) -> Result<HeaderValue, GitHubError> {
+    let refuse = |message: &str| GitHubError::Unauthorized {
+        status: 0,
+        what: "the configured token".to_owned(),
+        message: message.to_owned(),
+    };
+    if token.trim().is_empty() {
+        return Err(refuse("the token is empty"));
+    }
+    let mut value = HeaderValue::from_str(&format!("Bearer {}", token.trim()))
+        .map_err(|_| refuse("the token holds characters a header cannot carry"))?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|since| since.as_secs())
+        .unwrap_or(0)
+}
+
+fn rate_headers(headers: &HeaderMap, now_unix: u64) -> RateHeaders {
+    let text = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
+    let number = |name: &str| text(name).and_then(|value| value.trim().parse::<u64>().ok());
+    let retry_after = text("retry-after").and_then(|value| {
+        value.trim().parse::<u64>().ok().or_else(|| {
+            let date = httpdate::parse_http_date(value).ok()?;
+            let at = date.duration_since(UNIX_EPOCH).ok()?.as_secs();
+            Some(at.saturating_sub(now_unix))
+        })
+    });
+    RateHeaders {
+        retry_after_secs: retry_after,
+        remaining: number("x-ratelimit-remaining"),
+        reset_unix: number("x-ratelimit-reset"),
+    }
+}
+
+/// The URL of the `rel="next"` entry of a `Link` header.
+fn next_link(link: &str) -> Option<&str> {
+    link.split(',').find_map(|entry| {
+        let (target, params) = entry.split_once(';')?;
+        let is_next = params.split(';').any(|param| {
+            param
+                .trim()
+                .strip_prefix("rel=")
+                .map(|rel| {
+                    rel.trim_matches('"')
+                        .split_whitespace()
+                        .any(|r| r == "next")
+                })
+                .unwrap_or(false)
+        });
+        let target = target.trim().strip_prefix('<')?.strip_suffix('>')?;
+        is_next.then_some(target)
+    })
+}
+
+/// An error for a non-2xx, non-rate-limit status, with GitHub's `message`.
+fn status_error(status: StatusCode, what: &str, body: &str) -> GitHubError {
+    let message = github_message(body);
+    match status.as_u16() {
+        code @ (401 | 403) => GitHubError::Unauthorized {
+            status: code,
+            what: what.to_owned(),
+            message,
+        },
+        404 => GitHubError::NotFound {
+            what: what.to_owned(),
+        },
+        code => GitHubError::Http {
+            status: code,
+            what: what.to_owned(),
+            message,
+        },
+    }
+}
+
+/// `message`, then each `errors[].message` (or `code` of `field`), as GitHub words them.
+fn github_message(body: &str) -> String {
+    let Ok(value) = serde_json::from_str::<Value>(body) else {
+        let text = body.trim();
+        return if text.is_empty() {
+            "no message".to_owned()
+        } else {
+            clip(text)
+        };
+    };
+    let mut parts: Vec<String> = value
+        .get("message")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .into_iter()
+        .collect();
+    let details = value.get("errors").and_then(Value::as_array);
+    parts.extend(details.into_iter().flatten().filter_map(error_detail));
+    if parts.is_empty() {
+        return "no message".to_owned();
+    }
+    clip(&parts.join(": "))
+}
+
+fn error_detail(detail: &Value) -> Option<String> {
+    if let Some(message) = detail.get("message").and_then(Value::as_str) {
+        return Some(message.to_owned());
+    }
+    let code = detail.get("code").and_then(Value::as_str)?;
+    let field = detail.get("field").and_then(Value::as_str).unwrap_or("?");
+    Some(format!("{field} {code}"))
+}
+
+fn clip(text: &str) -> String {
+    match text.char_indices().nth(MESSAGE_CAP) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
+/// A transport failure, with its cause in plain words.
+fn unreachable(url: &Url, error: &reqwest::Error) -> GitHubError {
+    GitHubError::Unreachable {
+        url: url.to_string(),
+        message: plain_cause(error),
+    }
+}
+
+fn plain_cause(error: &reqwest::Error) -> String {
+    if error.is_timeout() {
+        return "timed out".to_owned();
+    }
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    let mut innermost = error.to_string();
+    while let Some(current) = source {
+        if let Some(io) = current.downcast_ref::<std::io::Error>() {
+            return io_words(io);
+        }
+        innermost = current.to_string();
+        source = current.source();
+    }
+    innermost
+}
+
+fn io_words(error: &std::io::Error) -> String {
+    use std::io::ErrorKind;
+    match error.kind() {
+        ErrorKind::ConnectionRefused => "connection refused".to_owned(),
+        ErrorKind::ConnectionReset => "connection reset".to_owned(),
+        ErrorKind::ConnectionAborted => "connection aborted".to_owned(),
+        ErrorKind::TimedOut => "timed out".to_owned(),
+        ErrorKind::UnexpectedEof => "the connection closed mid-answer".to_owned(),
+        _ => error.to_string(),
+    }
+}
+
+fn body_error(what: &str, error: &reqwest::Error) -> GitHubError {
+    GitHubError::Unreachable {
+        url: error.url().map(Url::to_string).unwrap_or_default(),
+        message: format!("reading {what}: {}", plain_cause(error)),
+    }
+}
+
+/// The whole body, refused past `cap` bytes.
+async fn read_capped(
+    mut response: Response,
+    cap: usize,
+    what: &str,
+) -> Result<Vec<u8>, GitHubError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|error| body_error(what, &error))?
+    {
+        if body.len().saturating_add(chunk.len()) > cap {
+            return Err(GitHubError::Decode {
+                what: what.to_owned(),
+                message: format!("the answer is larger than {cap} bytes"),
+            });
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// The last `cap` bytes of the body as text (lossy UTF-8; a character cut at the start is
+/// dropped).
+async fn read_tail(mut response: Response, cap: usize, what: &str) -> Result<String, GitHubError> {
+    let slack = cap.max(64 << 10);
+    let mut kept = Vec::new();
+    let mut cut = false;
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|error| body_error(what, &error))?
+    {
+        kept.extend_from_slice(&chunk);
+        if kept.len() > cap.saturating_add(slack) {
+            kept.drain(..kept.len() - cap);
+            cut = true;
+        }
+    }
+    if kept.len() > cap {
+        kept.drain(..kept.len() - cap);
+        cut = true;
+    }
+    let start = if cut {
+        kept.iter()
+            .take(3)
+            .take_while(|byte| **byte & 0xC0 == 0x80)
+            .count()
+    } else {
+        0
+    };
+    Ok(String::from_utf8_lossy(&kept[start..]).into_owned())
+}
+
+fn decode<T: DeserializeOwned>(bytes: &[u8], what: &str) -> Result<T, GitHubError> {
+    serde_json::from_slice(bytes).map_err(|error| GitHubError::Decode {
+        what: what.to_owned(),
+        message: error.to_string(),
+    })
+}
+
+fn decode_value<T: DeserializeOwned>(value: Value, what: &str) -> Result<T, GitHubError> {
+    serde_json::from_value(value).map_err(|error| GitHubError::Decode {
+        what: what.to_owned(),
+        message: error.to_string(),
+    })
+}
+
+/// The regular files of a zip archive, refusing more than `cap` bytes unpacked; entries with an
+/// absolute path or a `..` component are skipped, as are directories and symbolic links.
+fn unzip(zipped: &[u8], cap: usize, what: &str) -> Result<Vec<(String, Vec<u8>)>, GitHubError> {
+    let broken = |message: String| GitHubError::Decode {
+        what: what.to_owned(),
+        message,
+    };
+    let too_big = || broken(format!("the archive unpacks to more than {cap} bytes"));
+    let mut archive = zip::ZipArchive::new(Cursor::new(zipped))
+        .map_err(|error| broken(format!("not a zip archive: {error}")))?;
+    let mut files = Vec::new();
+    let mut total: u64 = 0;
+    for index in 0..archive.len() {
+        let entry = archive
+            .by_index(index)
+            .map_err(|error| broken(format!("entry {index}: {error}")))?;
+        let Some(name) = safe_entry_name(&entry) else {
+            continue;
+        };
+        let room = (cap as u64).saturating_sub(total);
+        if entry.size() > room {
+            return Err(too_big());
+        }
+        let mut contents = Vec::new();
+        entry
+            .take(room.saturating_add(1))
+            .read_to_end(&mut contents)
+            .map_err(|error| broken(format!("{name}: {error}")))?;
+        total = total.saturating_add(contents.len() as u64);
+        if contents.len() as u64 > room {
+            return Err(too_big());
+        }
+        files.push((name, contents));
+    }
+    Ok(files)
+}
+
+fn safe_entry_name<R: Read>(entry: &zip::read::ZipFile<'_, R>) -> Option<String> {
+    if !entry.is_file() {
+        return None;
+    }
+    entry.enclosed_name()?;
+    let name = entry.name().ok()?.into_owned();
+    let absolute = name.starts_with(['/', '\\']) || name.get(1..2) == Some(":");
+    let climbs = name.split(['/', '\\']).any(|part| part == "..");
+    (!absolute && !climbs).then_some(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_link_finds_rel_next_among_others() {
+        let link = r#"<https://api.github.com/repositories/1/issues/1/comments?per_page=100&page=1>; rel="prev", <https://api.github.com/repositories/1/issues/1/comments?per_page=100&page=3>; rel="next", <https://api.github.com/repositories/1/issues/1/comments?per_page=100&page=5>; rel="last""#;
+        assert_eq!(
+            next_link(link),
+            Some("https://api.github.com/repositories/1/issues/1/comments?per_page=100&page=3")
+        );
+        assert_eq!(next_link(r#"<https://x/y?page=1>; rel="first""#), None);
+    }
+
+    #[test]
+    fn github_messages_carry_the_validation_details() {
+        let body = r#"{"message":"Validation Failed","errors":[{"resource":"PullRequest","code":"custom","message":"A pull request already exists for o:b."}],"documentation_url":"https://docs.github.com/rest"}"#;
+        assert_eq!(
+            github_message(body),
+            "Validation Failed: A pull request already exists for o:b."
+        );
+        let body = r#"{"message":"Validation Failed","errors":[{"resource":"Issue","code":"missing_field","field":"body"}]}"#;
+        assert_eq!(
+            github_message(body),
+            "Validation Failed: body missing_field"
+        );
+        assert_eq!(github_message(""), "no message");
+    }
+
+    #[test]
+    fn api_urls_join_with_or_without_slash_and_prefix() {
+        let repo = RepoId::parse("o/r").unwrap();
+        for (api, expected) in [
+            (
+                "https://api.github.com",
+                "https://api.github.com/repos/o/r/issues/1",
+            ),
+            (
+                "https://api.github.com/",
+                "https://api.github.com/repos/o/r/issues/1",
+            ),
+            (
+                "http://127.0.0.1:9/api/v3",
+                "http://127.0.0.1:9/api/v3/repos/o/r/issues/1",
+            ),
+            (
+                "http://127.0.0.1:9/api/v3/",
+                "http://127.0.0.1:9/api/v3/repos/o/r/issues/1",
+            ),
+        ] {
+            let client = RestClient::new(RestSettings {
+                api_url: api.to_owned(),
+                token: "t".to_owned(),
+                user_agent: "ua".to_owned(),
+                deadline: None,
+                rate: RatePolicy::default(),
+            })
+            .unwrap();
+            assert_eq!(client.repo_url(&repo, &["issues", "1"]).as_str(), expected);
+        }
+    }
+
+    #[test]
+    fn segments_are_percent_encoded() {
+        let client = RestClient::new(RestSettings {
+            api_url: "https://api.github.com".to_owned(),
+            token: "t".to_owned(),
+            user_agent: "ua".to_owned(),
+            deadline: None,
+            rate: RatePolicy::default(),
+        })
+        .unwrap();
+        let repo = RepoId::parse("o/r").unwrap();
+        let url = client.repo_url(&repo, &["collaborators", "a/../b", "permission"]);
+        assert_eq!(
+            url.as_str(),
+            "https://api.github.com/repos/o/r/collaborators/a%2F..%2Fb/permission"
+        );
+    }
+
+    #[test]
+    fn bad_urls_and_tokens_are_refused_without_the_token() {
+        let settings = |api: &str, token: &str| RestSettings {
+            api_url: api.to_owned(),
+            token: token.to_owned(),
+            user_agent: "ua".to_owned(),
+            deadline: None,
+            rate: RatePolicy::default(),
+        };
+        assert!(RestClient::new(settings("ftp://x", "t")).is_err());
+        assert!(RestClient::new(settings("not a url", "t")).is_err());
+        let error = RestClient::new(settings("https://x", "ghs_secret\nvalue")).unwrap_err();
+        assert!(!error.to_string().contains("ghs_secret"));
+        let debug = format!("{:?}", settings("https://x", "ghs_secret"));
+        assert!(!debug.contains("ghs_secret"), "{debug}");
+    }
+}
