@@ -12,6 +12,7 @@ pub mod decide;
 pub mod improve;
 mod observe;
 pub mod outcome;
+pub mod patch_gate;
 pub mod run;
 pub mod state;
 pub mod tamper;

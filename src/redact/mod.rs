@@ -28,6 +28,23 @@ pub fn marker(kind: &str) -> String {
     format!("[REDACTED:{kind}]")
 }
 
+/// One secret found in a text by [`Redactor::find_secrets`]: what kind, and where (a byte range).
+/// It never carries the secret itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretMatch {
+    /// `secret` for an exact value the redactor holds (in any encoding), else the token
+    /// pattern's kind (`github`, `openai`, `private-key`, ...).
+    pub kind: &'static str,
+    pub range: std::ops::Range<usize>,
+}
+
+impl SecretMatch {
+    /// Whether this is an exact value the bot holds (rather than a token pattern).
+    pub fn is_exact(&self) -> bool {
+        self.kind == SECRET_KIND
+    }
+}
+
 /// Removes secrets from outbound text. Built once per process; cheap to share behind an `Arc`.
 #[derive(Debug, Clone, Default)]
 pub struct Redactor {
@@ -80,6 +97,27 @@ impl Redactor {
             Cow::Borrowed(_) => exact,
             Cow::Owned(changed) => Cow::Owned(changed),
         }
+    }
+
+    /// Where `text` holds secrets, exact values (in their encodings) first, then token patterns;
+    /// empty when [`Redactor::redact_text`] would change nothing. For checks that must refuse
+    /// rather than rewrite (the patch gate).
+    pub fn find_secrets(&self, text: &str) -> Vec<SecretMatch> {
+        let mut found: Vec<SecretMatch> = self
+            .exact
+            .iter()
+            .flat_map(|exact| exact.find_iter(text))
+            .map(|m| SecretMatch {
+                kind: SECRET_KIND,
+                range: m.start()..m.end(),
+            })
+            .collect();
+        found.extend(
+            patterns::find(text)
+                .into_iter()
+                .map(|(kind, range)| SecretMatch { kind, range }),
+        );
+        found
     }
 
     fn replace_exact<'a>(&self, text: &'a str) -> Cow<'a, str> {
@@ -137,6 +175,20 @@ mod tests {
         let text = format!("a {CANARY} b {reversed} c");
         let out = redactor.redact_text(&text);
         assert_eq!(out, "a [REDACTED:secret] b [REDACTED:secret] c");
+    }
+
+    #[test]
+    fn find_secrets_locates_values_and_patterns_without_quoting_them() {
+        let redactor = Redactor::from_values([CANARY.to_owned()]);
+        let text = format!(
+            "a {} b ghp_abcdefghijklmnopqrstuvwxyz0123",
+            base64(CANARY.as_bytes())
+        );
+        let found = redactor.find_secrets(&text);
+        let kinds: Vec<&str> = found.iter().map(|m| m.kind).collect();
+        assert_eq!(kinds, ["secret", "github"], "{found:?}");
+        assert!(found[0].is_exact() && !found[1].is_exact());
+        assert!(redactor.find_secrets("plain text").is_empty());
     }
 
     #[test]

@@ -84,6 +84,24 @@ pub fn replace(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Every token pattern match in `text`: its kind and byte range (the part a marker would replace,
+/// without the kept header name or assignment key), in pattern order.
+pub fn find(text: &str) -> Vec<(&'static str, std::ops::Range<usize>)> {
+    let Some(compiled) = COMPILED.as_ref() else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for index in compiled.set.matches(text).into_iter() {
+        let pattern = &compiled.patterns[index];
+        for caps in pattern.regex.captures_iter(text) {
+            let Some(whole) = caps.get(0) else { continue };
+            let start = caps.name("keep").map_or(whole.start(), |keep| keep.end());
+            found.push((pattern.kind, start..whole.end()));
+        }
+    }
+    found
+}
+
 fn replace_one(pattern: &Pattern, text: &str) -> String {
     let marker = super::marker(pattern.kind);
     pattern
@@ -115,6 +133,17 @@ mod tests {
         let line = r#"{"output":"-----BEGIN RSA PRIVATE KEY-----\nMIIEow","n":1}"#;
         let out = replace(line);
         assert_eq!(out, r#"{"output":"[REDACTED:private-key]","n":1}"#);
+    }
+
+    #[test]
+    fn find_names_the_kind_and_skips_the_kept_part() {
+        let text = "x Authorization: Bearer abcdefghijklmnopqrstuvwxyz y";
+        let found = find(text);
+        assert_eq!(found.len(), 1, "{found:?}");
+        let (kind, range) = &found[0];
+        assert_eq!(*kind, "authorization");
+        assert_eq!(&text[range.clone()], "abcdefghijklmnopqrstuvwxyz");
+        assert!(find("nothing here").is_empty());
     }
 
     #[test]

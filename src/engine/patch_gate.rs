@@ -1,0 +1,778 @@
+//! The patch gate: the last check on a change before the bot commits it (SECURITY.md rule 3).
+//!
+//! Given the changed files, the unified diff against HEAD and the worktree, [`check`] lists every
+//! reason to refuse the change: a path that is not a plain repository path or that a protected
+//! glob covers (`.git`, workflows, the bot's configuration, `commit.protected_paths`), a symlink
+//! pointing out of the tree or into `.git`, a change over the size limits, a binary file over its
+//! cap, and a secret (an exact value the bot holds, in any encoding, or a token pattern) in the
+//! added lines or in a changed binary file.
+//!
+//! It reads file metadata, link targets and (for binary files within the cap) file bytes; it
+//! never follows a symlink, never writes and never decides what happens to a refused change: the
+//! engine does. A refusal's text names the path and the kind of secret, never the secret.
+
+use std::fmt;
+use std::path::{Component, Path};
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+
+use super::tamper::DEFAULT_PROTECTED;
+use crate::git::{ChangeStatus, FileChange};
+use crate::redact::Redactor;
+
+/// Protected on top of the tamper guard's list: files that change how git or GitHub treat the
+/// repository: attributes can hide a diff from reviewers, CODEOWNERS decides who must review. (A
+/// `.git` file or directory anywhere, a gitdir redirect, is refused as a path that is not plain.)
+pub const ALWAYS_PROTECTED: [&str; 5] = [
+    ".gitattributes",
+    "**/.gitattributes",
+    "CODEOWNERS",
+    ".github/CODEOWNERS",
+    "docs/CODEOWNERS",
+];
+
+/// The path a refusal about the whole change (not one file) names.
+pub const WHOLE_CHANGE: &str = "*";
+
+/// Size limits on one change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PatchLimits {
+    /// Changed paths (additions, modifications, deletions, renames).
+    pub max_files: usize,
+    /// Added lines over the whole diff.
+    pub max_added_lines: usize,
+    /// Bytes of added lines over the whole diff.
+    pub max_added_bytes: usize,
+    /// Size of any one changed file in the worktree.
+    pub max_file_bytes: u64,
+    /// Size of any one changed binary file (NUL bytes in its first 8 KiB).
+    pub max_binary_bytes: u64,
+}
+
+impl Default for PatchLimits {
+    /// Generous for a fix with a regenerated lockfile; far below a vendored tree or a dataset.
+    fn default() -> Self {
+        PatchLimits {
+            max_files: 200,
+            max_added_lines: 20_000,
+            max_added_bytes: 2 << 20,
+            max_file_bytes: 1 << 20,
+            max_binary_bytes: 256 << 10,
+        }
+    }
+}
+
+/// What the gate protects and how big a change may be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatchPolicy {
+    /// Globs over repository paths (`*` never crosses `/`).
+    pub protected: Vec<String>,
+    pub limits: PatchLimits,
+}
+
+impl PatchPolicy {
+    /// The always-protected paths ([`DEFAULT_PROTECTED`] and [`ALWAYS_PROTECTED`]) plus `extra`
+    /// (`commit.protected_paths`, the configuration file's own path), default limits.
+    pub fn new(extra: &[String]) -> Self {
+        let protected = DEFAULT_PROTECTED
+            .iter()
+            .chain(ALWAYS_PROTECTED.iter())
+            .map(|s| (*s).to_owned())
+            .chain(extra.iter().cloned())
+            .collect();
+        PatchPolicy {
+            protected,
+            limits: PatchLimits::default(),
+        }
+    }
+}
+
+impl Default for PatchPolicy {
+    fn default() -> Self {
+        PatchPolicy::new(&[])
+    }
+}
+
+/// Why a change is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RefusalKind {
+    /// Absolute, `..`, a NUL byte or a `.git` component (in any case).
+    NotPlainPath,
+    Protected,
+    /// A symlink (or a symlinked directory on the way) leading out of the tree or into `.git`.
+    SymlinkOut,
+    TooManyFiles,
+    TooManyAddedLines,
+    TooManyAddedBytes,
+    FileTooLarge,
+    BinaryTooLarge,
+    Secret,
+}
+
+impl RefusalKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RefusalKind::NotPlainPath => "not_plain_path",
+            RefusalKind::Protected => "protected",
+            RefusalKind::SymlinkOut => "symlink_out",
+            RefusalKind::TooManyFiles => "too_many_files",
+            RefusalKind::TooManyAddedLines => "too_many_added_lines",
+            RefusalKind::TooManyAddedBytes => "too_many_added_bytes",
+            RefusalKind::FileTooLarge => "file_too_large",
+            RefusalKind::BinaryTooLarge => "binary_too_large",
+            RefusalKind::Secret => "secret",
+        }
+    }
+}
+
+/// One reason to refuse the change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The repository path, or [`WHOLE_CHANGE`].
+    pub path: String,
+    pub kind: RefusalKind,
+    /// For a person; never quotes a secret.
+    pub detail: String,
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path == WHOLE_CHANGE {
+            write!(f, "the change: {}", self.detail)
+        } else {
+            write!(f, "{}: {}", self.path, self.detail)
+        }
+    }
+}
+
+/// The change to check.
+#[derive(Clone, Copy)]
+pub struct PatchInput<'a> {
+    pub changes: &'a [FileChange],
+    /// The git-format unified diff of the worktree against HEAD.
+    pub diff: &'a str,
+    pub worktree: &'a Path,
+    /// Holds the exact secret values; its token patterns apply too.
+    pub redactor: &'a Redactor,
+}
+
+/// Every reason to refuse the change, in path order per check; empty when it may be committed.
+pub fn check(input: &PatchInput<'_>, policy: &PatchPolicy) -> Vec<Refusal> {
+    let protected = glob_set(&policy.protected);
+    let limits = &policy.limits;
+    let mut refusals = Vec::new();
+    if input.changes.len() > limits.max_files {
+        refusals.push(whole(
+            RefusalKind::TooManyFiles,
+            format!(
+                "{} changed files (at most {})",
+                input.changes.len(),
+                limits.max_files
+            ),
+        ));
+    }
+    for change in input.changes {
+        refusals.extend(path_refusals(change, &protected));
+        if change.status != ChangeStatus::Deleted {
+            refusals.extend(file_refusals(input, &change.path, limits));
+        }
+    }
+    let added = added_lines(input.diff);
+    refusals.extend(size_refusals(&added, limits));
+    refusals.extend(secret_refusals(&added, input.redactor));
+    dedup(refusals)
+}
+
+fn whole(kind: RefusalKind, detail: String) -> Refusal {
+    Refusal {
+        path: WHOLE_CHANGE.to_owned(),
+        kind,
+        detail,
+    }
+}
+
+fn refusal(path: &str, kind: RefusalKind, detail: impl Into<String>) -> Refusal {
+    Refusal {
+        path: path.to_owned(),
+        kind,
+        detail: detail.into(),
+    }
+}
+
+fn dedup(refusals: Vec<Refusal>) -> Vec<Refusal> {
+    let mut unique: Vec<Refusal> = Vec::with_capacity(refusals.len());
+    for item in refusals {
+        if !unique.contains(&item) {
+            unique.push(item);
+        }
+    }
+    unique
+}
+
+/// A glob that does not compile is matched as a literal path.
+fn glob_set(patterns: &[String]) -> GlobSet {
+    let mut builder = GlobSetBuilder::new();
+    for pattern in patterns {
+        let glob = GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+            .or_else(|_| GlobBuilder::new(&globset::escape(pattern)).build());
+        if let Ok(glob) = glob {
+            builder.add(glob);
+        }
+    }
+    builder.build().unwrap_or_else(|_| GlobSet::empty())
+}
+
+/// The change's own path and a rename's source: plain, and not protected.
+fn path_refusals(change: &FileChange, protected: &GlobSet) -> Vec<Refusal> {
+    let from = match &change.status {
+        ChangeStatus::Renamed { from } => Some(from.as_str()),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    for path in std::iter::once(change.path.as_str()).chain(from) {
+        if !is_plain(path) {
+            out.push(refusal(
+                path,
+                RefusalKind::NotPlainPath,
+                "not a plain path inside the repository",
+            ));
+        } else if protected.is_match(path) || protected.is_match(path.to_ascii_lowercase()) {
+            out.push(refusal(
+                path,
+                RefusalKind::Protected,
+                "changes a protected path",
+            ));
+        }
+    }
+    out
+}
+
+/// Relative, no `..`, no NUL, no `.git` component in any case.
+pub fn is_plain(path: &str) -> bool {
+    !path.is_empty()
+        && !path.contains('\0')
+        && Path::new(path).components().all(|c| match c {
+            Component::Normal(name) => !name.eq_ignore_ascii_case(".git"),
+            Component::CurDir => true,
+            Component::ParentDir | Component::RootDir | Component::Prefix(_) => false,
+        })
+}
+
+/// What the worktree holds at `path`: symlinks, sizes, binary content (never followed).
+fn file_refusals(input: &PatchInput<'_>, path: &str, limits: &PatchLimits) -> Vec<Refusal> {
+    if !is_plain(path) {
+        return Vec::new();
+    }
+    if let Some(escape) = symlinked_ancestor(input.worktree, path) {
+        return vec![refusal(
+            path,
+            RefusalKind::SymlinkOut,
+            format!("{escape} on the way is a symlink"),
+        )];
+    }
+    let full = input.worktree.join(path);
+    let Ok(meta) = full.symlink_metadata() else {
+        return Vec::new();
+    };
+    if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(&full).unwrap_or_default();
+        return link_refusal(path, &target.to_string_lossy())
+            .into_iter()
+            .collect();
+    }
+    if !meta.is_file() {
+        return Vec::new();
+    }
+    if meta.len() > limits.max_file_bytes {
+        return vec![refusal(
+            path,
+            RefusalKind::FileTooLarge,
+            format!("{} bytes (at most {})", meta.len(), limits.max_file_bytes),
+        )];
+    }
+    binary_refusals(input, path, &full, meta.len(), limits)
+}
+
+/// A directory between the root and `path` that is a symlink, if any.
+fn symlinked_ancestor(root: &Path, path: &str) -> Option<String> {
+    Path::new(path)
+        .ancestors()
+        .skip(1)
+        .filter(|a| !a.as_os_str().is_empty())
+        .find(|a| {
+            root.join(a)
+                .symlink_metadata()
+                .is_ok_and(|m| m.file_type().is_symlink())
+        })
+        .map(|a| a.to_string_lossy().into_owned())
+}
+
+/// A symlink at `path` must point, lexically, inside the tree and not into `.git`.
+fn link_refusal(path: &str, target: &str) -> Option<Refusal> {
+    let escapes = |why: &str| {
+        Some(refusal(
+            path,
+            RefusalKind::SymlinkOut,
+            format!("a symlink {why}"),
+        ))
+    };
+    if target.is_empty() || target.contains('\0') {
+        return escapes("with an empty target");
+    }
+    let mut depth = Path::new(path).components().count().saturating_sub(1);
+    for component in Path::new(target).components() {
+        match component {
+            Component::Normal(name) if name.eq_ignore_ascii_case(".git") => {
+                return escapes("pointing into .git");
+            }
+            Component::Normal(_) => depth += 1,
+            Component::CurDir => {}
+            Component::ParentDir => match depth.checked_sub(1) {
+                Some(up) => depth = up,
+                None => return escapes("pointing out of the repository"),
+            },
+            Component::RootDir | Component::Prefix(_) => {
+                return escapes("pointing to an absolute path");
+            }
+        }
+    }
+    None
+}
+
+/// A binary file (a NUL byte in its first 8 KiB) over the binary cap, or holding a secret: the
+/// diff shows no lines for it, so its bytes are scanned here.
+fn binary_refusals(
+    input: &PatchInput<'_>,
+    path: &str,
+    full: &Path,
+    len: u64,
+    limits: &PatchLimits,
+) -> Vec<Refusal> {
+    let Ok(bytes) = std::fs::read(full) else {
+        return Vec::new();
+    };
+    let head = &bytes[..bytes.len().min(8 << 10)];
+    if !head.contains(&0) {
+        return Vec::new();
+    }
+    if len > limits.max_binary_bytes {
+        return vec![refusal(
+            path,
+            RefusalKind::BinaryTooLarge,
+            format!(
+                "a binary file of {len} bytes (at most {})",
+                limits.max_binary_bytes
+            ),
+        )];
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let printable: String = text.split(['\0', '\u{fffd}']).collect();
+    input
+        .redactor
+        .find_secrets(&text)
+        .into_iter()
+        .chain(input.redactor.find_secrets(&printable))
+        .next()
+        .map(|found| {
+            refusal(
+                path,
+                RefusalKind::Secret,
+                format!("a binary file holding a secret ({})", found.kind),
+            )
+        })
+        .into_iter()
+        .collect()
+}
+
+/// The added lines of one file in the diff, with their line numbers in the new file.
+#[derive(Debug, Default)]
+struct Added {
+    path: String,
+    lines: Vec<(usize, String)>,
+}
+
+/// Every file's added lines, in diff order.
+fn added_lines(diff: &str) -> Vec<Added> {
+    let mut files: Vec<Added> = Vec::new();
+    let mut line_no = 0usize;
+    let mut in_hunk = false;
+    for line in diff.lines() {
+        if let Some(rest) = line.strip_prefix("diff --git ") {
+            files.push(Added {
+                path: header_path(rest),
+                lines: Vec::new(),
+            });
+            in_hunk = false;
+        } else if let Some(rest) = line.strip_prefix("@@ ") {
+            line_no = hunk_start(rest);
+            in_hunk = true;
+        } else if !in_hunk {
+            if let (Some(rest), Some(file)) = (line.strip_prefix("+++ "), files.last_mut())
+                && rest != "/dev/null"
+            {
+                file.path = strip_side(&unquote(rest), "b/");
+            }
+        } else if let Some(text) = line.strip_prefix('+') {
+            if let Some(file) = files.last_mut() {
+                file.lines.push((line_no, text.to_owned()));
+            }
+            line_no += 1;
+        } else if line.starts_with(' ') {
+            line_no += 1;
+        }
+    }
+    files
+}
+
+/// The new-side path of a `diff --git a/X b/X` header (exact for anything but a rename, whose
+/// `+++` line corrects it).
+fn header_path(rest: &str) -> String {
+    if rest.starts_with('"') {
+        let second = rest.rfind(" \"").map_or(rest, |at| &rest[at + 1..]);
+        return strip_side(&unquote(second), "b/");
+    }
+    let half = rest.len().saturating_sub(1) / 2;
+    rest.get(half + 1..)
+        .map_or_else(|| rest.to_owned(), |b| strip_side(b, "b/"))
+}
+
+fn strip_side(path: &str, side: &str) -> String {
+    path.strip_prefix(side).unwrap_or(path).to_owned()
+}
+
+/// A C-quoted git path (`"a/x\ty"`) unquoted; anything else as it is.
+fn unquote(text: &str) -> String {
+    let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) else {
+        return text.to_owned();
+    };
+    let mut bytes = Vec::with_capacity(inner.len());
+    let mut chars = inner.bytes().peekable();
+    while let Some(byte) = chars.next() {
+        if byte != b'\\' {
+            bytes.push(byte);
+            continue;
+        }
+        match chars.next() {
+            Some(b't') => bytes.push(b'\t'),
+            Some(b'n') => bytes.push(b'\n'),
+            Some(digit @ b'0'..=b'7') => {
+                let mut value = u32::from(digit - b'0');
+                for _ in 0..2 {
+                    if let Some(next @ b'0'..=b'7') = chars.peek().copied() {
+                        value = value * 8 + u32::from(next - b'0');
+                        chars.next();
+                    }
+                }
+                bytes.push(u8::try_from(value).unwrap_or(b'?'));
+            }
+            Some(other) => bytes.push(other),
+            None => {}
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// The new file's first line number from a hunk header's `-a,b +c,d @@` part.
+fn hunk_start(rest: &str) -> usize {
+    rest.split(' ')
+        .find_map(|part| part.strip_prefix('+'))
+        .and_then(|range| range.split(',').next())
+        .and_then(|start| start.parse().ok())
+        .unwrap_or(1)
+}
+
+fn size_refusals(added: &[Added], limits: &PatchLimits) -> Vec<Refusal> {
+    let lines: usize = added.iter().map(|f| f.lines.len()).sum();
+    let bytes: usize = added
+        .iter()
+        .flat_map(|f| f.lines.iter())
+        .map(|(_, text)| text.len() + 1)
+        .sum();
+    let mut out = Vec::new();
+    if lines > limits.max_added_lines {
+        out.push(whole(
+            RefusalKind::TooManyAddedLines,
+            format!("{lines} added lines (at most {})", limits.max_added_lines),
+        ));
+    }
+    if bytes > limits.max_added_bytes {
+        out.push(whole(
+            RefusalKind::TooManyAddedBytes,
+            format!("{bytes} added bytes (at most {})", limits.max_added_bytes),
+        ));
+    }
+    out
+}
+
+/// Secrets in each file's added lines: line by line (token patterns and exact values), then the
+/// lines run together (an exact value wrapped over several lines, as base64 tools print it).
+fn secret_refusals(added: &[Added], redactor: &Redactor) -> Vec<Refusal> {
+    let mut out = Vec::new();
+    for file in added {
+        let mut text = String::new();
+        let mut starts = Vec::with_capacity(file.lines.len());
+        for (number, line) in &file.lines {
+            starts.push((text.len(), *number));
+            text.push_str(line);
+            text.push('\n');
+        }
+        let found_all = redactor.find_secrets(&text);
+        let exact_found = found_all.iter().any(|m| m.is_exact());
+        for found in found_all {
+            let at = starts.partition_point(|(start, _)| *start <= found.range.start);
+            let line = starts.get(at.saturating_sub(1)).map_or(0, |(_, n)| *n);
+            out.push(refusal(
+                &file.path,
+                RefusalKind::Secret,
+                format!("adds a secret ({}) at line {line}", found.kind),
+            ));
+        }
+        let joined: String = file.lines.iter().map(|(_, l)| l.trim()).collect();
+        if exact_found {
+            continue;
+        }
+        if let Some(found) = redactor
+            .find_secrets(&joined)
+            .into_iter()
+            .find(|m| m.is_exact())
+        {
+            out.push(refusal(
+                &file.path,
+                RefusalKind::Secret,
+                format!("adds a secret ({}) across lines", found.kind),
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CANARY: &str = "CanaryValue-0123456789abcdef";
+
+    fn change(path: &str) -> FileChange {
+        FileChange {
+            path: path.to_owned(),
+            status: ChangeStatus::Added,
+        }
+    }
+
+    fn added_diff(path: &str, lines: &[&str]) -> String {
+        let mut diff = format!(
+            "diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{} @@\n",
+            lines.len()
+        );
+        for line in lines {
+            diff.push_str(&format!("+{line}\n"));
+        }
+        diff
+    }
+
+    fn run(dir: &Path, changes: &[FileChange], diff: &str, policy: &PatchPolicy) -> Vec<Refusal> {
+        let redactor = Redactor::from_values([CANARY.to_owned()]);
+        check(
+            &PatchInput {
+                changes,
+                diff,
+                worktree: dir,
+                redactor: &redactor,
+            },
+            policy,
+        )
+    }
+
+    fn kinds(refusals: &[Refusal]) -> Vec<(String, RefusalKind)> {
+        refusals.iter().map(|r| (r.path.clone(), r.kind)).collect()
+    }
+
+    #[test]
+    fn a_plain_change_passes() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.py"), "x = 1\n").unwrap();
+        let diff = added_diff("a.py", &["x = 1"]);
+        assert_eq!(
+            run(
+                dir.path(),
+                &[change("a.py")],
+                &diff,
+                &PatchPolicy::default()
+            ),
+            []
+        );
+    }
+
+    #[test]
+    fn protected_and_unplain_paths_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let policy = PatchPolicy::new(&["secrets/**".to_owned()]);
+        let changes: Vec<FileChange> = [
+            ".github/workflows/x.yml",
+            ".meta-agent.yml",
+            ".gitattributes",
+            "sub/.git",
+            "secrets/key.pem",
+            "../escape",
+            "/etc/passwd",
+            "x/.GIT/config",
+            "fine.txt",
+        ]
+        .into_iter()
+        .map(change)
+        .collect();
+        let found = kinds(&run(dir.path(), &changes, "", &policy));
+        use RefusalKind::*;
+        assert_eq!(
+            found,
+            [
+                (".github/workflows/x.yml".to_owned(), Protected),
+                (".meta-agent.yml".to_owned(), Protected),
+                (".gitattributes".to_owned(), Protected),
+                ("sub/.git".to_owned(), NotPlainPath),
+                ("secrets/key.pem".to_owned(), Protected),
+                ("../escape".to_owned(), NotPlainPath),
+                ("/etc/passwd".to_owned(), NotPlainPath),
+                ("x/.GIT/config".to_owned(), NotPlainPath),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_rename_out_of_a_protected_path_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let moved = FileChange {
+            path: "ci.yml".into(),
+            status: ChangeStatus::Renamed {
+                from: ".github/workflows/ci.yml".into(),
+            },
+        };
+        let found = kinds(&run(dir.path(), &[moved], "", &PatchPolicy::default()));
+        assert_eq!(
+            found,
+            [(
+                ".github/workflows/ci.yml".to_owned(),
+                RefusalKind::Protected
+            )]
+        );
+    }
+
+    #[test]
+    fn symlinks_out_of_the_tree_or_into_git_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        let links = [
+            ("etc", "/etc"),
+            ("up", "../outside"),
+            ("sub/up2", "../../outside"),
+            ("hooks", ".git/hooks"),
+            ("sub/ok", "../fine.txt"),
+            ("ok", "sub/ok"),
+        ];
+        for (link, target) in links {
+            std::os::unix::fs::symlink(target, root.join(link)).unwrap();
+        }
+        std::os::unix::fs::symlink("/tmp", root.join("dirlink")).unwrap();
+        let mut changes: Vec<FileChange> = links.iter().map(|(l, _)| change(l)).collect();
+        changes.push(change("dirlink/planted.txt"));
+        let found = kinds(&run(root, &changes, "", &PatchPolicy::default()));
+        let refused: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(
+            refused,
+            ["etc", "up", "sub/up2", "hooks", "dirlink/planted.txt"]
+        );
+        assert!(found.iter().all(|(_, k)| *k == RefusalKind::SymlinkOut));
+    }
+
+    #[test]
+    fn size_limits_are_enforced() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("big.txt"), "y\n".repeat(600)).unwrap();
+        let mut blob = vec![0u8; 300];
+        blob.extend_from_slice(b"data");
+        std::fs::write(root.join("blob.bin"), &blob).unwrap();
+        let policy = PatchPolicy {
+            limits: PatchLimits {
+                max_files: 2,
+                max_added_lines: 10,
+                max_added_bytes: 100,
+                max_file_bytes: 1000,
+                max_binary_bytes: 200,
+            },
+            ..PatchPolicy::default()
+        };
+        let changes = [change("big.txt"), change("blob.bin"), change("c.txt")];
+        let lines: Vec<&str> = vec!["y"; 600];
+        let diff = added_diff("big.txt", &lines);
+        let found = kinds(&run(root, &changes, &diff, &policy));
+        use RefusalKind::*;
+        assert_eq!(
+            found,
+            [
+                (WHOLE_CHANGE.to_owned(), TooManyFiles),
+                ("big.txt".to_owned(), FileTooLarge),
+                ("blob.bin".to_owned(), BinaryTooLarge),
+                (WHOLE_CHANGE.to_owned(), TooManyAddedLines),
+                (WHOLE_CHANGE.to_owned(), TooManyAddedBytes),
+            ]
+        );
+    }
+
+    #[test]
+    fn secrets_in_added_lines_are_refused_without_quoting_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let b64 = crate::redact::base64(CANARY.as_bytes());
+        let (first, second) = b64.split_at(b64.len() / 2);
+        let mut diff = added_diff("raw.txt", &["ok", &format!("key = \"{CANARY}\"")]);
+        diff.push_str(&added_diff("wrapped.txt", &[first, second]));
+        diff.push_str(&added_diff(
+            "token.txt",
+            &["ghp_abcdefghijklmnopqrstuvwxyz0123"],
+        ));
+        diff.push_str(&added_diff("clean.txt", &["nothing to see"]));
+        let changes = ["raw.txt", "wrapped.txt", "token.txt", "clean.txt"].map(change);
+        let found = run(dir.path(), &changes, &diff, &PatchPolicy::default());
+        let lines: Vec<String> = found.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            lines,
+            [
+                "raw.txt: adds a secret (secret) at line 2",
+                "wrapped.txt: adds a secret (secret) across lines",
+                "token.txt: adds a secret (github) at line 1",
+            ]
+        );
+        assert!(lines.iter().all(|l| !l.contains(CANARY)));
+    }
+
+    #[test]
+    fn a_secret_in_a_binary_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut blob = b"\0\0header".to_vec();
+        blob.extend_from_slice(CANARY.as_bytes());
+        std::fs::write(dir.path().join("x.bin"), blob).unwrap();
+        let diff = "diff --git a/x.bin b/x.bin\nnew file mode 100644\nBinary files /dev/null and b/x.bin differ\n";
+        let found = kinds(&run(
+            dir.path(),
+            &[change("x.bin")],
+            diff,
+            &PatchPolicy::default(),
+        ));
+        assert_eq!(found, [("x.bin".to_owned(), RefusalKind::Secret)]);
+    }
+
+    #[test]
+    fn diff_headers_and_hunks_are_read() {
+        assert_eq!(header_path("a/x y.txt b/x y.txt"), "x y.txt");
+        assert_eq!(header_path("\"a/t\\tab\" \"b/t\\tab\""), "t\tab");
+        assert_eq!(unquote("\"b/caf\\303\\251\""), "b/café");
+        assert_eq!(hunk_start("-1,3 +7,4 @@ fn x()"), 7);
+        let diff = "diff --git a/m.txt b/m.txt\n--- a/m.txt\n+++ b/m.txt\n@@ -3,2 +3,3 @@\n a\n-b\n+c\n+d\n";
+        let files = added_lines(diff);
+        assert_eq!(files[0].path, "m.txt");
+        assert_eq!(files[0].lines, [(4, "c".to_owned()), (5, "d".to_owned())]);
+    }
+}
