@@ -15,6 +15,11 @@ if ! command -v cargo-nextest >/dev/null 2>&1; then
   cargo install --locked cargo-nextest
 fi
 
+# The GitHub Action and the workflows: zizmor's security audits (offline) and actionlint; both fail
+# the run on any finding. The examples name the Action by placeholder, ignored on that line only.
+zizmor --offline --quiet action.yml .github/workflows/*.yml examples/workflows/*.yml
+actionlint .github/workflows/*.yml examples/workflows/*.yml
+
 cargo fmt --all -- --check
 cargo clippy --all-targets --quiet -- -D warnings
 cargo test --doc --quiet
