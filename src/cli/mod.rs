@@ -3,9 +3,10 @@
 //! calls `process::exit`.
 //!
 //! Command names and JSON shapes are a contract other tools rely on: `run`, `resume`, `gates`,
-//! `report junit`, `report coverage`, `report sarif`, `config check`, `config schema`,
+//! `github`, `report junit`, `report coverage`, `report sarif`, `config check`, `config schema`,
 //! `hindsight ...`.
 
+pub mod github;
 pub mod run;
 
 use std::path::{Path, PathBuf};
@@ -29,19 +30,24 @@ pub struct Cli {
     #[arg(long, global = true, default_value = ".", value_name = "DIR")]
     pub repo: PathBuf,
     /// Configuration file (default: .meta-agent.yml at the repository root, if present).
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, global = true, value_name = "FILE", env = "META_AGENT_CONFIG")]
     pub config: Option<PathBuf>,
     /// More diagnostics on stderr (repeat for more).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
     /// LLM provider, overriding `llm.provider` (none, openai, anthropic, replay).
-    #[arg(long, global = true, value_name = "PROVIDER", value_parser = parse_provider)]
+    #[arg(long, global = true, value_name = "PROVIDER", value_parser = parse_provider, env = "META_AGENT_LLM_PROVIDER")]
     pub llm_provider: Option<crate::config::raw::LlmProvider>,
     /// Primary model, overriding `llm.model`.
-    #[arg(long, global = true, value_name = "MODEL")]
+    #[arg(long, global = true, value_name = "MODEL", env = "META_AGENT_MODEL")]
     pub model: Option<String>,
     /// LLM API base URL, overriding `llm.base_url` and `OPENAI_BASE_URL`.
-    #[arg(long, global = true, value_name = "URL")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "URL",
+        env = "META_AGENT_LLM_BASE_URL"
+    )]
     pub llm_base_url: Option<String>,
     #[command(subcommand)]
     pub command: Command,
@@ -53,6 +59,9 @@ pub enum Command {
     Run(run::RunArgs),
     /// Continue a run that was killed, or that awaits guidance.
     Resume(run::ResumeArgs),
+    /// One GitHub Actions step: read the event, authorize, run, and publish (branch, pull
+    /// request, status comment, job summary, outputs).
+    Github(github::GithubArgs),
     /// Run the configured quality gates and print their summary; the exit code says whether all
     /// passed (0) or not (1).
     Gates(GatesArgs),
@@ -187,6 +196,17 @@ pub async fn run(cli: &Cli) -> Result<Done, CliError> {
             let prepared = Prepared::load(cli).await?;
             run::resume(prepared.context(cli), args).await
         }
+        Command::Github(args) => {
+            let env = parent_env();
+            github::github(args, &env, || async {
+                let mut prepared = Prepared::load(cli).await?;
+                if let Some(budget) = args.budget_usd {
+                    prepared.config.llm.max_cost_usd = Some(budget);
+                }
+                Ok(prepared)
+            })
+            .await
+        }
         Command::Gates(args) => run_gates(cli, args).await,
         Command::Report(command) => run_report(command),
         Command::Config(ConfigCommand::Check) => config_check(cli).await,
@@ -253,11 +273,11 @@ fn parse_provider(text: &str) -> Result<crate::config::raw::LlmProvider, String>
 }
 
 /// What `run` and `resume` need, loaded once.
-struct Prepared {
-    repo: PathBuf,
-    executor: Executor,
-    env: Vec<(String, String)>,
-    config: Config,
+pub(crate) struct Prepared {
+    pub(crate) repo: PathBuf,
+    pub(crate) executor: Executor,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) config: Config,
 }
 
 impl Prepared {

@@ -76,7 +76,7 @@ pub struct RunContext<'a> {
     pub verbose: bool,
 }
 
-fn open_repo(root: &Path) -> Result<Git2Repository, CliError> {
+pub(super) fn open_repo(root: &Path) -> Result<Git2Repository, CliError> {
     Git2Repository::open(root).map_err(|err| {
         CliError::Usage(format!(
             "{}: not a usable git repository: {err}",
@@ -87,7 +87,7 @@ fn open_repo(root: &Path) -> Result<Git2Repository, CliError> {
 
 /// The task with the bot's secrets taken out of every text: it feeds prompts, branch names,
 /// commit messages and reports, all outbound.
-fn redacted_task(mut task: Task, redactor: &Redactor) -> Task {
+pub(super) fn redacted_task(mut task: Task, redactor: &Redactor) -> Task {
     let clean = |text: &str| redactor.redact_text(text).into_owned();
     task.title = clean(&task.title);
     task.requirements = clean(&task.requirements);
@@ -149,7 +149,7 @@ pub async fn resume(ctx: RunContext<'_>, args: &ResumeArgs) -> Result<Done, CliE
 
 /// The builder for `task`: its scripted edits when it has them, the LLM agent when a provider
 /// is configured, offline otherwise. Keys come from the parent's environment, read here only.
-fn builder_for(ctx: &RunContext<'_>, task: &Task) -> Result<TaskBuilder, CliError> {
+pub(super) fn builder_for(ctx: &RunContext<'_>, task: &Task) -> Result<TaskBuilder, CliError> {
     if !task.script.is_empty() || ctx.config.llm.provider == LlmProvider::None {
         return Ok(TaskBuilder::for_task(task));
     }
@@ -176,14 +176,14 @@ fn builder_for(ctx: &RunContext<'_>, task: &Task) -> Result<TaskBuilder, CliErro
         runner: ctx.executor.clone(),
         parent_env: ctx.parent_env.to_vec(),
         settings: AgentSettings {
-            protected: Protected::new(&ctx.config.commit.protected_paths),
+            protected: Protected::new(&crate::engine::improve::tamper_policy(ctx.config).protected),
             ..AgentSettings::from_llm(&llm, command)
         },
     });
     Ok(TaskBuilder::Agent(Arc::new(agent)))
 }
 
-type RunFuture<'f> = std::pin::Pin<
+pub(super) type RunFuture<'f> = std::pin::Pin<
     Box<
         dyn std::future::Future<Output = Result<RunReport, crate::engine::run::EngineError>>
             + Send
@@ -203,13 +203,30 @@ async fn drive<'c, F>(
 where
     F: for<'e> FnOnce(&'e Engine<'e, Executor, Git2Repository, TaskBuilder>) -> RunFuture<'e>,
 {
+    drive_report(ctx, repo, builder, session, json, body)
+        .await
+        .map(|(_, done)| done)
+}
+
+/// [`drive`], keeping the run's report for the caller (the GitHub step publishes from it).
+pub(super) async fn drive_report<'c, F>(
+    ctx: &RunContext<'c>,
+    repo: &Git2Repository,
+    builder: &TaskBuilder,
+    session: &str,
+    json: bool,
+    body: F,
+) -> Result<(RunReport, Done), CliError>
+where
+    F: for<'e> FnOnce(&'e Engine<'e, Executor, Git2Repository, TaskBuilder>) -> RunFuture<'e>,
+{
     let isolation = crate::exec::detect::detect().describe();
     tracing::info!("isolation available here: {isolation}");
-    let sessions = SessionStore::for_git_dir(&repo.git_dir());
+    let redactor = Arc::new(Redactor::from_env(ctx.parent_env.iter().cloned()));
+    let sessions = SessionStore::for_git_dir(&repo.git_dir()).with_redactor(redactor.clone());
     let dir = sessions.session_dir(session);
     std::fs::create_dir_all(&dir)
         .map_err(|err| CliError::Internal(format!("{}: {err}", dir.display())))?;
-    let redactor = Arc::new(Redactor::from_env(ctx.parent_env.iter().cloned()));
     let sinks = Sinks::open(&dir, json, redactor.clone())?;
     let reviewed_rev = repo
         .default_branch()
@@ -227,7 +244,8 @@ where
         ctx.config.hindsight.catalog,
         &reviewed_blob,
     )
-    .map_err(CliError::Internal)?;
+    .map_err(CliError::Internal)?
+    .with_redactor(redactor.clone());
     let report_root = tempfile::Builder::new()
         .prefix("meta-agent-reports-")
         .tempdir()
@@ -258,10 +276,11 @@ where
     let outcome = redactor.redact_text(&format!("{outcome}\n")).into_owned();
     write_file(&dir.join("outcome.json"), &outcome)?;
     let stdout = if json { outcome } else { rendered };
-    Ok(Done {
+    let done = Done {
         stdout,
         outcome: exit_outcome(&report),
-    })
+    };
+    Ok((report, done))
 }
 
 /// The event sinks of a run.

@@ -1,10 +1,19 @@
 //! meta-agent on GitHub: the run's context as Actions provides it, the triggering event,
 //! authorization, the REST calls, the idempotent status comment, the push and the pull request,
 //! and the job summary. The orchestrator holds the token here, in memory; no child process ever
-//! sees it.
+//! sees it (the push hands it to git through the environment of that one trusted command).
 
 pub mod api;
+pub mod authz;
+pub mod ci_failure;
+pub mod command;
+pub mod context;
+pub mod push;
 pub mod rate;
 pub mod rest;
+pub mod status;
+pub mod summary;
+pub mod thread;
+pub mod trigger;
 
 pub use api::{GitHubApi, GitHubError, Permission, RepoId};

@@ -1,0 +1,316 @@
+//! The bot's push and fetch: the git CLI run through the one child-process module, with the
+//! token held in memory and handed to git only as an `http.extraHeader` through
+//! `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n` (never in `.git/config`, never on a
+//! command line, never in the URL). Repository hooks, fsmonitor, credential helpers, system and
+//! global configuration are all switched off; only the http(s) transports are allowed; the push
+//! is never forced and names exactly one branch, the bot's, checked first ([`check`], pure).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use base64::Engine as _;
+
+use crate::exec::sandbox::{Isolation, WritePolicy};
+use crate::exec::{CommandRunner, CommandSpec, Program};
+use crate::redact::Redactor;
+
+/// One push or fetch of the bot's branch.
+#[derive(Clone)]
+pub struct Remote {
+    /// The repository's http(s) URL, without credentials.
+    pub url: String,
+    pub token: String,
+    /// The working repository.
+    pub workdir: PathBuf,
+    /// The parent's `PATH` and `HOME`, so git can be found.
+    pub path_env: String,
+    pub timeout: Duration,
+}
+
+impl std::fmt::Debug for Remote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Remote")
+            .field("url", &self.url)
+            .field("token", &"[hidden]")
+            .finish_non_exhaustive()
+    }
+}
+
+/// What protects branches from the bot.
+#[derive(Debug, Clone, Default)]
+pub struct BranchRules {
+    /// The bot's branch prefix (`meta-agent/`): it pushes nothing else.
+    pub prefix: String,
+    /// The default branch and any other protected branch names.
+    pub protected: Vec<String>,
+}
+
+/// Why a push or fetch was refused or failed.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum PushError {
+    #[error("refusing to push `{branch}`: {reason}")]
+    Refused { branch: String, reason: String },
+    #[error("refusing the remote URL {url}: {reason}")]
+    BadRemote { url: String, reason: String },
+    #[error("git {operation} of `{branch}` failed: {detail}")]
+    Failed {
+        operation: &'static str,
+        branch: String,
+        detail: String,
+    },
+}
+
+/// Checks that the bot may push `branch` to `url`.
+pub fn check(branch: &str, url: &str, rules: &BranchRules) -> Result<(), PushError> {
+    let refuse = |reason: String| PushError::Refused {
+        branch: branch.to_owned(),
+        reason,
+    };
+    crate::git::validate_branch_name(branch).map_err(|err| refuse(err.to_string()))?;
+    if rules.prefix.is_empty() || !branch.starts_with(&rules.prefix) {
+        return Err(refuse(format!(
+            "the bot pushes only its own branches (`{}…`)",
+            rules.prefix
+        )));
+    }
+    let protected = ["main", "master"]
+        .iter()
+        .map(|name| (*name).to_owned())
+        .chain(rules.protected.iter().cloned())
+        .any(|name| name == branch);
+    if protected {
+        return Err(refuse("it is a protected or default branch".into()));
+    }
+    check_url(url)
+}
+
+fn check_url(url: &str) -> Result<(), PushError> {
+    let bad = |reason: &str| PushError::BadRemote {
+        url: url.to_owned(),
+        reason: reason.to_owned(),
+    };
+    let Some(rest) = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+    else {
+        return Err(bad(
+            "only http(s) remotes are used (no ext::, file:// or ssh)",
+        ));
+    };
+    if url.contains("::") {
+        return Err(bad("remote-helper syntax (`::`) is never used"));
+    }
+    let authority = rest.split('/').next().unwrap_or("");
+    if authority.contains('@') {
+        return Err(bad("credentials never go in the URL"));
+    }
+    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(bad("the URL has whitespace or control characters"));
+    }
+    Ok(())
+}
+
+/// The configuration git gets through the environment.
+fn git_config(token: &str) -> Vec<(&'static str, String)> {
+    let basic = base64::engine::general_purpose::STANDARD.encode(format!("x-access-token:{token}"));
+    vec![
+        ("http.extraHeader", format!("AUTHORIZATION: basic {basic}")),
+        ("core.hooksPath", "/dev/null".into()),
+        ("core.fsmonitor", "false".into()),
+        ("credential.helper", String::new()),
+        ("protocol.allow", "never".into()),
+        ("protocol.https.allow", "always".into()),
+        ("protocol.http.allow", "always".into()),
+        ("push.recurseSubmodules", "no".into()),
+        ("submodule.recurse", "false".into()),
+    ]
+}
+
+/// The complete environment of a bot git command (nothing inherited but `PATH`).
+fn git_env(remote: &Remote) -> BTreeMap<String, String> {
+    let mut env = BTreeMap::new();
+    env.insert("PATH".to_owned(), remote.path_env.clone());
+    env.insert("HOME".to_owned(), "/nonexistent".to_owned());
+    env.insert("GIT_TERMINAL_PROMPT".to_owned(), "0".to_owned());
+    env.insert("GIT_CONFIG_NOSYSTEM".to_owned(), "1".to_owned());
+    env.insert("GIT_CONFIG_GLOBAL".to_owned(), "/dev/null".to_owned());
+    env.insert("GIT_ALLOW_PROTOCOL".to_owned(), "https:http".to_owned());
+    env.insert("LC_ALL".to_owned(), "C".to_owned());
+    let config = git_config(&remote.token);
+    env.insert("GIT_CONFIG_COUNT".to_owned(), config.len().to_string());
+    for (index, (key, value)) in config.into_iter().enumerate() {
+        env.insert(format!("GIT_CONFIG_KEY_{index}"), key.to_owned());
+        env.insert(format!("GIT_CONFIG_VALUE_{index}"), value);
+    }
+    env
+}
+
+fn spec(remote: &Remote, args: Vec<String>) -> CommandSpec {
+    let mut argv = vec!["git".to_owned()];
+    argv.extend(args);
+    CommandSpec {
+        program: Program::Argv(argv),
+        cwd: remote.workdir.clone(),
+        env: git_env(remote),
+        timeout: remote.timeout,
+        kill_grace: Duration::from_secs(2),
+        output_cap: 64 * 1024,
+        isolation: Isolation {
+            writes: WritePolicy::Anywhere,
+            ..Isolation::default()
+        },
+    }
+}
+
+/// The argv of the push: one explicit refspec, no `+`, no `--force`, hooks skipped.
+pub fn push_args(url: &str, branch: &str) -> Vec<String> {
+    vec![
+        "push".into(),
+        "--no-verify".into(),
+        "--porcelain".into(),
+        url.into(),
+        format!("refs/heads/{branch}:refs/heads/{branch}"),
+    ]
+}
+
+/// Pushes the bot's `branch` (checked first).
+pub async fn push<R: CommandRunner>(
+    runner: &R,
+    remote: &Remote,
+    branch: &str,
+    rules: &BranchRules,
+) -> Result<(), PushError> {
+    check(branch, &remote.url, rules)?;
+    run(
+        runner,
+        remote,
+        "push",
+        branch,
+        push_args(&remote.url, branch),
+    )
+    .await
+}
+
+/// Fetches the bot's `branch` from the remote into the local branch of the same name (to
+/// resume a session another runner escalated).
+pub async fn fetch<R: CommandRunner>(
+    runner: &R,
+    remote: &Remote,
+    branch: &str,
+    rules: &BranchRules,
+) -> Result<(), PushError> {
+    check(branch, &remote.url, rules)?;
+    let args = vec![
+        "fetch".into(),
+        "--no-tags".into(),
+        "--no-recurse-submodules".into(),
+        remote.url.clone(),
+        format!("+refs/heads/{branch}:refs/heads/{branch}"),
+    ];
+    run(runner, remote, "fetch", branch, args).await
+}
+
+async fn run<R: CommandRunner>(
+    runner: &R,
+    remote: &Remote,
+    operation: &'static str,
+    branch: &str,
+    args: Vec<String>,
+) -> Result<(), PushError> {
+    let failed = |detail: String| PushError::Failed {
+        operation,
+        branch: branch.to_owned(),
+        detail: Redactor::from_values([remote.token.clone()])
+            .redact_text(&detail)
+            .into_owned(),
+    };
+    let output = runner
+        .run(spec(remote, args))
+        .await
+        .map_err(|err| failed(err.to_string()))?;
+    if output.termination.success() {
+        return Ok(());
+    }
+    let stderr = &output.stderr.text;
+    let tail: String = stderr.lines().rev().take(6).collect::<Vec<_>>().join(" | ");
+    Err(failed(format!("{:?}: {tail}", output.termination)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules() -> BranchRules {
+        BranchRules {
+            prefix: "meta-agent/".into(),
+            protected: vec!["release".into()],
+        }
+    }
+
+    #[test]
+    fn only_the_bots_branches_go_to_http_remotes() {
+        let url = "https://github.com/octo/hello.git";
+        assert_eq!(check("meta-agent/fix-mean", url, &rules()), Ok(()));
+        for branch in [
+            "main",
+            "master",
+            "release",
+            "feature/x",
+            "meta-agent/../main",
+            "meta-agent/x.lock",
+            "+meta-agent/x",
+        ] {
+            assert!(
+                matches!(check(branch, url, &rules()), Err(PushError::Refused { .. })),
+                "{branch} allowed"
+            );
+        }
+        for url in [
+            "ext::sh -c touch% /tmp/pwned",
+            "file:///srv/repo.git",
+            "/srv/repo.git",
+            "https://x-access-token:abc@github.com/octo/hello.git",
+            "ssh://git@github.com/octo/hello.git",
+            "https://github.com/octo/hello.git\n--upload-pack=x",
+        ] {
+            assert!(
+                matches!(
+                    check("meta-agent/x", url, &rules()),
+                    Err(PushError::BadRemote { .. })
+                ),
+                "{url:?} allowed"
+            );
+        }
+    }
+
+    #[test]
+    fn the_token_travels_only_in_the_environment_never_in_argv() {
+        let remote = Remote {
+            url: "https://github.com/octo/hello.git".into(),
+            token: "ghs_canary_token_123456".into(),
+            workdir: PathBuf::from("/tmp"),
+            path_env: "/usr/bin".into(),
+            timeout: Duration::from_secs(60),
+        };
+        let spec = spec(&remote, push_args(&remote.url, "meta-agent/x"));
+        let Program::Argv(argv) = &spec.program else {
+            panic!("not argv")
+        };
+        assert!(argv.iter().all(|arg| !arg.contains("ghs_canary")));
+        assert!(
+            !argv
+                .iter()
+                .any(|arg| arg.contains("force") || arg.starts_with('+'))
+        );
+        let basic = base64::engine::general_purpose::STANDARD
+            .encode("x-access-token:ghs_canary_token_123456");
+        assert!(spec.env.values().any(|value| value.contains(&basic)));
+        assert_eq!(
+            spec.env.get("GIT_CONFIG_GLOBAL").map(String::as_str),
+            Some("/dev/null")
+        );
+        assert!(spec.env.values().any(|value| value == "/dev/null"));
+        assert!(!format!("{remote:?}").contains("canary"));
+    }
+}

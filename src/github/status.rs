@@ -1,0 +1,331 @@
+//! The one status comment per issue: found by a hidden marker AND the bot's authorship (a
+//! comment anyone else writes with the marker is ignored), edited in place as the run goes, never
+//! duplicated after a retry or a re-run. It also carries the saved session (a hidden, encoded
+//! record) so a later runner can resume with a maintainer's guidance; that record is trusted
+//! only from the bot's own comment.
+//!
+//! Rendering is pure; [`StatusComment::post`] is the effectful part, idempotent on its own: it
+//! finds before it creates, and after an uncertain failure (5xx, lost connection) it looks again
+//! instead of sending the same POST twice.
+
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+
+use super::api::{Comment, GitHubApi, GitHubError, RepoId};
+use crate::engine::state::LoopState;
+
+/// The first line of the bot's status comment.
+pub const MARKER: &str = "<!-- meta-agent:status -->";
+const RECORD_OPEN: &str = "<!-- meta-agent:session ";
+const RECORD_CLOSE: &str = " -->";
+/// The largest encoded session record kept in a comment (GitHub's limit is 65,536 characters).
+pub const MAX_RECORD_CHARS: usize = 48_000;
+
+/// The bot's status comment in `comments`, if it wrote one: the oldest comment that starts with
+/// the marker and is authored by `bot_login`.
+pub fn find<'c>(comments: &'c [Comment], bot_login: &str) -> Option<&'c Comment> {
+    comments.iter().find(|comment| {
+        comment.user.login.eq_ignore_ascii_case(bot_login) && comment.body.starts_with(MARKER)
+    })
+}
+
+/// What a later runner needs to resume a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionRecord {
+    pub session: String,
+    pub branch: String,
+    /// `committed`, `escalated`, `failed`, `nothing_to_do`, `running`.
+    pub outcome: String,
+    /// A maintainer said `/agent stop`.
+    #[serde(default)]
+    pub stopped: bool,
+    /// The loop state without its diffs (the pushed branch holds the change).
+    #[serde(default)]
+    pub state: Option<LoopState>,
+}
+
+impl SessionRecord {
+    /// The record of a run's state, diffs dropped (and history trimmed if still too large).
+    pub fn of(state: &LoopState) -> Self {
+        let mut compact = state.clone();
+        compact.worktree_diff.clear();
+        for step in &mut compact.history {
+            step.diff.clear();
+        }
+        Self {
+            session: state.session.clone(),
+            branch: state.branch.clone(),
+            outcome: state
+                .outcome
+                .as_ref()
+                .map_or("running", |outcome| outcome.as_str())
+                .to_owned(),
+            stopped: false,
+            state: Some(compact),
+        }
+    }
+
+    /// The hidden line carrying the record (no state at all if even the trimmed one is too big).
+    pub fn encode(&self) -> String {
+        let mut record = self.clone();
+        loop {
+            let json = serde_json::to_vec(&record).unwrap_or_default();
+            let encoded = base64::engine::general_purpose::STANDARD.encode(json);
+            if encoded.len() <= MAX_RECORD_CHARS || record.state.is_none() {
+                return format!("{RECORD_OPEN}{encoded}{RECORD_CLOSE}");
+            }
+            record.state = match record.state.take() {
+                Some(mut state) if !state.history.is_empty() => {
+                    state.history.remove(0);
+                    Some(state)
+                }
+                _ => None,
+            };
+        }
+    }
+
+    /// The record in a comment body, if there is a well-formed one.
+    pub fn decode(body: &str) -> Option<Self> {
+        let start = body.find(RECORD_OPEN)? + RECORD_OPEN.len();
+        let end = start + body[start..].find(RECORD_CLOSE)?;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(body[start..end].trim())
+            .ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+}
+
+/// What the comment says.
+#[derive(Debug, Clone, PartialEq)]
+pub enum View {
+    /// Acknowledged, working.
+    Working { trigger: String },
+    /// Verified and committed; the pull request is open.
+    Committed { pull_url: String, summary: String },
+    /// Nothing to change: the gates already pass.
+    NothingToDo { summary: String },
+    /// Escalated: the report, and the pushed work-in-progress branch.
+    Escalated { report: String, branch: String },
+    /// A dry run ended (nothing pushed).
+    DryRun { summary: String },
+    /// The run could not go on (an error the maintainers should see).
+    Failed { reason: String },
+    /// `/agent stop`.
+    Stopped { by: String },
+    /// `/agent status`.
+    Status { summary: String },
+}
+
+/// What every status comment shows besides its view.
+#[derive(Debug, Clone, Default)]
+pub struct Footer {
+    pub phrase: String,
+    /// Link to the workflow run.
+    pub run_url: Option<String>,
+    /// The hidden session record line.
+    pub record: Option<String>,
+}
+
+/// The comment's body.
+pub fn render(view: &View, footer: &Footer) -> String {
+    let phrase = &footer.phrase;
+    let mut out = format!("{MARKER}\n");
+    match view {
+        View::Working { trigger } => {
+            out.push_str(&format!(
+                "### meta-agent is working\n\nStarted by {trigger}. This comment is updated as the run goes.\n"
+            ));
+        }
+        View::Committed { pull_url, summary } => {
+            out.push_str(&format!(
+                "### meta-agent: gates pass, pull request ready\n\n{pull_url}\n\n{summary}\n"
+            ));
+        }
+        View::NothingToDo { summary } => {
+            out.push_str(&format!(
+                "### meta-agent: nothing to change\n\nThe gates already pass.\n\n{summary}\n"
+            ));
+        }
+        View::Escalated { report, branch } => {
+            out.push_str(&format!(
+                "### meta-agent needs a maintainer\n\n{report}\n\nThe work in progress is on the branch `{branch}`.\n\n\
+                 **How to answer:** reply `{phrase} fix <guidance>` to resume this session with your guidance \
+                 (it goes into the next plan), `{phrase} retry` to start over from the issue, or `{phrase} stop`.\n"
+            ));
+        }
+        View::DryRun { summary } => {
+            out.push_str(&format!(
+                "### meta-agent (dry run: nothing pushed)\n\n{summary}\n"
+            ));
+        }
+        View::Failed { reason } => {
+            out.push_str(&format!(
+                "### meta-agent could not finish\n\n{reason}\n\nReply `{phrase} retry` to run again.\n"
+            ));
+        }
+        View::Stopped { by } => {
+            out.push_str(&format!(
+                "### meta-agent stopped\n\nStopped by @{by}. Reply `{phrase} fix` to start again.\n"
+            ));
+        }
+        View::Status { summary } => {
+            out.push_str(&format!("### meta-agent status\n\n{summary}\n"));
+        }
+    }
+    if let Some(url) = &footer.run_url {
+        out.push_str(&format!("\n<sub>[workflow run]({url})</sub>\n"));
+    }
+    if let Some(record) = &footer.record {
+        out.push('\n');
+        out.push_str(record);
+        out.push('\n');
+    }
+    out
+}
+
+/// The status comment of one issue, remembered once found or created.
+#[derive(Debug, Clone)]
+pub struct StatusComment {
+    pub repo: RepoId,
+    pub issue: u64,
+    pub bot_login: String,
+    id: Option<u64>,
+}
+
+impl StatusComment {
+    pub fn new(repo: RepoId, issue: u64, bot_login: String) -> Self {
+        Self {
+            repo,
+            issue,
+            bot_login,
+            id: None,
+        }
+    }
+
+    /// The bot's existing status comment, if any (remembered for later posts).
+    pub async fn existing<A: GitHubApi>(
+        &mut self,
+        api: &A,
+    ) -> Result<Option<Comment>, GitHubError> {
+        let comments = api.comments(&self.repo, self.issue).await?;
+        let found = find(&comments, &self.bot_login).cloned();
+        if let Some(comment) = &found {
+            self.id = Some(comment.id);
+        }
+        Ok(found)
+    }
+
+    /// Writes `body` into the status comment: edits it in place when it exists, creates it
+    /// otherwise; after an uncertain create it looks again before trying once more.
+    pub async fn post<A: GitHubApi>(&mut self, api: &A, body: &str) -> Result<(), GitHubError> {
+        if self.id.is_none() {
+            self.existing(api).await?;
+        }
+        if let Some(id) = self.id {
+            api.update_comment(&self.repo, id, body).await?;
+            return Ok(());
+        }
+        match api.create_comment(&self.repo, self.issue, body).await {
+            Ok(comment) => {
+                self.id = Some(comment.id);
+                Ok(())
+            }
+            Err(err) if err.is_uncertain() => {
+                tracing::warn!("creating the status comment: {err}; looking before retrying");
+                match self.existing(api).await? {
+                    Some(comment) => {
+                        api.update_comment(&self.repo, comment.id, body).await?;
+                        Ok(())
+                    }
+                    None => {
+                        let comment = api.create_comment(&self.repo, self.issue, body).await?;
+                        self.id = Some(comment.id);
+                        Ok(())
+                    }
+                }
+            }
+            Err(err) => Err(err),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::github::api::Account;
+
+    fn comment(id: u64, login: &str, body: &str) -> Comment {
+        Comment {
+            id,
+            body: body.into(),
+            user: Account {
+                login: login.into(),
+                kind: if login.ends_with("[bot]") {
+                    "Bot"
+                } else {
+                    "User"
+                }
+                .into(),
+            },
+            created_at: "2026-11-22T05:00:00Z".into(),
+            html_url: String::new(),
+        }
+    }
+
+    #[test]
+    fn only_the_bots_own_marked_comment_is_the_status() {
+        let comments = vec![
+            comment(1, "mallory", &format!("{MARKER}\nfake status")),
+            comment(2, "github-actions[bot]", "an unrelated bot comment"),
+            comment(3, "github-actions[bot]", &format!("{MARKER}\nreal")),
+            comment(4, "github-actions[bot]", &format!("{MARKER}\nlater")),
+        ];
+        assert_eq!(
+            find(&comments, "github-actions[bot]").map(|c| c.id),
+            Some(3)
+        );
+        assert_eq!(find(&comments[..2], "github-actions[bot]"), None);
+    }
+
+    #[test]
+    fn a_record_round_trips_and_a_broken_one_is_none() {
+        let record = SessionRecord {
+            session: "abc-1".into(),
+            branch: "meta-agent/fix".into(),
+            outcome: "escalated".into(),
+            stopped: false,
+            state: None,
+        };
+        let body = render(
+            &View::Failed { reason: "x".into() },
+            &Footer {
+                phrase: "/agent".into(),
+                run_url: None,
+                record: Some(record.encode()),
+            },
+        );
+        assert_eq!(SessionRecord::decode(&body), Some(record));
+        assert_eq!(
+            SessionRecord::decode("<!-- meta-agent:session !!! -->"),
+            None
+        );
+        assert_eq!(SessionRecord::decode("no record"), None);
+    }
+
+    #[test]
+    fn the_escalation_view_tells_maintainers_how_to_answer() {
+        let body = render(
+            &View::Escalated {
+                report: "the gates still fail".into(),
+                branch: "meta-agent/wip".into(),
+            },
+            &Footer {
+                phrase: "/bot".into(),
+                ..Footer::default()
+            },
+        );
+        assert!(body.starts_with(MARKER));
+        assert!(body.contains("`/bot fix <guidance>`"), "{body}");
+        assert!(body.contains("meta-agent/wip"));
+    }
+}

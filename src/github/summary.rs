@@ -1,0 +1,154 @@
+//! What a GitHub Actions step shows: the job summary (Markdown for `GITHUB_STEP_SUMMARY`), the
+//! workflow commands for annotations and log groups, and the step outputs (`GITHUB_OUTPUT`).
+//! Rendered from the run's state, which the engine's events built. Pure: the caller writes the
+//! files and prints the commands (after the redactor).
+
+use crate::engine::state::{GateRecord, LoopState};
+
+/// What the summary needs besides the state.
+#[derive(Debug, Clone, Default)]
+pub struct SummaryInput<'a> {
+    pub trigger: &'a str,
+    pub pull_url: Option<&'a str>,
+    /// What isolation the machine gave the children (from `exec::detect`).
+    pub isolation: &'a str,
+    /// Set when the run never reached the engine (refused, ignored, failed early).
+    pub note: Option<&'a str>,
+}
+
+/// The job summary in Markdown.
+pub fn job_summary(state: Option<&LoopState>, input: &SummaryInput<'_>) -> String {
+    let mut out = String::from("## meta-agent\n\n");
+    out.push_str(&format!("- Trigger: {}\n", input.trigger));
+    out.push_str(&format!("- Isolation: {}\n", input.isolation));
+    if let Some(note) = input.note {
+        out.push_str(&format!("- Note: {note}\n"));
+    }
+    let Some(state) = state else {
+        return out;
+    };
+    let outcome = state.outcome.as_ref().map_or("running", |o| o.as_str());
+    out.push_str(&format!("- Outcome: **{outcome}**\n"));
+    out.push_str(&format!("- Branch: `{}`\n", state.branch));
+    if let Some(url) = input.pull_url {
+        out.push_str(&format!("- Pull request: {url}\n"));
+    }
+    out.push_str(&format!(
+        "- Iterations: {} (max {})\n",
+        state.iterations_run(),
+        state.max_iterations
+    ));
+    let usage = &state.usage;
+    out.push_str(&format!(
+        "- LLM: {} calls, {} input / {} output tokens, ${:.4}\n",
+        usage.llm_calls, usage.input_tokens, usage.output_tokens, usage.cost_usd
+    ));
+    out.push_str(&format!(
+        "- Time: {:.1} s\n\n",
+        usage.elapsed_ms as f64 / 1000.0
+    ));
+    out.push_str(&gate_table(state));
+    out
+}
+
+/// One table row per gate per observation (iteration).
+fn gate_table(state: &LoopState) -> String {
+    let rows: Vec<(u32, &GateRecord)> = state
+        .history
+        .iter()
+        .filter(|step| !step.gates.is_empty())
+        .flat_map(|step| step.gates.iter().map(move |gate| (step.iteration, gate)))
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out =
+        String::from("| Iteration | Gate | Result | Tests | Time |\n|---:|---|---|---|---:|\n");
+    for (iteration, gate) in rows {
+        let tests = match (gate.tests_passed, gate.tests_total) {
+            (Some(passed), Some(total)) => format!("{passed}/{total}"),
+            _ => String::new(),
+        };
+        let result = match gate.result.as_str() {
+            "pass" => "✅ pass",
+            "fail" => "❌ fail",
+            _ => "⏭ skip",
+        };
+        out.push_str(&format!(
+            "| {iteration} | {} | {result} | {tests} | {:.1} s |\n",
+            table_cell(&gate.name),
+            gate.duration_ms as f64 / 1000.0
+        ));
+    }
+    out
+}
+
+fn table_cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+/// `::error` annotations for the failures of the last observation that have a file and line.
+pub fn annotations(state: &LoopState) -> Vec<String> {
+    state
+        .signatures
+        .iter()
+        .filter_map(|signature| {
+            let location = signature.location.as_deref()?;
+            let (file, line) = location.rsplit_once(':')?;
+            let line: u32 = line.parse().ok()?;
+            let title = signature
+                .test
+                .clone()
+                .unwrap_or_else(|| format!("{} failure", signature.kind));
+            Some(format!(
+                "::error file={},line={line},title={}::{}",
+                escape_property(file),
+                escape_property(&title),
+                escape_data(&signature.excerpt)
+            ))
+        })
+        .take(50)
+        .collect()
+}
+
+/// A workflow command's data, escaped as the runner expects.
+pub fn escape_data(text: &str) -> String {
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+fn escape_property(text: &str) -> String {
+    escape_data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// The step outputs, in `GITHUB_OUTPUT`'s format (one `name=value` line each; values are made
+/// single-line).
+pub fn outputs(pairs: &[(&str, String)]) -> String {
+    pairs
+        .iter()
+        .map(|(name, value)| {
+            let value: String = value.chars().filter(|c| *c != '\n' && *c != '\r').collect();
+            format!("{name}={value}\n")
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workflow_command_data_cannot_inject_a_second_command() {
+        let escaped = escape_data("boom\n::set-output name=x::y 100%");
+        assert!(!escaped.contains('\n'));
+        assert_eq!(escaped, "boom%0A::set-output name=x::y 100%25");
+        assert_eq!(escape_property("a:b,c"), "a%3Ab%2Cc");
+    }
+
+    #[test]
+    fn outputs_are_single_lines() {
+        let text = outputs(&[("outcome", "committed".into()), ("branch", "a\nb=c".into())]);
+        assert_eq!(text, "outcome=committed\nbranch=ab=c\n");
+    }
+}

@@ -1,0 +1,526 @@
+//! The triggering event: the payload at `GITHUB_EVENT_PATH` read into typed values (only the
+//! fields the bot uses), then classified into what to do ([`Trigger`]) or why to do nothing.
+//! Pure: the caller reads the file; nothing here calls GitHub.
+//!
+//! Every text taken from a payload (titles, bodies, comments) is untrusted: it is carried as
+//! data, sanitized and fenced where it enters a prompt, never interpreted here beyond the strict
+//! slash-command parser.
+
+use serde::Deserialize;
+
+use super::api::Account;
+use super::command::{self, Command, Parsed};
+
+/// What the step should do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Trigger {
+    /// An issue opened with the label, or labelled with it: build from the issue.
+    Issue { issue: IssueRef, actor: Account },
+    /// A slash command in an issue or pull-request conversation.
+    Comment {
+        issue: IssueRef,
+        comment_id: u64,
+        /// When the comment was written (RFC 3339): the thread is read up to here.
+        created_at: String,
+        actor: Account,
+        command: Command,
+    },
+    /// A review comment with a slash command on a pull request from the bot's branch.
+    ReviewComment {
+        pull: u64,
+        head_ref: String,
+        comment_id: u64,
+        created_at: String,
+        /// `path:line` the comment is attached to.
+        location: String,
+        actor: Account,
+        command: Command,
+    },
+    /// A workflow run that completed with a failure: heal it.
+    FailedRun {
+        run_id: u64,
+        workflow: String,
+        head_branch: String,
+        head_sha: String,
+        actor: Account,
+    },
+    /// A manual dispatch with inputs.
+    Dispatch {
+        issue: Option<u64>,
+        guidance: Option<String>,
+        actor: Account,
+    },
+}
+
+impl Trigger {
+    /// Who caused the event (the account authorized before anything else).
+    pub fn actor(&self) -> &Account {
+        match self {
+            Self::Issue { actor, .. }
+            | Self::Comment { actor, .. }
+            | Self::ReviewComment { actor, .. }
+            | Self::FailedRun { actor, .. }
+            | Self::Dispatch { actor, .. } => actor,
+        }
+    }
+
+    /// The issue or pull request whose conversation holds the status comment, if any.
+    pub fn thread(&self) -> Option<u64> {
+        match self {
+            Self::Issue { issue, .. } | Self::Comment { issue, .. } => Some(issue.number),
+            Self::ReviewComment { pull, .. } => Some(*pull),
+            Self::FailedRun { .. } => None,
+            Self::Dispatch { issue, .. } => *issue,
+        }
+    }
+
+    /// The comment to acknowledge with a reaction, if the trigger is one.
+    pub fn comment_id(&self) -> Option<u64> {
+        match self {
+            Self::Comment { comment_id, .. } => Some(*comment_id),
+            _ => None,
+        }
+    }
+
+    /// A short name for logs and the job summary.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Issue { issue, .. } => format!("issue #{}", issue.number),
+            Self::Comment { issue, command, .. } => {
+                format!("`{}` on #{}", command.verb(), issue.number)
+            }
+            Self::ReviewComment { pull, command, .. } => {
+                format!("`{}` in a review of #{pull}", command.verb())
+            }
+            Self::FailedRun {
+                workflow, run_id, ..
+            } => format!("failed run {run_id} of {workflow}"),
+            Self::Dispatch { issue, .. } => match issue {
+                Some(number) => format!("dispatch for #{number}"),
+                None => "dispatch".into(),
+            },
+        }
+    }
+}
+
+/// The issue as the payload shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct IssueRef {
+    pub number: u64,
+    pub title: String,
+    #[serde(default, deserialize_with = "null_as_empty")]
+    pub body: String,
+    pub user: Account,
+    #[serde(default)]
+    pub labels: Vec<super::api::Label>,
+    /// Present when the issue is a pull request.
+    #[serde(default)]
+    pub pull_request: Option<serde_json::Value>,
+}
+
+/// What the classifier needs from the configuration.
+#[derive(Debug, Clone)]
+pub struct TriggerSettings {
+    /// `/agent` by default.
+    pub phrase: String,
+    /// The label that asks the bot to take an issue.
+    pub label: String,
+    /// The prefix of the bot's branches (`meta-agent/`).
+    pub branch_prefix: String,
+}
+
+/// The classification: run, or the reason for doing nothing. Made once per step, so the size
+/// difference between its variants does not matter.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Classified {
+    Run(Trigger),
+    Ignore(String),
+}
+
+/// A payload that is not what GitHub documents for its event.
+#[derive(Debug, thiserror::Error)]
+#[error("the {event} payload is not what GitHub documents: {message}")]
+pub struct PayloadError {
+    pub event: String,
+    pub message: String,
+}
+
+#[derive(Deserialize)]
+struct IssuesEvent {
+    action: String,
+    issue: IssueRef,
+    #[serde(default)]
+    label: Option<super::api::Label>,
+    sender: Account,
+}
+
+#[derive(Deserialize)]
+struct CommentBody {
+    id: u64,
+    #[serde(default, deserialize_with = "null_as_empty")]
+    body: String,
+    user: Account,
+    created_at: String,
+    #[serde(default)]
+    path: Option<String>,
+    #[serde(default)]
+    line: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct IssueCommentEvent {
+    action: String,
+    issue: IssueRef,
+    comment: CommentBody,
+}
+
+#[derive(Deserialize)]
+struct Branch {
+    #[serde(rename = "ref")]
+    name: String,
+}
+
+#[derive(Deserialize)]
+struct PullRef {
+    number: u64,
+    head: Branch,
+}
+
+#[derive(Deserialize)]
+struct ReviewCommentEvent {
+    action: String,
+    comment: CommentBody,
+    pull_request: PullRef,
+}
+
+#[derive(Deserialize)]
+struct WorkflowRun {
+    id: u64,
+    #[serde(default, deserialize_with = "null_as_empty")]
+    name: String,
+    #[serde(default)]
+    conclusion: Option<String>,
+    #[serde(default, deserialize_with = "null_as_empty")]
+    head_branch: String,
+    head_sha: String,
+    #[serde(default)]
+    triggering_actor: Option<Account>,
+    actor: Account,
+}
+
+#[derive(Deserialize)]
+struct WorkflowRunEvent {
+    action: String,
+    workflow_run: WorkflowRun,
+}
+
+#[derive(Deserialize)]
+struct DispatchEvent {
+    #[serde(default)]
+    inputs: Option<serde_json::Map<String, serde_json::Value>>,
+    sender: Account,
+}
+
+/// Reads `payload` (the bytes at `GITHUB_EVENT_PATH`) for `event` and decides.
+pub fn classify(
+    event: &str,
+    payload: &[u8],
+    settings: &TriggerSettings,
+) -> Result<Classified, PayloadError> {
+    let decode_error = |err: serde_json::Error| PayloadError {
+        event: event.to_owned(),
+        message: err.to_string(),
+    };
+    match event {
+        "issues" => Ok(issues(
+            serde_json::from_slice(payload).map_err(decode_error)?,
+            settings,
+        )),
+        "issue_comment" => Ok(issue_comment(
+            serde_json::from_slice(payload).map_err(decode_error)?,
+            settings,
+        )),
+        "pull_request_review_comment" => Ok(review_comment(
+            serde_json::from_slice(payload).map_err(decode_error)?,
+            settings,
+        )),
+        "workflow_run" => Ok(workflow_run(
+            serde_json::from_slice(payload).map_err(decode_error)?,
+            settings,
+        )),
+        "workflow_dispatch" => dispatch(serde_json::from_slice(payload).map_err(decode_error)?)
+            .map_err(|message| PayloadError {
+                event: event.to_owned(),
+                message,
+            }),
+        other => Ok(Classified::Ignore(format!(
+            "the `{other}` event is not one meta-agent handles"
+        ))),
+    }
+}
+
+fn issues(event: IssuesEvent, settings: &TriggerSettings) -> Classified {
+    let has_label = |name: &str| name == settings.label;
+    let wanted = match event.action.as_str() {
+        "opened" => event
+            .issue
+            .labels
+            .iter()
+            .any(|label| has_label(&label.name)),
+        "labeled" => event
+            .label
+            .as_ref()
+            .is_some_and(|label| has_label(&label.name)),
+        _ => false,
+    };
+    if !wanted {
+        return Classified::Ignore(format!(
+            "issues/{} without the `{}` label",
+            event.action, settings.label
+        ));
+    }
+    Classified::Run(Trigger::Issue {
+        issue: event.issue,
+        actor: event.sender,
+    })
+}
+
+fn issue_comment(event: IssueCommentEvent, settings: &TriggerSettings) -> Classified {
+    if event.action != "created" {
+        return Classified::Ignore(format!(
+            "issue_comment/{}: only new comments are read",
+            event.action
+        ));
+    }
+    match command::parse(&event.comment.body, &settings.phrase) {
+        Parsed::Command(command) => Classified::Run(Trigger::Comment {
+            issue: event.issue,
+            comment_id: event.comment.id,
+            created_at: event.comment.created_at,
+            actor: event.comment.user,
+            command,
+        }),
+        Parsed::Unknown { word } => Classified::Ignore(format!("unknown command `{word}`")),
+        Parsed::Ignored => Classified::Ignore("the comment is not a command".into()),
+    }
+}
+
+fn review_comment(event: ReviewCommentEvent, settings: &TriggerSettings) -> Classified {
+    if event.action != "created" {
+        return Classified::Ignore(format!(
+            "pull_request_review_comment/{}: only new comments are read",
+            event.action
+        ));
+    }
+    let head = event.pull_request.head.name;
+    if !head.starts_with(&settings.branch_prefix) {
+        return Classified::Ignore(format!(
+            "the pull request's branch `{head}` is not one of the bot's"
+        ));
+    }
+    let Parsed::Command(command) = command::parse(&event.comment.body, &settings.phrase) else {
+        return Classified::Ignore("the review comment is not a command".into());
+    };
+    let location = match (&event.comment.path, event.comment.line) {
+        (Some(path), Some(line)) => format!("{path}:{line}"),
+        (Some(path), None) => path.clone(),
+        _ => String::new(),
+    };
+    Classified::Run(Trigger::ReviewComment {
+        pull: event.pull_request.number,
+        head_ref: head,
+        comment_id: event.comment.id,
+        created_at: event.comment.created_at,
+        location,
+        actor: event.comment.user,
+        command,
+    })
+}
+
+fn workflow_run(event: WorkflowRunEvent, settings: &TriggerSettings) -> Classified {
+    let run = event.workflow_run;
+    if event.action != "completed" || run.conclusion.as_deref() != Some("failure") {
+        return Classified::Ignore(format!(
+            "workflow_run/{} ({}): only failed runs are healed",
+            event.action,
+            run.conclusion.as_deref().unwrap_or("no conclusion")
+        ));
+    }
+    if run.head_branch.starts_with(&settings.branch_prefix) {
+        return Classified::Ignore(format!(
+            "the failed run is on the bot's own branch `{}` (no self-healing loops)",
+            run.head_branch
+        ));
+    }
+    Classified::Run(Trigger::FailedRun {
+        run_id: run.id,
+        workflow: run.name,
+        head_branch: run.head_branch,
+        head_sha: run.head_sha,
+        actor: run.triggering_actor.unwrap_or(run.actor),
+    })
+}
+
+fn dispatch(event: DispatchEvent) -> Result<Classified, String> {
+    let inputs = event.inputs.unwrap_or_default();
+    let text = |name: &str| {
+        inputs
+            .get(name)
+            .and_then(|value| value.as_str())
+            .map(str::trim)
+            .filter(|value| !value.is_empty())
+            .map(str::to_owned)
+    };
+    let issue = match text("issue") {
+        Some(value) => Some(
+            value
+                .trim_start_matches('#')
+                .parse::<u64>()
+                .map_err(|_| format!("input `issue` is {value:?}, not an issue number"))?,
+        ),
+        None => None,
+    };
+    Ok(Classified::Run(Trigger::Dispatch {
+        issue,
+        guidance: text("guidance"),
+        actor: event.sender,
+    }))
+}
+
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    Ok(Option::<String>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn settings() -> TriggerSettings {
+        TriggerSettings {
+            phrase: "/agent".into(),
+            label: "meta-agent".into(),
+            branch_prefix: "meta-agent/".into(),
+        }
+    }
+
+    fn user(login: &str) -> serde_json::Value {
+        json!({"login": login, "id": 1, "type": "User"})
+    }
+
+    fn issue(labels: &[&str]) -> serde_json::Value {
+        json!({"number": 7, "title": "Mean of empty list", "body": null, "user": user("alice"),
+               "labels": labels.iter().map(|l| json!({"name": l})).collect::<Vec<_>>()})
+    }
+
+    fn run(event: &str, payload: serde_json::Value) -> Classified {
+        classify(event, payload.to_string().as_bytes(), &settings()).unwrap()
+    }
+
+    #[test]
+    fn issues_need_the_label() {
+        let labeled = json!({"action": "labeled", "issue": issue(&[]), "label": {"name": "meta-agent"}, "sender": user("bob")});
+        let Classified::Run(trigger) = run("issues", labeled) else {
+            panic!("not run")
+        };
+        assert_eq!(trigger.actor().login, "bob");
+        assert_eq!(trigger.thread(), Some(7));
+        let other = json!({"action": "labeled", "issue": issue(&[]), "label": {"name": "bug"}, "sender": user("bob")});
+        assert!(matches!(run("issues", other), Classified::Ignore(_)));
+        let opened =
+            json!({"action": "opened", "issue": issue(&["meta-agent"]), "sender": user("alice")});
+        assert!(matches!(run("issues", opened), Classified::Run(_)));
+        let opened = json!({"action": "opened", "issue": issue(&[]), "sender": user("alice")});
+        assert!(matches!(run("issues", opened), Classified::Ignore(_)));
+        let edited =
+            json!({"action": "edited", "issue": issue(&["meta-agent"]), "sender": user("alice")});
+        assert!(matches!(run("issues", edited), Classified::Ignore(_)));
+    }
+
+    #[test]
+    fn comments_carry_their_command_and_edits_are_ignored() {
+        let comment = |action: &str, body: &str| {
+            json!({"action": action, "issue": issue(&[]), "comment": {"id": 99, "body": body,
+                   "user": user("carol"), "created_at": "2026-11-22T05:00:00Z"}, "sender": user("carol")})
+        };
+        let Classified::Run(Trigger::Comment {
+            command,
+            comment_id,
+            ..
+        }) = run(
+            "issue_comment",
+            comment("created", "/agent fix use a guard"),
+        )
+        else {
+            panic!("not a comment trigger")
+        };
+        assert_eq!(comment_id, 99);
+        assert_eq!(
+            command,
+            Command::Fix {
+                guidance: Some("use a guard".into())
+            }
+        );
+        assert!(matches!(
+            run("issue_comment", comment("edited", "/agent fix")),
+            Classified::Ignore(_)
+        ));
+        assert!(matches!(
+            run("issue_comment", comment("created", "thanks!")),
+            Classified::Ignore(_)
+        ));
+    }
+
+    #[test]
+    fn failed_runs_heal_but_not_on_the_bots_branch() {
+        let event = |conclusion: &str, branch: &str| {
+            json!({"action": "completed", "workflow_run": {"id": 5, "name": "CI", "conclusion": conclusion,
+                   "head_branch": branch, "head_sha": "abc", "actor": user("dave")}})
+        };
+        assert!(matches!(
+            run("workflow_run", event("failure", "main")),
+            Classified::Run(Trigger::FailedRun { run_id: 5, .. })
+        ));
+        assert!(matches!(
+            run("workflow_run", event("success", "main")),
+            Classified::Ignore(_)
+        ));
+        assert!(matches!(
+            run("workflow_run", event("failure", "meta-agent/fix-x")),
+            Classified::Ignore(_)
+        ));
+    }
+
+    #[test]
+    fn dispatch_inputs_are_validated() {
+        let event = |issue: &str| json!({"inputs": {"issue": issue, "guidance": "  "}, "sender": user("erin"), "ref": "refs/heads/main"});
+        assert_eq!(
+            run("workflow_dispatch", event("#12")),
+            Classified::Run(Trigger::Dispatch {
+                issue: Some(12),
+                guidance: None,
+                actor: Account {
+                    login: "erin".into(),
+                    kind: "User".into()
+                }
+            })
+        );
+        let err = classify(
+            "workflow_dispatch",
+            event("twelve").to_string().as_bytes(),
+            &settings(),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("`issue`"), "{err}");
+    }
+
+    #[test]
+    fn malformed_payloads_name_the_event_and_place() {
+        let err = classify("issue_comment", b"{\"action\": \"created\"}", &settings()).unwrap_err();
+        assert!(err.to_string().contains("issue_comment"), "{err}");
+        assert!(err.to_string().contains("missing field"), "{err}");
+        let err = classify("issues", b"not json", &settings()).unwrap_err();
+        assert!(err.to_string().contains("line 1"), "{err}");
+    }
+}
