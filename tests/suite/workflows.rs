@@ -25,6 +25,7 @@ const INPUT_ENV: &[(&str, &str, &str)] = &[
     ("label", "run", "META_AGENT_LABEL"),
     ("bot-login", "run", "META_AGENT_BOT_LOGIN"),
     ("allow-bots", "run", "META_AGENT_ALLOW_BOTS"),
+    ("job-minutes", "run", "META_AGENT_JOB_MINUTES"),
     ("github-token", "run", "GITHUB_TOKEN"),
     (
         "lift-userns-restriction",
@@ -299,9 +300,10 @@ fn the_run_step_runs_meta_agent_github_and_the_build_is_locked() {
     let steps = composite_steps(&action);
     assert_eq!(action["runs"]["using"].as_str(), Some("composite"));
     let run = step_by_id(steps, "run").expect("a step with id `run`");
+    let script = run["run"].as_str().unwrap_or_default();
     assert!(
-        run["run"].as_str().is_some_and(|r| r.ends_with(" github")),
-        "{run:?}"
+        script.trim_end().ends_with("\"$META_AGENT_BIN\" github"),
+        "{script}"
     );
     let build = steps
         .iter()
