@@ -136,6 +136,13 @@ pub enum Event {
     },
     /// A change tried to delete or skip tests, weaken assertions or edit protected files.
     TamperRefused { findings: Vec<String> },
+    /// The patch gate refused to commit the change (protected or unplain paths, symlinks out of
+    /// the tree, size limits, secrets): one line per refusal, naming the path and the reason.
+    PatchRefused {
+        /// What the bot was about to commit: `commit` or `wip_commit`.
+        stage: String,
+        refusals: Vec<String>,
+    },
     /// Verified work was committed.
     Committed {
         branch: String,
@@ -203,6 +210,9 @@ impl EventSink for TracingSink {
                 reason,
             } => {
                 tracing::info!(iteration, "{} → {}: {reason}", from.as_str(), to.as_str());
+            }
+            Event::PatchRefused { stage, refusals } => {
+                tracing::warn!("patch gate refused the {stage}: {}", refusals.join("; "))
             }
             other => tracing::debug!(event = ?other),
         }

@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use super::state::{LoopState, ResolutionTried, SignatureRecord};
@@ -23,6 +24,7 @@ use crate::hindsight::store::{
     StoreOptions, Timestamp,
 };
 use crate::hindsight::{Signature, SignatureKind};
+use crate::redact::Redactor;
 use crate::report::{Limits, SarifReport};
 
 /// Time a resolution command may take.
@@ -36,6 +38,9 @@ pub struct HindsightView {
     pub reviewed: Store,
     pub dir: PathBuf,
     pub catalog: bool,
+    /// What the run learns passes it before it is written (token patterns only until
+    /// [`HindsightView::with_redactor`]).
+    pub redactor: Arc<Redactor>,
 }
 
 impl HindsightView {
@@ -84,7 +89,14 @@ impl HindsightView {
             reviewed,
             dir,
             catalog,
+            redactor: Arc::new(Redactor::default()),
         })
+    }
+
+    /// The same view, redacting what it records with `redactor` (the run's).
+    pub fn with_redactor(mut self, redactor: Arc<Redactor>) -> HindsightView {
+        self.redactor = redactor;
+        self
     }
 }
 
@@ -435,6 +447,7 @@ fn writable(view: &HindsightView) -> Result<Store, String> {
     Store::open(StoreOptions {
         dir: Some(view.dir.clone()),
         catalog,
+        redactor: view.redactor.clone(),
         ..StoreOptions::default()
     })
     .map_err(|e| e.to_string())
@@ -478,6 +491,10 @@ pub fn record_success<R: CommandRunner, G: Repository>(
         .collect();
     let code_diff = code_only(&state.worktree_diff, &ctx.view.dir, &ctx.repo.workdir());
     if novel.is_empty() || code_diff.is_empty() {
+        return Ok(());
+    }
+    if !ctx.view.redactor.find_secrets(&code_diff).is_empty() {
+        tracing::warn!("hindsight: the run's change holds a secret; it is not learned as a patch");
         return Ok(());
     }
     let files = state
@@ -570,11 +587,18 @@ pub fn record_escalation<R: CommandRunner, G: Repository>(
         .map_err(|e| e.to_string())
 }
 
-/// The tamper policy of a configuration: built-in protected paths plus `commit.protected_paths`.
+/// The tamper policy of a configuration: built-in protected paths, `commit.protected_paths`, and
+/// the hindsight store (only the bot records there, at the end of a run: an entry the agent
+/// planted could become an automatic resolution once merged).
 pub fn tamper_policy(config: &Config) -> TamperPolicy {
     let mut policy = TamperPolicy::default();
     policy
         .protected
         .extend(config.commit.protected_paths.iter().cloned());
+    let store = &config.hindsight.path;
+    if store.is_relative() && !store.as_os_str().is_empty() {
+        let dir = globset::escape(store.to_string_lossy().trim_end_matches('/'));
+        policy.protected.push(format!("{dir}/**"));
+    }
     policy
 }

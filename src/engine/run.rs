@@ -5,6 +5,10 @@
 //! at any point resumes from its last completed step: an interrupted Acting step is redone on the
 //! worktree as the last completed step left it, an interrupted Observing step runs the gates
 //! again. Nothing here decides; it gathers, acts, records and emits events.
+//!
+//! No commit happens without the patch gate ([`super::patch_gate`]): a refused change is not
+//! committed but escalated, and a refused work-in-progress change stays uncommitted in the
+//! worktree, both with one line per refusal in the report and a `PatchRefused` event.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -14,6 +18,7 @@ use super::builder::{ActRequest, BuildError, Builder, FailureContext};
 use super::decide::{self, Budgets, Decision, DecisionInput};
 use super::improve::{self, HindsightView};
 use super::outcome;
+use super::patch_gate::{self, PatchInput, PatchPolicy};
 use super::state::{
     LoopState, Plan, Recovery, ResolutionTried, RunOutcome, STATE_VERSION, SessionError,
     SessionStore, StepRecord, Usage,
@@ -196,9 +201,13 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         self.drive(&mut state).await
     }
 
-    /// The worktree as the last completed Acting step left it.
+    /// The worktree as the last completed Acting step left it. A state loaded from its file holds
+    /// the diff redacted: a worktree whose redacted diff matches it is left as it is.
     fn restore_last_completed(&self, state: &LoopState) -> Result<(), EngineError> {
-        if self.repo.diff()? == state.worktree_diff {
+        let current = self.repo.diff()?;
+        if current == state.worktree_diff
+            || self.sessions.redactor().redact_text(&current) == state.worktree_diff
+        {
             return Ok(());
         }
         self.repo.restore_worktree(&state.base_commit)?;
@@ -584,11 +593,29 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             );
             return Ok(Ending::default());
         }
+        if !state.dry_run {
+            let refused = self.patch_refusals(state, "commit")?;
+            if !refused.is_empty() {
+                let reason = format!(
+                    "the patch gate refused to commit the change ({})",
+                    refused.join("; ")
+                );
+                return self.escalate(state, &reason, LoopPhase::Escalated);
+            }
+        }
         improve::record_success(self.hindsight_ctx(), state).map_err(EngineError::Hindsight)?;
-        let message = outcome::commit_message(state, self.config.commit.trailers);
+        let message = self.redacted(&outcome::commit_message(state, self.config.commit.trailers));
         let commit = if state.dry_run {
             None
         } else {
+            let refused = self.patch_refusals(state, "commit")?;
+            if !refused.is_empty() {
+                let reason = format!(
+                    "the patch gate refused to commit what the run recorded ({})",
+                    refused.join("; ")
+                );
+                return self.escalate(state, &reason, LoopPhase::Escalated);
+            }
             let sha = self.repo.commit_all(&message, &self.identity)?;
             self.events.emit(&Event::GitOperation {
                 operation: "commit".into(),
@@ -619,21 +646,21 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     ) -> Result<Ending, EngineError> {
         improve::record_escalation(self.hindsight_ctx(), state, reason)
             .map_err(EngineError::Hindsight)?;
-        let report = outcome::escalation_report(state, reason);
+        let mut report = outcome::escalation_report(state, reason);
         let mut commit = None;
         if !state.dry_run && !self.repo.changed_files()?.is_empty() {
-            let message = format!(
-                "WIP: meta-agent: {}\n\nEscalated: {reason}.\nThe gates did not pass; kept for maintainers.\n\n{}",
-                state.task.title,
-                outcome::trailer_block(state)
-            );
-            let sha = self.repo.commit_all(&message, &self.identity)?;
-            self.events.emit(&Event::GitOperation {
-                operation: "commit".into(),
-                target: state.branch.clone(),
-                result: sha.clone(),
-            });
-            commit = Some(sha);
+            let refused = self.patch_refusals(state, "wip_commit")?;
+            if refused.is_empty() {
+                commit = Some(self.commit_wip(state, reason)?);
+            } else {
+                report.push_str(&format!(
+                    "\nThe work in progress was NOT committed: the patch gate refused it:\n{}\n",
+                    refused
+                        .iter()
+                        .map(|line| format!("- {line}\n"))
+                        .collect::<String>()
+                ));
+            }
         }
         let branch = (!state.dry_run).then(|| state.branch.clone());
         self.events.emit(&Event::Escalated {
@@ -647,6 +674,68 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             commit,
             escalation: Some(report),
         })
+    }
+
+    fn commit_wip(&self, state: &LoopState, reason: &str) -> Result<String, EngineError> {
+        let message = self.redacted(&format!(
+            "WIP: meta-agent: {}\n\nEscalated: {reason}.\nThe gates did not pass; kept for maintainers.\n\n{}",
+            state.task.title,
+            outcome::trailer_block(state)
+        ));
+        let sha = self.repo.commit_all(&message, &self.identity)?;
+        self.events.emit(&Event::GitOperation {
+            operation: "commit".into(),
+            target: state.branch.clone(),
+            result: sha.clone(),
+        });
+        Ok(sha)
+    }
+
+    fn redacted(&self, text: &str) -> String {
+        self.sessions.redactor().redact_text(text).into_owned()
+    }
+
+    /// The patch gate over the worktree as it would be committed at `stage`: one line per
+    /// refusal, each also kept in the state's refused changes and emitted as `PatchRefused`.
+    fn patch_refusals(
+        &self,
+        state: &mut LoopState,
+        stage: &str,
+    ) -> Result<Vec<String>, EngineError> {
+        let changes = self.repo.changed_files()?;
+        let diff = self.repo.diff()?;
+        let workdir = self.repo.workdir();
+        let mut protected = self.config.commit.protected_paths.clone();
+        if let Some(own) = self
+            .config
+            .source
+            .as_deref()
+            .and_then(|source| source.strip_prefix(&workdir).ok())
+        {
+            protected.push(globset::escape(&own.to_string_lossy()));
+        }
+        let input = PatchInput {
+            changes: &changes,
+            diff: &diff,
+            worktree: &workdir,
+            redactor: self.sessions.redactor(),
+        };
+        let lines: Vec<String> = patch_gate::check(&input, &PatchPolicy::new(&protected))
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        if !lines.is_empty() {
+            self.events.emit(&Event::PatchRefused {
+                stage: stage.to_owned(),
+                refusals: lines.clone(),
+            });
+            for line in &lines {
+                if !state.tamper.contains(line) {
+                    state.tamper.push(line.clone());
+                }
+            }
+        }
+        Ok(lines)
     }
 
     fn finish(&self, state: &LoopState) {

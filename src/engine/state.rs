@@ -3,15 +3,19 @@
 //!
 //! Sessions live in the repository's git directory (`.git/meta-agent/sessions/<id>/state.json`):
 //! outside the worktree, so they never show up in a diff, and beside the clone they describe.
+//! The file passes the run's redactor on the way out (CI may upload the session directory): the
+//! state in memory keeps the exact worktree diff, the file a redacted one.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use super::task::Task;
 use crate::event::LoopPhase;
 use crate::gates::{GateResult, GateStatus, GatesSummary};
+use crate::redact::Redactor;
 
 /// Version of the state file format.
 pub const STATE_VERSION: u32 = 1;
@@ -271,10 +275,13 @@ pub enum SessionError {
     Ended(String, String),
 }
 
-/// Where sessions are kept: one directory per session, and a `latest` pointer.
+/// Where sessions are kept: one directory per session, and a `latest` pointer. Every state file
+/// passes the store's redactor (token patterns only, until [`SessionStore::with_redactor`] gives
+/// it the secrets the run holds).
 #[derive(Debug, Clone)]
 pub struct SessionStore {
     dir: PathBuf,
+    redactor: Arc<Redactor>,
 }
 
 impl SessionStore {
@@ -282,7 +289,19 @@ impl SessionStore {
     pub fn for_git_dir(git_dir: &Path) -> SessionStore {
         SessionStore {
             dir: git_dir.join("meta-agent").join("sessions"),
+            redactor: Arc::new(Redactor::default()),
         }
+    }
+
+    /// The same store, redacting with `redactor` (the run's, holding its secrets).
+    pub fn with_redactor(mut self, redactor: Arc<Redactor>) -> SessionStore {
+        self.redactor = redactor;
+        self
+    }
+
+    /// The redactor state files pass (the engine's patch gate scans with it too).
+    pub fn redactor(&self) -> &Redactor {
+        &self.redactor
     }
 
     pub fn session_dir(&self, session: &str) -> PathBuf {
@@ -293,14 +312,17 @@ impl SessionStore {
         self.session_dir(session).join("state.json")
     }
 
-    /// Writes the state atomically (temporary file, fsync, rename) and points `latest` at it.
+    /// Writes the state, redacted, atomically (temporary file, rename) and points `latest` at it.
+    /// Redaction keeps the JSON valid: markers hold no quote or backslash, and every encoded
+    /// form of a secret is matched as it appears inside a JSON string.
     pub fn save(&self, state: &LoopState) -> Result<(), SessionError> {
         let path = self.state_path(&state.session);
-        let json = serde_json::to_vec_pretty(state).map_err(|source| SessionError::Corrupt {
+        let json = serde_json::to_string_pretty(state).map_err(|source| SessionError::Corrupt {
             path: path.clone(),
             source,
         })?;
-        write_atomic(&path, &json)?;
+        let json = self.redactor.redact_text(&json);
+        write_atomic(&path, json.as_bytes())?;
         write_atomic(&self.dir.join("latest"), state.session.as_bytes())
     }
 
@@ -345,4 +367,57 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), SessionError> {
     file.write_all(bytes).map_err(io)?;
     file.persist(path).map_err(|err| io(err.error))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CANARY: &str = "StateCanary-0123456789abcdef";
+
+    fn state_with(text: &str) -> LoopState {
+        let task = Task::from_text(&format!("Fix {text}")).unwrap();
+        LoopState {
+            version: STATE_VERSION,
+            session: "s-1".into(),
+            task,
+            branch: "meta-agent/x".into(),
+            base_commit: "0".repeat(40),
+            dry_run: false,
+            phase: LoopPhase::Acting,
+            iteration: 0,
+            max_iterations: 3,
+            plan: Some(Plan::Build),
+            worktree_diff: format!("+token = \"{text}\"\n"),
+            builder_calls: 0,
+            history: Vec::new(),
+            gates: Vec::new(),
+            signatures: Vec::new(),
+            guidance: vec![format!("ghp_abcdefghijklmnopqrstuvwxyz0123 and {text}")],
+            usage: Usage::default(),
+            flaky: Vec::new(),
+            tamper: Vec::new(),
+            transient_retries: 0,
+            transient_error: None,
+            recoveries: Vec::new(),
+            started_unix_ms: 0,
+            outcome: None,
+        }
+    }
+
+    #[test]
+    fn the_state_file_is_redacted_and_still_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        let redactor = Arc::new(Redactor::from_values([CANARY.to_owned()]));
+        let store = SessionStore::for_git_dir(dir.path()).with_redactor(redactor);
+        let state = state_with(CANARY);
+        store.save(&state).unwrap();
+        let text = std::fs::read_to_string(store.state_path("s-1")).unwrap();
+        assert!(!text.contains(CANARY), "{text}");
+        assert!(!text.contains("ghp_abc"), "{text}");
+        let loaded = store.load(None).unwrap();
+        assert_eq!(loaded.task.title, "Fix [REDACTED:secret]");
+        assert_eq!(loaded.worktree_diff, "+token = \"[REDACTED:secret]\"\n");
+        assert_eq!(loaded.phase, state.phase);
+    }
 }

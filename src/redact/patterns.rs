@@ -85,7 +85,7 @@ pub fn replace(text: &str) -> Cow<'_, str> {
 }
 
 /// Every token pattern match in `text`: its kind and byte range (the part a marker would replace,
-/// without the kept header name or assignment key), in pattern order.
+/// without the kept header name or assignment key), in pattern order, each range once.
 pub fn find(text: &str) -> Vec<(&'static str, std::ops::Range<usize>)> {
     let Some(compiled) = COMPILED.as_ref() else {
         return Vec::new();
@@ -96,7 +96,10 @@ pub fn find(text: &str) -> Vec<(&'static str, std::ops::Range<usize>)> {
         for caps in pattern.regex.captures_iter(text) {
             let Some(whole) = caps.get(0) else { continue };
             let start = caps.name("keep").map_or(whole.start(), |keep| keep.end());
-            found.push((pattern.kind, start..whole.end()));
+            let range = start..whole.end();
+            if !found.iter().any(|(_, seen)| *seen == range) {
+                found.push((pattern.kind, range));
+            }
         }
     }
     found

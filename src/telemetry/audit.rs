@@ -129,6 +129,9 @@ fn audit_entry(event: &Event) -> Option<AuditEntry<'_>> {
             entry(MetaAgent, "resolution.apply", Some(signature), "applied")
         }
         Event::TamperRefused { .. } => entry(Gate, "tamper.check", Some("worktree"), "refused"),
+        Event::PatchRefused { stage, .. } => {
+            entry(Gate, "patch.check", Some(stage.as_str()), "refused")
+        }
         Event::Committed { branch, .. } => entry(MetaAgent, "commit", Some(branch), "committed"),
         Event::Escalated { branch, .. } => {
             entry(MetaAgent, "escalate", branch.as_deref(), "escalated")

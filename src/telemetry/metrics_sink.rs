@@ -215,6 +215,7 @@ fn record(event: &Event) {
         | Event::ToolCalled { .. }
         | Event::Decided { .. }
         | Event::TamperRefused { .. }
+        | Event::PatchRefused { .. }
         | Event::Committed { .. }
         | Event::Escalated { .. } => {}
     }

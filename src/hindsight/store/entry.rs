@@ -151,6 +151,24 @@ impl Fix {
         stable_hash(&content)
     }
 
+    /// The same fix with every text passed through `redact`.
+    pub fn redacted(&self, redact: &dyn Fn(&str) -> String) -> Fix {
+        match self {
+            Fix::Command(CommandLine::Argv(argv)) => {
+                Fix::Command(CommandLine::Argv(argv.iter().map(|a| redact(a)).collect()))
+            }
+            Fix::Command(CommandLine::Shell(line)) => {
+                Fix::Command(CommandLine::Shell(redact(line)))
+            }
+            Fix::Patch(patch) => Fix::Patch(PatchFix {
+                diff: redact(&patch.diff),
+                files: patch.files.iter().map(|f| redact(f)).collect(),
+                source: patch.source.as_deref().map(redact),
+            }),
+            Fix::Guidance(text) => Fix::Guidance(redact(text)),
+        }
+    }
+
     pub fn kind_name(&self) -> &'static str {
         match self {
             Fix::Command(_) => "command",
@@ -381,6 +399,32 @@ impl Entry {
         });
     }
 
+    /// Passes every free text of the entry through `redact` (template, tags, fixes, escalation
+    /// context). A fix that changes gets the id of its new content, so the file still loads; a
+    /// redacted patch no longer applies, which is the point.
+    pub fn redact(&mut self, redact: &dyn Fn(&str) -> String) {
+        self.template = redact(&self.template);
+        self.tags = self.tags.iter().map(|tag| redact(tag)).collect();
+        for resolution in &mut self.resolutions {
+            let fix = resolution.fix.redacted(redact);
+            if fix != resolution.fix {
+                resolution.id = fix.id();
+                resolution.fix = fix;
+            }
+        }
+        self.normalize();
+        if let Some(context) = &mut self.escalation {
+            context.reason = redact(&context.reason);
+            for text in [&mut context.run, &mut context.branch, &mut context.summary]
+                .into_iter()
+                .flatten()
+            {
+                *text = redact(text);
+            }
+            context.tags = context.tags.iter().map(|tag| redact(tag)).collect();
+        }
+    }
+
     /// Folds `other` (the same signature from another store or branch) into `self`: occurrences
     /// and outcome counts added, resolutions unioned by id, first and last seen widened, tags
     /// unioned, the later escalation kept. Status becomes resolved if either side was cured.
@@ -436,6 +480,40 @@ mod tests {
 
     fn at(secs: u64) -> Timestamp {
         Timestamp::from_unix_secs(secs)
+    }
+
+    #[test]
+    fn redaction_reaches_every_text_and_renews_changed_fix_ids() {
+        let secret = "EntryCanary-0123456789";
+        let signature = Signature {
+            id: "ab12".into(),
+            kind: SignatureKind::Other,
+            template: format!("failed with {secret}"),
+        };
+        let mut entry = Entry::new(&signature, at(1));
+        let patch = Fix::Patch(PatchFix {
+            diff: format!("+key = {secret}\n"),
+            files: BTreeSet::from(["a.py".to_owned()]),
+            source: None,
+        });
+        let kept = Fix::Guidance("use true division".into());
+        entry.add_resolution(Resolution::new(patch));
+        entry.add_resolution(Resolution::new(kept.clone()));
+        entry.escalation = Some(EscalationContext {
+            reason: format!("budget; {secret}"),
+            summary: Some(secret.to_owned()),
+            ..EscalationContext::default()
+        });
+        entry.redact(&|text: &str| text.replace(secret, "[REDACTED:secret]"));
+        let yaml = serde_yaml::to_string(&entry).unwrap();
+        assert!(!yaml.contains(secret), "{yaml}");
+        for resolution in &entry.resolutions {
+            assert_eq!(resolution.id, resolution.fix.id());
+        }
+        assert!(
+            entry.resolution(&kept.id()).is_some(),
+            "unchanged fixes keep their id"
+        );
     }
 
     #[test]

@@ -7,6 +7,9 @@
 //! [`Store::applicable_resolutions`] enforces the trust rule: learned resolutions are offered
 //! only when the reviewed store (the default branch's) holds them too.
 //!
+//! Every entry passes the options' redactor before it is written (entries are committed with the
+//! fix they learned from, so they are outbound text).
+//!
 //! The store never reads a clock (every call takes `now`), never runs commands or git, and prints
 //! nothing. Whether a patch still applies to today's code is the engine's check.
 
@@ -21,6 +24,7 @@ mod record;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 pub use catalog::{Catalog, CatalogError, CatalogRule};
 pub use entry::{
@@ -30,6 +34,7 @@ pub use files::{LoadReport, SkippedFile};
 pub use similar::{DEFAULT_SIMILARITY_THRESHOLD, SimilarityIndex};
 
 use crate::hindsight::Signature;
+use crate::redact::Redactor;
 
 /// Default directory of the store, relative to the repository root.
 pub const DEFAULT_STORE_DIR: &str = ".meta-agent/hindsight";
@@ -77,6 +82,9 @@ pub struct StoreOptions {
     pub half_life_days: f64,
     /// Use and refresh the derived load cache (`.cache.jsonl`) in the directory.
     pub load_cache: bool,
+    /// Every entry written passes it (token patterns only by default; the engine gives it the
+    /// secrets the run holds).
+    pub redactor: Arc<Redactor>,
 }
 
 impl Default for StoreOptions {
@@ -88,6 +96,7 @@ impl Default for StoreOptions {
             similar_limit: 10,
             half_life_days: rank::DEFAULT_HALF_LIFE_DAYS,
             load_cache: true,
+            redactor: Arc::new(Redactor::default()),
         }
     }
 }

@@ -4,7 +4,8 @@
 //! Every change is a read-modify-write of one entry. With a backing directory it happens under
 //! the store lock, starting from the file as it is on disk now (another process may have written
 //! it since this store loaded), so concurrent writers lose no update; a corrupt file is never
-//! replaced. The in-memory copy is then refreshed from what was written.
+//! replaced. Each entry passes the store's redactor before it is written; the in-memory copy is
+//! then refreshed from what was written.
 
 use super::entry::{Entry, EscalationContext, Fix, PatchFix, Resolution, Status, Timestamp};
 use super::files::{self, StoreLock};
@@ -172,6 +173,7 @@ impl Store {
             None => self.current_or_new(signature, now),
         };
         change(&mut entry)?;
+        entry.redact(&|text: &str| self.options.redactor.redact_text(text).into_owned());
         files::write_entry(&dir, &entry)?;
         self.put(entry);
         Ok(())
