@@ -876,6 +876,30 @@ mod tests {
     }
 
     #[test]
+    fn a_next_page_link_to_another_host_is_refused() {
+        let client = RestClient::new(RestSettings {
+            api_url: "https://api.github.com".to_owned(),
+            token: "t".to_owned(),
+            user_agent: "ua".to_owned(),
+            deadline: None,
+            rate: RatePolicy::default(),
+        })
+        .unwrap();
+        let mut headers = HeaderMap::new();
+        let same =
+            r#"<https://api.github.com/repositories/1/issues/1/comments?page=2>; rel="next""#;
+        headers.insert(LINK, HeaderValue::from_static(same));
+        let next = client.next_page(&headers, "c").unwrap().unwrap();
+        assert_eq!(
+            next.as_str(),
+            "https://api.github.com/repositories/1/issues/1/comments?page=2"
+        );
+        let foreign = r#"<https://evil.example/steal?page=2>; rel="next""#;
+        headers.insert(LINK, HeaderValue::from_static(foreign));
+        assert!(client.next_page(&headers, "c").is_err());
+    }
+
+    #[test]
     fn bad_urls_and_tokens_are_refused_without_the_token() {
         let settings = |api: &str, token: &str| RestSettings {
             api_url: api.to_owned(),

@@ -208,6 +208,7 @@ struct State {
     faults: Vec<Fault>,
     next_id: u64,
     clock: u64,
+    latency: std::time::Duration,
 }
 
 impl State {
@@ -225,6 +226,7 @@ impl State {
             faults: Vec::new(),
             next_id: 2_000_000_001,
             clock: 0,
+            latency: std::time::Duration::ZERO,
         }
     }
 
@@ -395,6 +397,12 @@ impl MockGitHub {
         self.state().token = Some(token.to_string());
     }
 
+    /// Delays every answer of the API server by `latency` (requests are recorded on arrival,
+    /// answered after the delay; the delay holds no lock, so answers can overlap).
+    pub fn set_latency(&self, latency: std::time::Duration) {
+        self.state().latency = latency;
+    }
+
     /// Queues a fault; the first queued fault matching a request applies.
     pub fn fail_next(&self, fault: Fault) {
         self.state().faults.push(fault);
@@ -505,9 +513,18 @@ impl Servers {
         let Some(request) = read_request(&mut stream).await else {
             return;
         };
-        let answer = {
+        let latency = {
             let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
             state.requests.push(request.clone());
+            if request.is_blob() {
+                std::time::Duration::ZERO
+            } else {
+                state.latency
+            }
+        };
+        tokio::time::sleep(latency).await;
+        let answer = {
+            let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
             self.answer(&mut state, &request)
         };
         if let Some(answer) = answer {

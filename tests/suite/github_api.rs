@@ -333,6 +333,34 @@ async fn a_closed_pull_request_is_not_reused() {
 }
 
 #[tokio::test]
+async fn writes_go_one_at_a_time_and_reads_do_not_wait_for_each_other() {
+    let mock = MockGitHub::start();
+    mock.add_issue(9, "t", "b", "alice");
+    mock.set_latency(Duration::from_millis(300));
+    let client = client(&mock);
+    let repo = repo();
+    let started = Instant::now();
+    let (a, b, c) = tokio::join!(
+        client.create_comment(&repo, 9, "a"),
+        client.create_comment(&repo, 9, "b"),
+        client.create_comment(&repo, 9, "c"),
+    );
+    let writes = started.elapsed();
+    assert!(a.is_ok() && b.is_ok() && c.is_ok());
+    assert!(writes >= Duration::from_millis(900), "{writes:?}");
+    let started = Instant::now();
+    let (a, b, c) = tokio::join!(
+        client.issue(&repo, 9),
+        client.issue(&repo, 9),
+        client.issue(&repo, 9),
+    );
+    let reads = started.elapsed();
+    assert!(a.is_ok() && b.is_ok() && c.is_ok());
+    assert!(reads < Duration::from_millis(850), "{reads:?}");
+    assert_eq!(mock.comments(9).len(), 3);
+}
+
+#[tokio::test]
 async fn a_read_is_retried_after_server_errors() {
     let mock = MockGitHub::start();
     mock.add_issue(5, "t", "b", "alice");
