@@ -267,9 +267,31 @@ impl RestClient {
         }
     }
 
+    /// Sends a call and reads its whole body (capped); a read whose answer breaks off
+    /// mid-body is sent again like any transient read failure.
+    async fn fetch(&self, call: &Call, cap: usize) -> Result<(HeaderMap, Vec<u8>), GitHubError> {
+        let mut attempt = 0;
+        loop {
+            let response = self.send(call).await?;
+            let headers = response.headers().clone();
+            let error = match read_capped(response, cap, &call.what).await {
+                Ok(body) => return Ok((headers, body)),
+                Err(error) => error,
+            };
+            let transient = error.is_uncertain() && call.effect() == Effect::Read;
+            if !transient || attempt >= self.rate.read_retries {
+                return Err(error);
+            }
+            let pause = rate::backoff(attempt, fastrand::f64(), &self.rate);
+            if self.pause(pause, 0.0).await.is_err() {
+                return Err(error);
+            }
+            attempt += 1;
+        }
+    }
+
     async fn json<T: DeserializeOwned>(&self, call: Call) -> Result<T, GitHubError> {
-        let response = self.send(&call).await?;
-        let bytes = read_capped(response, JSON_BODY_CAP, &call.what).await?;
+        let (_, bytes) = self.fetch(&call, JSON_BODY_CAP).await?;
         decode(&bytes, &call.what)
     }
 
@@ -288,9 +310,10 @@ impl RestClient {
             let Some(url) = next.take() else {
                 return Ok(items);
             };
-            let response = self.send(&Call::get(url, what.to_owned())).await?;
-            next = self.next_page(response.headers(), what)?;
-            let bytes = read_capped(response, JSON_BODY_CAP, what).await?;
+            let (headers, bytes) = self
+                .fetch(&Call::get(url, what.to_owned()), JSON_BODY_CAP)
+                .await?;
+            next = self.next_page(&headers, what)?;
             let page: Value = decode(&bytes, what)?;
             let list = match key {
                 Some(key) => page.get(key).cloned().unwrap_or(Value::Null),
@@ -461,8 +484,7 @@ impl GitHubApi for RestClient {
         let id = artifact.to_string();
         let url = self.repo_url(repo, &["actions", "artifacts", &id, "zip"]);
         let call = Call::get(url, format!("artifact {artifact} of {repo}"));
-        let response = self.send(&call).await?;
-        let zipped = read_capped(response, cap.saturating_add(1 << 20), &call.what).await?;
+        let (_, zipped) = self.fetch(&call, cap.saturating_add(1 << 20)).await?;
         let what = call.what;
         tokio::task::spawn_blocking(move || unzip(&zipped, cap, &what))
             .await

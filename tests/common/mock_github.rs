@@ -113,6 +113,8 @@ pub struct Fault {
     pub path_contains: String,
     /// The status answered; 0 closes the connection without answering.
     pub status: u16,
+    /// Extra answer headers. The mock-only header `x-mock-cut` makes the answer announce a
+    /// longer body than it sends and close the connection mid-body.
     pub headers: Vec<(String, String)>,
     pub body: String,
     /// How many matching requests fail.
@@ -179,6 +181,7 @@ struct StoredIssue {
     title: String,
     body: String,
     author: String,
+    labels: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -339,8 +342,16 @@ impl MockGitHub {
             title: title.to_string(),
             body: body.to_string(),
             author: author.to_string(),
+            labels: Vec::new(),
         };
         self.state().issues.insert(number, issue);
+    }
+
+    /// Labels an issue added with [`MockGitHub::add_issue`].
+    pub fn add_label(&self, issue: u64, label: &str) {
+        if let Some(stored) = self.state().issues.get_mut(&issue) {
+            stored.labels.push(label.to_string());
+        }
     }
 
     /// Adds a comment (created_at increasing with each comment); returns its id.
@@ -894,7 +905,15 @@ fn issue_json(state: &State, repo: &Repo<'_>, number: u64, issue: &StoredIssue) 
         "number": number,
         "title": issue.title,
         "user": user_json(&repo.ctx.api, &issue.author, state.account_type(&issue.author)),
-        "labels": [],
+        "labels": issue.labels.iter().map(|name| json!({
+            "id": stable_id(name),
+            "node_id": "LA_kwDOMock",
+            "url": format!("{}/labels/{name}", repo.api()),
+            "name": name,
+            "color": "d73a4a",
+            "default": false,
+            "description": null,
+        })).collect::<Vec<_>>(),
         "state": "open",
         "locked": false,
         "assignee": null,
@@ -923,6 +942,7 @@ fn get_issue(state: &State, repo: &Repo<'_>, number: &str) -> Answer {
         title: pull.title.clone(),
         body: pull.body.clone(),
         author: state.bot_login.clone(),
+        labels: Vec::new(),
     };
     let mut value = issue_json(state, repo, number, &as_issue);
     value["pull_request"] = json!({"url": format!("{}/pulls/{number}", repo.api())});
@@ -1394,12 +1414,17 @@ async fn read_request(stream: &mut TcpStream) -> Option<Recorded> {
 }
 
 async fn write_answer(stream: &mut TcpStream, answer: Answer) {
+    let cut = answer.headers.iter().any(|(name, _)| name == "x-mock-cut");
+    let announced = answer.body.len() + if cut { 1_000 } else { 0 };
     let mut head = format!(
-        "HTTP/1.1 {} Mock\r\ncontent-length: {}\r\nconnection: close\r\nx-github-api-version-selected: 2022-11-28\r\n",
+        "HTTP/1.1 {} Mock\r\ncontent-length: {announced}\r\nconnection: close\r\nx-github-api-version-selected: 2022-11-28\r\n",
         answer.status,
-        answer.body.len()
     );
-    for (name, value) in &answer.headers {
+    for (name, value) in answer
+        .headers
+        .iter()
+        .filter(|(name, _)| name != "x-mock-cut")
+    {
         head.push_str(&format!("{name}: {value}\r\n"));
     }
     head.push_str("\r\n");

@@ -76,6 +76,7 @@ async fn an_issue_is_read_with_the_api_headers_and_decoded() {
         "The parser rejects `1e3`.",
         "alice",
     );
+    mock.add_label(7, "agent");
     mock.add_issue(8, "No body", "", "bob");
     let client = client(&mock);
 
@@ -86,6 +87,8 @@ async fn an_issue_is_read_with_the_api_headers_and_decoded() {
     assert_eq!(issue.user.login, "alice");
     assert!(!issue.user.is_bot());
     assert_eq!(issue.state, "open");
+    assert_eq!(issue.labels.len(), 1);
+    assert_eq!(issue.labels[0].name, "agent");
     assert_eq!(issue.html_url, "https://github.com/octo/widgets/issues/7");
     let empty = client
         .issue(&repo(), 8)
@@ -368,6 +371,18 @@ async fn a_read_is_retried_after_server_errors() {
     let issue = client(&mock).issue(&repo(), 5).await.expect("third try");
     assert_eq!(issue.number, 5);
     assert_eq!(api_requests(&mock, "GET").len(), 3);
+}
+
+#[tokio::test]
+async fn a_read_cut_mid_answer_is_read_again() {
+    let mock = MockGitHub::start();
+    mock.add_issue(5, "t", "b", "alice");
+    let mut fault = Fault::status("GET", "/issues/5", 200).header("x-mock-cut", "1");
+    fault.body = r#"{"number": 5, "title": "#.to_string();
+    mock.fail_next(fault);
+    let issue = client(&mock).issue(&repo(), 5).await.expect("second read");
+    assert_eq!(issue.title, "t");
+    assert_eq!(api_requests(&mock, "GET").len(), 2);
 }
 
 #[tokio::test]
