@@ -76,6 +76,10 @@ fn repo() -> tempfile::TempDir {
 fn settings() -> AgentSettings {
     AgentSettings {
         model: "bench".into(),
+        fast_model: "bench-fast".into(),
+        context_tokens: 24_000,
+        reflect: false,
+        explore_min_files: 400,
         max_output_tokens: 1024,
         temperature: None,
         stream: false,

@@ -2,31 +2,59 @@
 //! explore and edit the worktree through tools, in a ReAct loop (thought → tool call →
 //! observation) that ends when the model calls `finish` or the step cap is hit.
 //!
-//! Layers: [`AgentBuilder::act`] assembles the opening ([`prompt`]) and the tool box ([`tools`]);
-//! [`turn`] runs the loop, one turn at a time; [`paths`] keeps every path inside the worktree.
+//! Layers: [`AgentBuilder::act`] meters every model call ([`metered`]), runs the act ([`act`]:
+//! relevant files, explorer, token-budgeted opening from [`context`], plan from [`planner`]) and
+//! reflects ([`reflect`]); [`turn`] runs each loop, one turn at a time; [`paths`] keeps every
+//! path inside the worktree.
 //! The agent proposes edits in the worktree only: the engine validates the change, runs the
 //! gates and commits. It never reads the process environment (the parent's variables are passed
 //! in) and never prints.
 
+pub mod act;
+pub mod context;
+pub mod metered;
 pub mod paths;
+pub mod plan;
+pub mod planner;
 pub mod prompt;
+pub mod reflect;
+pub mod relevant;
+pub mod tokens;
 pub mod tools;
 pub mod turn;
 pub mod untrusted;
 
 use std::fmt;
 
-use crate::engine::builder::{ActReport, ActRequest, BuildError, Builder};
+use std::time::Instant;
+
+use act::Act;
+use metered::Metered;
+use reflect::{Attempt, Reflector};
+
+use crate::engine::builder::{ActReport, ActRequest, BuildError, Builder, ToolCallRecord};
 use crate::exec::CommandRunner;
-use crate::llm::{BudgetCaps, Budgeted, LlmConfig, Message, Provider, first_exceeded};
+use crate::llm::{BudgetCaps, Budgeted, LlmConfig, Provider, first_exceeded};
 
 pub use paths::Protected;
 pub use tools::CommandSettings;
 
+/// Repositories with more files than this get an explorer's summary before a build.
+pub const EXPLORE_MIN_FILES: usize = 400;
+
 /// How the agent asks the model and runs commands.
 #[derive(Debug, Clone)]
 pub struct AgentSettings {
+    /// The primary model: writes code.
     pub model: String,
+    /// The fast model: plans, explores, reflects.
+    pub fast_model: String,
+    /// Token budget of the opening context.
+    pub context_tokens: usize,
+    /// Reflect after each act.
+    pub reflect: bool,
+    /// A build in a repository with more files than this starts with the explorer.
+    pub explore_min_files: usize,
     pub max_output_tokens: u32,
     pub temperature: Option<f32>,
     /// Ask for streamed answers.
@@ -41,6 +69,10 @@ impl AgentSettings {
     pub fn from_llm(config: &LlmConfig, command: CommandSettings) -> Self {
         AgentSettings {
             model: config.model.clone(),
+            fast_model: config.fast_model.clone(),
+            context_tokens: usize::try_from(config.context_tokens).unwrap_or(usize::MAX),
+            reflect: config.reflect,
+            explore_min_files: EXPLORE_MIN_FILES,
             max_output_tokens: config.max_output_tokens,
             temperature: config.temperature,
             stream: config.stream,
@@ -100,29 +132,57 @@ impl<P: Provider, R: CommandRunner> Builder for AgentBuilder<P, R> {
     }
 
     async fn act(&self, request: ActRequest<'_>) -> Result<ActReport, BuildError> {
-        let specs = tools::specs();
-        let session = turn::Session {
-            provider: &self.provider,
-            shape: turn::RequestShape {
-                model: &self.settings.model,
-                tools: &specs,
-                max_tokens: self.settings.max_output_tokens,
-                temperature: self.settings.temperature,
-                stream: self.settings.stream,
-            },
-            tools: tools::ToolBox {
-                root: request.repo_root,
-                protected: &self.settings.protected,
-                runner: &self.runner,
-                command: &self.settings.command,
-                parent_env: &self.parent_env,
-            },
-            max_steps: request.max_steps,
+        let metered = Metered::new(&self.provider);
+        let act = Act {
+            provider: &metered,
+            runner: &self.runner,
+            parent_env: &self.parent_env,
+            settings: &self.settings,
+            request: &request,
         };
-        let opening = vec![
-            Message::system(prompt::system()),
-            Message::user(prompt::task_message(&request)),
-        ];
-        turn::run(&session, opening).await
+        let mut report = act.run().await?;
+        if self.settings.reflect {
+            self.reflect(&metered, &request, &mut report).await;
+        }
+        report.usage = metered.usage();
+        report.llm_calls = metered.calls();
+        Ok(report)
+    }
+}
+
+impl<P: Provider, R: CommandRunner> AgentBuilder<P, R> {
+    /// Asks the fast model to score the attempt; its view is recorded, never obeyed (a failed
+    /// reflection is noted and the act stands).
+    async fn reflect(
+        &self,
+        provider: &Metered<'_, Budgeted<P>>,
+        request: &ActRequest<'_>,
+        report: &mut ActReport,
+    ) {
+        if first_exceeded(&self.caps, &self.provider.spent()).is_some() {
+            return;
+        }
+        let reflector = Reflector {
+            provider,
+            model: &self.settings.fast_model,
+            max_tokens: self.settings.max_output_tokens,
+            stream: self.settings.stream,
+        };
+        let started = Instant::now();
+        let attempt = Attempt {
+            task: request.task,
+            report,
+        };
+        let (line, success) = match reflector.reflect(&attempt).await {
+            Ok(reflection) => (reflection.line(), true),
+            Err(err) => (format!("reflection unavailable: {err}"), false),
+        };
+        report.tool_calls.push(ToolCallRecord {
+            tool: "reflect".into(),
+            input: line.clone(),
+            success,
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        });
+        report.actions.push(line);
     }
 }

@@ -162,7 +162,7 @@ async fn ask<P: Provider, R: CommandRunner>(
 
 /// Transient when worth another act later: a transient fault, or retries exhausted on one (the
 /// engine then retries the act a bounded number of times). Everything else is fatal.
-fn classify(err: &LlmError) -> BuildError {
+pub fn classify(err: &LlmError) -> BuildError {
     let transient = match err {
         LlmError::RetriesExhausted { last, .. } => last.is_transient(),
         other => other.is_transient(),
@@ -201,5 +201,6 @@ fn report(progress: Progress, summary: String, gave_up: Option<String>) -> ActRe
             .collect(),
         usage: progress.usage,
         gave_up,
+        llm_calls: Vec::new(),
     }
 }

@@ -76,6 +76,22 @@ pub struct RawLlm {
     pub max_cost_usd: Option<f64>,
     /// Maximum number of LLM calls per run.
     pub max_calls: Option<u32>,
+    /// Token budget of the context the agent opens each attempt with (default 24000), counted
+    /// with the model's tokenizer; lower-priority sections are cut first.
+    pub context_tokens: Option<u32>,
+    /// Replay this recorded transcript (JSON lines written by `llm.record`) instead of calling a
+    /// model: a deterministic re-run. Implies `provider: replay` when `provider` is not set.
+    pub replay: Option<String>,
+    /// Record every model exchange of the run to this transcript file (JSON lines), for
+    /// `llm.replay` later. Transcripts hold prompts and answers, never the key.
+    pub record: Option<String>,
+    /// Azure OpenAI `api-version` query parameter. Azure is detected from the base URL
+    /// (`*.openai.azure.com` or a `/openai/deployments/` path); setting this also selects the
+    /// Azure request shape (`api-key` header, deployment path). Default `2024-10-21`.
+    pub api_version: Option<String>,
+    /// After each attempt, ask the fast model to score it and name what is missing (default
+    /// true). The gates still decide completion.
+    pub reflect: Option<bool>,
 }
 
 /// The LLM providers meta-agent can talk to.

@@ -72,7 +72,20 @@ pub struct LlmSettings {
     pub max_tokens: Option<u64>,
     pub max_cost_usd: Option<f64>,
     pub max_calls: Option<u32>,
+    /// Token budget of the agent's opening context.
+    pub context_tokens: u32,
+    /// A transcript to replay (`llm.replay`).
+    pub replay: Option<String>,
+    /// Where to record the run's transcript (`llm.record`).
+    pub record: Option<String>,
+    /// Azure `api-version`, when set.
+    pub api_version: Option<String>,
+    /// Reflection after each attempt.
+    pub reflect: bool,
 }
+
+/// Default token budget of the agent's opening context.
+pub const DEFAULT_CONTEXT_TOKENS: u32 = 24_000;
 
 /// Iteration control.
 #[derive(Debug, Clone, PartialEq)]
@@ -397,7 +410,11 @@ fn inside_repository(path: &str) -> Option<PathBuf> {
 
 fn resolve_llm(raw: RawLlm) -> LlmSettings {
     LlmSettings {
-        provider: raw.provider.unwrap_or(LlmProvider::None),
+        provider: raw.provider.unwrap_or(if raw.replay.is_some() {
+            LlmProvider::Replay
+        } else {
+            LlmProvider::None
+        }),
         model: raw.model,
         fast_model: raw.fast_model,
         base_url: raw.base_url,
@@ -405,6 +422,11 @@ fn resolve_llm(raw: RawLlm) -> LlmSettings {
         max_tokens: raw.max_tokens,
         max_cost_usd: raw.max_cost_usd,
         max_calls: raw.max_calls,
+        context_tokens: raw.context_tokens.unwrap_or(DEFAULT_CONTEXT_TOKENS),
+        replay: raw.replay,
+        record: raw.record,
+        api_version: raw.api_version,
+        reflect: raw.reflect.unwrap_or(true),
     }
 }
 

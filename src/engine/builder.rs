@@ -52,6 +52,22 @@ pub struct ActReport {
     pub usage: Usage,
     /// Set when the builder could do nothing (no LLM, script exhausted).
     pub gave_up: Option<String>,
+    /// Every model call of the act (planning, exploring, coding, reflecting), in order, for the
+    /// `LlmCall` events (empty for scripted and offline).
+    pub llm_calls: Vec<LlmCallRecord>,
+}
+
+/// One model call, as the `LlmCall` event reports it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LlmCallRecord {
+    pub provider: String,
+    pub model: String,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost_usd: f64,
+    pub duration_ms: u64,
+    /// Why the call failed (empty when it answered).
+    pub error: String,
 }
 
 /// One tool call of the agent, as the audit log records it.

@@ -1,12 +1,12 @@
-//! Choosing the provider from an [`LlmConfig`]: [`connect`] returns an [`AnyProvider`], and the
-//! offline [`Offline`] provider for `none`.
+//! Choosing the provider from an [`LlmConfig`]: [`connect`] returns an [`AnyProvider`] (recorded
+//! to a transcript when `llm.record` says so), and the offline [`Offline`] provider for `none`.
 //!
 //! The only place that maps configuration to an implementation; the rest of the program sees the
 //! [`Provider`] trait. No environment reads here.
 
 use super::anthropic::Anthropic;
 use super::openai::OpenAi;
-use super::replay::Replay;
+use super::replay::{Recorder, Replay};
 use super::retry::RetryPolicy;
 use super::settings::OPENAI_BASE_URL;
 use super::transport::{Transport, TransportSettings};
@@ -34,6 +34,31 @@ pub enum AnyProvider {
     OpenAi(OpenAi),
     Anthropic(Anthropic),
     Replay(Replay),
+    /// A live provider whose exchanges are written to a transcript (`llm.record`).
+    Recorded(Recorder<Live>),
+}
+
+/// A provider that talks to a real service (the ones worth recording).
+#[derive(Debug)]
+pub enum Live {
+    OpenAi(OpenAi),
+    Anthropic(Anthropic),
+}
+
+impl Provider for Live {
+    async fn chat(&self, request: &ChatRequest) -> Result<Completion, LlmError> {
+        match self {
+            Self::OpenAi(provider) => provider.chat(request).await,
+            Self::Anthropic(provider) => provider.chat(request).await,
+        }
+    }
+
+    fn name(&self) -> &str {
+        match self {
+            Self::OpenAi(provider) => provider.name(),
+            Self::Anthropic(provider) => provider.name(),
+        }
+    }
 }
 
 impl Provider for AnyProvider {
@@ -43,6 +68,7 @@ impl Provider for AnyProvider {
             Self::OpenAi(provider) => provider.chat(request).await,
             Self::Anthropic(provider) => provider.chat(request).await,
             Self::Replay(provider) => provider.chat(request).await,
+            Self::Recorded(provider) => provider.chat(request).await,
         }
     }
 
@@ -52,14 +78,31 @@ impl Provider for AnyProvider {
             Self::OpenAi(provider) => provider.name(),
             Self::Anthropic(provider) => provider.name(),
             Self::Replay(provider) => provider.name(),
+            Self::Recorded(provider) => provider.name(),
         }
     }
 }
 
-/// The provider `config` names. `retry` carries the sleeper (tests pass one that does not wait);
-/// its `max_attempts` is replaced by the config's. An OpenAI-compatible server other than
-/// OpenAI's own may go without a key (local servers); Anthropic and OpenAI itself may not.
+/// The provider `config` names, recording its exchanges when `llm.record` is set. `retry`
+/// carries the sleeper (tests pass one that does not wait); its `max_attempts` is replaced by
+/// the config's. An OpenAI-compatible server other than OpenAI's own may go without a key
+/// (local servers); Anthropic and OpenAI itself may not.
 pub fn connect(config: &LlmConfig, retry: RetryPolicy) -> Result<AnyProvider, LlmError> {
+    let provider = unrecorded(config, retry)?;
+    let Some(path) = &config.record else {
+        return Ok(provider);
+    };
+    let live = match provider {
+        AnyProvider::OpenAi(provider) => Live::OpenAi(provider),
+        AnyProvider::Anthropic(provider) => Live::Anthropic(provider),
+        other @ (AnyProvider::Offline(_) | AnyProvider::Replay(_) | AnyProvider::Recorded(_)) => {
+            return Ok(other);
+        }
+    };
+    Recorder::create(live, path).map(AnyProvider::Recorded)
+}
+
+fn unrecorded(config: &LlmConfig, retry: RetryPolicy) -> Result<AnyProvider, LlmError> {
     match config.provider {
         LlmProvider::None => Ok(AnyProvider::Offline(Offline)),
         LlmProvider::Openai => {
@@ -70,10 +113,11 @@ pub fn connect(config: &LlmConfig, retry: RetryPolicy) -> Result<AnyProvider, Ll
                     variable: "OPENAI_API_KEY",
                 });
             }
-            Ok(AnyProvider::OpenAi(OpenAi::new(
-                transport(config, retry)?,
-                key,
-            )))
+            let provider = OpenAi::new(transport(config, retry)?, key);
+            Ok(AnyProvider::OpenAi(match &config.azure {
+                Some(azure) => provider.azure(azure, &config.base_url),
+                None => provider,
+            }))
         }
         LlmProvider::Anthropic => {
             let key = config.api_key.clone().ok_or(LlmError::MissingKey {
@@ -104,7 +148,7 @@ fn transport(config: &LlmConfig, retry: RetryPolicy) -> Result<Transport, LlmErr
 fn replay(config: &LlmConfig) -> Result<Replay, LlmError> {
     let path = config.transcript.as_deref().ok_or(LlmError::Transcript {
         path: String::new(),
-        detail: "the replay provider needs llm.base_url to name a transcript file".into(),
+        detail: "the replay provider needs llm.replay to name a transcript file".into(),
     })?;
     Replay::open(path)
 }

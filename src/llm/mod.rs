@@ -24,13 +24,13 @@ use std::future::Future;
 
 pub use anthropic::{API_VERSION as ANTHROPIC_API_VERSION, Anthropic};
 pub use budget::{BudgetCaps, Budgeted, Spent, first_exceeded};
-pub use connect::{AnyProvider, Offline, connect};
+pub use connect::{AnyProvider, Live, Offline, connect};
 pub use error::LlmError;
 pub use openai::OpenAi;
 pub use price::cost_usd;
 pub use replay::{Exchange, Recorder, Replay};
 pub use retry::{RetryPolicy, Sleeper, TokioSleeper, backoff};
-pub use settings::{ApiKey, LlmConfig, LlmEnv};
+pub use settings::{AZURE_API_VERSION, ApiKey, Azure, LlmConfig, LlmEnv, detect_azure};
 pub use transport::{Transport, TransportSettings};
 pub use types::{
     ChatRequest, Completion, Message, StopReason, ToolCall, ToolResult, ToolSpec, Usage,

@@ -14,7 +14,8 @@ use serde_json::{Value, json};
 use super::draft::{Draft, parse_arguments};
 use super::transport::{Answer, Post, Transport, secret_header};
 use super::{
-    ApiKey, ChatRequest, Completion, LlmError, Message, Provider, StopReason, ToolCall, Usage,
+    ApiKey, Azure, ChatRequest, Completion, LlmError, Message, Provider, StopReason, ToolCall,
+    Usage,
 };
 
 /// A Chat Completions service.
@@ -22,31 +23,74 @@ use super::{
 pub struct OpenAi {
     transport: Transport,
     api_key: Option<ApiKey>,
+    azure: Option<AzureShape>,
+}
+
+/// Azure's shape of the same API.
+#[derive(Debug)]
+struct AzureShape {
+    api_version: String,
+    /// The base URL already ends in `/openai/deployments/{name}`; otherwise the model names the
+    /// deployment.
+    deployment_in_base: bool,
 }
 
 impl OpenAi {
     /// A provider over `transport`; without a key no `authorization` header is sent (local
     /// servers).
     pub fn new(transport: Transport, api_key: Option<ApiKey>) -> Self {
-        Self { transport, api_key }
+        Self {
+            transport,
+            api_key,
+            azure: None,
+        }
+    }
+
+    /// Azure OpenAI: the deployment path, the `api-version` query parameter and the key in an
+    /// `api-key` header. `base_url` is the transport's.
+    pub fn azure(self, azure: &Azure, base_url: &str) -> Self {
+        Self {
+            azure: Some(AzureShape {
+                api_version: azure.api_version.clone(),
+                deployment_in_base: base_url.contains("/openai/deployments/"),
+            }),
+            ..self
+        }
     }
 
     fn headers(&self) -> Result<HeaderMap, LlmError> {
         let mut headers = HeaderMap::new();
         if let Some(key) = &self.api_key {
-            let (name, value) =
-                secret_header("authorization", &format!("Bearer {}", key.expose()))?;
+            let (name, value) = match &self.azure {
+                Some(_) => secret_header("api-key", key.expose())?,
+                None => secret_header("authorization", &format!("Bearer {}", key.expose()))?,
+            };
             headers.insert(name, value);
         }
         Ok(headers)
+    }
+
+    /// `/chat/completions`, or Azure's deployment path with its `api-version`.
+    fn path(&self, model: &str) -> String {
+        match &self.azure {
+            None => "/chat/completions".to_owned(),
+            Some(azure) if azure.deployment_in_base => {
+                format!("/chat/completions?api-version={}", azure.api_version)
+            }
+            Some(azure) => format!(
+                "/openai/deployments/{model}/chat/completions?api-version={}",
+                azure.api_version
+            ),
+        }
     }
 }
 
 impl Provider for OpenAi {
     async fn chat(&self, request: &ChatRequest) -> Result<Completion, LlmError> {
         let body = request_body(request);
+        let path = self.path(&request.model);
         let post = Post {
-            path: "/chat/completions",
+            path: &path,
             headers: self.headers()?,
             body: &body,
             stream: request.stream,

@@ -90,8 +90,58 @@ pub struct LlmConfig {
     pub max_attempts: u32,
     /// Per-run caps.
     pub budget: BudgetCaps,
-    /// For `replay`: the transcript to replay (`llm.base_url` names it).
+    /// For `replay`: the transcript to replay (`llm.replay`; `llm.base_url` is still read for
+    /// older configurations).
     pub transcript: Option<PathBuf>,
+    /// Where to record the transcript of the run (`llm.record`).
+    pub record: Option<PathBuf>,
+    /// Azure OpenAI's request shape, when the base URL or `llm.api_version` says Azure.
+    pub azure: Option<Azure>,
+    /// Token budget of the agent's opening context.
+    pub context_tokens: u32,
+    /// Ask the fast model to reflect after each attempt.
+    pub reflect: bool,
+}
+
+/// Azure OpenAI deployments: `{endpoint}/openai/deployments/{deployment}/chat/completions
+/// ?api-version=…` with the key in an `api-key` header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Azure {
+    pub api_version: String,
+}
+
+/// Azure's `api-version` used when `llm.api_version` is not set.
+pub const AZURE_API_VERSION: &str = "2024-10-21";
+
+/// Azure when `api_version` is set or the base URL looks like an Azure OpenAI endpoint.
+pub fn detect_azure(base_url: &str, api_version: Option<&str>) -> Option<Azure> {
+    let host = base_url
+        .split("://")
+        .nth(1)
+        .unwrap_or(base_url)
+        .split(['/', '?'])
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let host = host.split(':').next().unwrap_or_default();
+    let looks_azure =
+        host.ends_with(".openai.azure.com") || base_url.contains("/openai/deployments/");
+    (looks_azure || api_version.is_some()).then(|| Azure {
+        api_version: api_version.unwrap_or(AZURE_API_VERSION).to_owned(),
+    })
+}
+
+/// The transcript to replay: `llm.replay`, else (older configurations) `llm.base_url` when the
+/// provider is `replay`.
+fn transcript(settings: &LlmSettings) -> Option<PathBuf> {
+    if settings.provider != LlmProvider::Replay {
+        return None;
+    }
+    settings
+        .replay
+        .clone()
+        .or_else(|| settings.base_url.clone())
+        .map(PathBuf::from)
 }
 
 impl LlmConfig {
@@ -113,6 +163,7 @@ impl LlmConfig {
             ),
             LlmProvider::None | LlmProvider::Replay => (("", ""), String::new(), None),
         };
+        let base = settings.base_url.clone().unwrap_or(base_url);
         let model = settings
             .model
             .clone()
@@ -124,7 +175,7 @@ impl LlmConfig {
                 .clone()
                 .unwrap_or_else(|| models.1.to_string()),
             model,
-            base_url: settings.base_url.clone().unwrap_or(base_url),
+            base_url: base.clone(),
             api_key: env.configured_key.clone().or(key),
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             temperature: None,
@@ -133,9 +184,35 @@ impl LlmConfig {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             max_attempts: DEFAULT_MAX_ATTEMPTS,
             budget: BudgetCaps::from_settings(settings),
-            transcript: (settings.provider == LlmProvider::Replay)
-                .then(|| settings.base_url.clone().map(PathBuf::from))
+            transcript: transcript(settings),
+            record: settings.record.clone().map(PathBuf::from),
+            azure: (settings.provider == LlmProvider::Openai)
+                .then(|| detect_azure(&base, settings.api_version.as_deref()))
                 .flatten(),
+            context_tokens: settings.context_tokens,
+            reflect: settings.reflect,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn azure_is_detected_from_the_host_the_path_or_the_api_version() {
+        let found = detect_azure("https://contoso.openai.azure.com", None);
+        assert_eq!(
+            found.map(|a| a.api_version),
+            Some(AZURE_API_VERSION.to_owned())
+        );
+        assert!(detect_azure("http://127.0.0.1:9/openai/deployments/gpt4o", None).is_some());
+        assert!(detect_azure("https://api.openai.com/v1", None).is_none());
+        assert!(detect_azure("https://openai.azure.com.evil.example/v1", None).is_none());
+        let pinned = detect_azure("http://localhost:8080", Some("2025-01-01-preview"));
+        assert_eq!(
+            pinned.map(|a| a.api_version),
+            Some("2025-01-01-preview".to_owned())
+        );
     }
 }

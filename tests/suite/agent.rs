@@ -128,6 +128,11 @@ fn agent(base_url: &str, caps: BudgetCaps) -> AgentBuilder<AnyProvider, Executor
         max_tokens: None,
         max_cost_usd: None,
         max_calls: None,
+        context_tokens: 24_000,
+        replay: None,
+        record: None,
+        api_version: None,
+        reflect: false,
     };
     let env = LlmEnv::from_lookup(&settings, |name| {
         (name == "OPENAI_API_KEY").then(|| KEY.to_string())
@@ -372,7 +377,7 @@ fn example_for(base_url: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     let config = work.join(".meta-agent.yml");
     let mut text = std::fs::read_to_string(&config).unwrap();
     text.push_str(&format!(
-        "llm: {{provider: openai, base_url: \"{base_url}\", model: test-model}}\n"
+        "llm: {{provider: openai, base_url: \"{base_url}\", model: test-model, fast_model: fast-model}}\n"
     ));
     std::fs::write(&config, text).unwrap();
     git(&work, &["commit", "-q", "-am", "break it"]);
@@ -412,6 +417,11 @@ async fn a_failing_test_is_fixed_end_to_end_by_the_agent() {
             json!({"summary": "built nothing yet: the gates will show what fails"}),
         ),
         streamed_call(
+            "call_rf1",
+            "reflect",
+            json!({"completeness": 2, "quality": 5, "missing": ["the floor division in mean"]}),
+        ),
+        streamed_call(
             "call_x",
             "run_command",
             json!({"argv": ["sh", "-c", PROBE]}),
@@ -432,6 +442,11 @@ async fn a_failing_test_is_fixed_end_to_end_by_the_agent() {
             "finish",
             json!({"summary": "mean uses true division again"}),
         ),
+        streamed_call(
+            "call_rf2",
+            "reflect",
+            json!({"completeness": 9, "quality": 8, "missing": []}),
+        ),
     ])
     .await;
     let (_dir, work) = example_for(&mock.base_url);
@@ -443,7 +458,7 @@ async fn a_failing_test_is_fixed_end_to_end_by_the_agent() {
     .unwrap();
     assert_eq!(code, 0, "{outcome:#}");
     assert_eq!(outcome["outcome"], "committed", "{outcome:#}");
-    assert_eq!(outcome["llm_calls"], 5, "{outcome:#}");
+    assert_eq!(outcome["llm_calls"], 7, "{outcome:#}");
     let fixed = std::fs::read_to_string(work.join("calc.py")).unwrap();
     assert!(fixed.contains("sum(values) / len(values)"), "{fixed}");
     let audit = crate::common::session_file(&work, &outcome, "audit.jsonl");
@@ -461,7 +476,38 @@ async fn a_failing_test_is_fixed_end_to_end_by_the_agent() {
         "every tool call is audited: {tools:?}"
     );
     let requests = mock.requests();
-    assert_eq!(requests.len(), 5);
+    assert_eq!(requests.len(), 7);
+    let models: Vec<String> = requests
+        .iter()
+        .map(|r| r.json()["model"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(
+        models,
+        [
+            "test-model",
+            "fast-model",
+            "test-model",
+            "test-model",
+            "test-model",
+            "test-model",
+            "fast-model"
+        ],
+        "coding on the primary model, reflection on the fast one"
+    );
+    let reflect_tools: Vec<&str> = requests[1].json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|tool| tool["function"]["name"].as_str())
+        .map(|name| {
+            if name == "reflect" {
+                "reflect"
+            } else {
+                "other"
+            }
+        })
+        .collect();
+    assert_eq!(reflect_tools, ["reflect"]);
     let first = requests[0].json();
     assert_eq!(first["model"], "test-model");
     assert_eq!(first["stream"], true);
@@ -489,7 +535,7 @@ async fn a_failing_test_is_fixed_end_to_end_by_the_agent() {
         build_task.contains("<untrusted-task>\nTitle: Fix mean of floats"),
         "{build_task}"
     );
-    let improve_task = messages(&requests[1])[1]["content"]
+    let improve_task = messages(&requests[2])[1]["content"]
         .as_str()
         .unwrap()
         .to_owned();
@@ -498,11 +544,26 @@ async fn a_failing_test_is_fixed_end_to_end_by_the_agent() {
         "{improve_task}"
     );
     assert!(improve_task.contains("test_mean"), "{improve_task}");
-    let probe = tool_result(&requests[2], "call_x");
+    assert!(
+        improve_task.contains(
+            "reflection: completeness 2/10, quality 5/10; missing: the floor division in mean"
+        ),
+        "the reflection reaches the next attempt: {improve_task}"
+    );
+    assert!(
+        improve_task.contains("# Relevant files\n<untrusted-file>\ncalc.py (defines mean)\n"),
+        "the file of the failure is excerpted: {improve_task}"
+    );
+    let probe = tool_result(&requests[3], "call_x");
     assert!(probe.contains("probe-done"), "{probe}");
-    let read = tool_result(&requests[3], "call_r");
+    let read = tool_result(&requests[4], "call_r");
     assert!(read.contains("sum(values) // len(values)"), "{read}");
-    assert_eq!(tool_result(&requests[4], "call_e"), "edited calc.py");
+    assert_eq!(tool_result(&requests[5], "call_e"), "edited calc.py");
+    let audit_reflections = audit
+        .lines()
+        .filter(|line| line.contains("reflection: completeness"))
+        .count();
+    assert_eq!(audit_reflections, 2, "each reflection is an observation");
     for request in &requests {
         assert_eq!(
             request.header("authorization"),

@@ -48,6 +48,11 @@ fn settings(provider: LlmProvider, model: &str, base_url: &str) -> LlmSettings {
         max_tokens: None,
         max_cost_usd: None,
         max_calls: None,
+        context_tokens: 24_000,
+        replay: None,
+        record: None,
+        api_version: None,
+        reflect: true,
     }
 }
 

@@ -1,1 +1,458 @@
-//! Integration tests: planning (see the module's owner for scope).
+//! Planning, exploring and reflecting against the loopback mock LLM (OpenAI wire format): the
+//! plan is asked of the fast model and the code of the primary one; sub-tasks run in dependency
+//! order; a refused plan is asked for once more, then falls back; replanning stops after three
+//! revisions; the explorer sees only read-only tools; and a reflection claiming 10/10 never
+//! commits while the gates fail (through the real binary).
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::common::mock_llm::{MockLlm, Recorded, Reply, sse};
+use crate::common::{example, git, meta_agent, scratch_repo};
+use meta_agent::agent::{AgentBuilder, AgentParts, AgentSettings, CommandSettings};
+use meta_agent::config::LlmSettings;
+use meta_agent::config::raw::LlmProvider;
+use meta_agent::engine::builder::{ActReport, ActRequest, Builder, FailureContext};
+use meta_agent::engine::state::Plan;
+use meta_agent::engine::task::Task;
+use meta_agent::exec::Executor;
+use meta_agent::llm::{AnyProvider, BudgetCaps, LlmConfig, LlmEnv, RetryPolicy, connect};
+
+const KEY: &str = "sk-canary-planning-51c2";
+
+fn calls(calls: &[(&str, &str, Value)]) -> Reply {
+    let wire: Vec<Value> = calls
+        .iter()
+        .map(|(id, name, args)| {
+            json!({"id": id, "type": "function",
+                "function": {"name": name, "arguments": args.to_string()}})
+        })
+        .collect();
+    Reply::ok(json!({
+        "id": "chatcmpl-p", "object": "chat.completion", "model": "m",
+        "choices": [{"index": 0, "finish_reason": "tool_calls",
+            "message": {"role": "assistant", "content": "", "tool_calls": wire}}],
+        "usage": {"prompt_tokens": 120, "completion_tokens": 12, "total_tokens": 132}
+    }))
+}
+
+fn call(id: &str, name: &str, args: Value) -> Reply {
+    calls(&[(id, name, args)])
+}
+
+fn finish(summary: &str) -> Reply {
+    call("call_f", "finish", json!({ "summary": summary }))
+}
+
+fn plan(subtasks: Value) -> Reply {
+    call("call_p", "plan", json!({ "subtasks": subtasks }))
+}
+
+fn model(request: &Recorded) -> String {
+    request.json()["model"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn tool_names(request: &Recorded) -> Vec<String> {
+    request.json()["tools"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|tool| tool["function"]["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+fn user_text(request: &Recorded) -> String {
+    request.json()["messages"][1]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+struct Knobs {
+    reflect: bool,
+    explore_min_files: usize,
+}
+
+fn agent(base_url: &str, knobs: Knobs) -> AgentBuilder<AnyProvider, Executor> {
+    let settings = LlmSettings {
+        provider: LlmProvider::Openai,
+        model: Some("primary-model".into()),
+        fast_model: Some("fast-model".into()),
+        base_url: Some(base_url.into()),
+        api_key_env: None,
+        max_tokens: None,
+        max_cost_usd: None,
+        max_calls: None,
+        context_tokens: 24_000,
+        replay: None,
+        record: None,
+        api_version: None,
+        reflect: knobs.reflect,
+    };
+    let env = LlmEnv::from_lookup(&settings, |name| {
+        (name == "OPENAI_API_KEY").then(|| KEY.to_string())
+    });
+    let mut llm = LlmConfig::from_settings(&settings, &env);
+    llm.max_attempts = 1;
+    llm.stream = false;
+    llm.timeout = Duration::from_secs(10);
+    let retry = RetryPolicy {
+        max_attempts: 1,
+        ..RetryPolicy::default()
+    };
+    AgentBuilder::new(AgentParts {
+        provider: connect(&llm, retry).unwrap(),
+        caps: BudgetCaps::default(),
+        runner: Executor::new(env!("CARGO_BIN_EXE_meta-agent").into()),
+        parent_env: vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())],
+        settings: AgentSettings {
+            explore_min_files: knobs.explore_min_files,
+            ..AgentSettings::from_llm(&llm, CommandSettings::default())
+        },
+    })
+}
+
+/// A task with several criteria over several files: complex enough to plan.
+fn complex_task() -> Task {
+    let mut task = Task::from_text("Add a report command").unwrap();
+    task.requirements = "Add a `report` command.\n- parse options in src/cli.py\n- render in \
+                         src/report.py\n- document it in README.md\n- test it in tests/test_report.py\n"
+        .into();
+    task.acceptance = vec!["`report --json` prints JSON".into()];
+    task
+}
+
+fn repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/cli.py"), "def main():\n    pass\n").unwrap();
+    std::fs::write(dir.path().join("README.md"), "# tool\n").unwrap();
+    dir
+}
+
+async fn build(agent: &AgentBuilder<AnyProvider, Executor>, root: &Path, task: &Task) -> ActReport {
+    let request = ActRequest {
+        task,
+        plan: &Plan::Build,
+        iteration: 0,
+        call_index: 0,
+        repo_root: root,
+        context: FailureContext::default(),
+        max_steps: 6,
+    };
+    agent.act(request).await.unwrap()
+}
+
+#[tokio::test]
+async fn the_fast_model_plans_and_sub_tasks_run_in_dependency_order() {
+    let mock = MockLlm::start(vec![
+        plan(json!([
+            {"id": "docs", "description": "document the command", "depends_on": ["render"],
+             "estimated_iterations": 1},
+            {"id": "render", "description": "render the report", "estimated_iterations": 2},
+        ])),
+        finish("rendered"),
+        finish("documented"),
+        call(
+            "call_r",
+            "reflect",
+            json!({"completeness": 7, "quality": 6, "missing": ["tests"]}),
+        ),
+    ])
+    .await;
+    let repo = repo();
+    let agent = agent(
+        &mock.base_url,
+        Knobs {
+            reflect: true,
+            explore_min_files: 1000,
+        },
+    );
+    let report = build(&agent, repo.path(), &complex_task()).await;
+    assert_eq!(report.gave_up, None, "{report:?}");
+    assert_eq!(report.summary, "[render] rendered; [docs] documented");
+    let requests = mock.requests();
+    let models: Vec<String> = requests.iter().map(model).collect();
+    assert_eq!(
+        models,
+        ["fast-model", "primary-model", "primary-model", "fast-model"]
+    );
+    assert_eq!(tool_names(&requests[0]), ["plan"]);
+    assert!(user_text(&requests[0]).contains("Plan this task in at most 8 sub-tasks"));
+    assert!(user_text(&requests[0]).contains("src/cli.py (named in the task)"));
+    let first = user_text(&requests[1]);
+    let second = user_text(&requests[2]);
+    assert!(
+        first.contains("# Your sub-task now\n[render] render the report"),
+        "{first}"
+    );
+    assert!(
+        second.contains("# Your sub-task now\n[docs] document the command"),
+        "{second}"
+    );
+    assert!(
+        first.contains(
+            "1. [render] render the report\n2. [docs] document the command (after render)"
+        )
+    );
+    assert!(tool_names(&requests[1]).contains(&"edit_file".to_owned()));
+    assert_eq!(tool_names(&requests[3]), ["reflect"]);
+    assert!(report.actions[0].starts_with("plan: 2 sub-tasks (render → docs)"));
+    assert_eq!(
+        report.actions.last().map(String::as_str),
+        Some("reflection: completeness 7/10, quality 6/10; missing: tests")
+    );
+    let recorded: Vec<(&str, u64)> = report
+        .llm_calls
+        .iter()
+        .map(|call| (call.model.as_str(), call.input_tokens))
+        .collect();
+    assert_eq!(
+        recorded,
+        [
+            ("fast-model", 120),
+            ("primary-model", 120),
+            ("primary-model", 120),
+            ("fast-model", 120)
+        ],
+        "every call is metered for the LlmCall events"
+    );
+    assert_eq!(report.usage.llm_calls, 4);
+    assert_eq!(report.usage.input_tokens, 480);
+    for request in &requests {
+        assert!(!request.body.contains(KEY));
+    }
+}
+
+#[tokio::test]
+async fn a_cyclic_plan_is_asked_for_again_then_falls_back_to_one_sub_task() {
+    let cyclic = json!([
+        {"id": "a", "description": "x", "depends_on": ["b"]},
+        {"id": "b", "description": "y", "depends_on": ["a"]},
+    ]);
+    let unknown = json!([{"id": "a", "description": "x", "depends_on": ["nope"]}]);
+    let mock = MockLlm::start(vec![plan(cyclic), plan(unknown), finish("did it all")]).await;
+    let repo = repo();
+    let agent = agent(
+        &mock.base_url,
+        Knobs {
+            reflect: false,
+            explore_min_files: 1000,
+        },
+    );
+    let report = build(&agent, repo.path(), &complex_task()).await;
+    assert_eq!(report.gave_up, None);
+    assert_eq!(report.summary, "[task] did it all");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3);
+    let retry = requests[1].json();
+    let refusal = retry["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(refusal.contains("cycle through: a, b"), "{refusal}");
+    assert_eq!(model(&requests[1]), "fast-model");
+    assert!(
+        report
+            .actions
+            .iter()
+            .any(|a| a.contains("refused twice") && a.contains("`nope`")),
+        "{:?}",
+        report.actions
+    );
+    assert!(user_text(&requests[2]).contains("[task] Add a report command"));
+}
+
+#[tokio::test]
+async fn replanning_stops_after_three_revisions() {
+    let one = || plan(json!([{"id": "s", "description": "step", "estimated_iterations": 1}]));
+    let wander = || call("call_l", "list_files", json!({}));
+    let mut replies = Vec::new();
+    for _ in 0..4 {
+        replies.push(one());
+        replies.extend([wander(), wander(), wander()]);
+    }
+    let mock = MockLlm::start(replies).await;
+    let repo = repo();
+    let agent = agent(
+        &mock.base_url,
+        Knobs {
+            reflect: false,
+            explore_min_files: 1000,
+        },
+    );
+    let report = build(&agent, repo.path(), &complex_task()).await;
+    let gave_up = report.gave_up.clone().unwrap_or_default();
+    assert!(gave_up.contains("failed after 3 replans"), "{gave_up}");
+    assert!(gave_up.contains("step cap (3)"), "{gave_up}");
+    let requests = mock.requests();
+    let plans = requests.iter().filter(|r| model(r) == "fast-model").count();
+    assert_eq!(plans, 4, "one plan and three revisions");
+    assert_eq!(requests.len(), 16);
+    let revision = user_text(&requests[4]);
+    assert!(
+        revision.contains("# Failed\n[s] step: the step cap (3)"),
+        "{revision}"
+    );
+    let replans: Vec<&String> = report
+        .actions
+        .iter()
+        .filter(|a| a.starts_with("replan"))
+        .collect();
+    assert_eq!(replans.len(), 3, "{replans:?}");
+}
+
+#[tokio::test]
+async fn the_explorer_summarises_with_read_only_tools_on_the_fast_model() {
+    let mock = MockLlm::start(vec![
+        calls(&[
+            (
+                "call_w",
+                "write_file",
+                json!({"path": "x.py", "content": "boom"}),
+            ),
+            ("call_s", "search", json!({"pattern": "def main"})),
+        ]),
+        finish("src/cli.py holds main(); README.md documents usage."),
+        finish("done"),
+    ])
+    .await;
+    let repo = repo();
+    let agent = agent(
+        &mock.base_url,
+        Knobs {
+            reflect: false,
+            explore_min_files: 1,
+        },
+    );
+    let task = Task::from_text("Fix main").unwrap();
+    let report = build(&agent, repo.path(), &task).await;
+    assert_eq!(report.summary, "done");
+    assert!(
+        !repo.path().join("x.py").exists(),
+        "the explorer cannot write"
+    );
+    let requests = mock.requests();
+    assert_eq!(model(&requests[0]), "fast-model");
+    let mut offered = tool_names(&requests[0]);
+    offered.sort();
+    assert_eq!(offered, ["finish", "list_files", "read_file", "search"]);
+    let refused = requests[1].json()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["tool_call_id"] == "call_w")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(refused.contains("unknown tool `write_file`"), "{refused}");
+    assert_eq!(model(&requests[2]), "primary-model");
+    let coding = user_text(&requests[2]);
+    assert!(
+        coding.contains(
+            "# Codebase summary (from the explorer)\n<untrusted-summary>\nsrc/cli.py holds main()"
+        ),
+        "{coding}"
+    );
+    assert!(report.actions[0].starts_with("explore: write_file x.py -> failed"));
+}
+
+// ---- through the binary: the gates outrank the model's opinion ----
+
+fn streamed(id: &str, name: &str, args: Value) -> Reply {
+    let chunk = |delta: Value, finish: Option<&str>| {
+        json!({"id": "c", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+            .to_string()
+    };
+    let events = vec![
+        (
+            None,
+            chunk(
+                json!({"tool_calls": [{"index": 0, "id": id, "type": "function",
+                    "function": {"name": name, "arguments": args.to_string()}}]}),
+                None,
+            ),
+        ),
+        (None, chunk(json!({}), Some("tool_calls"))),
+        (
+            None,
+            json!({"id": "c", "choices": [],
+                "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}})
+            .to_string(),
+        ),
+        (None, "[DONE]".to_string()),
+    ];
+    Reply::Sse(sse(&events))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_perfect_score_from_the_model_does_not_commit_failing_gates() {
+    let mock = MockLlm::start(vec![
+        streamed("call_f", "finish", json!({"summary": "all done, trust me"})),
+        streamed(
+            "call_r",
+            "reflect",
+            json!({"completeness": 10, "quality": 10, "missing": []}),
+        ),
+    ])
+    .await;
+    let (_dir, work) = scratch_repo(&example());
+    let calc = work.join("calc.py");
+    let text = std::fs::read_to_string(&calc).unwrap();
+    std::fs::write(
+        &calc,
+        text.replacen("sum(values) / len(values)", "sum(values) // len(values)", 1),
+    )
+    .unwrap();
+    let config = work.join(".meta-agent.yml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "llm: {{provider: openai, base_url: \"{}\", model: primary-model, fast_model: fast-model, max_calls: 2}}\n",
+        mock.base_url
+    ));
+    std::fs::write(&config, text).unwrap();
+    git(&work, &["commit", "-q", "-am", "break it"]);
+    let base = git(&work, &["rev-parse", "HEAD"]);
+    let base_branch = git(&work, &["rev-parse", "--abbrev-ref", "HEAD"]);
+    let run_dir = work.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        meta_agent()
+            .env("OPENAI_API_KEY", KEY)
+            .arg("--repo")
+            .arg(&run_dir)
+            .args(["run", "--text", "Fix mean of floats", "--json"])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let outcome: Value = stdout
+        .lines()
+        .last()
+        .and_then(|line| serde_json::from_str(line).ok())
+        .unwrap_or(Value::Null);
+    assert_eq!(outcome["outcome"], "escalated", "{stdout}");
+    assert_ne!(out.status.code(), Some(0));
+    let gates = outcome["gates"].as_str().unwrap_or_default();
+    assert!(gates.contains("tests=fail"), "{outcome:#}");
+    let requests = mock.requests();
+    assert_eq!(
+        requests.len(),
+        2,
+        "the budget (2 calls) stops the agent after the reflection"
+    );
+    assert_eq!(model(&requests[1]), "fast-model");
+    let default_branch = git(&work, &["rev-parse", base_branch.trim()]);
+    assert_eq!(default_branch, base, "nothing reached the base branch");
+}

@@ -20,6 +20,7 @@ use crate::exec::CommandRunner;
 use crate::llm::{ToolCall, ToolSpec};
 
 pub use command::CommandSettings;
+pub use files::walk;
 
 /// Bytes of any tool result shown to the model.
 pub const RESULT_CAP: usize = 16 * 1024;
@@ -97,7 +98,12 @@ pub struct ToolBox<'a, R: CommandRunner> {
     pub command: &'a CommandSettings,
     /// The parent's environment; filtered by `child_env` for each command.
     pub parent_env: &'a [(String, String)],
+    /// Only the read-only tools (the explorer): writes and commands are unknown tools.
+    pub read_only: bool,
 }
+
+/// The tools an explorer may use.
+pub const READ_ONLY: [&str; 4] = ["list_files", "read_file", "search", "finish"];
 
 impl<R: CommandRunner> ToolBox<'_, R> {
     /// Carries out one call; returns its outcome and its observation.
@@ -134,6 +140,9 @@ impl<R: CommandRunner> ToolBox<'_, R> {
 
     async fn route(&self, call: &ToolCall) -> Result<Outcome, ToolError> {
         let args = &call.arguments;
+        if self.read_only && !READ_ONLY.contains(&call.name.as_str()) {
+            return Err(ToolError::UnknownTool(call.name.clone()));
+        }
         let text = match call.name.as_str() {
             "list_files" => files::list_files(self.root, parse(&call.name, args)?)?,
             "read_file" => files::read_file(self.root, parse(&call.name, args)?)?,
@@ -215,6 +224,14 @@ pub fn truncate(text: &str, max: usize) -> String {
 
 fn cap(text: &str) -> String {
     truncate(text, RESULT_CAP)
+}
+
+/// The read-only tools, for the explorer.
+pub fn read_only_specs() -> Vec<ToolSpec> {
+    specs()
+        .into_iter()
+        .filter(|spec| READ_ONLY.contains(&spec.name.as_str()))
+        .collect()
 }
 
 /// The tools offered to the model, with JSON Schema parameters.

@@ -1,0 +1,340 @@
+//! The opening context of an attempt, assembled within a token budget: sections in priority order
+//! (requirements, maintainer guidance, failure digest, relevant files, codebase summary,
+//! established patterns, history of earlier attempts), each trimmed so the whole fits, the
+//! lowest-priority sections cut first, every cut marked `[... N tokens omitted]`.
+//!
+//! [`sections`] builds the sections from what the engine passed (untrusted text fenced);
+//! [`assemble`] fits them. Pure text work over values: no I/O, no LLM calls.
+
+use std::fmt::Write;
+
+use super::relevant::FileExcerpt;
+use super::tokens::TokenCounter;
+use super::untrusted::fenced;
+use crate::engine::builder::FailureContext;
+use crate::engine::task::Task;
+
+/// Failures listed at most in the digest.
+pub const MAX_FAILURES: usize = 20;
+/// Characters of one failure kept in the digest.
+const FAILURE_CHARS: usize = 600;
+/// Earlier-attempt lines kept (the most recent).
+const MAX_HISTORY: usize = 30;
+/// Characters of one earlier-attempt line.
+const HISTORY_CHARS: usize = 240;
+/// Below this many tokens a section is left out whole (a stub would say nothing).
+const MIN_USEFUL: usize = 24;
+/// Tokens kept aside per section for its heading and marker.
+const SECTION_OVERHEAD: usize = 16;
+
+/// One titled part of the context.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Section {
+    /// The heading (`# {title}`).
+    pub title: String,
+    pub body: String,
+    /// At most this share of the whole budget (0.0-1.0), so one section cannot starve the rest.
+    pub max_share: f32,
+}
+
+impl Section {
+    pub fn new(title: &str, body: String, max_share: f32) -> Self {
+        Section {
+            title: title.to_owned(),
+            body,
+            max_share,
+        }
+    }
+}
+
+/// What went into the context.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Assembled {
+    pub text: String,
+    /// Tokens of `text`.
+    pub tokens: usize,
+    /// `(section title, tokens omitted)` for every section that was cut.
+    pub omitted: Vec<(String, usize)>,
+}
+
+/// What the sections are made from.
+#[derive(Debug, Clone, Copy)]
+pub struct ContextInput<'a> {
+    pub task: &'a Task,
+    pub context: &'a FailureContext,
+    pub files: &'a [FileExcerpt],
+    /// The explorer's summary of a large codebase.
+    pub codebase: Option<&'a str>,
+}
+
+/// The sections, highest priority first; empty ones are left out.
+pub fn sections(input: &ContextInput<'_>) -> Vec<Section> {
+    let context = input.context;
+    let candidates = [
+        Section::new(
+            "The task",
+            fenced("untrusted-task", &task_body(input.task)),
+            0.5,
+        ),
+        Section::new(
+            "Guidance (from maintainers and hindsight)",
+            fenced_list("untrusted-guidance", &context.guidance),
+            0.2,
+        ),
+        Section::new(
+            "Failures still present (parsed digests)",
+            failure_digest(&context.failures),
+            0.3,
+        ),
+        Section::new("Relevant files", file_excerpts(input.files), 0.6),
+        Section::new(
+            "Codebase summary (from the explorer)",
+            input
+                .codebase
+                .map_or(String::new(), |text| fenced("untrusted-summary", text)),
+            0.2,
+        ),
+        Section::new("Failure patterns", patterns(context), 0.1),
+        Section::new(
+            "Relevant output (excerpt)",
+            if context.output.trim().is_empty() {
+                String::new()
+            } else {
+                fenced("untrusted-output", &context.output)
+            },
+            0.15,
+        ),
+        Section::new(
+            "Earlier attempts (try something different)",
+            history(&context.attempts),
+            0.2,
+        ),
+    ];
+    candidates
+        .into_iter()
+        .filter(|section| !section.body.trim().is_empty())
+        .collect()
+}
+
+/// Fits `sections` into `budget` tokens, in order: each takes what it needs up to its share and
+/// what is left; what does not fit is cut with a marker.
+pub fn assemble(sections: &[Section], budget: usize, counter: &TokenCounter) -> Assembled {
+    let mut left = budget.saturating_sub(SECTION_OVERHEAD * sections.len());
+    let mut text = String::new();
+    let mut omitted = Vec::new();
+    for section in sections {
+        let share = (budget as f32 * section.max_share.clamp(0.0, 1.0)) as usize;
+        let allowed = left.min(share);
+        let (body, cut) = fit(&section.body, allowed, counter);
+        left = left.saturating_sub(counter.count(&body));
+        let _ = write!(text, "\n# {}\n{body}", section.title);
+        if cut > 0 {
+            let _ = writeln!(text, "[... {cut} tokens omitted]");
+            omitted.push((section.title.clone(), cut));
+        }
+    }
+    let tokens = counter.count(&text);
+    Assembled {
+        text,
+        tokens,
+        omitted,
+    }
+}
+
+/// The body within `allowed` tokens (ending in a newline) and the tokens cut.
+fn fit(body: &str, allowed: usize, counter: &TokenCounter) -> (String, usize) {
+    let body = if body.ends_with('\n') {
+        body.to_owned()
+    } else {
+        format!("{body}\n")
+    };
+    if allowed < MIN_USEFUL {
+        let whole = counter.count(&body);
+        if whole <= allowed {
+            return (body, 0);
+        }
+        return (String::new(), whole);
+    }
+    let trimmed = counter.trim(&body, allowed);
+    let mut kept = trimmed.text;
+    if !kept.is_empty() && !kept.ends_with('\n') {
+        kept.push('\n');
+    }
+    (kept, trimmed.omitted)
+}
+
+fn task_body(task: &Task) -> String {
+    let mut body = format!("Title: {}\n", task.title);
+    if !task.requirements.trim().is_empty() {
+        let _ = write!(body, "Requirements:\n{}\n", task.requirements.trim());
+    }
+    if !task.acceptance.is_empty() {
+        body.push_str("Acceptance criteria:\n");
+        for criterion in &task.acceptance {
+            let _ = writeln!(body, "- {criterion}");
+        }
+    }
+    body
+}
+
+/// The parsed failures, at most [`MAX_FAILURES`], each shortened.
+fn failure_digest(failures: &[String]) -> String {
+    if failures.is_empty() {
+        return String::new();
+    }
+    let mut items: Vec<String> = failures
+        .iter()
+        .take(MAX_FAILURES)
+        .map(|failure| shorten(failure, FAILURE_CHARS))
+        .collect();
+    if failures.len() > MAX_FAILURES {
+        items.push(format!(
+            "[{} more failures not shown]",
+            failures.len() - MAX_FAILURES
+        ));
+    }
+    fenced("untrusted-failures", &bullets(&items))
+}
+
+fn file_excerpts(files: &[FileExcerpt]) -> String {
+    files
+        .iter()
+        .map(|file| {
+            let body = format!("{} ({})\n{}", file.path, file.reason, file.text);
+            fenced("untrusted-file", &body)
+        })
+        .collect()
+}
+
+fn patterns(context: &FailureContext) -> String {
+    let mut text = String::new();
+    if !context.patterns.trim().is_empty() {
+        let _ = writeln!(text, "{}", context.patterns.trim());
+    }
+    if !context.files_changed.is_empty() {
+        let _ = writeln!(
+            text,
+            "Files changed so far: {}",
+            context.files_changed.join(", ")
+        );
+    }
+    text
+}
+
+/// The most recent attempts, oldest first, each line shortened.
+fn history(attempts: &[String]) -> String {
+    let skipped = attempts.len().saturating_sub(MAX_HISTORY);
+    let mut items: Vec<String> = Vec::new();
+    if skipped > 0 {
+        items.push(format!("[{skipped} earlier actions not shown]"));
+    }
+    items.extend(
+        attempts[skipped..]
+            .iter()
+            .map(|line| shorten(line, HISTORY_CHARS)),
+    );
+    if attempts.is_empty() {
+        return String::new();
+    }
+    fenced("untrusted-history", &bullets(&items))
+}
+
+fn fenced_list(tag: &str, items: &[String]) -> String {
+    if items.is_empty() {
+        return String::new();
+    }
+    fenced(tag, &bullets(items))
+}
+
+fn bullets(items: &[String]) -> String {
+    items.iter().map(|item| format!("- {item}\n")).collect()
+}
+
+/// At most `max` characters, marked when cut.
+fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let kept: String = text.chars().take(max).collect();
+    format!("{kept} […]")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counter() -> TokenCounter {
+        TokenCounter::for_model("gpt-4.1")
+    }
+
+    fn filler(words: usize) -> String {
+        (0..words).map(|n| format!("word{n} ")).collect()
+    }
+
+    #[test]
+    fn everything_fits_when_small() {
+        let sections = vec![
+            Section::new("A", "alpha".into(), 0.5),
+            Section::new("B", "beta".into(), 0.5),
+        ];
+        let assembled = assemble(&sections, 1000, &counter());
+        assert_eq!(assembled.text, "\n# A\nalpha\n\n# B\nbeta\n");
+        assert!(assembled.omitted.is_empty());
+        assert_eq!(assembled.tokens, counter().count(&assembled.text));
+    }
+
+    #[test]
+    fn lower_priority_sections_are_cut_first_and_marked() {
+        let counter = counter();
+        let sections = vec![
+            Section::new("Requirements", filler(300), 1.0),
+            Section::new("Files", filler(3000), 1.0),
+            Section::new("History", filler(3000), 1.0),
+        ];
+        let budget = 2000;
+        let assembled = assemble(&sections, budget, &counter);
+        assert!(assembled.tokens <= budget, "{}", assembled.tokens);
+        let titles: Vec<&str> = assembled.omitted.iter().map(|(t, _)| t.as_str()).collect();
+        assert_eq!(titles, ["Files", "History"]);
+        let history_cut = assembled.omitted[1].1;
+        assert_eq!(history_cut, counter.count(&format!("{}\n", filler(3000))));
+        assert!(
+            assembled
+                .text
+                .contains(&format!("[... {history_cut} tokens omitted]"))
+        );
+        assert!(assembled.text.contains(&filler(300)));
+    }
+
+    #[test]
+    fn a_share_keeps_one_section_from_starving_the_rest() {
+        let sections = vec![
+            Section::new("Task", filler(5000), 0.5),
+            Section::new(
+                "Failures",
+                "- [test] test_mean — assert 2 == 2.5".into(),
+                0.3,
+            ),
+        ];
+        let assembled = assemble(&sections, 1000, &counter());
+        assert!(assembled.tokens <= 1000);
+        assert!(
+            assembled
+                .text
+                .contains("- [test] test_mean — assert 2 == 2.5")
+        );
+        assert_eq!(assembled.omitted.len(), 1);
+    }
+
+    #[test]
+    fn the_digest_is_capped_and_history_keeps_the_latest() {
+        let failures: Vec<String> = (0..30).map(|n| format!("[test] t{n} — boom")).collect();
+        let digest = failure_digest(&failures);
+        assert!(digest.contains("t19 — boom") && !digest.contains("t20 — boom"));
+        assert!(digest.contains("[10 more failures not shown]"));
+        let attempts: Vec<String> = (0..40).map(|n| format!("iteration {n}: x")).collect();
+        let text = history(&attempts);
+        assert!(text.contains("[10 earlier actions not shown]"));
+        assert!(text.contains("iteration 39: x") && !text.contains("iteration 9: x"));
+    }
+}
