@@ -14,16 +14,20 @@
 //! drops `Authorization` on a redirect to another host or port). Every body is read with a cap.
 
 use std::fmt;
-use std::io::{Cursor, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue, LINK};
-use reqwest::{Method, Response, StatusCode, Url};
+use reqwest::{Method, Response, Url};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+mod answer;
+mod failure;
+
+use self::answer::{decode, decode_value, read_capped, read_tail, unzip};
+use self::failure::{status_error, unreachable};
 use super::api::{
     Artifact, Comment, GitHubApi, GitHubError, Issue, Job, NewPullRequest, Permission, PullRequest,
     Reaction, RepoId,
@@ -39,8 +43,6 @@ const MAX_PAGES: usize = 100;
 const JSON_BODY_CAP: usize = 32 << 20;
 /// The largest error answer read (for its `message`).
 const ERROR_BODY_CAP: usize = 64 << 10;
-/// The longest GitHub `message` kept in an error.
-const MESSAGE_CAP: usize = 500;
 
 /// How to reach GitHub.
 pub struct RestSettings {
@@ -597,226 +599,6 @@ fn next_link(link: &str) -> Option<&str> {
     })
 }
 
-/// An error for a non-2xx, non-rate-limit status, with GitHub's `message`.
-fn status_error(status: StatusCode, what: &str, body: &str) -> GitHubError {
-    let message = github_message(body);
-    match status.as_u16() {
-        code @ (401 | 403) => GitHubError::Unauthorized {
-            status: code,
-            what: what.to_owned(),
-            message,
-        },
-        404 => GitHubError::NotFound {
-            what: what.to_owned(),
-        },
-        code => GitHubError::Http {
-            status: code,
-            what: what.to_owned(),
-            message,
-        },
-    }
-}
-
-/// `message`, then each `errors[].message` (or `code` of `field`), as GitHub words them.
-fn github_message(body: &str) -> String {
-    let Ok(value) = serde_json::from_str::<Value>(body) else {
-        let text = body.trim();
-        return if text.is_empty() {
-            "no message".to_owned()
-        } else {
-            clip(text)
-        };
-    };
-    let mut parts: Vec<String> = value
-        .get("message")
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-        .into_iter()
-        .collect();
-    let details = value.get("errors").and_then(Value::as_array);
-    parts.extend(details.into_iter().flatten().filter_map(error_detail));
-    if parts.is_empty() {
-        return "no message".to_owned();
-    }
-    clip(&parts.join(": "))
-}
-
-fn error_detail(detail: &Value) -> Option<String> {
-    if let Some(message) = detail.get("message").and_then(Value::as_str) {
-        return Some(message.to_owned());
-    }
-    let code = detail.get("code").and_then(Value::as_str)?;
-    let field = detail.get("field").and_then(Value::as_str).unwrap_or("?");
-    Some(format!("{field} {code}"))
-}
-
-fn clip(text: &str) -> String {
-    match text.char_indices().nth(MESSAGE_CAP) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_owned(),
-    }
-}
-
-/// A transport failure, with its cause in plain words.
-fn unreachable(url: &Url, error: &reqwest::Error) -> GitHubError {
-    GitHubError::Unreachable {
-        url: url.to_string(),
-        message: plain_cause(error),
-    }
-}
-
-fn plain_cause(error: &reqwest::Error) -> String {
-    if error.is_timeout() {
-        return "timed out".to_owned();
-    }
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
-    let mut innermost = error.to_string();
-    while let Some(current) = source {
-        if let Some(io) = current.downcast_ref::<std::io::Error>() {
-            return io_words(io);
-        }
-        innermost = current.to_string();
-        source = current.source();
-    }
-    innermost
-}
-
-fn io_words(error: &std::io::Error) -> String {
-    use std::io::ErrorKind;
-    match error.kind() {
-        ErrorKind::ConnectionRefused => "connection refused".to_owned(),
-        ErrorKind::ConnectionReset => "connection reset".to_owned(),
-        ErrorKind::ConnectionAborted => "connection aborted".to_owned(),
-        ErrorKind::TimedOut => "timed out".to_owned(),
-        ErrorKind::UnexpectedEof => "the connection closed mid-answer".to_owned(),
-        _ => error.to_string(),
-    }
-}
-
-fn body_error(what: &str, error: &reqwest::Error) -> GitHubError {
-    GitHubError::Unreachable {
-        url: error.url().map(Url::to_string).unwrap_or_default(),
-        message: format!("reading {what}: {}", plain_cause(error)),
-    }
-}
-
-/// The whole body, refused past `cap` bytes.
-async fn read_capped(
-    mut response: Response,
-    cap: usize,
-    what: &str,
-) -> Result<Vec<u8>, GitHubError> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|error| body_error(what, &error))?
-    {
-        if body.len().saturating_add(chunk.len()) > cap {
-            return Err(GitHubError::Decode {
-                what: what.to_owned(),
-                message: format!("the answer is larger than {cap} bytes"),
-            });
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
-}
-
-/// The last `cap` bytes of the body as text (lossy UTF-8; a character cut at the start is
-/// dropped).
-async fn read_tail(mut response: Response, cap: usize, what: &str) -> Result<String, GitHubError> {
-    let slack = cap.max(64 << 10);
-    let mut kept = Vec::new();
-    let mut cut = false;
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|error| body_error(what, &error))?
-    {
-        kept.extend_from_slice(&chunk);
-        if kept.len() > cap.saturating_add(slack) {
-            kept.drain(..kept.len() - cap);
-            cut = true;
-        }
-    }
-    if kept.len() > cap {
-        kept.drain(..kept.len() - cap);
-        cut = true;
-    }
-    let start = if cut {
-        kept.iter()
-            .take(3)
-            .take_while(|byte| **byte & 0xC0 == 0x80)
-            .count()
-    } else {
-        0
-    };
-    Ok(String::from_utf8_lossy(&kept[start..]).into_owned())
-}
-
-fn decode<T: DeserializeOwned>(bytes: &[u8], what: &str) -> Result<T, GitHubError> {
-    serde_json::from_slice(bytes).map_err(|error| GitHubError::Decode {
-        what: what.to_owned(),
-        message: error.to_string(),
-    })
-}
-
-fn decode_value<T: DeserializeOwned>(value: Value, what: &str) -> Result<T, GitHubError> {
-    serde_json::from_value(value).map_err(|error| GitHubError::Decode {
-        what: what.to_owned(),
-        message: error.to_string(),
-    })
-}
-
-/// The regular files of a zip archive, refusing more than `cap` bytes unpacked; entries with an
-/// absolute path or a `..` component are skipped, as are directories and symbolic links.
-fn unzip(zipped: &[u8], cap: usize, what: &str) -> Result<Vec<(String, Vec<u8>)>, GitHubError> {
-    let broken = |message: String| GitHubError::Decode {
-        what: what.to_owned(),
-        message,
-    };
-    let too_big = || broken(format!("the archive unpacks to more than {cap} bytes"));
-    let mut archive = zip::ZipArchive::new(Cursor::new(zipped))
-        .map_err(|error| broken(format!("not a zip archive: {error}")))?;
-    let mut files = Vec::new();
-    let mut total: u64 = 0;
-    for index in 0..archive.len() {
-        let entry = archive
-            .by_index(index)
-            .map_err(|error| broken(format!("entry {index}: {error}")))?;
-        let Some(name) = safe_entry_name(&entry) else {
-            continue;
-        };
-        let room = (cap as u64).saturating_sub(total);
-        if entry.size() > room {
-            return Err(too_big());
-        }
-        let mut contents = Vec::new();
-        entry
-            .take(room.saturating_add(1))
-            .read_to_end(&mut contents)
-            .map_err(|error| broken(format!("{name}: {error}")))?;
-        total = total.saturating_add(contents.len() as u64);
-        if contents.len() as u64 > room {
-            return Err(too_big());
-        }
-        files.push((name, contents));
-    }
-    Ok(files)
-}
-
-fn safe_entry_name<R: Read>(entry: &zip::read::ZipFile<'_, R>) -> Option<String> {
-    if !entry.is_file() {
-        return None;
-    }
-    entry.enclosed_name()?;
-    let name = entry.name().ok()?.into_owned();
-    let absolute = name.starts_with(['/', '\\']) || name.get(1..2) == Some(":");
-    let climbs = name.split(['/', '\\']).any(|part| part == "..");
-    (!absolute && !climbs).then_some(name)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -829,21 +611,6 @@ mod tests {
             Some("https://api.github.com/repositories/1/issues/1/comments?per_page=100&page=3")
         );
         assert_eq!(next_link(r#"<https://x/y?page=1>; rel="first""#), None);
-    }
-
-    #[test]
-    fn github_messages_carry_the_validation_details() {
-        let body = r#"{"message":"Validation Failed","errors":[{"resource":"PullRequest","code":"custom","message":"A pull request already exists for o:b."}],"documentation_url":"https://docs.github.com/rest"}"#;
-        assert_eq!(
-            github_message(body),
-            "Validation Failed: A pull request already exists for o:b."
-        );
-        let body = r#"{"message":"Validation Failed","errors":[{"resource":"Issue","code":"missing_field","field":"body"}]}"#;
-        assert_eq!(
-            github_message(body),
-            "Validation Failed: body missing_field"
-        );
-        assert_eq!(github_message(""), "no message");
     }
 
     #[test]
