@@ -295,14 +295,8 @@ impl Step<'_> {
     }
 
     fn outbound(&self, text: &str) -> String {
-        let host = self
-            .actions
-            .server_url
-            .split("://")
-            .nth(1)
-            .unwrap_or("github.com")
-            .to_owned();
-        outbound_markdown(&self.redactor, text, &[host.as_str(), "github.com"])
+        let host = host_of(&self.actions.server_url);
+        outbound_markdown(&self.redactor, text, &[host, "github.com"])
     }
 
     async fn dispatch(&self, prepared: &super::Prepared) -> Result<Done, CliError> {
@@ -620,9 +614,11 @@ impl Step<'_> {
         )
         .await
         .map_err(|err| CliError::Internal(err.to_string()))?;
-        state.worktree_diff = repo
-            .diff_between(&state.base_commit, &state.branch)
-            .map_err(internal)?;
+        // The pushed branch holds every change so far, already verified by the tamper guard
+        // and the patch gate of the run that made it: this runner continues from its tip.
+        repo.checkout_existing(&state.branch).map_err(internal)?;
+        state.base_commit = repo.head().map_err(internal)?.commit;
+        state.worktree_diff.clear();
         let sessions = SessionStore::for_git_dir(&repo.git_dir());
         sessions.save(&state).map_err(internal)?;
         let ctx = self.context(prepared);
@@ -836,6 +832,15 @@ fn outputs(
         ("iterations", state.iterations_run().to_string()),
         ("session", state.session.clone()),
     ]
+}
+
+/// The host of an http(s) URL, without port or path.
+fn host_of(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split('/').next().unwrap_or(rest);
+    authority
+        .rsplit_once(':')
+        .map_or(authority, |(host, _)| host)
 }
 
 fn internal(err: impl std::fmt::Display) -> CliError {

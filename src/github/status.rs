@@ -148,9 +148,9 @@ pub fn render(view: &View, footer: &Footer) -> String {
         }
         View::Escalated { report, branch } => {
             out.push_str(&format!(
-                "### meta-agent needs a maintainer\n\n{report}\n\nThe work in progress is on the branch `{branch}`.\n\n\
-                 **How to answer:** reply `{phrase} fix <guidance>` to resume this session with your guidance \
-                 (it goes into the next plan), `{phrase} retry` to start over from the issue, or `{phrase} stop`.\n"
+                "### meta-agent needs a maintainer\n\n**How to answer:** reply `{phrase} fix <guidance>` to resume \
+                 this session with your guidance (it goes into the next plan; the work in progress on `{branch}` is \
+                 kept), `{phrase} retry` to start over from the issue, or `{phrase} stop`.\n\n{report}\n"
             ));
         }
         View::DryRun { summary } => {
