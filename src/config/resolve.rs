@@ -531,4 +531,24 @@ mod tests {
         assert_eq!(line_of("a\nb: 1\nb: 2", "b:"), 2);
         assert_eq!(line_of("a", "zzz"), 0);
     }
+
+    #[test]
+    fn llm_replay_implies_the_replay_provider_and_defaults_hold() {
+        let replaying = resolve_llm(RawLlm {
+            replay: Some("run.jsonl".into()),
+            ..RawLlm::default()
+        });
+        assert_eq!(replaying.provider, LlmProvider::Replay);
+        assert_eq!(replaying.replay.as_deref(), Some("run.jsonl"));
+        let plain = resolve_llm(RawLlm::default());
+        assert_eq!(plain.provider, LlmProvider::None);
+        assert_eq!(plain.context_tokens, DEFAULT_CONTEXT_TOKENS);
+        assert!(plain.reflect);
+        let explicit = resolve_llm(RawLlm {
+            provider: Some(LlmProvider::Openai),
+            replay: Some("run.jsonl".into()),
+            ..RawLlm::default()
+        });
+        assert_eq!(explicit.provider, LlmProvider::Openai);
+    }
 }

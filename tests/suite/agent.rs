@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use crate::common::mock_llm::{MockLlm, Recorded, Reply, sse};
 use crate::common::{example, git, meta_agent, scratch_repo};
+use meta_agent::agent::tokens::TokenCounter;
 use meta_agent::agent::{AgentBuilder, AgentParts, AgentSettings, CommandSettings};
 use meta_agent::config::LlmSettings;
 use meta_agent::config::raw::LlmProvider;
@@ -119,6 +120,14 @@ fn assert_no_key_in_bodies(requests: &[Recorded]) {
 // ---- in-process agent ----
 
 fn agent(base_url: &str, caps: BudgetCaps) -> AgentBuilder<AnyProvider, Executor> {
+    agent_with(base_url, caps, 24_000)
+}
+
+fn agent_with(
+    base_url: &str,
+    caps: BudgetCaps,
+    context_tokens: u32,
+) -> AgentBuilder<AnyProvider, Executor> {
     let settings = LlmSettings {
         provider: LlmProvider::Openai,
         model: Some("test-model".into()),
@@ -128,7 +137,7 @@ fn agent(base_url: &str, caps: BudgetCaps) -> AgentBuilder<AnyProvider, Executor
         max_tokens: None,
         max_cost_usd: None,
         max_calls: None,
-        context_tokens: 24_000,
+        context_tokens,
         replay: None,
         record: None,
         api_version: None,
@@ -361,6 +370,76 @@ async fn the_budget_ends_the_act_and_the_agent_becomes_unavailable() {
     assert!(!agent.available(1));
 }
 
+#[tokio::test]
+async fn the_opening_carries_the_digest_and_the_failing_file_within_the_token_budget() {
+    let mock = MockLlm::start(vec![finish("looked")]).await;
+    let repo = small_repo();
+    let budget = 1200;
+    let agent = agent_with(&mock.base_url, BudgetCaps::default(), budget);
+    let mut task = Task::from_text("Fix one").unwrap();
+    task.requirements = "The function one must return one. ".repeat(400);
+    let context = FailureContext {
+        failures: vec![
+            "[test_failure] test_one — Traceback: File \"calc.py\", line 2, in one: assert 2 == 1"
+                .into(),
+        ],
+        attempts: (0..200)
+            .map(|n| format!("iteration 0: read_file calc.py -> ok ({n} ms)"))
+            .collect(),
+        instruction: "Make the failing gates pass.".into(),
+        ..FailureContext::default()
+    };
+    let plan = Plan::AgentFix {
+        different_approach: false,
+    };
+    let request = ActRequest {
+        task: &task,
+        plan: &plan,
+        iteration: 1,
+        call_index: 1,
+        repo_root: repo.path(),
+        context,
+        max_steps: 3,
+    };
+    let report = agent.act(request).await.unwrap();
+    assert_eq!(report.summary, "looked");
+    let requests = mock.requests();
+    let opening = messages(&requests[0])[1]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let counter = TokenCounter::for_model("test-model");
+    assert!(counter.is_exact());
+    let tokens = counter.count(&opening);
+    assert!(tokens <= budget as usize, "{tokens} tokens: {opening}");
+    assert!(
+        tokens > budget as usize * 3 / 4,
+        "the budget is used: {tokens}"
+    );
+    assert!(
+        opening.contains(
+            "<untrusted-failures>\n- [test_failure] test_one — Traceback: File \"calc.py\", line 2"
+        ),
+        "{opening}"
+    );
+    assert!(
+        opening.contains("<untrusted-file>\ncalc.py (stack trace, line 2)\n    1\tdef one():\n    2\t    return 1\n"),
+        "{opening}"
+    );
+    let task_cut = opening.find("tokens omitted]").unwrap_or(usize::MAX);
+    assert!(
+        task_cut < opening.find("# Failures").unwrap_or(0),
+        "the long task is cut: {opening}"
+    );
+    let history = &opening[opening.find("# Earlier attempts").expect("history")..];
+    assert!(history.contains("tokens omitted]"), "{history}");
+    assert!(opening.ends_with("fix the code (not the tests), then call finish.\n"));
+    assert!(opening.contains("# Instruction\nMake the failing gates pass."));
+    assert_eq!(report.llm_calls.len(), 1);
+    assert_eq!(report.llm_calls[0].model, "test-model");
+    assert_eq!(report.llm_calls[0].provider, "openai");
+}
+
 // ---- end to end through the binary ----
 
 fn wrong_mean(work: &Path) {
@@ -372,13 +451,18 @@ fn wrong_mean(work: &Path) {
 
 /// The example with the `//` bug and an `llm:` section pointing at the mock, committed.
 fn example_for(base_url: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    example_with(&format!(
+        "llm: {{provider: openai, base_url: \"{base_url}\", model: test-model, fast_model: fast-model}}\n"
+    ))
+}
+
+/// The example with the `//` bug and this `llm:` line, committed.
+fn example_with(llm: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     let (dir, work) = scratch_repo(&example());
     wrong_mean(&work);
     let config = work.join(".meta-agent.yml");
     let mut text = std::fs::read_to_string(&config).unwrap();
-    text.push_str(&format!(
-        "llm: {{provider: openai, base_url: \"{base_url}\", model: test-model, fast_model: fast-model}}\n"
-    ));
+    text.push_str(llm);
     std::fs::write(&config, text).unwrap();
     git(&work, &["commit", "-q", "-am", "break it"]);
     (dir, work)
@@ -571,4 +655,79 @@ async fn a_failing_test_is_fixed_end_to_end_by_the_agent() {
         );
     }
     assert_no_key_in_bodies(&requests);
+}
+
+/// The code change a run committed: the diff from the base to the run's commit, without the
+/// hindsight records (they carry timestamps and the session id).
+fn committed_change(work: &Path, base: &str, outcome: &Value) -> String {
+    let commit = outcome["commit"].as_str().expect("a commit");
+    git(
+        work,
+        &["diff", base, commit, "--", ".", ":(exclude).meta-agent"],
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_recorded_run_replays_to_the_same_change_without_the_service() {
+    let mock = MockLlm::start(vec![
+        streamed_call("call_b", "finish", json!({"summary": "nothing yet"})),
+        streamed_call(
+            "call_rf1",
+            "reflect",
+            json!({"completeness": 1, "quality": 5, "missing": ["the fix"]}),
+        ),
+        streamed_call(
+            "call_e",
+            "edit_file",
+            json!({"path": "calc.py", "old_string": "sum(values) // len(values)",
+                "new_string": "sum(values) / len(values)"}),
+        ),
+        streamed_call("call_f", "finish", json!({"summary": "true division"})),
+        streamed_call(
+            "call_rf2",
+            "reflect",
+            json!({"completeness": 9, "quality": 9, "missing": []}),
+        ),
+    ])
+    .await;
+    let transcripts = tempfile::tempdir().unwrap();
+    let transcript = transcripts.path().join("run.jsonl");
+    let (_first_dir, first) = example_with(&format!(
+        "llm: {{provider: openai, base_url: \"{}\", model: test-model, fast_model: fast-model, record: \"{}\"}}\n",
+        mock.base_url,
+        transcript.display()
+    ));
+    let (_second_dir, second) =
+        example_with(&format!("llm: {{replay: \"{}\"}}\n", transcript.display()));
+    let bases = [
+        git(&first, &["rev-parse", "HEAD"]),
+        git(&second, &["rev-parse", "HEAD"]),
+    ];
+    let (recorded, replayed, first, second) = tokio::task::spawn_blocking(move || {
+        let recorded = run_json(&first, &["run", "--text", "Fix mean of floats"]);
+        let replayed = run_json(&second, &["run", "--text", "Fix mean of floats"]);
+        (recorded, replayed, first, second)
+    })
+    .await
+    .unwrap();
+    assert_eq!(recorded.1["outcome"], "committed", "{:#}", recorded.1);
+    assert_eq!(replayed.1["outcome"], "committed", "{:#}", replayed.1);
+    assert_eq!(replayed.1["llm_calls"], 5);
+    assert_eq!(
+        mock.requests().len(),
+        5,
+        "the replay never reached the service"
+    );
+    let lines = std::fs::read_to_string(&transcript).unwrap();
+    assert_eq!(lines.lines().count(), 5);
+    assert!(!lines.contains(KEY));
+    let change = committed_change(&first, bases[0].trim(), &recorded.1);
+    assert!(
+        change.contains("+    return sum(values) / len(values)"),
+        "{change}"
+    );
+    assert_eq!(
+        committed_change(&second, bases[1].trim(), &replayed.1),
+        change
+    );
 }

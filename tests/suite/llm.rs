@@ -940,3 +940,85 @@ async fn a_five_megabyte_answer_is_read_whole() {
         .unwrap();
     assert_eq!(completion.text.len(), 5 << 20);
 }
+
+// ---- Azure deployments, replay and record as configuration ----
+
+#[tokio::test]
+async fn an_azure_deployment_gets_its_path_api_version_and_api_key_header() {
+    let mock = MockLlm::start(vec![
+        Reply::ok(openai_text_answer("one")),
+        Reply::ok(openai_text_answer("two")),
+    ])
+    .await;
+    let in_url = format!("{}/openai/deployments/gpt4o-prod", mock.base_url);
+    let mut pinned = settings(LlmProvider::Openai, "gpt-4o", &mock.base_url);
+    pinned.api_version = Some("2025-01-01-preview".into());
+    for settings in [settings(LlmProvider::Openai, "gpt-4o", &in_url), pinned] {
+        let config = LlmConfig::from_settings(&settings, &env_with_keys());
+        assert!(config.azure.is_some());
+        let provider = connect(&config, RetryPolicy::default()).unwrap();
+        provider.chat(&request("gpt-4o", false)).await.unwrap();
+    }
+    let requests = mock.requests();
+    assert_eq!(
+        requests[0].path,
+        "/openai/deployments/gpt4o-prod/chat/completions?api-version=2024-10-21"
+    );
+    assert_eq!(
+        requests[1].path,
+        "/openai/deployments/gpt-4o/chat/completions?api-version=2025-01-01-preview"
+    );
+    for request in &requests {
+        assert_eq!(request.header("api-key"), Some(KEY));
+        assert_eq!(request.header("authorization"), None);
+        assert!(!request.body.contains(KEY));
+    }
+}
+
+#[tokio::test]
+async fn llm_record_writes_the_transcript_that_llm_replay_plays_back() {
+    let mock = MockLlm::start(vec![Reply::ok(openai_tool_answer())]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.jsonl");
+    let mut recording = settings(LlmProvider::Openai, "gpt-4o-mini", &mock.base_url);
+    recording.record = Some(path.to_string_lossy().into_owned());
+    let config = LlmConfig::from_settings(&recording, &env_with_keys());
+    let provider = connect(&config, RetryPolicy::default()).unwrap();
+    assert_eq!(provider.name(), "openai");
+    let live = provider.chat(&request("gpt-4o-mini", false)).await.unwrap();
+    drop(provider);
+    let transcript = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(transcript.lines().count(), 1);
+    assert!(!transcript.contains(KEY));
+
+    let raw = meta_agent::config::parse_raw(
+        &format!("version: 1\nllm:\n  replay: {}\n", path.display()),
+        std::path::Path::new(".meta-agent.yml"),
+    )
+    .unwrap();
+    let replay_settings = raw.llm.unwrap();
+    assert_eq!(replay_settings.provider, None, "no provider written");
+    let mut replaying = settings(LlmProvider::Replay, "", "");
+    replaying.base_url = None;
+    replaying.replay = replay_settings.replay;
+    let config = LlmConfig::from_settings(&replaying, &LlmEnv::default());
+    let replay = connect(&config, RetryPolicy::default()).unwrap();
+    assert_eq!(replay.name(), "replay");
+    assert_eq!(replay.chat(&request("other", true)).await.unwrap(), live);
+    assert_eq!(mock.requests().len(), 1, "replay never calls the service");
+}
+
+#[test]
+fn the_schema_documents_the_new_llm_keys() {
+    let schema = meta_agent::config::json_schema().to_string();
+    for key in [
+        "context_tokens",
+        "replay",
+        "record",
+        "api_version",
+        "reflect",
+    ] {
+        assert!(schema.contains(&format!("\"{key}\"")), "{key}");
+    }
+    assert!(schema.contains("Replay this recorded transcript"));
+}
