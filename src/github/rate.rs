@@ -71,8 +71,8 @@ pub enum RateVerdict {
     Limited { kind: LimitKind, wait: Duration },
 }
 
-/// Reads one answer: a 403 or 429 is a rate limit when `retry-after` is present, when
-/// `x-ratelimit-remaining` is 0, or when the message says "rate limit". The wait is the
+/// Reads one answer: a 429 is always a rate limit; a 403 is one when `retry-after` is present,
+/// when `x-ratelimit-remaining` is 0, or when the message says "rate limit". The wait is the
 /// server's `retry-after`, else the time until `x-ratelimit-reset`, at least one second (so a
 /// resend loop always makes progress against the budget), and never less than
 /// `secondary_min_wait` for a secondary limit or a limit that names no time.
@@ -90,7 +90,8 @@ pub fn classify(
     let secondary = message.contains("secondary rate limit");
     let exhausted = headers.remaining == Some(0);
     let says_limit = message.contains("rate limit");
-    if !(secondary || exhausted || says_limit || headers.retry_after_secs.is_some()) {
+    let too_many = status == 429;
+    if !(too_many || secondary || exhausted || says_limit || headers.retry_after_secs.is_some()) {
         return RateVerdict::NotLimited;
     }
     let until_reset = headers
@@ -203,6 +204,18 @@ mod tests {
             classify(403, &none, forbidden, NOW, &policy),
             RateVerdict::NotLimited
         );
+    }
+
+    #[test]
+    fn a_bare_429_waits_the_minimum() {
+        let verdict = classify(
+            429,
+            &RateHeaders::default(),
+            "",
+            NOW,
+            &RatePolicy::default(),
+        );
+        assert_eq!(verdict, limited(60, LimitKind::Primary));
     }
 
     #[test]
