@@ -269,6 +269,21 @@ impl Step<'_> {
         Ok(existing.and_then(|comment| SessionRecord::decode(&comment.body)))
     }
 
+    /// The session recorded in the body of the bot's own pull request (a review comment on it
+    /// resumes that session).
+    async fn pull_record(&self, pull: u64) -> Result<Option<SessionRecord>, CliError> {
+        let issue = self
+            .api
+            .issue(&self.actions.repository, pull)
+            .await
+            .map_err(internal)?;
+        if !issue.user.login.eq_ignore_ascii_case(&self.args.bot_login) {
+            tracing::warn!("pull request #{pull} is not the bot's own: its body is not trusted");
+            return Ok(None);
+        }
+        Ok(SessionRecord::decode(&issue.body))
+    }
+
     fn footer(&self, record: Option<&SessionRecord>) -> Footer {
         Footer {
             phrase: self.args.trigger_phrase.clone(),
@@ -301,7 +316,10 @@ impl Step<'_> {
 
     async fn dispatch(&self, prepared: &super::Prepared) -> Result<Done, CliError> {
         let mut status = self.status_comment();
-        let record = self.saved_record(&mut status).await?;
+        let record = match (self.saved_record(&mut status).await?, &self.trigger) {
+            (None, Trigger::ReviewComment { pull, .. }) => self.pull_record(*pull).await?,
+            (record, _) => record,
+        };
         let command = match &self.trigger {
             Trigger::Comment { command, .. } | Trigger::ReviewComment { command, .. } => {
                 Some(command.clone())
@@ -313,6 +331,11 @@ impl Step<'_> {
             Some(Command::Stop) => return self.stop(&mut status, record).await,
             _ => {}
         }
+        let guidance = match (&command, &self.trigger) {
+            (Some(Command::Fix { guidance }), _) => guidance.clone(),
+            (_, Trigger::Dispatch { guidance, .. }) => guidance.clone(),
+            _ => None,
+        };
         if let Some(record) = &record {
             if record.stopped && command.is_none() {
                 return finish_early(
@@ -321,17 +344,16 @@ impl Step<'_> {
                     "a maintainer stopped the bot on this issue (`/agent fix` starts it again)",
                 );
             }
+            let fresh_request = matches!(command, Some(Command::Retry))
+                || guidance.is_some()
+                || matches!(self.trigger, Trigger::ReviewComment { .. });
             if let Some(done) = self
-                .republish(prepared, &mut status, record, &command)
+                .republish(prepared, &mut status, record, fresh_request)
                 .await?
             {
                 return Ok(done);
             }
         }
-        let guidance = match &command {
-            Some(Command::Fix { guidance }) => guidance.clone(),
-            _ => None,
-        };
         let resumable = record.as_ref().filter(|record| {
             matches!(self.trigger, Trigger::ReviewComment { .. })
                 || (guidance.is_some() && record.outcome == "escalated")
@@ -405,11 +427,8 @@ impl Step<'_> {
         prepared: &super::Prepared,
         status: &mut Option<StatusComment>,
         record: &SessionRecord,
-        command: &Option<Command>,
+        fresh_request: bool,
     ) -> Result<Option<Done>, CliError> {
-        let fresh_request = matches!(command, Some(Command::Retry))
-            || matches!(command, Some(Command::Fix { guidance: Some(_) }))
-            || matches!(self.trigger, Trigger::ReviewComment { .. });
         if record.outcome != "committed" || fresh_request || self.args.dry_run {
             return Ok(None);
         }
@@ -489,10 +508,15 @@ impl Step<'_> {
                 (issue.number, issue.title, issue.body, None, None)
             }
             Trigger::FailedRun { .. } => return self.failed_run_task().await,
-            Trigger::Dispatch { issue: None, .. } | Trigger::ReviewComment { .. } => {
+            Trigger::Dispatch { issue: None, .. } => {
                 return Err(CliError::Usage(
                     "nothing to work on: give the dispatch an `issue` input".into(),
                 ));
+            }
+            Trigger::ReviewComment { pull, .. } => {
+                return Err(CliError::Usage(format!(
+                    "pull request #{pull} carries no session of the bot to continue"
+                )));
             }
         };
         let comments = self
@@ -778,7 +802,10 @@ impl Step<'_> {
         commit_message: Option<&str>,
     ) -> Result<String, crate::github::GitHubError> {
         let repo = &self.actions.repository;
-        let body = self.outbound(&pull_body(state, commit_message));
+        let mut body = self.outbound(&pull_body(state, commit_message));
+        body.push('\n');
+        body.push_str(&SessionRecord::of(state).encode());
+        body.push('\n');
         if let Some(pull) = self.api.open_pull_for(repo, &state.branch).await? {
             self.api.update_pull_body(repo, pull.number, &body).await?;
             return Ok(pull.html_url);

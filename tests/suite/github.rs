@@ -733,3 +733,74 @@ fn the_real_github_payloads_conform() {
     }
     assert!(seen >= 10, "{seen} payloads");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dispatch_opens_a_pull_request_and_a_review_comment_on_it_continues_the_session() {
+    let fixture = Fixture::new(&examples("broken-calc"), |work| {
+        let config = work.join(".meta-agent.yml");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str("llm: {reflect: false}\n");
+        std::fs::write(&config, text).unwrap();
+    });
+    let dispatch = json!({"inputs": {"issue": "7", "guidance": ""}, "ref": "refs/heads/main",
+        "sender": user("mia"), "repository": {"full_name": "octo/calc"}});
+    let (fixture, first) = tokio::task::spawn_blocking(move || {
+        let step = fixture.step("workflow_dispatch", &dispatch, &[]);
+        (fixture, step)
+    })
+    .await
+    .unwrap();
+    assert_eq!(first.code, 0, "{}\n{}", first.stdout, first.stderr);
+    assert_eq!(first.output("outcome"), "committed");
+    let pulls = fixture.github.pulls();
+    assert_eq!(pulls.len(), 1);
+    let branch = pulls[0].head.clone();
+    assert!(
+        SessionRecord::decode(&pulls[0].body).is_some(),
+        "the PR carries the session"
+    );
+
+    let mock = MockLlm::start(vec![
+        tool_call(
+            "call_e",
+            "edit_file",
+            json!({"path": "calc.py", "old_string": "def add(a: float, b: float) -> float:\n",
+                   "new_string": "def add(a: float, b: float) -> float:\n    \"\"\"The sum of a and b.\"\"\"\n"}),
+        ),
+        tool_call("call_f", "finish", json!({"summary": "documented add"})),
+    ])
+    .await;
+    let env = llm_env(&mock);
+    let review = json!({"action": "created",
+        "comment": {"id": 555, "body": "/agent fix document add()", "user": user("alice"),
+                    "created_at": "2026-11-22T06:00:00Z", "path": "calc.py", "line": 5},
+        "pull_request": {"number": pulls[0].number, "head": {"ref": branch}},
+        "sender": user("alice"), "repository": {"full_name": "octo/calc"}});
+    let (fixture, second) = tokio::task::spawn_blocking(move || {
+        let mut fixture = fixture;
+        fixture.new_runner("review-runner");
+        let step = fixture.step("pull_request_review_comment", &review, &with_env(&env));
+        (fixture, step)
+    })
+    .await
+    .unwrap();
+    assert_eq!(second.code, 0, "{}\n{}", second.stdout, second.stderr);
+    assert_eq!(second.output("outcome"), "committed");
+    assert_eq!(second.output("branch"), branch);
+    let requests = mock.requests();
+    assert!(
+        requests[0].body.contains("Review comment on calc.py:5")
+            && requests[0].body.contains("document add()"),
+        "{}",
+        requests[0].body
+    );
+    assert_eq!(
+        fixture.github.pulls().len(),
+        1,
+        "the same pull request, updated"
+    );
+    let tip = git(&fixture.bare(), &["show", &format!("{branch}:calc.py")]);
+    assert!(tip.contains("The sum of a and b."), "{tip}");
+    let pull_thread = fixture.github.comments(pulls[0].number);
+    assert_eq!(pull_thread.iter().filter(|c| c.author == BOT).count(), 1);
+}
