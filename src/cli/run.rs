@@ -52,6 +52,10 @@ pub struct RunArgs {
     /// Stream events as JSON lines; the last line is the outcome.
     #[arg(long)]
     pub json: bool,
+    /// Also copy the run's result files (report.md, outcome.json, metrics.prom, trace.jsonl,
+    /// audit.jsonl) into this directory: artifacts for any CI (GitLab, Jenkins, Buildkite).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 /// `meta-agent resume`.
@@ -65,6 +69,37 @@ pub struct ResumeArgs {
     /// Stream events as JSON lines; the last line is the outcome.
     #[arg(long)]
     pub json: bool,
+    /// Also copy the run's result files into this directory (see `run --out`).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// The files of a run that `--out` copies.
+pub const RESULT_FILES: [&str; 5] = [
+    "report.md",
+    "outcome.json",
+    "metrics.prom",
+    "trace.jsonl",
+    "audit.jsonl",
+];
+
+/// Copies the session's result files into `out` (created if missing).
+fn export(repo: &Git2Repository, session: &str, out: Option<&Path>) -> Result<(), CliError> {
+    let Some(out) = out else {
+        return Ok(());
+    };
+    let dir = SessionStore::for_git_dir(&repo.git_dir()).session_dir(session);
+    std::fs::create_dir_all(out)
+        .map_err(|err| CliError::Usage(format!("--out {}: {err}", out.display())))?;
+    for name in RESULT_FILES {
+        let from = dir.join(name);
+        if from.exists() {
+            std::fs::copy(&from, out.join(name)).map_err(|err| {
+                CliError::Internal(format!("{}: {err}", out.join(name).display()))
+            })?;
+        }
+    }
+    Ok(())
 }
 
 /// What a run needs that `main` does not hold.
@@ -124,10 +159,12 @@ pub async fn run(ctx: RunContext<'_>, args: &RunArgs) -> Result<Done, CliError> 
             .unwrap_or(ctx.config.loop_.max_iterations),
     };
     let builder = builder_for(&ctx, &task)?;
-    drive(&ctx, &repo, &builder, &session, args.json, move |engine| {
+    let done = drive(&ctx, &repo, &builder, &session, args.json, move |engine| {
         Box::pin(engine.start(task, options))
     })
-    .await
+    .await?;
+    export(&repo, &session, args.out.as_deref())?;
+    Ok(done)
 }
 
 /// Resumes a session.
@@ -141,10 +178,12 @@ pub async fn resume(ctx: RunContext<'_>, args: &ResumeArgs) -> Result<Done, CliE
     let session = state.session.clone();
     let guidance = args.guidance.clone();
     let id = session.clone();
-    drive(&ctx, &repo, &builder, &session, args.json, move |engine| {
+    let done = drive(&ctx, &repo, &builder, &session, args.json, move |engine| {
         Box::pin(async move { engine.resume(Some(&id), guidance).await })
     })
-    .await
+    .await?;
+    export(&repo, &session, args.out.as_deref())?;
+    Ok(done)
 }
 
 /// The builder for `task`: its scripted edits when it has them, the LLM agent when a provider

@@ -804,3 +804,55 @@ async fn a_dispatch_opens_a_pull_request_and_a_review_comment_on_it_continues_th
     let pull_thread = fixture.github.comments(pulls[0].number);
     assert_eq!(pull_thread.iter().filter(|c| c.author == BOT).count(), 1);
 }
+
+/// Beyond GitHub: `meta-agent run` as a plain pipeline step (GitLab CI, Jenkins, Buildkite):
+/// flags only, results as files, the documented exit code.
+#[test]
+fn a_plain_ci_step_leaves_its_results_as_files() {
+    let (_dir, work) = scratch_repo(&examples("broken-calc"));
+    let out = tempfile::tempdir().unwrap();
+    let artifacts = out.path().join("meta-agent");
+    let result = meta_agent()
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env(
+            "HOME",
+            std::env::var("HOME").unwrap_or_else(|_| "/tmp".into()),
+        )
+        .env("CI", "true")
+        .env("GITLAB_CI", "true")
+        .args([
+            "--repo",
+            work.to_str().unwrap(),
+            "run",
+            "--text",
+            "Make the gates pass",
+            "--out",
+        ])
+        .arg(&artifacts)
+        .output()
+        .unwrap();
+    assert_eq!(
+        result.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    for name in [
+        "report.md",
+        "outcome.json",
+        "metrics.prom",
+        "trace.jsonl",
+        "audit.jsonl",
+    ] {
+        assert!(artifacts.join(name).is_file(), "{name} missing");
+    }
+    let outcome: Value =
+        serde_json::from_str(&std::fs::read_to_string(artifacts.join("outcome.json")).unwrap())
+            .unwrap();
+    assert_eq!(outcome["outcome"], "committed");
+    let metrics = std::fs::read_to_string(artifacts.join("metrics.prom")).unwrap();
+    assert!(metrics.contains("meta_agent_"), "{metrics}");
+    let report = std::fs::read_to_string(artifacts.join("report.md")).unwrap();
+    assert!(report.contains("Meta-Agent-Gates:"), "{report}");
+}
