@@ -574,3 +574,103 @@ fn metrics_are_pushed_to_a_configured_gateway() {
         "{request}"
     );
 }
+
+/// An SSE answer calling one tool (the OpenAI wire format).
+fn streamed_tool_call(id: &str, name: &str, args: Value) -> crate::common::mock_llm::Reply {
+    use serde_json::json;
+    let chunk = |delta: Value, finish: Option<&str>| {
+        json!({"id": "c", "object": "chat.completion.chunk",
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        .to_string()
+    };
+    let events = vec![
+        (
+            None,
+            chunk(
+                json!({"role": "assistant", "tool_calls": [{"index": 0, "id": id, "type": "function",
+                       "function": {"name": name, "arguments": args.to_string()}}]}),
+                None,
+            ),
+        ),
+        (None, chunk(json!({}), Some("tool_calls"))),
+        (None, "[DONE]".to_string()),
+    ];
+    crate::common::mock_llm::Reply::Sse(crate::common::mock_llm::sse(&events))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_escalated_run_resumed_with_guidance_commits_on_its_branch() {
+    let (_dir, work) = example_with(|work| {
+        wrong_mean(work);
+        let config = work.join(".meta-agent.yml");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str("llm: {reflect: false}\n");
+        std::fs::write(&config, text).unwrap();
+    });
+    let (work, code, outcome) = tokio::task::spawn_blocking(move || {
+        let (code, _events, outcome) = run_json(&work, &["run", "--text", "Fix mean"]);
+        (work, code, outcome)
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 4, "{outcome}");
+    let branch = outcome["branch"].as_str().unwrap().to_owned();
+    let mock = crate::common::mock_llm::MockLlm::start(vec![
+        streamed_tool_call(
+            "call_e",
+            "edit_file",
+            serde_json::json!({"path": "calc.py", "old_string": "sum(values) // len(values)",
+                   "new_string": "sum(values) / len(values)"}),
+        ),
+        streamed_tool_call(
+            "call_f",
+            "finish",
+            serde_json::json!({"summary": "true division"}),
+        ),
+    ])
+    .await;
+    let base_url = mock.base_url.clone();
+    let session = outcome["session"].as_str().unwrap().to_owned();
+    let (work, code, resumed) = tokio::task::spawn_blocking(move || {
+        let args = [
+            "--llm-provider",
+            "openai",
+            "--llm-base-url",
+            &base_url,
+            "--model",
+            "test-model",
+            "resume",
+            &session,
+            "--guidance",
+            "floor division truncates: use /",
+        ];
+        let out = meta_agent()
+            .env("OPENAI_API_KEY", "sk-test-resume-0000")
+            .arg("--repo")
+            .arg(&work)
+            .args(args)
+            .arg("--json")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let last: Value = stdout
+            .lines()
+            .last()
+            .and_then(|line| serde_json::from_str(line).ok())
+            .unwrap_or_else(|| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+        (work, out.status.code().unwrap(), last)
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 0, "{resumed:#}");
+    assert_eq!(resumed["outcome"], "committed", "{resumed:#}");
+    assert_eq!(resumed["branch"], branch.as_str());
+    let requests = mock.requests();
+    assert!(
+        requests[0].body.contains("floor division truncates: use /"),
+        "{}",
+        requests[0].body
+    );
+    let fixed = git(&work, &["show", &format!("{branch}:calc.py")]);
+    assert!(fixed.contains("sum(values) / len(values)"), "{fixed}");
+}
