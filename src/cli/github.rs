@@ -125,8 +125,14 @@ where
         return refusal;
     }
     step.acknowledge().await;
-    let prepared = prepare().await?;
-    step.dispatch(&prepared).await
+    let result = match prepare().await {
+        Ok(prepared) => step.dispatch(&prepared).await,
+        Err(err) => Err(err),
+    };
+    if let Err(err) = &result {
+        step.report_failure(err).await;
+    }
+    result
 }
 
 fn lookup(env: &[(String, String)], name: &str) -> Option<String> {
@@ -225,6 +231,41 @@ impl Step<'_> {
             self.react(comment, Reaction::Confused).await;
         }
         Ok(Some(finish_early(self.actions, REFUSED, &refusal)))
+    }
+
+    /// Every step ends with the truth where maintainers look: an error that stopped the run is
+    /// written into the status comment (keeping the recorded session) and the job summary.
+    async fn report_failure(&self, err: &CliError) {
+        let reason = format!("The step stopped with an error: {err}");
+        let mut status = self.status_comment();
+        let record = match &mut status {
+            Some(comment) => match comment.existing(self.api).await {
+                Ok(existing) => existing.and_then(|c| SessionRecord::decode(&c.body)),
+                Err(read) => {
+                    tracing::warn!("reading the status comment to report a failure: {read}");
+                    return;
+                }
+            },
+            None => None,
+        };
+        let view = View::Failed {
+            reason: reason.clone(),
+        };
+        if let Err(post) = self.post_status(&mut status, &view, record.as_ref()).await {
+            tracing::warn!("reporting the failure in the status comment: {post}");
+        }
+        let input = SummaryInput {
+            trigger: &self.trigger.describe(),
+            pull_url: None,
+            isolation: "see the log",
+            note: Some(&reason),
+        };
+        let summary = self.outbound(&summary::job_summary(None, &input));
+        if let Err(write) =
+            write_step_files(self.actions, &summary, &[("outcome", "failed".into())])
+        {
+            tracing::warn!("{write}");
+        }
     }
 
     async fn acknowledge(&self) {

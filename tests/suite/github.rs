@@ -444,6 +444,11 @@ fn a_kill_between_push_and_pull_request_is_published_once_on_rerun() {
         .find(|b| b.starts_with("meta-agent/"))
         .expect("pushed before the failure");
     assert!(fixture.github.pulls().is_empty());
+    assert_eq!(first.output("outcome"), "failed");
+    let status = &fixture.bot_comments()[0].body;
+    assert!(status.contains("could not finish") && status.contains("500"), "{status}");
+    let record = SessionRecord::decode(status).expect("the session survives the failure");
+    assert_eq!(record.outcome, "committed");
     fixture.new_runner("rerun");
     let second = fixture.step("issues", &labeled("alice"), &[]);
     assert_eq!(second.code, 0, "{}", second.stderr);
