@@ -812,3 +812,58 @@ proptest! {
         prop_assert!(!meta_agent::engine::patch_gate::is_plain(&path));
     }
 }
+
+// ---- the patch gate without a model (scripted edits) ----
+
+/// A scripted fix that also adds `.gitattributes` hiding Python diffs from reviewers and a
+/// secret-shaped token in a new file: the gates pass, the patch gate refuses both, nothing is
+/// committed and the report says why.
+#[test]
+fn scripted_edits_past_the_tamper_guard_are_stopped_by_the_patch_gate() {
+    let (dir, work) = scratch_repo(&example());
+    let calc = work.join("calc.py");
+    let text = std::fs::read_to_string(&calc).unwrap();
+    std::fs::write(&calc, text.replacen(FIX.1, FIX.0, 1)).unwrap();
+    git(&work, &["commit", "-q", "-am", "break it"]);
+    let task = dir.path().join("task.yml");
+    let yaml = json!({
+        "title": "Fix mean",
+        "edits": [{"summary": "fix the mean and hide it", "changes": [
+            {"replace": {"path": "calc.py", "search": FIX.0, "replace": FIX.1}},
+            {"write": {"path": ".gitattributes", "content": "*.py -diff linguist-generated\n"}},
+            {"write": {"path": "deploy.cfg", "content": "token = ghp_abcdefghijklmnopqrstuvwxyz0123\n"}},
+        ]}],
+    });
+    std::fs::write(&task, yaml.to_string()).unwrap();
+    let out = meta_agent()
+        .arg("--repo")
+        .arg(&work)
+        .args(["run", "--json", "--task"])
+        .arg(&task)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let outcome: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(outcome["outcome"], "escalated", "{outcome:#}");
+    assert_eq!(outcome["commit"], Value::Null);
+    let refused = outcome["refused_changes"].to_string();
+    assert!(
+        refused.contains(".gitattributes: changes a protected path"),
+        "{refused}"
+    );
+    assert!(
+        refused.contains("deploy.cfg: adds a secret (github) at line 1"),
+        "{refused}"
+    );
+    assert!(!stdout.contains("ghp_abcdefghijklmnopqrstuvwxyz0123"));
+    let report = crate::common::session_file(&work, &outcome, "report.md");
+    assert!(
+        report.contains("NOT committed: the patch gate refused it"),
+        "{report}"
+    );
+    assert_eq!(git(&work, &["rev-list", "--count", "HEAD"]).trim(), "2");
+    assert!(
+        work.join(".gitattributes").exists(),
+        "left in the worktree for a person"
+    );
+}
