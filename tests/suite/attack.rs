@@ -867,3 +867,35 @@ fn scripted_edits_past_the_tamper_guard_are_stopped_by_the_patch_gate() {
         "left in the worktree for a person"
     );
 }
+
+/// KNOWN GAP (SECURITY.md): gates run the repository's code, which the model may have written,
+/// with the network on (dependency fetches need it). A test the model adds can reach the network
+/// during the gates. It finds no secret there (cleared environment, hidden credential files, the
+/// bot unreadable), but it can send the repository's own contents. Un-ignore once gates after an
+/// agent act run offline.
+#[test]
+#[ignore = "known gap: gates run with the network on; see SECURITY.md"]
+fn a_test_written_by_the_model_cannot_reach_the_network_during_the_gates() {
+    let listener = Listener::start();
+    let (dir, work) = scratch_repo(&example());
+    let task = dir.path().join("task.yml");
+    let probe = format!(
+        "import socket\n\ndef test_probe():\n    try:\n        socket.create_connection(('127.0.0.1', {}), timeout=2).sendall(b'source')\n    except OSError:\n        pass\n",
+        listener.port
+    );
+    let yaml = json!({
+        "title": "Add a test",
+        "edits": [{"summary": "a test", "changes": [
+            {"write": {"path": "tests/test_probe.py", "content": probe}},
+        ]}],
+    });
+    std::fs::write(&task, yaml.to_string()).unwrap();
+    meta_agent()
+        .arg("--repo")
+        .arg(&work)
+        .args(["run", "--dry-run", "--json", "--task"])
+        .arg(&task)
+        .output()
+        .unwrap();
+    assert_eq!(listener.connections.load(Ordering::Relaxed), 0);
+}
