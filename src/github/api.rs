@@ -129,6 +129,9 @@ pub struct Issue {
     pub state: String,
     #[serde(default)]
     pub html_url: String,
+    /// Present when the issue is a pull request.
+    #[serde(default)]
+    pub pull_request: Option<serde_json::Value>,
 }
 
 /// An issue label.
@@ -343,6 +346,26 @@ pub trait GitHubApi: Send + Sync {
         artifact: u64,
         cap: usize,
     ) -> impl Future<Output = Result<Vec<(String, Vec<u8>)>, GitHubError>> + Send;
+}
+
+/// A comment for unit tests: `login`'s `body` at `05:MM` on 2026-11-22.
+#[cfg(test)]
+pub(crate) fn test_comment(id: u64, login: &str, body: &str, minute: u64) -> Comment {
+    Comment {
+        id,
+        body: body.into(),
+        user: Account {
+            login: login.into(),
+            kind: if login.ends_with("[bot]") {
+                "Bot"
+            } else {
+                "User"
+            }
+            .into(),
+        },
+        created_at: format!("2026-11-22T05:{minute:02}:00Z"),
+        html_url: String::new(),
+    }
 }
 
 fn null_as_empty<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {

@@ -140,7 +140,10 @@ fn git_env(remote: &Remote) -> BTreeMap<String, String> {
     let mut config = git_config(&remote.token);
     // The bot's own checkout: in container jobs it belongs to another uid, and the global
     // configuration that would list it is switched off.
-    config.push(("safe.directory", remote.workdir.to_string_lossy().into_owned()));
+    config.push((
+        "safe.directory",
+        remote.workdir.to_string_lossy().into_owned(),
+    ));
     env.insert("GIT_CONFIG_COUNT".to_owned(), config.len().to_string());
     for (index, (key, value)) in config.into_iter().enumerate() {
         env.insert(format!("GIT_CONFIG_KEY_{index}"), key.to_owned());

@@ -252,24 +252,9 @@ impl StatusComment {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::github::api::Account;
 
     fn comment(id: u64, login: &str, body: &str) -> Comment {
-        Comment {
-            id,
-            body: body.into(),
-            user: Account {
-                login: login.into(),
-                kind: if login.ends_with("[bot]") {
-                    "Bot"
-                } else {
-                    "User"
-                }
-                .into(),
-            },
-            created_at: "2026-11-22T05:00:00Z".into(),
-            html_url: String::new(),
-        }
+        crate::github::api::test_comment(id, login, body, 0)
     }
 
     #[test]

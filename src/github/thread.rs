@@ -130,19 +130,9 @@ pub fn render(thread: &Thread) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::github::api::Account;
 
     fn comment(id: u64, login: &str, body: &str) -> Comment {
-        Comment {
-            id,
-            body: body.into(),
-            user: Account {
-                login: login.into(),
-                kind: "User".into(),
-            },
-            created_at: format!("2026-11-22T05:{:02}:00Z", id),
-            html_url: String::new(),
-        }
+        crate::github::api::test_comment(id, login, body, id)
     }
 
     #[test]

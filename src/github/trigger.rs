@@ -104,19 +104,7 @@ impl Trigger {
 }
 
 /// The issue as the payload shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct IssueRef {
-    pub number: u64,
-    pub title: String,
-    #[serde(default, deserialize_with = "null_as_empty")]
-    pub body: String,
-    pub user: Account,
-    #[serde(default)]
-    pub labels: Vec<super::api::Label>,
-    /// Present when the issue is a pull request.
-    #[serde(default)]
-    pub pull_request: Option<serde_json::Value>,
-}
+pub type IssueRef = super::api::Issue;
 
 /// What the classifier needs from the configuration.
 #[derive(Debug, Clone)]

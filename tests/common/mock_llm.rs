@@ -253,3 +253,32 @@ async fn write_reply(stream: &mut TcpStream, reply: Reply) {
     tokio::time::sleep(Duration::from_millis(10)).await;
     let _ = stream.shutdown().await;
 }
+
+/// A streamed (SSE) OpenAI Chat Completions answer calling one tool, with usage.
+pub fn streamed_tool_call(id: &str, name: &str, args: Value) -> Reply {
+    let chunk = |delta: Value, finish: Option<&str>| {
+        serde_json::json!({"id": "c", "object": "chat.completion.chunk",
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        .to_string()
+    };
+    let events = vec![
+        (
+            None,
+            chunk(
+                serde_json::json!({"role": "assistant", "content": "",
+                    "tool_calls": [{"index": 0, "id": id, "type": "function",
+                    "function": {"name": name, "arguments": args.to_string()}}]}),
+                None,
+            ),
+        ),
+        (None, chunk(serde_json::json!({}), Some("tool_calls"))),
+        (
+            None,
+            serde_json::json!({"id": "c", "choices": [],
+                   "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}})
+            .to_string(),
+        ),
+        (None, "[DONE]".to_string()),
+    ];
+    Reply::Sse(sse(&events))
+}

@@ -575,29 +575,6 @@ fn metrics_are_pushed_to_a_configured_gateway() {
     );
 }
 
-/// An SSE answer calling one tool (the OpenAI wire format).
-fn streamed_tool_call(id: &str, name: &str, args: Value) -> crate::common::mock_llm::Reply {
-    use serde_json::json;
-    let chunk = |delta: Value, finish: Option<&str>| {
-        json!({"id": "c", "object": "chat.completion.chunk",
-               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-        .to_string()
-    };
-    let events = vec![
-        (
-            None,
-            chunk(
-                json!({"role": "assistant", "tool_calls": [{"index": 0, "id": id, "type": "function",
-                       "function": {"name": name, "arguments": args.to_string()}}]}),
-                None,
-            ),
-        ),
-        (None, chunk(json!({}), Some("tool_calls"))),
-        (None, "[DONE]".to_string()),
-    ];
-    crate::common::mock_llm::Reply::Sse(crate::common::mock_llm::sse(&events))
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn an_escalated_run_resumed_with_guidance_commits_on_its_branch() {
     let (_dir, work) = example_with(|work| {
@@ -616,13 +593,13 @@ async fn an_escalated_run_resumed_with_guidance_commits_on_its_branch() {
     assert_eq!(code, 4, "{outcome}");
     let branch = outcome["branch"].as_str().unwrap().to_owned();
     let mock = crate::common::mock_llm::MockLlm::start(vec![
-        streamed_tool_call(
+        crate::common::mock_llm::streamed_tool_call(
             "call_e",
             "edit_file",
             serde_json::json!({"path": "calc.py", "old_string": "sum(values) // len(values)",
                    "new_string": "sum(values) / len(values)"}),
         ),
-        streamed_tool_call(
+        crate::common::mock_llm::streamed_tool_call(
             "call_f",
             "finish",
             serde_json::json!({"summary": "true division"}),

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::common::git_http::GitHttp;
 use crate::common::mock_github::{Fault, MockArtifact, MockGitHub, MockJob};
-use crate::common::mock_llm::{MockLlm, Reply, sse};
+use crate::common::mock_llm::{MockLlm, streamed_tool_call as tool_call};
 use crate::common::{git, meta_agent, scratch_repo};
 use meta_agent::github::status::{MARKER, SessionRecord};
 use meta_agent::github::trigger::{Classified, Trigger, TriggerSettings, classify};
@@ -446,7 +446,10 @@ fn a_kill_between_push_and_pull_request_is_published_once_on_rerun() {
     assert!(fixture.github.pulls().is_empty());
     assert_eq!(first.output("outcome"), "failed");
     let status = &fixture.bot_comments()[0].body;
-    assert!(status.contains("could not finish") && status.contains("500"), "{status}");
+    assert!(
+        status.contains("could not finish") && status.contains("500"),
+        "{status}"
+    );
     let record = SessionRecord::decode(status).expect("the session survives the failure");
     assert_eq!(record.outcome, "committed");
     fixture.new_runner("rerun");
@@ -472,38 +475,6 @@ fn wrong_mean(work: &Path) {
     let mut text = std::fs::read_to_string(&config).unwrap();
     text.push_str("llm: {reflect: false}\n");
     std::fs::write(&config, text).unwrap();
-}
-
-/// A streamed (SSE) OpenAI answer calling one tool.
-fn tool_call(id: &str, name: &str, args: Value) -> Reply {
-    let chunk = |delta: Value, finish: Option<&str>| {
-        json!({"id": "c", "object": "chat.completion.chunk",
-               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-        .to_string()
-    };
-    let events = vec![
-        (
-            None,
-            chunk(json!({"role": "assistant", "content": ""}), None),
-        ),
-        (
-            None,
-            chunk(
-                json!({"tool_calls": [{"index": 0, "id": id, "type": "function",
-                       "function": {"name": name, "arguments": args.to_string()}}]}),
-                None,
-            ),
-        ),
-        (None, chunk(json!({}), Some("tool_calls"))),
-        (
-            None,
-            json!({"id": "c", "choices": [],
-                   "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}})
-            .to_string(),
-        ),
-        (None, "[DONE]".to_string()),
-    ];
-    Reply::Sse(sse(&events))
 }
 
 fn llm_env(mock: &MockLlm) -> Vec<(&'static str, String)> {
