@@ -826,6 +826,65 @@ proptest! {
     }
 }
 
+// ---- what the run records ----
+
+/// Learned hindsight entries are committed with the fix, so they are outbound: a secret in a
+/// failure's template, an escalation context or a captured patch never reaches the entry file,
+/// and the file still loads (a redacted fix gets the id of its new content).
+#[test]
+fn hindsight_entries_are_written_redacted_and_still_load() {
+    use meta_agent::hindsight::store::{
+        EscalationContext, PatchFix, Store, StoreOptions, Timestamp,
+    };
+    use meta_agent::hindsight::{Signature, SignatureKind};
+    let value = KNOWN.1;
+    let dir = tempfile::tempdir().unwrap();
+    let options = StoreOptions {
+        dir: Some(dir.path().to_owned()),
+        redactor: Arc::new(meta_agent::redact::Redactor::from_values(
+            [value.to_owned()],
+        )),
+        ..StoreOptions::default()
+    };
+    let mut store = Store::open(options.clone()).unwrap();
+    let signature = Signature {
+        id: "00ff00ff00ff00ff".into(),
+        kind: SignatureKind::TestFailure,
+        template: format!("assert token == {value}"),
+    };
+    let now = Timestamp::from_unix_secs(1_800_000_000);
+    let patch = PatchFix {
+        diff: format!("+TOKEN = \"{}\"\n", base64(value.as_bytes())),
+        files: ["a.py".to_owned()].into(),
+        source: Some(format!("session {}", reversed(value))),
+    };
+    store.capture_patch(&signature, patch, now).unwrap();
+    let context = EscalationContext {
+        reason: format!("budget spent; last output {value}"),
+        summary: Some(format!("task: leak {}", hex(value.as_bytes(), false))),
+        ..EscalationContext::default()
+    };
+    store
+        .record_unresolved(std::slice::from_ref(&signature), &context, now)
+        .unwrap();
+    for (path, bytes) in snapshot(dir.path()) {
+        assert_clean(
+            &path.display().to_string(),
+            &String::from_utf8_lossy(&bytes),
+            &[value],
+        );
+    }
+    let reloaded = Store::open(options).unwrap();
+    assert!(
+        reloaded.load_report().skipped.is_empty(),
+        "{:?}",
+        reloaded.load_report()
+    );
+    let entry = reloaded.get(&signature.id).unwrap();
+    assert_eq!(entry.template, "assert token == [REDACTED:secret]");
+    assert_eq!(entry.resolutions.len(), 1);
+}
+
 // ---- the patch gate without a model (scripted edits) ----
 
 /// A scripted fix that also adds `.gitattributes` hiding Python diffs from reviewers and a
