@@ -18,7 +18,7 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 use super::tamper::DEFAULT_PROTECTED;
 use crate::git::{ChangeStatus, FileChange};
-use crate::redact::Redactor;
+use crate::redact::{Redactor, SecretMatch};
 
 /// Protected on top of the tamper guard's list: files that change how git or GitHub treat the
 /// repository: attributes can hide a diff from reviewers, CODEOWNERS decides who must review. (A
@@ -506,6 +506,17 @@ fn size_refusals(added: &[Added], limits: &PatchLimits) -> Vec<Refusal> {
     out
 }
 
+/// Whether a match is worth refusing a commit for. The redactor rewrites any `token <word>` or
+/// `bearer <word>` in prose, which costs nothing; refusing a commit for "token auto-renewal" would.
+/// An `authorization` match counts only when its value looks generated: letters and digits.
+fn token_like(found: &SecretMatch, text: &str) -> bool {
+    if found.kind != "authorization" {
+        return true;
+    }
+    let value = text.get(found.range.clone()).unwrap_or_default();
+    value.bytes().any(|b| b.is_ascii_digit()) && value.bytes().any(|b| b.is_ascii_alphabetic())
+}
+
 /// Secrets in each file's added lines: line by line (token patterns and exact values), then the
 /// lines run together (an exact value wrapped over several lines, as base64 tools print it).
 fn secret_refusals(added: &[Added], redactor: &Redactor) -> Vec<Refusal> {
@@ -518,7 +529,11 @@ fn secret_refusals(added: &[Added], redactor: &Redactor) -> Vec<Refusal> {
             text.push_str(line);
             text.push('\n');
         }
-        let found_all = redactor.find_secrets(&text);
+        let found_all: Vec<SecretMatch> = redactor
+            .find_secrets(&text)
+            .into_iter()
+            .filter(|m| token_like(m, &text))
+            .collect();
         let exact_found = found_all.iter().any(|m| m.is_exact());
         for found in found_all {
             let at = starts.partition_point(|(start, _)| *start <= found.range.start);
@@ -725,6 +740,14 @@ mod tests {
     #[test]
     fn secrets_in_added_lines_are_refused_without_quoting_them() {
         let dir = tempfile::tempdir().unwrap();
+        let changes = [
+            "raw.txt",
+            "wrapped.txt",
+            "token.txt",
+            "clean.txt",
+            "auth.txt",
+        ]
+        .map(change);
         let b64 = crate::redact::base64(CANARY.as_bytes());
         let (first, second) = b64.split_at(b64.len() / 2);
         let mut diff = added_diff("raw.txt", &["ok", &format!("key = \"{CANARY}\"")]);
@@ -733,8 +756,17 @@ mod tests {
             "token.txt",
             &["ghp_abcdefghijklmnopqrstuvwxyz0123"],
         ));
-        diff.push_str(&added_diff("clean.txt", &["nothing to see"]));
-        let changes = ["raw.txt", "wrapped.txt", "token.txt", "clean.txt"].map(change);
+        diff.push_str(&added_diff(
+            "clean.txt",
+            &[
+                "nothing to see",
+                "// the token auto-renewal.happens-later here",
+            ],
+        ));
+        diff.push_str(&added_diff(
+            "auth.txt",
+            &["Authorization: token 0a1b2c3d4e5f6a7b8c9d"],
+        ));
         let found = run(dir.path(), &changes, &diff, &PatchPolicy::default());
         let lines: Vec<String> = found.iter().map(ToString::to_string).collect();
         assert_eq!(
@@ -743,6 +775,7 @@ mod tests {
                 "raw.txt: adds a secret (secret) at line 2",
                 "wrapped.txt: adds a secret (secret) across lines",
                 "token.txt: adds a secret (github) at line 1",
+                "auth.txt: adds a secret (authorization) at line 1",
             ]
         );
         assert!(lines.iter().all(|l| !l.contains(CANARY)));
