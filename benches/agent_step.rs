@@ -6,6 +6,9 @@
 //!   loopback server (configuration, detection, hindsight load, prompt assembly). Target: under
 //!   100 ms.
 //!
+//! - `agent/context_24k`: assembling a 24k-token opening (tokenizer counts and trims of about
+//!   60k tokens of task, failures, file excerpts and history) with the tokenizer table loaded.
+//!
 //! Run with `cargo bench --bench agent_step`.
 
 use std::io::Read;
@@ -13,6 +16,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use meta_agent::agent::prompt::{Opening, task_message};
+use meta_agent::agent::relevant::FileExcerpt;
+use meta_agent::agent::tokens::TokenCounter;
 use meta_agent::agent::{AgentBuilder, AgentParts, AgentSettings, CommandSettings, Protected};
 use meta_agent::engine::builder::{ActRequest, Builder, FailureContext};
 use meta_agent::engine::state::Plan;
@@ -192,5 +198,72 @@ fn first_request(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, step, first_request);
+/// Sections worth about 60k tokens, to be fitted into 24k.
+fn big_request_parts() -> (Task, FailureContext, Vec<FileExcerpt>) {
+    let mut task = Task::from_text("Rework the report module").expect("task");
+    task.requirements = "The report must group failures by signature and gate. ".repeat(600);
+    let context = FailureContext {
+        failures: (0..40)
+            .map(|n| {
+                format!(
+                    "[test_failure] tests/test_report.py::test_{n} — assert {n} == {}",
+                    n + 1
+                )
+            })
+            .collect(),
+        attempts: (0..300)
+            .map(|n| {
+                format!(
+                    "iteration {}: edit_file src/report.py -> ok ({n} ms)",
+                    n / 30
+                )
+            })
+            .collect(),
+        output: "E   AssertionError: values differ\n".repeat(400),
+        guidance: vec!["Keep the public API stable.".into()],
+        ..FailureContext::default()
+    };
+    let files = (0..6)
+        .map(|n| FileExcerpt {
+            path: format!("src/module_{n}.py"),
+            reason: "stack trace, line 40".into(),
+            text: (1..=400)
+                .map(|line| {
+                    format!("{line:>5}\tdef function_{line}(value): return value * {line}\n")
+                })
+                .collect(),
+        })
+        .collect();
+    (task, context, files)
+}
+
+fn context(c: &mut Criterion) {
+    let (task, failure_context, files) = big_request_parts();
+    let counter = TokenCounter::for_model("gpt-4.1");
+    counter.count("warm the table");
+    let request = ActRequest {
+        task: &task,
+        plan: &Plan::Build,
+        iteration: 1,
+        call_index: 1,
+        repo_root: std::path::Path::new("/nonexistent"),
+        context: failure_context,
+        max_steps: 15,
+    };
+    let opening = Opening {
+        files: &files,
+        codebase: None,
+        budget: 24_000,
+        counter: &counter,
+    };
+    let assembled = task_message(&request, &opening);
+    assert!(counter.count(&assembled.text) <= 24_000 && !assembled.omitted.is_empty());
+    let mut group = c.benchmark_group("agent");
+    group.bench_function("context_24k", |b| {
+        b.iter(|| task_message(&request, &opening));
+    });
+    group.finish();
+}
+
+criterion_group!(benches, step, first_request, context);
 criterion_main!(benches);

@@ -9,7 +9,7 @@
 use std::fmt::Write;
 
 use super::relevant::FileExcerpt;
-use super::tokens::TokenCounter;
+use super::tokens::{TokenCounter, fits_for_sure};
 use super::untrusted::fenced;
 use crate::engine::builder::FailureContext;
 use crate::engine::task::Task;
@@ -47,12 +47,11 @@ impl Section {
     }
 }
 
-/// What went into the context.
+/// What went into the context (count its tokens with the same counter when needed: a text that
+/// obviously fits is never encoded).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Assembled {
     pub text: String,
-    /// Tokens of `text`.
-    pub tokens: usize,
     /// `(section title, tokens omitted)` for every section that was cut.
     pub omitted: Vec<(String, usize)>,
 }
@@ -119,48 +118,81 @@ pub fn sections(input: &ContextInput<'_>) -> Vec<Section> {
 /// Fits `sections` into `budget` tokens, in order: each takes what it needs up to its share and
 /// what is left; what does not fit is cut with a marker.
 pub fn assemble(sections: &[Section], budget: usize, counter: &TokenCounter) -> Assembled {
+    let mut text = String::new();
+    for section in sections {
+        let _ = write!(
+            text,
+            "\n# {}\n{}",
+            section.title,
+            with_newline(&section.body)
+        );
+    }
+    if fits_for_sure(&text, budget) {
+        return Assembled {
+            text,
+            omitted: Vec::new(),
+        };
+    }
     let mut left = budget.saturating_sub(SECTION_OVERHEAD * sections.len());
     let mut text = String::new();
     let mut omitted = Vec::new();
     for section in sections {
         let share = (budget as f32 * section.max_share.clamp(0.0, 1.0)) as usize;
-        let allowed = left.min(share);
-        let (body, cut) = fit(&section.body, allowed, counter);
-        left = left.saturating_sub(counter.count(&body));
-        let _ = write!(text, "\n# {}\n{body}", section.title);
-        if cut > 0 {
-            let _ = writeln!(text, "[... {cut} tokens omitted]");
-            omitted.push((section.title.clone(), cut));
+        let fitted = fit(&with_newline(&section.body), left.min(share), counter);
+        left = left.saturating_sub(fitted.tokens);
+        let _ = write!(text, "\n# {}\n{}", section.title, fitted.body);
+        if fitted.cut > 0 {
+            let _ = writeln!(text, "[... {} tokens omitted]", fitted.cut);
+            omitted.push((section.title.clone(), fitted.cut));
         }
     }
-    let tokens = counter.count(&text);
-    Assembled {
-        text,
-        tokens,
-        omitted,
-    }
+    Assembled { text, omitted }
 }
 
-/// The body within `allowed` tokens (ending in a newline) and the tokens cut.
-fn fit(body: &str, allowed: usize, counter: &TokenCounter) -> (String, usize) {
-    let body = if body.ends_with('\n') {
+/// A section body fitted to its allowance.
+struct Fitted {
+    body: String,
+    /// Tokens of `body`.
+    tokens: usize,
+    /// Tokens cut.
+    cut: usize,
+}
+
+fn with_newline(body: &str) -> String {
+    if body.ends_with('\n') {
         body.to_owned()
     } else {
         format!("{body}\n")
-    };
-    if allowed < MIN_USEFUL {
-        let whole = counter.count(&body);
-        if whole <= allowed {
-            return (body, 0);
-        }
-        return (String::new(), whole);
     }
-    let trimmed = counter.trim(&body, allowed);
+}
+
+/// `body` within `allowed` tokens (ending in a newline); left out whole below [`MIN_USEFUL`].
+fn fit(body: &str, allowed: usize, counter: &TokenCounter) -> Fitted {
+    let trimmed = counter.trim(body, allowed);
+    if trimmed.omitted == 0 {
+        let tokens = counter.count(body);
+        return Fitted {
+            body: body.to_owned(),
+            tokens,
+            cut: 0,
+        };
+    }
+    if allowed < MIN_USEFUL {
+        return Fitted {
+            body: String::new(),
+            tokens: 0,
+            cut: trimmed.omitted + counter.count(&trimmed.text),
+        };
+    }
     let mut kept = trimmed.text;
     if !kept.is_empty() && !kept.ends_with('\n') {
         kept.push('\n');
     }
-    (kept, trimmed.omitted)
+    Fitted {
+        tokens: counter.count(&kept),
+        body: kept,
+        cut: trimmed.omitted,
+    }
 }
 
 fn task_body(task: &Task) -> String {
@@ -280,7 +312,6 @@ mod tests {
         let assembled = assemble(&sections, 1000, &counter());
         assert_eq!(assembled.text, "\n# A\nalpha\n\n# B\nbeta\n");
         assert!(assembled.omitted.is_empty());
-        assert_eq!(assembled.tokens, counter().count(&assembled.text));
     }
 
     #[test]
@@ -293,7 +324,8 @@ mod tests {
         ];
         let budget = 2000;
         let assembled = assemble(&sections, budget, &counter);
-        assert!(assembled.tokens <= budget, "{}", assembled.tokens);
+        let tokens = counter.count(&assembled.text);
+        assert!(tokens <= budget, "{tokens}");
         let titles: Vec<&str> = assembled.omitted.iter().map(|(t, _)| t.as_str()).collect();
         assert_eq!(titles, ["Files", "History"]);
         let history_cut = assembled.omitted[1].1;
@@ -317,7 +349,7 @@ mod tests {
             ),
         ];
         let assembled = assemble(&sections, 1000, &counter());
-        assert!(assembled.tokens <= 1000);
+        assert!(counter().count(&assembled.text) <= 1000);
         assert!(
             assembled
                 .text

@@ -43,6 +43,9 @@ pub fn explorer_system() -> String {
         .to_owned()
 }
 
+/// Bytes below which the instruction and the ask are reserved by length, not counted.
+const TAIL_ALLOWANCE: usize = 2048;
+
 /// What the opening is made from besides the request.
 #[derive(Debug, Clone, Copy)]
 pub struct Opening<'a> {
@@ -60,7 +63,13 @@ pub fn task_message(request: &ActRequest<'_>, opening: &Opening<'_>) -> Assemble
         let _ = write!(tail, "\n# Instruction\n{}\n", request.context.instruction);
     }
     tail.push_str(&ask(request.plan));
-    let reserved = opening.counter.count(&tail);
+    // A short tail is reserved at its length in bytes (never fewer than its tokens), so a small
+    // opening needs no tokenizer at all.
+    let reserved = if tail.len() <= TAIL_ALLOWANCE {
+        tail.len()
+    } else {
+        opening.counter.count(&tail)
+    };
     let sections = context::sections(&ContextInput {
         task: request.task,
         context: &request.context,
@@ -73,7 +82,6 @@ pub fn task_message(request: &ActRequest<'_>, opening: &Opening<'_>) -> Assemble
         opening.counter,
     );
     assembled.text = format!("{}{tail}", assembled.text.trim_start());
-    assembled.tokens = opening.counter.count(&assembled.text);
     assembled
 }
 

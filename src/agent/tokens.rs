@@ -13,15 +13,19 @@ use tiktoken_rs::tokenizer::{Tokenizer, get_tokenizer};
 /// Characters per token when no tokenizer is available.
 const CHARS_PER_TOKEN: usize = 4;
 
-/// Counts tokens for one model.
+/// Counts tokens for one model. The table is loaded on the first count that needs it.
 #[derive(Clone, Copy)]
 pub struct TokenCounter {
-    bpe: Option<&'static CoreBPE>,
+    family: Option<Family>,
 }
 
 impl std::fmt::Debug for TokenCounter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let kind = if self.bpe.is_some() { "bpe" } else { "chars/4" };
+        let kind = if self.family.is_some() {
+            "bpe"
+        } else {
+            "chars/4"
+        };
         f.debug_struct("TokenCounter").field("kind", &kind).finish()
     }
 }
@@ -41,22 +45,28 @@ impl TokenCounter {
             Some(Tokenizer::O200kBase | Tokenizer::O200kHarmony) => Family::O200k,
             _ => Family::Cl100k,
         };
-        TokenCounter { bpe: family.bpe() }
+        TokenCounter {
+            family: Some(family),
+        }
     }
 
     /// The characters / 4 estimate (what is used when no table loads).
     pub fn approximate() -> Self {
-        TokenCounter { bpe: None }
+        TokenCounter { family: None }
     }
 
-    /// True when counting with a real tokenizer.
+    /// True when counting with a real tokenizer (this loads the table).
     pub fn is_exact(&self) -> bool {
-        self.bpe.is_some()
+        self.bpe().is_some()
+    }
+
+    fn bpe(&self) -> Option<&'static CoreBPE> {
+        self.family.and_then(Family::bpe)
     }
 
     /// Tokens in `text`.
     pub fn count(&self, text: &str) -> usize {
-        match self.bpe {
+        match self.bpe() {
             Some(bpe) => bpe.encode_ordinary(text).len(),
             None => text.chars().count().div_ceil(CHARS_PER_TOKEN),
         }
@@ -65,16 +75,21 @@ impl TokenCounter {
     /// At most `max` tokens of `text`, cut at a line end when one is in the second half of what
     /// fits (else at a character boundary).
     pub fn trim(&self, text: &str, max: usize) -> Trimmed {
-        let total = self.count(text);
+        let whole = || Trimmed {
+            text: text.to_owned(),
+            omitted: 0,
+        };
+        if fits_for_sure(text, max) {
+            return whole();
+        }
+        let tokens = self.bpe().map(|bpe| bpe.encode_ordinary(text));
+        let total = tokens.as_ref().map_or_else(|| self.count(text), Vec::len);
         if total <= max {
-            return Trimmed {
-                text: text.to_owned(),
-                omitted: 0,
-            };
+            return whole();
         }
         let mut limit = max;
         let kept = loop {
-            let prefix = self.prefix(text, limit);
+            let prefix = self.prefix(text, tokens.as_deref(), limit);
             let kept = match prefix.rfind('\n') {
                 Some(end) if end >= prefix.len() / 2 => &prefix[..=end],
                 _ => prefix,
@@ -91,16 +106,16 @@ impl TokenCounter {
         }
     }
 
-    /// The longest prefix of `text` (on a character boundary) within `max` tokens.
-    fn prefix<'t>(&self, text: &'t str, max: usize) -> &'t str {
-        let Some(bpe) = self.bpe else {
+    /// The longest prefix of `text` (on a character boundary) within `max` tokens; `tokens` is
+    /// `text` encoded (present with a real tokenizer).
+    fn prefix<'t>(&self, text: &'t str, tokens: Option<&[u32]>, max: usize) -> &'t str {
+        let (Some(bpe), Some(tokens)) = (self.bpe(), tokens) else {
             let end = text
                 .char_indices()
                 .nth(max * CHARS_PER_TOKEN)
                 .map_or(text.len(), |(index, _)| index);
             return &text[..end];
         };
-        let tokens = bpe.encode_ordinary(text);
         let bytes = bpe
             .decode_bytes(&tokens[..max.min(tokens.len())])
             .unwrap_or_default();
@@ -110,6 +125,12 @@ impl TokenCounter {
         }
         &text[..end]
     }
+}
+
+/// True when `text` cannot hold more than `max` tokens: every token covers at least one byte,
+/// so a text of at most `max` bytes fits without being encoded (nor the table loaded).
+pub fn fits_for_sure(text: &str, max: usize) -> bool {
+    text.len() <= max
 }
 
 #[derive(Clone, Copy)]
