@@ -369,4 +369,31 @@ mod tests {
         assert!(text.contains("[10 earlier actions not shown]"));
         assert!(text.contains("iteration 39: x") && !text.contains("iteration 9: x"));
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        #[test]
+        fn the_assembly_never_passes_its_budget(
+            bodies in proptest::collection::vec(("[a-z_ (){}:\n]{0,40}", 0usize..400), 1..8),
+            budget in 400usize..6000,
+            unicode in proptest::bool::ANY,
+        ) {
+            let counter = counter();
+            let sections: Vec<Section> = bodies
+                .iter()
+                .enumerate()
+                .map(|(n, (unit, times))| {
+                    let unit = if unicode { format!("{unit}é日本") } else { unit.clone() };
+                    Section::new(&format!("S{n}"), unit.repeat(*times), 0.5)
+                })
+                .collect();
+            let assembled = assemble(&sections, budget, &counter);
+            let tokens = counter.count(&assembled.text);
+            proptest::prop_assert!(tokens <= budget, "{} > {}", tokens, budget);
+            for (title, _) in &assembled.omitted {
+                let marker = format!("# {title}\n");
+                proptest::prop_assert!(assembled.text.contains(&marker));
+            }
+        }
+    }
 }

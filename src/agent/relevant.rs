@@ -29,6 +29,8 @@ const HEAD_LINES: usize = 120;
 const MAX_IDENTIFIERS: usize = 6;
 /// Files walked at most when matching a path's tail or searching.
 const MAX_WALK: usize = 5000;
+/// Bytes read at most when searching for the task's identifiers.
+const MAX_SCAN_BYTES: usize = 32 << 20;
 
 /// An excerpt of one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,10 +148,8 @@ pub fn find(root: &Path, task: &Task, context: &FailureContext) -> Vec<FileExcer
     for mention in mentions(&task_text) {
         picker.add(&mention, "named in the task".to_owned());
     }
-    for identifier in identifiers(&task_text) {
-        if let Some(mention) = picker.search(&identifier) {
-            picker.add(&mention, format!("mentions {identifier}"));
-        }
+    for (identifier, mention) in picker.search(&identifiers(&task_text)) {
+        picker.add(&mention, format!("mentions {identifier}"));
     }
     picker.chosen
 }
@@ -239,31 +239,34 @@ impl<'a> Picker<'a> {
         })
     }
 
-    /// The first line of a repository file that defines or uses `identifier` as a word.
-    fn search(&mut self, identifier: &str) -> Option<Mention> {
-        let pattern = Regex::new(&format!(r"\b{}\b", regex::escape(identifier))).ok()?;
-        let root = self.root;
+    /// For each identifier, the line of a repository file that defines it, else the first that
+    /// uses it as a word; one pass over the files, at most [`MAX_SCAN_BYTES`] read.
+    fn search(&mut self, identifiers: &[String]) -> Vec<(String, Mention)> {
+        if identifiers.is_empty() {
+            return Vec::new();
+        }
+        let words: Vec<String> = identifiers.iter().map(|id| regex::escape(id)).collect();
+        let Ok(any) = Regex::new(&format!(r"\b(?:{})\b", words.join("|"))) else {
+            return Vec::new();
+        };
+        let mut found: Vec<Found> = identifiers.iter().map(|_| Found::default()).collect();
         let files = self.files().to_vec();
-        let mut first_use = None;
+        let mut scanned = 0usize;
         for path in files.iter().filter(|path| self.readable(path)) {
-            let Ok(text) = std::fs::read_to_string(root.join(path)) else {
+            let Ok(text) = std::fs::read_to_string(self.root.join(path)) else {
                 continue;
             };
-            for (index, line) in text.lines().enumerate() {
-                if !pattern.is_match(line) {
-                    continue;
-                }
-                let mention = Mention {
-                    path: path.clone(),
-                    line: Some(index + 1),
-                };
-                if is_definition(line, identifier) {
-                    return Some(mention);
-                }
-                first_use.get_or_insert(mention);
+            scanned += text.len();
+            scan(&text, path, identifiers, &any, &mut found);
+            if scanned > MAX_SCAN_BYTES || found.iter().all(|f| f.definition.is_some()) {
+                break;
             }
         }
-        first_use
+        identifiers
+            .iter()
+            .zip(found)
+            .filter_map(|(id, f)| f.definition.or(f.first_use).map(|m| (id.clone(), m)))
+            .collect()
     }
 
     fn excerpt(&self, path: &str, line: Option<usize>) -> Option<String> {
@@ -289,6 +292,46 @@ impl<'a> Picker<'a> {
     }
 }
 
+/// What the search found for one identifier.
+#[derive(Default)]
+struct Found {
+    definition: Option<Mention>,
+    first_use: Option<Mention>,
+}
+
+/// Records, in `found`, the lines of `text` that use or define each identifier.
+fn scan(text: &str, path: &str, identifiers: &[String], any: &Regex, found: &mut [Found]) {
+    for (index, line) in text.lines().enumerate().filter(|(_, l)| any.is_match(l)) {
+        for (identifier, slot) in identifiers.iter().zip(found.iter_mut()) {
+            if slot.definition.is_some() || !contains_word(line, identifier) {
+                continue;
+            }
+            let mention = Mention {
+                path: path.to_owned(),
+                line: Some(index + 1),
+            };
+            if is_definition(line, identifier) {
+                slot.definition = Some(mention);
+            } else {
+                slot.first_use.get_or_insert(mention);
+            }
+        }
+    }
+}
+
+/// `word` in `line` with no identifier character on either side.
+fn contains_word(line: &str, word: &str) -> bool {
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    line.match_indices(word).any(|(at, _)| {
+        let before = line[..at].chars().next_back().is_none_or(|c| !is_ident(c));
+        let after = line[at + word.len()..]
+            .chars()
+            .next()
+            .is_none_or(|c| !is_ident(c));
+        before && after
+    })
+}
+
 /// A line that looks like it defines `identifier` (`def`, `fn`, `class`, `function`, …).
 fn is_definition(line: &str, identifier: &str) -> bool {
     const KEYWORDS: [&str; 9] = [
@@ -302,9 +345,13 @@ fn is_definition(line: &str, identifier: &str) -> bool {
         "func ",
         "interface ",
     ];
-    KEYWORDS
-        .iter()
-        .any(|keyword| line.contains(&format!("{keyword}{identifier}")))
+    KEYWORDS.iter().any(|keyword| {
+        let head = format!("{keyword}{identifier}");
+        line.match_indices(&head).any(|(at, _)| {
+            let after = line[at + head.len()..].chars().next();
+            after.is_none_or(|c| !(c.is_alphanumeric() || c == '_'))
+        })
+    })
 }
 
 #[cfg(test)]
@@ -350,6 +397,11 @@ mod tests {
         let calc: String = (1..=60).map(|n| format!("x{n} = {n}\n")).collect();
         std::fs::write(root.join("pkg/calc.py"), calc).unwrap();
         std::fs::write(root.join("README.md"), "# readme\n").unwrap();
+        std::fs::write(
+            root.join("a_first.py"),
+            "def median_of(v):\n    median = 1\n",
+        )
+        .unwrap();
         std::fs::write(
             root.join("stats.py"),
             "import x\n\ndef median(v):\n    pass\n",
