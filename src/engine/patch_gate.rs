@@ -296,7 +296,7 @@ fn file_refusals(input: &PatchInput<'_>, path: &str, limits: &PatchLimits) -> Ve
 }
 
 /// A directory between the root and `path` that is a symlink, if any.
-fn symlinked_ancestor(root: &Path, path: &str) -> Option<String> {
+pub fn symlinked_ancestor(root: &Path, path: &str) -> Option<String> {
     Path::new(path)
         .ancestors()
         .skip(1)

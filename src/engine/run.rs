@@ -7,8 +7,9 @@
 //! again. Nothing here decides; it gathers, acts, records and emits events.
 //!
 //! No commit happens without the patch gate ([`super::patch_gate`]): a refused change is not
-//! committed but escalated, and a refused work-in-progress change stays uncommitted in the
-//! worktree, both with one line per refusal in the report and a `PatchRefused` event.
+//! committed but escalated; from the work in progress the refused paths are put back as HEAD has
+//! them and the rest is committed (nothing is, when the refusal is about the whole change), with
+//! one line per refusal in the report and a `PatchRefused` event.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -18,7 +19,7 @@ use super::builder::{ActRequest, BuildError, Builder, FailureContext};
 use super::decide::{self, Budgets, Decision, DecisionInput};
 use super::improve::{self, HindsightView};
 use super::outcome;
-use super::patch_gate::{self, PatchInput, PatchPolicy};
+use super::patch_gate::{self, PatchInput, PatchPolicy, Refusal};
 use super::state::{
     LoopState, Plan, Recovery, ResolutionTried, RunOutcome, STATE_VERSION, SessionError,
     SessionStore, StepRecord, Usage,
@@ -598,7 +599,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             if !refused.is_empty() {
                 let reason = format!(
                     "the patch gate refused to commit the change ({})",
-                    refused.join("; ")
+                    joined(&refused)
                 );
                 return self.escalate(state, &reason, LoopPhase::Escalated);
             }
@@ -612,7 +613,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             if !refused.is_empty() {
                 let reason = format!(
                     "the patch gate refused to commit what the run recorded ({})",
-                    refused.join("; ")
+                    joined(&refused)
                 );
                 return self.escalate(state, &reason, LoopPhase::Escalated);
             }
@@ -650,16 +651,14 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let mut commit = None;
         if !state.dry_run && !self.repo.changed_files()?.is_empty() {
             let refused = self.patch_refusals(state, "wip_commit")?;
-            if refused.is_empty() {
+            let undone = !refused.is_empty() && self.undo_refused(&refused)?;
+            let clean = refused.is_empty()
+                || (undone && self.patch_refusals(state, "wip_commit")?.is_empty());
+            if !refused.is_empty() {
+                report.push_str(&refusal_note(&refused, clean));
+            }
+            if clean && !self.repo.changed_files()?.is_empty() {
                 commit = Some(self.commit_wip(state, reason)?);
-            } else {
-                report.push_str(&format!(
-                    "\nThe work in progress was NOT committed: the patch gate refused it:\n{}\n",
-                    refused
-                        .iter()
-                        .map(|line| format!("- {line}\n"))
-                        .collect::<String>()
-                ));
             }
         }
         let branch = (!state.dry_run).then(|| state.branch.clone());
@@ -701,7 +700,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         &self,
         state: &mut LoopState,
         stage: &str,
-    ) -> Result<Vec<String>, EngineError> {
+    ) -> Result<Vec<Refusal>, EngineError> {
         let changes = self.repo.changed_files()?;
         let diff = self.repo.diff()?;
         let workdir = self.repo.workdir();
@@ -720,10 +719,8 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             worktree: &workdir,
             redactor: self.sessions.redactor(),
         };
-        let lines: Vec<String> = patch_gate::check(&input, &PatchPolicy::new(&protected))
-            .iter()
-            .map(ToString::to_string)
-            .collect();
+        let refusals = patch_gate::check(&input, &PatchPolicy::new(&protected));
+        let lines: Vec<String> = refusals.iter().map(ToString::to_string).collect();
         if !lines.is_empty() {
             self.events.emit(&Event::PatchRefused {
                 stage: stage.to_owned(),
@@ -735,7 +732,23 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 }
             }
         }
-        Ok(lines)
+        Ok(refusals)
+    }
+
+    /// Puts every refused path back as HEAD has it (removed when HEAD has none), never through a
+    /// symlink. False when a refusal is about the whole change or a path could not be put back.
+    fn undo_refused(&self, refusals: &[Refusal]) -> Result<bool, EngineError> {
+        let workdir = self.repo.workdir();
+        for refusal in refusals {
+            if refusal.path == patch_gate::WHOLE_CHANGE || !patch_gate::is_plain(&refusal.path) {
+                return Ok(false);
+            }
+            let blob = self.repo.read_blob("HEAD", &refusal.path)?;
+            if !restore_path(&workdir, &refusal.path, blob) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     fn finish(&self, state: &LoopState) {
@@ -756,6 +769,55 @@ fn decision_reason(decision: &Decision) -> String {
         | Decision::Retry { reason, .. }
         | Decision::AwaitGuidance { reason } => reason.clone(),
         Decision::Escalate { reason } => reason.describe(),
+    }
+}
+
+fn joined(refusals: &[Refusal]) -> String {
+    refusals
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The escalation report's lines about a refused work in progress.
+fn refusal_note(refused: &[Refusal], committed_without: bool) -> String {
+    let list: String = refused.iter().map(|r| format!("- {r}\n")).collect();
+    if committed_without {
+        format!(
+            "\nThe patch gate refused part of the work in progress; these paths were put back as \
+             they were and left out of the WIP commit:\n{list}"
+        )
+    } else {
+        format!("\nThe work in progress was NOT committed: the patch gate refused it:\n{list}")
+    }
+}
+
+/// Replaces whatever is at `path` under `root` (a file, a symlink, never followed) with `blob`,
+/// or removes it when `blob` is `None`. False when a directory on the way is a symlink or the
+/// filesystem says no. (A symlink in HEAD comes back as a file holding its target.)
+fn restore_path(root: &Path, path: &str, blob: Option<Vec<u8>>) -> bool {
+    if patch_gate::symlinked_ancestor(root, path).is_some() {
+        return false;
+    }
+    let full = root.join(path);
+    if let Ok(meta) = full.symlink_metadata() {
+        let removed = if meta.is_dir() {
+            std::fs::remove_dir_all(&full)
+        } else {
+            std::fs::remove_file(&full)
+        };
+        if removed.is_err() {
+            return false;
+        }
+    }
+    match blob {
+        None => true,
+        Some(bytes) => {
+            full.parent()
+                .is_some_and(|dir| std::fs::create_dir_all(dir).is_ok())
+                && std::fs::write(&full, bytes).is_ok()
+        }
     }
 }
 

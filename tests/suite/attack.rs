@@ -563,10 +563,24 @@ async fn a_hijacked_model_gets_nothing_out_and_its_change_is_refused() {
     let run = run_bot(&work, home.path(), title).await;
     let requests = mock.requests();
 
-    // The change is refused, with reasons, and nothing is committed.
+    // The change is refused, with reasons; the work in progress is committed without the
+    // refused paths.
     assert_eq!(run.outcome["outcome"], "escalated", "{:#}", run.outcome);
     assert_eq!(run.code, 4, "{:#}", run.outcome);
-    assert_eq!(run.outcome["commit"], Value::Null, "{:#}", run.outcome);
+    assert!(run.outcome["commit"].is_string(), "{:#}", run.outcome);
+    let subject = git(&work, &["log", "-1", "--format=%s"]);
+    assert!(
+        subject.starts_with("WIP: meta-agent: Fix mean"),
+        "{subject}"
+    );
+    let wip = git(&work, &["show", "--name-only", "--format=", "HEAD"]);
+    assert!(wip.contains("calc.py"), "{wip}");
+    for refused_path in ["leak.txt", "_link", ".github", "PWNED"] {
+        assert!(
+            !wip.contains(refused_path),
+            "{refused_path} in the WIP commit: {wip}"
+        );
+    }
     let refused = run.outcome["refused_changes"].to_string();
     assert!(
         refused.contains("leak.txt: adds a secret (secret)"),
@@ -587,8 +601,12 @@ async fn a_hijacked_model_gets_nothing_out_and_its_change_is_refused() {
     } else {
         eprintln!("SKIPPED the checks on what shell commands planted: they were refused here");
     }
-    assert_eq!(git(&work, &["rev-list", "--count", "HEAD"]).trim(), "2");
+    assert_eq!(git(&work, &["rev-list", "--count", "HEAD"]).trim(), "3");
     assert!(!work.join(".github/workflows/x.yml").exists());
+    assert!(
+        !work.join("leak.txt").exists(),
+        "a refused path is put back as it was"
+    );
 
     // Reads: the tool refuses paths out of the tree; commands see no secret (checked below).
     for call in ["proc", "up", "gitcfg"] {
@@ -888,8 +906,8 @@ fn hindsight_entries_are_written_redacted_and_still_load() {
 // ---- the patch gate without a model (scripted edits) ----
 
 /// A scripted fix that also adds `.gitattributes` hiding Python diffs from reviewers and a
-/// secret-shaped token in a new file: the gates pass, the patch gate refuses both, nothing is
-/// committed and the report says why.
+/// secret-shaped token in a new file: the gates pass, the patch gate refuses both, the run
+/// escalates, and the work in progress is committed without them; the report says why.
 #[test]
 fn scripted_edits_past_the_tamper_guard_are_stopped_by_the_patch_gate() {
     let (dir, work) = scratch_repo(&example());
@@ -917,7 +935,6 @@ fn scripted_edits_past_the_tamper_guard_are_stopped_by_the_patch_gate() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let outcome: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     assert_eq!(outcome["outcome"], "escalated", "{outcome:#}");
-    assert_eq!(outcome["commit"], Value::Null);
     let refused = outcome["refused_changes"].to_string();
     assert!(
         refused.contains(".gitattributes: changes a protected path"),
@@ -929,15 +946,15 @@ fn scripted_edits_past_the_tamper_guard_are_stopped_by_the_patch_gate() {
     );
     assert!(!stdout.contains("ghp_abcdefghijklmnopqrstuvwxyz0123"));
     let report = crate::common::session_file(&work, &outcome, "report.md");
+    assert!(report.contains("left out of the WIP commit"), "{report}");
+    assert_eq!(git(&work, &["rev-list", "--count", "HEAD"]).trim(), "3");
+    let wip = git(&work, &["show", "--name-only", "--format=", "HEAD"]);
+    assert!(wip.contains("calc.py"), "{wip}");
     assert!(
-        report.contains("NOT committed: the patch gate refused it"),
-        "{report}"
+        !wip.contains(".gitattributes") && !wip.contains("deploy.cfg"),
+        "{wip}"
     );
-    assert_eq!(git(&work, &["rev-list", "--count", "HEAD"]).trim(), "2");
-    assert!(
-        work.join(".gitattributes").exists(),
-        "left in the worktree for a person"
-    );
+    assert!(!work.join(".gitattributes").exists() && !work.join("deploy.cfg").exists());
 }
 
 /// KNOWN GAP (SECURITY.md): gates run the repository's code, which the model may have written,
