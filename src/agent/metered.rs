@@ -81,3 +81,72 @@ impl<P: Provider> Provider for Metered<'_, P> {
         self.inner.name()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{StopReason, Usage as TokenUsage};
+
+    /// Answers, then fails, then refuses for the budget.
+    struct Scripted(Mutex<u32>);
+
+    impl Provider for Scripted {
+        async fn chat(&self, _request: &ChatRequest) -> Result<Completion, LlmError> {
+            let mut calls = self.0.lock().unwrap();
+            *calls += 1;
+            match *calls {
+                1 => Ok(Completion {
+                    text: "ok".into(),
+                    tool_calls: Vec::new(),
+                    usage: TokenUsage {
+                        input_tokens: 30,
+                        output_tokens: 4,
+                    },
+                    cost_usd: 0.5,
+                    stop_reason: StopReason::EndTurn,
+                }),
+                2 => Err(LlmError::Unavailable {
+                    status: 503,
+                    retry_after: None,
+                    message: "down".into(),
+                }),
+                _ => Err(LlmError::BudgetExceeded {
+                    what: "1 of 1 LLM calls made".into(),
+                }),
+            }
+        }
+
+        fn name(&self) -> &str {
+            "scripted"
+        }
+    }
+
+    #[tokio::test]
+    async fn answered_and_failed_calls_are_recorded_refused_ones_are_not() {
+        let inner = Scripted(Mutex::new(0));
+        let metered = Metered::new(&inner);
+        let request = ChatRequest {
+            model: "fast".into(),
+            messages: Vec::new(),
+            tools: Vec::new(),
+            max_tokens: 10,
+            temperature: None,
+            stream: false,
+        };
+        for _ in 0..3 {
+            let _ = metered.chat(&request).await;
+        }
+        let calls = metered.calls();
+        assert_eq!(calls.len(), 2);
+        assert_eq!(
+            (calls[0].provider.as_str(), calls[0].model.as_str()),
+            ("scripted", "fast")
+        );
+        assert_eq!((calls[0].input_tokens, calls[0].output_tokens), (30, 4));
+        assert!(calls[0].error.is_empty());
+        assert!(calls[1].error.contains("503"), "{}", calls[1].error);
+        let usage = metered.usage();
+        assert_eq!((usage.llm_calls, usage.input_tokens), (2, 30));
+        assert!((usage.cost_usd - 0.5).abs() < 1e-9);
+    }
+}
