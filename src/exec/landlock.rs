@@ -1,5 +1,7 @@
 //! Write confinement with Landlock: the command may read and execute everything, but write only
-//! beneath the directories it is given (and to a few harmless device files such as `/dev/null`).
+//! beneath the directories it is given (and to a few harmless device files such as `/dev/null`);
+//! where the kernel has scopes (ABI 6), it cannot signal processes or reach abstract UNIX sockets
+//! outside its sandbox either.
 //!
 //! The ruleset is built before `fork` (it opens the directories); [`WriteConfinement::restrict`]
 //! only makes system calls, so it is safe between `fork` and `exec`. Landlock is stacked and
@@ -11,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use landlock::{
     ABI, AccessFs, BitFlags, PathBeneath, PathFd, PathFdError, Ruleset, RulesetAttr,
-    RulesetCreated, RulesetCreatedAttr, RulesetError, RulesetStatus,
+    RulesetCreated, RulesetCreatedAttr, RulesetError, RulesetStatus, Scope,
 };
 
 /// Devices every program may write to.
@@ -47,7 +49,13 @@ impl WriteConfinement {
     /// Writes allowed beneath `writable` (missing directories are skipped).
     pub fn new(writable: &[PathBuf]) -> Result<Self, LandlockError> {
         let handled = write_access();
-        let mut ruleset = Ruleset::default().handle_access(handled)?.create()?;
+        // Scoped (ABI 6 and later; dropped on older kernels): the command can neither signal a
+        // process outside its sandbox (the bot, the supervisor, the CI runner) nor connect to an
+        // abstract UNIX socket created outside it.
+        let mut ruleset = Ruleset::default()
+            .handle_access(handled)?
+            .scope(Scope::Signal | Scope::AbstractUnixSocket)?
+            .create()?;
         for dir in writable.iter().filter(|dir| dir.is_dir()) {
             ruleset = ruleset.add_rule(beneath(dir, handled)?)?;
         }

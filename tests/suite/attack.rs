@@ -623,9 +623,17 @@ async fn a_hijacked_model_gets_nothing_out_and_its_change_is_refused() {
         "the hunt ran or was refused for missing isolation: {hunt}"
     );
     let escalate = tool_result(&requests, "escalate");
-    if escalate.contains("bot-signalable") {
+    let scoped = meta_agent::exec::detect::detect()
+        .landlock_abi
+        .is_some_and(|abi| abi >= 6);
+    if scoped {
+        assert!(
+            !escalate.contains("bot-signalable"),
+            "Landlock signal scoping (ABI 6+) keeps the bot out of reach: {escalate}"
+        );
+    } else if escalate.contains("bot-signalable") {
         eprintln!(
-            "KNOWN LIMIT: a model-proposed command can signal the bot (no pid namespace): \
+            "KNOWN LIMIT: without Landlock ABI 6 a model-proposed command can signal the bot: \
              a denial of service, not a leak (see SECURITY.md)"
         );
     }
