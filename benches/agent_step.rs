@@ -8,6 +8,8 @@
 //!
 //! - `agent/context_24k`: assembling a 24k-token opening (tokenizer counts and trims of about
 //!   60k tokens of task, failures, file excerpts and history) with the tokenizer table loaded.
+//! - `agent/tokenizer_table`: building the cl100k table, paid once per process and only when an
+//!   opening is too large to fit by its byte count alone.
 //!
 //! Run with `cargo bench --bench agent_step`.
 
@@ -261,6 +263,10 @@ fn context(c: &mut Criterion) {
     let mut group = c.benchmark_group("agent");
     group.bench_function("context_24k", |b| {
         b.iter(|| task_message(&request, &opening));
+    });
+    group.sample_size(10);
+    group.bench_function("tokenizer_table", |b| {
+        b.iter(|| tiktoken_rs::cl100k_base().expect("cl100k"));
     });
     group.finish();
 }
