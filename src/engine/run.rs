@@ -395,6 +395,16 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 duration_ms: call.duration_ms,
             });
         }
+        for call in &report.llm_calls {
+            self.events.emit(&Event::LlmCall {
+                provider: call.provider.clone(),
+                model: call.model.clone(),
+                input_tokens: call.input_tokens,
+                output_tokens: call.output_tokens,
+                cost_usd: call.cost_usd,
+                duration_ms: call.duration_ms,
+            });
+        }
         state.builder_calls += 1;
         state.usage.llm_calls += report.usage.llm_calls;
         state.usage.input_tokens += report.usage.input_tokens;

@@ -650,4 +650,10 @@ async fn an_escalated_run_resumed_with_guidance_commits_on_its_branch() {
     );
     let fixed = git(&work, &["show", &format!("{branch}:calc.py")]);
     assert!(fixed.contains("sum(values) / len(values)"), "{fixed}");
+    let audit = session_file(&work, &resumed, "audit.jsonl");
+    let llm_calls = audit
+        .lines()
+        .filter(|line| line.contains("\"llm.call\""))
+        .count();
+    assert_eq!(llm_calls, requests.len(), "every model call is audited: {audit}");
 }
