@@ -30,16 +30,28 @@ pub struct Cli {
     #[arg(long, global = true, default_value = ".", value_name = "DIR")]
     pub repo: PathBuf,
     /// Configuration file (default: .meta-agent.yml at the repository root, if present).
-    #[arg(long, global = true, value_name = "FILE", env = "META_AGENT_CONFIG")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        env = "META_AGENT_CONFIG",
+        hide_env_values = true
+    )]
     pub config: Option<PathBuf>,
     /// More diagnostics on stderr (repeat for more).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
     /// LLM provider, overriding `llm.provider` (none, openai, anthropic, replay).
-    #[arg(long, global = true, value_name = "PROVIDER", value_parser = parse_provider, env = "META_AGENT_LLM_PROVIDER")]
+    #[arg(long, global = true, value_name = "PROVIDER", value_parser = parse_provider, env = "META_AGENT_LLM_PROVIDER", hide_env_values = true)]
     pub llm_provider: Option<crate::config::raw::LlmProvider>,
     /// Primary model, overriding `llm.model`.
-    #[arg(long, global = true, value_name = "MODEL", env = "META_AGENT_MODEL")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "MODEL",
+        env = "META_AGENT_MODEL",
+        hide_env_values = true
+    )]
     pub model: Option<String>,
     /// LLM API base URL, overriding `llm.base_url` and `OPENAI_BASE_URL`.
     #[arg(
