@@ -58,7 +58,8 @@ pub struct Cli {
         long,
         global = true,
         value_name = "URL",
-        env = "META_AGENT_LLM_BASE_URL"
+        env = "META_AGENT_LLM_BASE_URL",
+        hide_env_values = true
     )]
     pub llm_base_url: Option<String>,
     #[command(subcommand)]
