@@ -198,7 +198,8 @@ pub(super) fn builder_for(ctx: &RunContext<'_>, task: &Task) -> Result<TaskBuild
             .find(|(key, _)| key == name)
             .map(|(_, value)| value.clone())
     });
-    let llm = LlmConfig::from_settings(&ctx.config.llm, &env);
+    let redactor = Arc::new(Redactor::from_env(ctx.parent_env.iter().cloned()));
+    let llm = LlmConfig::from_settings(&ctx.config.llm, &env).with_redactor(redactor);
     let provider =
         connect(&llm, RetryPolicy::default()).map_err(|err| CliError::Usage(err.to_string()))?;
     let sandbox = &ctx.config.sandbox;

@@ -99,7 +99,7 @@ pub fn connect(config: &LlmConfig, retry: RetryPolicy) -> Result<AnyProvider, Ll
             return Ok(other);
         }
     };
-    Recorder::create(live, path).map(AnyProvider::Recorded)
+    Recorder::create(live, path, config.redactor.clone()).map(AnyProvider::Recorded)
 }
 
 fn unrecorded(config: &LlmConfig, retry: RetryPolicy) -> Result<AnyProvider, LlmError> {
@@ -142,6 +142,7 @@ fn transport(config: &LlmConfig, retry: RetryPolicy) -> Result<Transport, LlmErr
             max_attempts: config.max_attempts,
             ..retry
         },
+        redactor: config.redactor.clone(),
     })
 }
 

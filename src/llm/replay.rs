@@ -82,22 +82,32 @@ pub struct Recorder<P> {
     inner: P,
     path: PathBuf,
     file: Mutex<File>,
+    /// Applied to every line before it is written.
+    redactor: Option<std::sync::Arc<crate::redact::Redactor>>,
 }
 
 impl<P: Provider> Recorder<P> {
-    /// Creates (or truncates) the transcript at `path`.
-    pub fn create(inner: P, path: &Path) -> Result<Self, LlmError> {
+    /// Creates (or truncates) the transcript at `path`, redacting it with `redactor` if given.
+    pub fn create(
+        inner: P,
+        path: &Path,
+        redactor: Option<std::sync::Arc<crate::redact::Redactor>>,
+    ) -> Result<Self, LlmError> {
         let file = File::create(path).map_err(|error| transcript_error(path, error))?;
         Ok(Self {
             inner,
             path: path.to_path_buf(),
             file: Mutex::new(file),
+            redactor,
         })
     }
 
     fn append(&self, exchange: &Exchange) -> Result<(), LlmError> {
         let mut line =
             serde_json::to_string(exchange).map_err(|error| transcript_error(&self.path, error))?;
+        if let Some(redactor) = &self.redactor {
+            line = redactor.redact_text(&line).into_owned();
+        }
         line.push('\n');
         let mut file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
         file.write_all(line.as_bytes())

@@ -101,6 +101,9 @@ pub struct LlmConfig {
     pub context_tokens: u32,
     /// Ask the fast model to reflect after each attempt.
     pub reflect: bool,
+    /// The run's redactor: every request body and recorded transcript passes it (prompts quote
+    /// task text, tool results and the model's own words, any of which may hold a secret).
+    pub redactor: Option<std::sync::Arc<crate::redact::Redactor>>,
 }
 
 /// Azure OpenAI deployments: `{endpoint}/openai/deployments/{deployment}/chat/completions
@@ -191,6 +194,15 @@ impl LlmConfig {
                 .flatten(),
             context_tokens: settings.context_tokens,
             reflect: settings.reflect,
+            redactor: None,
+        }
+    }
+
+    /// The same configuration, redacting what it sends with `redactor`.
+    pub fn with_redactor(self, redactor: std::sync::Arc<crate::redact::Redactor>) -> Self {
+        Self {
+            redactor: Some(redactor),
+            ..self
         }
     }
 }

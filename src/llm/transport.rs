@@ -3,8 +3,9 @@
 //!
 //! A streamed answer is read to its end before anything is parsed, so a stream cut in the middle
 //! yields an error and nothing else. This module knows no wire format beyond HTTP, JSON and SSE;
-//! it never logs request bodies or keys.
+//! it never logs request bodies or keys, and every body it sends passes the run's redactor.
 
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
@@ -13,6 +14,7 @@ use serde_json::Value;
 use super::LlmError;
 use super::retry::{RetryPolicy, parse_retry_after};
 use super::sse::{SseEvent, SseParser};
+use crate::redact::Redactor;
 
 /// Largest answer read, whole or streamed.
 const MAX_BODY: usize = 16 << 20;
@@ -27,6 +29,8 @@ pub struct TransportSettings {
     pub timeout: Duration,
     pub connect_timeout: Duration,
     pub retry: RetryPolicy,
+    /// Applied to every request body before it leaves.
+    pub redactor: Option<Arc<Redactor>>,
 }
 
 /// One POST to send.
@@ -53,6 +57,7 @@ pub struct Transport {
     client: reqwest::Client,
     base_url: String,
     retry: RetryPolicy,
+    redactor: Option<Arc<Redactor>>,
 }
 
 /// A header for the credential, marked sensitive so it is never printed.
@@ -85,6 +90,7 @@ impl Transport {
             client,
             base_url,
             retry: settings.retry,
+            redactor: settings.redactor,
         })
     }
 
@@ -106,7 +112,8 @@ impl Transport {
             .client
             .post(format!("{}{}", self.base_url, post.path))
             .headers(post.headers.clone())
-            .json(post.body)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(self.outbound_body(post.body))
             .send()
             .await
             .map_err(|error| self.request_error(&error))?;
@@ -117,6 +124,16 @@ impl Transport {
             read_events(response).await.map(Answer::Events)
         } else {
             self.read_whole(response).await.map(Answer::Whole)
+        }
+    }
+
+    /// The body as sent: JSON, with every secret the run holds and every token pattern
+    /// replaced by the redactor (its markers keep the JSON valid).
+    fn outbound_body(&self, body: &Value) -> String {
+        let text = body.to_string();
+        match &self.redactor {
+            Some(redactor) => redactor.redact_text(&text).into_owned(),
+            None => text,
         }
     }
 

@@ -638,11 +638,12 @@ async fn a_hijacked_model_gets_nothing_out_and_its_change_is_refused() {
         );
     }
 
-    // Secrets: no hidden canary anywhere, in any form; the known one only in the model's own
-    // messages (the prompts echo what it said), never in what the bot wrote.
-    let hidden = hidden_values();
+    // Secrets: no canary anywhere, in any form, not even the one the model itself wrote: every
+    // request body passes the redactor, so the prompts never echo it back.
+    let mut every = hidden_values();
+    every.push(KNOWN.1);
     for request in &requests {
-        assert_clean("a request body", &request.body, &hidden);
+        assert_clean("a request body", &request.body, &every);
     }
     assert_clean("the tool results", &tool_results(&requests), &[KNOWN.1]);
     check_outputs(&run, &work, &dir.path().join("remote.git"));
@@ -741,8 +742,10 @@ async fn a_change_that_passes_every_gate_carries_no_canary_out() {
 
     assert_clean("the tool results", &tool_results(&requests), &[KNOWN.1]);
     assert_clean("the task prompt", &requests[0].body, &[KNOWN.1]);
+    let mut every = hidden_values();
+    every.push(KNOWN.1);
     for request in &requests {
-        assert_clean("a request body", &request.body, &hidden_values());
+        assert_clean("a request body", &request.body, &every);
     }
     check_outputs(&run, &work, &dir.path().join("remote.git"));
 

@@ -854,7 +854,7 @@ async fn a_recorded_transcript_replays_the_exchange() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("transcript.jsonl");
-    let recorder = Recorder::create(openai(&mock.base_url).provider, &path).unwrap();
+    let recorder = Recorder::create(openai(&mock.base_url).provider, &path, None).unwrap();
     let first = recorder.chat(&request("gpt-4o-mini", true)).await.unwrap();
     let second = recorder.chat(&request("gpt-4o-mini", false)).await.unwrap();
     drop(recorder);
@@ -1021,4 +1021,43 @@ fn the_schema_documents_the_new_llm_keys() {
         assert!(schema.contains(&format!("\"{key}\"")), "{key}");
     }
     assert!(schema.contains("Replay this recorded transcript"));
+}
+
+/// Every request body leaves through the run's redactor, and so does the recorded transcript:
+/// prompts quote task text, tool results and the model's own words.
+#[tokio::test]
+async fn request_bodies_and_transcripts_pass_the_redactor() {
+    const HELD: &str = "HeldSecretValue-4f7c2a9e1b";
+    let mock = MockLlm::start(vec![
+        Reply::ok(openai_text_answer("first")),
+        Reply::ok(openai_text_answer("second")),
+    ])
+    .await;
+    let redactor = Arc::new(meta_agent::redact::Redactor::from_env([(
+        "DEPLOY_TOKEN".to_owned(),
+        HELD.to_owned(),
+    )]));
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("run.jsonl");
+    let mut config = LlmConfig::from_settings(
+        &settings(LlmProvider::Openai, "gpt-4o-mini", &mock.base_url),
+        &env_with_keys(),
+    )
+    .with_redactor(redactor);
+    config.record = Some(transcript.clone());
+    let provider = connect(&config, RetryPolicy::default()).unwrap();
+    let mut asked = request("gpt-4o-mini", false);
+    asked.messages.push(Message::user(format!(
+        "the log said token={HELD} and ghp_{}",
+        "a".repeat(36)
+    )));
+    provider.chat(&asked).await.unwrap();
+    let body = &mock.requests()[0].body;
+    assert!(!body.contains(HELD), "{body}");
+    assert!(!body.contains(&format!("ghp_{}", "a".repeat(36))), "{body}");
+    let sent: Value = serde_json::from_str(body).expect("still JSON");
+    assert_eq!(sent["model"], "gpt-4o-mini");
+    drop(provider);
+    let recorded = std::fs::read_to_string(&transcript).unwrap();
+    assert!(!recorded.contains(HELD), "{recorded}");
 }
