@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 pub use resolve::{
     CommitSettings, Config, CoverageCheck, GateCommand, GateSpec, HindsightSettings, LlmSettings,
-    LoopSettings, SandboxSettings, TelemetrySettings,
+    LoopSettings, SandboxSettings, SetupCommand, TelemetrySettings,
 };
 
 /// File names looked for at the repository root, in order.
@@ -158,9 +158,12 @@ pub async fn load<R: crate::exec::CommandRunner>(
             format!("preset: {name} in {}", path.display()),
         ),
     };
-    let preset = match &preset_name {
-        Some(name) => Some((name.clone(), preset::gates_of(name, &path)?)),
-        None => None,
+    let (preset, preset_setup) = match &preset_name {
+        Some(name) => {
+            let chosen = preset::preset_of(name, &path)?;
+            (Some((name.clone(), chosen.gates)), chosen.setup)
+        }
+        None => (None, Vec::new()),
     };
     if preset_name.as_deref() == Some("rust") {
         reason = format!(
@@ -174,6 +177,13 @@ pub async fn load<R: crate::exec::CommandRunner>(
             .map(|(raw, text)| (path.as_path(), raw, text.as_str())),
         preset,
         preset_reason: reason,
+    })
+    .and_then(|mut config| {
+        let file_has_setup = parsed.as_ref().is_some_and(|(raw, _)| raw.setup.is_some());
+        if let (false, Some(name)) = (file_has_setup, &preset_name) {
+            config.setup = resolve::preset_setup(name, &preset_setup)?;
+        }
+        Ok(config)
     })
 }
 

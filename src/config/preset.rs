@@ -136,8 +136,13 @@ pub fn describe_cargo_metadata(json: &[u8]) -> Result<String, String> {
 
 /// Turns a chosen preset into its gates.
 pub fn gates_of(name: &str, config_path: &Path) -> Result<Vec<RawGate>, ConfigError> {
+    preset_of(name, config_path).map(|preset| preset.gates)
+}
+
+/// A chosen preset: its gates and its setup commands.
+pub fn preset_of(name: &str, config_path: &Path) -> Result<RawPreset, ConfigError> {
     match preset_gates(name)? {
-        Some(preset) => Ok(preset.gates),
+        Some(preset) => Ok(preset),
         None => Err(ConfigError::UnknownPreset {
             path: config_path.to_owned(),
             name: name.to_owned(),

@@ -31,6 +31,11 @@ pub struct RawConfig {
     /// Iteration control of the build-test-improve loop.
     #[serde(default, rename = "loop")]
     pub loop_: Option<RawLoop>,
+    /// Commands run once at the start of a run, before the build, with the network on
+    /// (dependency fetches: `pip install -e .`, `npm ci`, `cargo fetch --locked`). Replaces the
+    /// preset's setup when written (`setup: []` runs none).
+    #[serde(default)]
+    pub setup: Option<Vec<RawSetup>>,
     /// Quality gates. A gate with the name of a preset gate overrides that gate's fields.
     #[serde(default)]
     pub gates: Option<Vec<RawGate>>,
@@ -128,6 +133,31 @@ pub enum RawCommand {
     Argv(Vec<String>),
 }
 
+/// `setup[]`: one command of the setup phase.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawSetup {
+    /// The command: a string runs through `/bin/sh -c`, a list runs without a shell.
+    pub run: RawCommand,
+    /// Working directory, relative to the repository root (default: the root).
+    pub workdir: Option<String>,
+    /// Wall-clock limit, e.g. `90s`, `10m` (default 20m).
+    pub timeout: Option<DurationSpec>,
+    /// Extra environment for this command. Secret-looking names are refused.
+    pub env: Option<BTreeMap<String, String>>,
+}
+
+/// Whether a gate may use the network during a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum GateNetwork {
+    /// The host's network. A risk: the gate runs code the model may have written, which can then
+    /// send the repository's contents anywhere.
+    On,
+    /// No network (the default during a run): fetch dependencies in `setup:` instead.
+    Off,
+}
+
 /// One path or several (each may be a glob).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(untagged)]
@@ -194,6 +224,10 @@ pub struct RawGate {
     pub files: Option<BTreeMap<String, String>>,
     /// Fast feedback: how to re-run only the tests that failed, before the whole gate runs again.
     pub rerun_failed: Option<RawRerun>,
+    /// Network during a run: `off` (default) or `on`. `on` is a risk: the gate runs code the
+    /// model may have written, which could send the repository's contents out. `meta-agent
+    /// gates` (no model involved) always runs gates with the network on.
+    pub network: Option<GateNetwork>,
 }
 
 /// `gates[].rerun_failed`: a command with a `{tests}` argument, and how to spell test ids.
@@ -277,11 +311,14 @@ pub struct RawCommit {
     pub protected_paths: Option<Vec<String>>,
 }
 
-/// A preset file in `gates/`: only gates.
+/// A preset file in `gates/`: gates, and the setup commands that fetch what they need.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawPreset {
     /// What the preset is for.
     pub description: String,
+    /// Setup commands (network on), used unless the file writes its own `setup:`.
+    #[serde(default)]
+    pub setup: Vec<RawSetup>,
     pub gates: Vec<RawGate>,
 }

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use super::ConfigError;
 use super::raw::{
-    FailOn, GateKind, LlmProvider, RawCommand, RawCommit, RawConfig, RawGate, RawHindsight, RawLlm,
-    RawLoop, RawRerun, RawSandbox,
+    FailOn, GateKind, GateNetwork, LlmProvider, RawCommand, RawCommit, RawConfig, RawGate,
+    RawHindsight, RawLlm, RawLoop, RawRerun, RawSandbox, RawSetup,
 };
 use crate::exec::env::is_secret_name;
 use crate::report::FindingLevel;
@@ -27,6 +27,8 @@ pub const DEFAULT_GATE_CONCURRENCY: u32 = 2;
 pub const DEFAULT_WALL_CLOCK: Duration = Duration::from_secs(60 * 60);
 /// Default per-gate timeout.
 pub const DEFAULT_GATE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+/// Default timeout of a setup command.
+pub const DEFAULT_SETUP_TIMEOUT: Duration = Duration::from_secs(20 * 60);
 /// Default cap on each captured output stream.
 pub const DEFAULT_OUTPUT_CAP: u64 = 1 << 20;
 /// Default grace between SIGTERM and SIGKILL.
@@ -46,6 +48,9 @@ pub struct Config {
     pub preset_reason: String,
     pub llm: LlmSettings,
     pub loop_: LoopSettings,
+    /// Commands run once at the start of a run, before the build, with the network on (the
+    /// file's `setup:` when written, else the preset's: see [`super::load`]).
+    pub setup: Vec<SetupCommand>,
     /// Enabled gates, in order (preset gates first, then the file's new gates).
     pub gates: Vec<GateSpec>,
     pub sandbox: SandboxSettings,
@@ -105,6 +110,16 @@ pub enum GateCommand {
     Argv(Vec<String>),
 }
 
+/// One resolved setup command.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetupCommand {
+    pub command: GateCommand,
+    /// Relative to the repository root; never escapes it.
+    pub workdir: PathBuf,
+    pub timeout: Duration,
+    pub env: BTreeMap<String, String>,
+}
+
 /// A coverage report and the threshold it must meet.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CoverageCheck {
@@ -132,6 +147,8 @@ pub struct GateSpec {
     pub files: BTreeMap<String, String>,
     /// How to re-run only the failing tests (fast feedback), when the runner supports it.
     pub rerun_failed: Option<RawRerun>,
+    /// The network during a run (`Off` unless the gate says `network: on`).
+    pub network: GateNetwork,
 }
 
 /// Child-process settings.
@@ -189,12 +206,14 @@ pub fn resolve(input: ResolveInput<'_>) -> Result<Config, ConfigError> {
     reject_duplicates(&file_gates, &ctx)?;
     let merged = merge_gates(preset_gates, file_gates);
     let gates = resolve_gates(&merged, &ctx)?;
+    let setup = resolve_setup(raw.setup.as_deref().unwrap_or_default(), &ctx)?;
     Ok(Config {
         source: path.map(Path::to_owned),
         preset,
         preset_reason: input.preset_reason,
         llm: resolve_llm(raw.llm.clone().unwrap_or_default()),
         loop_: resolve_loop(raw.loop_.clone().unwrap_or_default(), &ctx)?,
+        setup,
         gates,
         sandbox: resolve_sandbox(raw.sandbox.clone().unwrap_or_default(), &ctx)?,
         hindsight: resolve_hindsight(raw.hindsight.clone().unwrap_or_default(), &ctx)?,
@@ -283,6 +302,7 @@ fn override_gate(base: RawGate, over: RawGate) -> RawGate {
         enabled: over.enabled.or(base.enabled),
         files: over.files.or(base.files),
         rerun_failed: over.rerun_failed.or(base.rerun_failed),
+        network: over.network.or(base.network),
     }
 }
 
@@ -301,13 +321,7 @@ fn resolve_gate(gate: &RawGate, ctx: &ErrorContext<'_>) -> Result<GateSpec, Conf
     let name = gate.name.as_str().to_owned();
     let key = |field: &str| format!("gates.{name}.{field}");
     let command = match &gate.run {
-        Some(RawCommand::Shell(line)) if !line.trim().is_empty() => {
-            GateCommand::Shell(line.clone())
-        }
-        Some(RawCommand::Argv(argv)) if argv.first().is_some_and(|p| !p.is_empty()) => {
-            GateCommand::Argv(argv.clone())
-        }
-        Some(_) => return Err(ctx.invalid(key("run"), "run:", "the command is empty".into())),
+        Some(run) => command_of(run, ctx, &key("run"))?,
         None => {
             return Err(ctx.invalid(
                 key("run"),
@@ -318,13 +332,7 @@ fn resolve_gate(gate: &RawGate, ctx: &ErrorContext<'_>) -> Result<GateSpec, Conf
     };
     let workdir = resolve_workdir(gate.workdir.as_deref(), ctx, &key("workdir"))?;
     let env = gate.env.clone().unwrap_or_default();
-    if let Some(secret) = env.keys().find(|var| is_secret_name(var)) {
-        return Err(ctx.invalid(
-            format!("{}.{secret}", key("env")),
-            secret,
-            "looks like a secret; secrets never reach gate commands".into(),
-        ));
-    }
+    refuse_secret_env(&env, ctx, &key("env"))?;
     let junit = gate
         .junit
         .as_ref()
@@ -363,7 +371,70 @@ fn resolve_gate(gate: &RawGate, ctx: &ErrorContext<'_>) -> Result<GateSpec, Conf
         optional: gate.optional.unwrap_or(false),
         files: gate.files.clone().unwrap_or_default(),
         rerun_failed: gate.rerun_failed.clone(),
+        network: gate.network.unwrap_or(GateNetwork::Off),
     })
+}
+
+/// A non-empty command as written.
+fn command_of(
+    run: &RawCommand,
+    ctx: &ErrorContext<'_>,
+    key: &str,
+) -> Result<GateCommand, ConfigError> {
+    match run {
+        RawCommand::Shell(line) if !line.trim().is_empty() => Ok(GateCommand::Shell(line.clone())),
+        RawCommand::Argv(argv) if argv.first().is_some_and(|p| !p.is_empty()) => {
+            Ok(GateCommand::Argv(argv.clone()))
+        }
+        _ => Err(ctx.invalid(key.to_owned(), "run:", "the command is empty".into())),
+    }
+}
+
+/// Secret-looking variable names never reach a child process.
+fn refuse_secret_env(
+    env: &BTreeMap<String, String>,
+    ctx: &ErrorContext<'_>,
+    key: &str,
+) -> Result<(), ConfigError> {
+    match env.keys().find(|var| is_secret_name(var)) {
+        Some(secret) => Err(ctx.invalid(
+            format!("{key}.{secret}"),
+            secret,
+            "looks like a secret; secrets never reach child processes".into(),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A preset's setup commands, for a configuration whose file writes no `setup:`.
+pub fn preset_setup(name: &str, setup: &[RawSetup]) -> Result<Vec<SetupCommand>, ConfigError> {
+    let path = PathBuf::from(format!("gates/{name}.yml"));
+    let ctx = ErrorContext {
+        path: &path,
+        text: "",
+    };
+    resolve_setup(setup, &ctx)
+}
+
+fn resolve_setup(
+    setup: &[RawSetup],
+    ctx: &ErrorContext<'_>,
+) -> Result<Vec<SetupCommand>, ConfigError> {
+    setup
+        .iter()
+        .enumerate()
+        .map(|(index, step)| {
+            let key = |field: &str| format!("setup[{index}].{field}");
+            let env = step.env.clone().unwrap_or_default();
+            refuse_secret_env(&env, ctx, &key("env"))?;
+            Ok(SetupCommand {
+                command: command_of(&step.run, ctx, &key("run"))?,
+                workdir: resolve_workdir(step.workdir.as_deref(), ctx, &key("workdir"))?,
+                timeout: step.timeout.map_or(DEFAULT_SETUP_TIMEOUT, |t| t.0),
+                env,
+            })
+        })
+        .collect()
 }
 
 fn infer_kind(junit: bool, coverage: bool, sarif: bool) -> GateKind {

@@ -1,6 +1,7 @@
 //! The Observing step: run the gates (fast feedback first in improve iterations), re-run failing
 //! tests once to tell flaky tests from real failures, turn failures into signatures, and record
-//! the observation. Part of [`Engine`]; the decision about what it saw is `decide()`'s.
+//! the observation. Part of [`Engine`]; the decision about what it saw is `decide()`'s. Gates run
+//! offline here unless they say `network: on`: the code under test may be the model's.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -13,7 +14,7 @@ use crate::config::GateSpec;
 use crate::event::{Event, LoopPhase};
 use crate::exec::CommandRunner;
 use crate::gates::fast::{self, FailingTest};
-use crate::gates::{self, GateRunContext, GatesSummary};
+use crate::gates::{self, GateNetworkMode, GateRunContext, GatesSummary};
 use crate::git::Repository;
 use crate::report::Limits;
 
@@ -22,16 +23,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let started = Instant::now();
         let started_ms = now_ms();
         let workdir = self.repo.workdir();
-        let ctx = GateRunContext {
-            repo_root: &workdir,
-            parent_env: self.parent_env,
-            sandbox: &self.config.sandbox,
-            report_root: self.report_root,
-            limits: Limits::default(),
-            concurrency: self.config.loop_.gate_concurrency,
-            runner: self.runner,
-            events: self.events,
-        };
+        let ctx = self.gate_context(&workdir);
         let mut summary = self.run_gates_fast_first(&ctx, state, &workdir).await;
         let flaky = self.rerun_failed_tests(&ctx, &mut summary).await;
         for test in &flaky {
@@ -78,6 +70,20 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         summary
     }
 
+    /// What the gates (and the setup commands) of this run share.
+    pub(super) fn gate_context<'c>(&'c self, workdir: &'c Path) -> GateRunContext<'c, R> {
+        GateRunContext {
+            repo_root: workdir,
+            parent_env: self.parent_env,
+            sandbox: &self.config.sandbox,
+            report_root: self.report_root,
+            limits: Limits::default(),
+            concurrency: self.config.loop_.gate_concurrency,
+            runner: self.runner,
+            events: self.events,
+        }
+    }
+
     /// In an improve iteration, gates that failed with failing tests first re-run only those tests
     /// (when their runner can); if any still fails, the other gates run in full and the
     /// observation stands on that. Otherwise, and always before a commit, every gate runs in full.
@@ -106,15 +112,15 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             })
             .collect();
         if state.iteration == 0 || quick.is_empty() {
-            return gates::run_gates(ctx, &self.config.gates).await;
+            return gates::run_gates_with(ctx, &self.config.gates, in_run()).await;
         }
         tracing::info!(
             "fast feedback: re-running only the failing tests of {} gate(s)",
             quick.len()
         );
-        let first = gates::run_gates(ctx, &quick).await;
+        let first = gates::run_gates_with(ctx, &quick, in_run()).await;
         if first.gates.iter().all(|gate| gate.passed) {
-            return gates::run_gates(ctx, &self.config.gates).await;
+            return gates::run_gates_with(ctx, &self.config.gates, in_run()).await;
         }
         let others: Vec<GateSpec> = self
             .config
@@ -123,7 +129,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             .filter(|spec| !quick.iter().any(|q| q.name == spec.name))
             .cloned()
             .collect();
-        let rest = gates::run_gates(ctx, &others).await;
+        let rest = gates::run_gates_with(ctx, &others, in_run()).await;
         let mut results = Vec::new();
         for spec in &self.config.gates {
             let from_quick = first.gates.iter().find(|g| g.name == spec.name);
@@ -181,7 +187,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             return Vec::new();
         }
         let specs: Vec<GateSpec> = plans.iter().map(|(_, spec)| spec.clone()).collect();
-        let again = gates::run_gates(ctx, &specs).await;
+        let again = gates::run_gates_with(ctx, &specs, in_run()).await;
         let mut flaky = Vec::new();
         for (rerun, (only_failures, _)) in again.gates.into_iter().zip(&plans) {
             let Some(first) = summary.gates.iter_mut().find(|g| g.name == rerun.name) else {
@@ -202,6 +208,13 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     }
 }
 
+/// The gates' network inside a run: offline unless a gate says `network: on`.
+fn in_run() -> GateNetworkMode {
+    GateNetworkMode::AsConfigured {
+        can_cut: gates::runner::network_can_be_cut(),
+    }
+}
+
 /// A gate whose only failures passed when re-run unchanged: every test passed, some flakily.
 fn passed_on_rerun(gate: &mut crate::gates::GateResult) {
     if let Some(tests) = gate.tests.as_mut() {
@@ -214,8 +227,14 @@ fn passed_on_rerun(gate: &mut crate::gates::GateResult) {
     }
     gate.passed = true;
     gate.status = crate::gates::GateStatus::Passed;
+    let network_note = gate
+        .reasons
+        .iter()
+        .find(|reason| reason.as_str() == gates::runner::NETWORK_NOT_CUT_NOTE)
+        .cloned();
     gate.reasons =
         vec!["flaky: the failing tests passed on an immediate re-run with no change".into()];
+    gate.reasons.extend(network_note);
 }
 
 /// Marks the resolutions of the last Acting step cured or not, by whether their signature is

@@ -147,7 +147,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             task: state.task.title.clone(),
             max_iterations: state.max_iterations,
         });
-        self.drive(&mut state).await
+        self.drive(&mut state, true).await
     }
 
     /// Resumes a session killed earlier (or awaiting guidance), from its last completed step.
@@ -199,7 +199,10 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 );
             }
         }
-        self.drive(&mut state).await
+        let untouched = state.builder_calls == 0
+            && state.worktree_diff.is_empty()
+            && self.repo.changed_files()?.is_empty();
+        self.drive(&mut state, untouched).await
     }
 
     /// The worktree as the last completed Acting step left it. A state loaded from its file holds
@@ -240,11 +243,22 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         Ok(name)
     }
 
-    async fn drive(&self, state: &mut LoopState) -> Result<RunReport, EngineError> {
+    /// Runs the loop to its end. `setup`: run the setup commands first (a fresh run, or a resumed
+    /// one whose worktree holds nothing the model wrote: they run with the network on).
+    async fn drive(&self, state: &mut LoopState, setup: bool) -> Result<RunReport, EngineError> {
         let resumed_at = Instant::now();
         let elapsed_before = state.usage.elapsed_ms;
         let mut last_gates = None;
         let mut ending = Ending::default();
+        if !crate::gates::runner::network_can_be_cut() {
+            tracing::warn!(
+                "this machine cannot cut the network (no unprivileged user namespaces): the gates \
+                 of this run will run with the network ON"
+            );
+        }
+        if setup && let Err(failure) = self.setup().await {
+            ending = self.setup_failed(state, &failure);
+        }
         loop {
             state.usage.elapsed_ms =
                 elapsed_before + u64::try_from(resumed_at.elapsed().as_millis()).unwrap_or(0);
@@ -683,6 +697,36 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             commit,
             escalation: Some(report),
         })
+    }
+
+    /// The setup commands, in order, with the network on, before anything of the model's exists.
+    async fn setup(&self) -> Result<(), crate::gates::setup::SetupFailure> {
+        if self.config.setup.is_empty() {
+            return Ok(());
+        }
+        let workdir = self.repo.workdir();
+        let ctx = self.gate_context(&workdir);
+        crate::gates::setup::run_setup(&ctx, &self.config.setup).await
+    }
+
+    /// A failed setup command ends the run before the build: escalated, naming the command,
+    /// nothing committed and nothing recorded in hindsight (the code is not at fault).
+    fn setup_failed(
+        &self,
+        state: &mut LoopState,
+        failure: &crate::gates::setup::SetupFailure,
+    ) -> Ending {
+        let reason = self.redacted(&format!("{failure} (the run stopped before the build)"));
+        self.events.emit(&Event::Escalated {
+            reason: reason.clone(),
+            branch: None,
+        });
+        state.outcome = Some(RunOutcome::Escalated);
+        self.transition(state, LoopPhase::Escalated, &reason);
+        Ending {
+            escalation: Some(outcome::escalation_report(state, &reason)),
+            ..Ending::default()
+        }
     }
 
     fn commit_wip(&self, state: &LoopState, reason: &str) -> Result<String, EngineError> {

@@ -137,6 +137,7 @@ mod tests {
                 run: run.iter().map(|s| (*s).to_owned()).collect(),
                 format,
             }),
+            network: crate::config::raw::GateNetwork::Off,
         }
     }
 

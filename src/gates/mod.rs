@@ -7,6 +7,7 @@
 
 pub mod fast;
 pub mod runner;
+pub mod setup;
 pub mod summary;
 pub mod verdict;
 
@@ -16,7 +17,7 @@ use crate::config::raw::GateKind;
 use crate::exec::Termination;
 use crate::report::{Finding, JunitSummary};
 
-pub use runner::{GateRunContext, run_gates};
+pub use runner::{GateNetworkMode, GateRunContext, run_gates, run_gates_with};
 
 /// Whether a gate passed, failed, or was not run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

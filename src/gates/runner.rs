@@ -5,6 +5,11 @@
 //! through the exec module, and the reports it wrote found (globs, relative to the gate's working
 //! directory; files older than the gate's start are stale and ignored) and read. Independent
 //! gates run concurrently up to the configured limit; results keep the configuration's order.
+//!
+//! The network of each gate comes from [`GateNetworkMode`]: `meta-agent gates` (no model involved)
+//! gives every gate the host's network; inside a run each gate is offline unless it says
+//! `network: on`, because a gate runs code the model may have written. Where the machine cannot
+//! cut the network, the gate still runs and its result says so (fail-open, never silent).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,8 +19,10 @@ use futures::StreamExt;
 
 use super::verdict::{self, Evidence, ReportEvidence};
 use super::{GateResult, GateStatus, GatesSummary};
+use crate::config::raw::GateNetwork;
 use crate::config::{GateCommand, GateSpec, SandboxSettings};
 use crate::event::{Event, EventSink};
+use crate::exec::sandbox::{Isolation, NetworkPolicy};
 use crate::exec::{CommandOutput, CommandRunner, CommandSpec, Program, env::child_env};
 use crate::report::{self, Limits, ReportError};
 
@@ -38,14 +45,50 @@ pub struct GateRunContext<'a, R: CommandRunner> {
     pub events: &'a dyn EventSink,
 }
 
-/// Runs the gates and returns their results in the given order.
+/// The network the gates of one invocation get.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateNetworkMode {
+    /// Every gate on the host's network: `meta-agent gates`, where no model is involved.
+    Host,
+    /// Each gate as configured: offline unless it says `network: on` (inside a run, where the
+    /// code under test may be the model's). `can_cut` is false where the machine has no user
+    /// namespaces: offline gates then run with the network on, and their results say so.
+    AsConfigured { can_cut: bool },
+}
+
+/// Added to the reasons of a gate that should have run offline but could not.
+pub const NETWORK_NOT_CUT_NOTE: &str = "note: this gate ran with the network ON: the machine cannot \
+     cut it (no unprivileged user namespaces), so code under test could reach the network";
+
+/// Set in the environment of an offline gate, so cargo does not try the network.
+const OFFLINE_ENV: [(&str, &str); 1] = [("CARGO_NET_OFFLINE", "true")];
+
+/// Whether this machine can cut a command's network (user and network namespaces work). Probed
+/// once per process, by forking: the first call must come before any untrusted command runs
+/// alongside (the engine calls it at the start of a run).
+pub fn network_can_be_cut() -> bool {
+    static CAN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *CAN.get_or_init(crate::exec::detect::user_namespaces_work)
+}
+
+/// Runs the gates with the host's network (`meta-agent gates`) and returns their results in the
+/// given order.
 pub async fn run_gates<R: CommandRunner>(
     ctx: &GateRunContext<'_, R>,
     gates: &[GateSpec],
 ) -> GatesSummary {
+    run_gates_with(ctx, gates, GateNetworkMode::Host).await
+}
+
+/// Runs the gates with the network `mode` says and returns their results in the given order.
+pub async fn run_gates_with<R: CommandRunner>(
+    ctx: &GateRunContext<'_, R>,
+    gates: &[GateSpec],
+    mode: GateNetworkMode,
+) -> GatesSummary {
     let mut pending = Vec::with_capacity(gates.len());
     for gate in gates {
-        pending.push(run_gate(ctx, gate));
+        pending.push(run_gate(ctx, gate, mode));
     }
     let results: Vec<GateResult> = futures::stream::iter(pending)
         .buffered(ctx.concurrency.max(1))
@@ -64,8 +107,23 @@ struct PreparedGate {
     sarif: Vec<String>,
 }
 
-async fn run_gate<R: CommandRunner>(ctx: &GateRunContext<'_, R>, gate: &GateSpec) -> GateResult {
-    let prepared = match prepare(ctx, gate) {
+/// The network policy of one gate under `mode`.
+pub fn network_of(gate: &GateSpec, mode: GateNetworkMode) -> NetworkPolicy {
+    match (mode, gate.network) {
+        (GateNetworkMode::Host, _) | (GateNetworkMode::AsConfigured { .. }, GateNetwork::On) => {
+            NetworkPolicy::On
+        }
+        (GateNetworkMode::AsConfigured { .. }, GateNetwork::Off) => NetworkPolicy::Off,
+    }
+}
+
+async fn run_gate<R: CommandRunner>(
+    ctx: &GateRunContext<'_, R>,
+    gate: &GateSpec,
+    mode: GateNetworkMode,
+) -> GateResult {
+    let network = network_of(gate, mode);
+    let prepared = match prepare(ctx, gate, network) {
         Ok(prepared) => prepared,
         Err(reason) => return not_run(gate, String::new(), GateStatus::Failed, reason),
     };
@@ -93,10 +151,13 @@ async fn run_gate<R: CommandRunner>(ctx: &GateRunContext<'_, R>, gate: &GateSpec
         timeout: gate.timeout,
         kill_grace: ctx.sandbox.kill_grace,
         output_cap: usize::try_from(ctx.sandbox.output_cap).unwrap_or(usize::MAX),
-        isolation: crate::exec::sandbox::Isolation::for_repository_commands(
-            &prepared.env,
-            &writable_dirs(ctx.repo_root, &ctx.sandbox.writable),
-        ),
+        isolation: Isolation {
+            network,
+            ..Isolation::for_repository_commands(
+                &prepared.env,
+                &writable_dirs(ctx.repo_root, &ctx.sandbox.writable),
+            )
+        },
     };
     let output = match ctx.runner.run(spec).await {
         Ok(output) => output,
@@ -118,7 +179,12 @@ async fn run_gate<R: CommandRunner>(ctx: &GateRunContext<'_, R>, gate: &GateSpec
         duration_ms: u64::try_from(output.duration.as_millis()).unwrap_or(u64::MAX),
     });
     let evidence = gather(gate, &prepared, started, &output, ctx.limits).await;
-    finish(ctx, judged(gate, command, &output, evidence))
+    let mut result = judged(gate, command, &output, evidence);
+    if network == NetworkPolicy::Off && mode == (GateNetworkMode::AsConfigured { can_cut: false }) {
+        tracing::warn!(gate = %gate.name, "{NETWORK_NOT_CUT_NOTE}");
+        result.reasons.push(NETWORK_NOT_CUT_NOTE.to_owned());
+    }
+    finish(ctx, result)
 }
 
 fn finish<R: CommandRunner>(ctx: &GateRunContext<'_, R>, result: GateResult) -> GateResult {
@@ -135,6 +201,7 @@ fn finish<R: CommandRunner>(ctx: &GateRunContext<'_, R>, result: GateResult) -> 
 fn prepare<R: CommandRunner>(
     ctx: &GateRunContext<'_, R>,
     gate: &GateSpec,
+    network: NetworkPolicy,
 ) -> Result<PreparedGate, String> {
     let report_dir = ctx.report_root.join(&gate.name);
     fresh_dir(&report_dir)
@@ -146,10 +213,16 @@ fn prepare<R: CommandRunner>(
         GateCommand::Shell(line) => Program::Shell(expand(line)),
         GateCommand::Argv(argv) => Program::Argv(argv.iter().map(|arg| expand(arg)).collect()),
     };
-    let gate_env: BTreeMap<String, String> = gate
-        .env
+    let offline = OFFLINE_ENV
         .iter()
-        .map(|(name, value)| (name.clone(), expand(value)))
+        .filter(|_| network == NetworkPolicy::Off)
+        .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()));
+    let gate_env: BTreeMap<String, String> = offline
+        .chain(
+            gate.env
+                .iter()
+                .map(|(name, value)| (name.clone(), expand(value))),
+        )
         .chain([("META_AGENT_REPORT_DIR".to_owned(), dir.clone())])
         .collect();
     let env = child_env(

@@ -971,20 +971,21 @@ fn scripted_edits_past_the_tamper_guard_are_stopped_by_the_patch_gate() {
     assert!(!work.join(".gitattributes").exists() && !work.join("deploy.cfg").exists());
 }
 
-/// KNOWN GAP (SECURITY.md): gates run the repository's code, which the model may have written,
-/// with the network on (dependency fetches need it). A test the model adds can reach the network
-/// during the gates. It finds no secret there (cleared environment, hidden credential files, the
-/// bot unreadable), but it can send the repository's own contents. Un-ignore once gates after an
-/// agent act run offline.
+/// Gates run the repository's code, which the model may have written: during a run they are
+/// offline (a private network namespace) unless a gate says `network: on`. A test the model adds
+/// cannot reach the network during the gates, not even loopback. The probe test must actually
+/// have run (it is in the JUnit report), or the listener seeing nothing would prove nothing.
 #[test]
-#[ignore = "known gap: gates run with the network on; see SECURITY.md"]
 fn a_test_written_by_the_model_cannot_reach_the_network_during_the_gates() {
+    let caps = detect();
     let listener = Listener::start();
     let (dir, work) = scratch_repo(&example());
     let task = dir.path().join("task.yml");
+    let marker = dir.path().join("probe-result");
     let probe = format!(
-        "import socket\n\ndef test_probe():\n    try:\n        socket.create_connection(('127.0.0.1', {}), timeout=2).sendall(b'source')\n    except OSError:\n        pass\n",
-        listener.port
+        "import socket\n\ndef test_probe():\n    try:\n        socket.create_connection(('127.0.0.1', {}), timeout=2).sendall(b'source')\n        outcome = 'connected'\n    except OSError as err:\n        outcome = 'refused: ' + str(err)\n    with open({:?}, 'a') as marker:\n        marker.write(outcome + '\\n')\n",
+        listener.port,
+        marker.to_str().unwrap()
     );
     let yaml = json!({
         "title": "Add a test",
@@ -993,12 +994,28 @@ fn a_test_written_by_the_model_cannot_reach_the_network_during_the_gates() {
         ]}],
     });
     std::fs::write(&task, yaml.to_string()).unwrap();
-    meta_agent()
+    let out = meta_agent()
         .arg("--repo")
         .arg(&work)
         .args(["run", "--dry-run", "--json", "--task"])
         .arg(&task)
         .output()
         .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let ran = std::fs::read_to_string(&marker).unwrap_or_default();
+    assert!(
+        !ran.is_empty(),
+        "the probe test never ran\n{stdout}\n{stderr}"
+    );
+    if !caps.user_namespaces {
+        eprintln!(
+            "SKIPPED the offline-gate check: {} — checking that the run says the network was ON",
+            caps.describe()
+        );
+        assert!(stderr.contains("network ON"), "{stderr}");
+        return;
+    }
+    assert!(!ran.lines().any(|line| line == "connected"), "{ran}");
     assert_eq!(listener.connections.load(Ordering::Relaxed), 0);
 }
