@@ -740,12 +740,10 @@ impl Step<'_> {
         report: RunReport,
         done: Done,
     ) -> Result<Done, CliError> {
-        let state = &report.state;
-        let record = SessionRecord::of(state);
-        let outcome = state.outcome.as_ref().map_or("failed", RunOutcome::as_str);
-        let pushed = !state.dry_run
+        let mut published = report.state.clone();
+        let pushed = !published.dry_run
             && matches!(
-                state.outcome,
+                published.outcome,
                 Some(RunOutcome::Committed) | Some(RunOutcome::Escalated)
             );
         if pushed {
@@ -755,18 +753,14 @@ impl Step<'_> {
                 &View::Working {
                     trigger: format!("{} (publishing)", self.trigger.describe()),
                 },
-                Some(&record),
+                Some(&SessionRecord::of(&published)),
             )
             .await?;
-            push::push(
-                &prepared.executor,
-                &self.remote(prepared),
-                &state.branch,
-                &self.branch_rules(repo),
-            )
-            .await
-            .map_err(|err| CliError::Internal(err.to_string()))?;
+            published.branch = self.push_branch(prepared, repo, &published).await?;
         }
+        let state = &published;
+        let record = SessionRecord::of(state);
+        let outcome = state.outcome.as_ref().map_or("failed", RunOutcome::as_str);
         let base = repo
             .default_branch()
             .ok()
@@ -833,6 +827,33 @@ impl Step<'_> {
             stdout,
             outcome: done.outcome,
         })
+    }
+
+    /// Pushes the session's branch; when the remote branch of that name holds other history (a
+    /// retry that started over), publishes it under a name of its own instead of forcing.
+    /// Returns the remote branch's name.
+    async fn push_branch(
+        &self,
+        prepared: &super::Prepared,
+        repo: &Git2Repository,
+        state: &LoopState,
+    ) -> Result<String, CliError> {
+        let remote = self.remote(prepared);
+        let rules = self.branch_rules(repo);
+        let branch = &state.branch;
+        match push::push(&prepared.executor, &remote, branch, &rules).await {
+            Ok(()) => Ok(branch.clone()),
+            Err(err) if push::was_rejected(&err) => {
+                let suffix = state.session.rsplit('-').next().unwrap_or(&state.session);
+                let target = format!("{branch}-{suffix}");
+                tracing::warn!("{err}; publishing as `{target}` instead (never forced)");
+                push::push_to(&prepared.executor, &remote, branch, &target, &rules)
+                    .await
+                    .map_err(internal)?;
+                Ok(target)
+            }
+            Err(err) => Err(internal(err)),
+        }
     }
 
     /// The open pull request for the session's branch, its body refreshed, or a new one.

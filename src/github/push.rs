@@ -170,32 +170,58 @@ fn spec(remote: &Remote, args: Vec<String>) -> CommandSpec {
 }
 
 /// The argv of the push: one explicit refspec, no `+`, no `--force`, hooks skipped.
-pub fn push_args(url: &str, branch: &str) -> Vec<String> {
+pub fn push_args(url: &str, local: &str, target: &str) -> Vec<String> {
     vec![
         "push".into(),
         "--no-verify".into(),
         "--porcelain".into(),
         url.into(),
-        format!("refs/heads/{branch}:refs/heads/{branch}"),
+        format!("refs/heads/{local}:refs/heads/{target}"),
     ]
 }
 
-/// Pushes the bot's `branch` (checked first).
+/// Pushes the bot's `branch` to the branch of the same name (checked first).
 pub async fn push<R: CommandRunner>(
     runner: &R,
     remote: &Remote,
     branch: &str,
     rules: &BranchRules,
 ) -> Result<(), PushError> {
-    check(branch, &remote.url, rules)?;
+    push_to(runner, remote, branch, branch, rules).await
+}
+
+/// Pushes the local branch `local` to the remote branch `target` (both checked: the bot's,
+/// never a protected one).
+pub async fn push_to<R: CommandRunner>(
+    runner: &R,
+    remote: &Remote,
+    local: &str,
+    target: &str,
+    rules: &BranchRules,
+) -> Result<(), PushError> {
+    check(local, &remote.url, rules)?;
+    check(target, &remote.url, rules)?;
     run(
         runner,
         remote,
         "push",
-        branch,
-        push_args(&remote.url, branch),
+        target,
+        push_args(&remote.url, local, target),
     )
     .await
+}
+
+/// Whether a failed push was refused because the remote branch holds other history (the bot
+/// never forces: it publishes under another name instead).
+pub fn was_rejected(error: &PushError) -> bool {
+    match error {
+        PushError::Failed { detail, .. } => {
+            detail.contains("[rejected]")
+                || detail.contains("non-fast-forward")
+                || detail.contains("fetch first")
+        }
+        _ => false,
+    }
 }
 
 /// Fetches the bot's `branch` from the remote into the local branch of the same name (to
@@ -238,8 +264,14 @@ async fn run<R: CommandRunner>(
     if output.termination.success() {
         return Ok(());
     }
-    let stderr = &output.stderr.text;
-    let tail: String = stderr.lines().rev().take(6).collect::<Vec<_>>().join(" | ");
+    let text = format!("{}\n{}", output.stdout.text, output.stderr.text);
+    let tail: String = text
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .rev()
+        .take(8)
+        .collect::<Vec<_>>()
+        .join(" | ");
     Err(failed(format!("{:?}: {tail}", output.termination)))
 }
 
@@ -299,7 +331,10 @@ mod tests {
             path_env: "/usr/bin".into(),
             timeout: Duration::from_secs(60),
         };
-        let spec = spec(&remote, push_args(&remote.url, "meta-agent/x"));
+        let spec = spec(
+            &remote,
+            push_args(&remote.url, "meta-agent/x", "meta-agent/x"),
+        );
         let Program::Argv(argv) = &spec.program else {
             panic!("not argv")
         };

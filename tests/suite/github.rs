@@ -832,3 +832,33 @@ fn a_plain_ci_step_leaves_its_results_as_files() {
     let report = std::fs::read_to_string(artifacts.join("report.md")).unwrap();
     assert!(report.contains("Meta-Agent-Gates:"), "{report}");
 }
+
+/// `/agent retry` starts over from the issue on a new runner: the remote branch of the same name
+/// holds the earlier history, which the bot never forces over; the new work is published under a
+/// name of its own.
+#[test]
+fn a_retry_never_forces_over_the_earlier_branch() {
+    let mut fixture = Fixture::new(&examples("broken-calc"), |_| {});
+    let first = fixture.step("issues", &labeled("alice"), &[]);
+    assert_eq!(first.output("outcome"), "committed", "{}", first.stderr);
+    let branch = first.output("branch");
+    let before = git(&fixture.bare(), &["rev-parse", &branch]);
+    fixture.new_runner("retry-runner");
+    let event = comment_event(&fixture, "alice", "/agent retry");
+    let second = fixture.step("issue_comment", &event, &[]);
+    assert_eq!(second.code, 0, "{}\n{}", second.stdout, second.stderr);
+    assert_eq!(second.output("outcome"), "committed");
+    let republished = second.output("branch");
+    assert_ne!(republished, branch);
+    assert!(republished.starts_with(&branch), "{republished}");
+    assert_eq!(
+        git(&fixture.bare(), &["rev-parse", &branch]),
+        before,
+        "never forced"
+    );
+    let heads: Vec<String> = fixture.github.pulls().into_iter().map(|p| p.head).collect();
+    assert_eq!(heads, vec![branch, republished]);
+    assert_eq!(fixture.bot_comments().len(), 1);
+    let record = SessionRecord::decode(&fixture.bot_comments()[0].body).unwrap();
+    assert_eq!(record.branch, second.output("branch"));
+}
