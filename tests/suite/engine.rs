@@ -655,5 +655,9 @@ async fn an_escalated_run_resumed_with_guidance_commits_on_its_branch() {
         .lines()
         .filter(|line| line.contains("\"llm.call\""))
         .count();
-    assert_eq!(llm_calls, requests.len(), "every model call is audited: {audit}");
+    assert_eq!(
+        llm_calls,
+        requests.len(),
+        "every model call is audited: {audit}"
+    );
 }
