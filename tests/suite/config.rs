@@ -1,6 +1,6 @@
 //! `.meta-agent.yml`: validation errors name file, line and key; presets; the JSON Schema.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use predicates::prelude::*;
 
@@ -195,6 +195,7 @@ fn the_schema_is_generated_from_the_types() {
         "preset",
         "llm",
         "loop",
+        "setup",
         "gates",
         "sandbox",
         "hindsight",
@@ -206,6 +207,117 @@ fn the_schema_is_generated_from_the_types() {
     let text = out.get_output().stdout.clone();
     let text = String::from_utf8(text).unwrap();
     assert!(text.contains("max_iterations") && text.contains("threshold"));
+}
+
+#[test]
+fn setup_and_gate_network_values_are_checked_where_they_are_written() {
+    let repo = repo_with_config(
+        "version: 1\npreset: none\ngates:\n  - name: t\n    run: make test\n    network: maybe\n",
+    );
+    check(repo.path())
+        .code(2)
+        .stderr(predicate::str::contains(".meta-agent.yml:6:"))
+        .stderr(predicate::str::contains("unknown variant `maybe`"));
+    let repo =
+        repo_with_config("version: 1\npreset: none\nsetup:\n  - run: npm ci\n    tiemout: 5m\n");
+    check(repo.path())
+        .code(2)
+        .stderr(predicate::str::contains(".meta-agent.yml:5:"))
+        .stderr(predicate::str::contains("unknown field `tiemout`"));
+    let repo = repo_with_config("version: 1\npreset: none\nsetup:\n  - run: \"  \"\n");
+    check(repo.path()).code(2).stderr(predicate::str::contains(
+        "setup[0].run: the command is empty",
+    ));
+    let repo = repo_with_config(
+        "version: 1\npreset: none\nsetup:\n  - run: npm ci\n    env:\n      NPM_TOKEN: abc\n",
+    );
+    check(repo.path())
+        .code(2)
+        .stderr(predicate::str::contains("setup[0].env.NPM_TOKEN"));
+    let repo = repo_with_config(
+        "version: 1\npreset: none\nsetup:\n  - run: [npm, ci]\n    workdir: ../x\n",
+    );
+    check(repo.path())
+        .code(2)
+        .stderr(predicate::str::contains("setup[0].workdir"));
+    let repo = repo_with_config(
+        "version: 1\npreset: none\nsetup:\n  - run: [npm, ci]\n    timeout: 5m\ngates:\n  - name: t\n    run: make test\n    network: on\n",
+    );
+    check(repo.path()).success();
+}
+
+#[test]
+fn gates_are_offline_by_default_and_presets_bring_their_setup_unless_the_file_replaces_it() {
+    use meta_agent::config::raw::GateNetwork;
+    use meta_agent::config::{GateCommand, parse_raw, preset, resolve};
+    let path = Path::new(".meta-agent.yml");
+    let text = "version: 1\nsetup:\n  - run: [pip, install, -e, .]\n    timeout: 2m\ngates:\n  - name: a\n    run: x\n  - name: b\n    run: y\n    network: on\n";
+    let raw = parse_raw(text, path).unwrap();
+    let config = resolve::resolve(resolve::ResolveInput {
+        file: Some((path, &raw, text)),
+        preset: None,
+        preset_reason: String::new(),
+    })
+    .unwrap();
+    let networks: Vec<GateNetwork> = config.gates.iter().map(|g| g.network).collect();
+    assert_eq!(networks, [GateNetwork::Off, GateNetwork::On]);
+    assert_eq!(config.setup.len(), 1);
+    assert_eq!(
+        config.setup[0].command,
+        GateCommand::Argv(vec![
+            "pip".into(),
+            "install".into(),
+            "-e".into(),
+            ".".into()
+        ])
+    );
+    assert_eq!(config.setup[0].timeout, std::time::Duration::from_secs(120));
+    let rust = preset::preset_of("rust", path).unwrap();
+    let setup = resolve::preset_setup("rust", &rust.setup).unwrap();
+    assert!(
+        matches!(&setup[..], [one] if matches!(&one.command, GateCommand::Shell(line) if line.contains("cargo fetch --locked"))),
+        "{setup:?}"
+    );
+    let node = preset::preset_of("node", path).unwrap();
+    assert!(
+        node.setup
+            .iter()
+            .any(|s| format!("{:?}", s.run).contains("npm ci"))
+    );
+}
+
+#[test]
+fn a_rust_repository_gets_the_presets_setup_and_setup_empty_turns_it_off() {
+    use meta_agent::config::{LoadInput, load};
+    use meta_agent::exec::Executor;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("Cargo.toml"),
+        "[package]\nname = \"x\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let executor = Executor::new(PathBuf::from(env!("CARGO_BIN_EXE_meta-agent")));
+    let env: Vec<(String, String)> = std::env::vars().collect();
+    let load_now = || {
+        runtime
+            .block_on(load(
+                LoadInput {
+                    repo_root: dir.path(),
+                    explicit: None,
+                    parent_env: &env,
+                },
+                &executor,
+            ))
+            .unwrap()
+    };
+    assert_eq!(load_now().setup.len(), 1, "the rust preset's cargo fetch");
+    std::fs::write(
+        dir.path().join(".meta-agent.yml"),
+        "version: 1\nsetup: []\n",
+    )
+    .unwrap();
+    assert!(load_now().setup.is_empty(), "`setup: []` runs none");
 }
 
 mod properties {

@@ -661,3 +661,147 @@ async fn an_escalated_run_resumed_with_guidance_commits_on_its_branch() {
         "every model call is audited: {audit}"
     );
 }
+
+/// A loopback listener that counts connections until dropped (network tests below).
+struct Loopback {
+    port: u16,
+    connections: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Loopback {
+    fn start() -> Loopback {
+        use std::sync::atomic::Ordering;
+        let socket = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        socket.set_nonblocking(true).unwrap();
+        let port = socket.local_addr().unwrap().port();
+        let connections = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (count, done) = (connections.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                match socket.accept() {
+                    Ok(_) => {
+                        count.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
+                }
+            }
+        });
+        Loopback {
+            port,
+            connections,
+            stop,
+        }
+    }
+
+    fn seen(&self) -> usize {
+        self.connections.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl Drop for Loopback {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// The example with its configuration replaced by `config` (committed).
+fn example_configured(config: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    example_with(|work| std::fs::write(work.join(".meta-agent.yml"), config).unwrap())
+}
+
+#[test]
+fn setup_runs_once_before_the_build_online_and_gates_are_offline_unless_they_say_network_on() {
+    let caps = meta_agent::exec::detect::detect();
+    let (setup, online, offline) = (Loopback::start(), Loopback::start(), Loopback::start());
+    let marks = tempfile::tempdir().unwrap();
+    let mark = marks.path().join("setup");
+    let offline_env = marks.path().join("offline-env");
+    let config = format!(
+        "version: 1\npreset: none\nsetup:\n  - run: [bash, -c, \"echo fetch > /dev/tcp/127.0.0.1/{setup} && if [ -e added.txt ]; then echo after >> {mark}; else echo before >> {mark}; fi\"]\n    timeout: 1m\ngates:\n  - name: online\n    network: on\n    run: [bash, -c, \"echo probe > /dev/tcp/127.0.0.1/{online}\"]\n  - name: offline\n    run: [bash, -c, \"echo \\\"$CARGO_NET_OFFLINE\\\" >> {env}; echo probe > /dev/tcp/127.0.0.1/{offline}; true\"]\n",
+        setup = setup.port,
+        online = online.port,
+        offline = offline.port,
+        mark = mark.display(),
+        env = offline_env.display(),
+    );
+    let (dir, work) = example_configured(&config);
+    let task = task_file(
+        dir.path(),
+        "title: Add a file\nedits:\n  - summary: add it\n    changes:\n      - write: {path: added.txt, content: \"hello\\n\"}\n",
+    );
+    let (code, events, outcome) = run_json(&work, &["run", "--dry-run", "--task", &task]);
+    assert_eq!(code, 0, "{outcome:#}\n{events:#?}");
+    assert_eq!(
+        std::fs::read_to_string(&mark).unwrap(),
+        "before\n",
+        "setup ran once, before the build"
+    );
+    assert_eq!(setup.seen(), 1, "setup had the network");
+    assert!(online.seen() >= 1, "a gate with `network: on` had it");
+    let first_setup = events
+        .iter()
+        .position(|e| {
+            e["event"] == "command_run" && e["command"].as_str().unwrap().contains("echo fetch")
+        })
+        .expect("the setup command is a command_run event");
+    let first_gate = events
+        .iter()
+        .position(|e| e["event"] == "gate_started")
+        .unwrap();
+    assert!(first_setup < first_gate);
+    assert!(
+        std::fs::read_to_string(&offline_env)
+            .unwrap()
+            .lines()
+            .all(|line| line == "true"),
+        "offline gates get CARGO_NET_OFFLINE=true"
+    );
+    if !caps.user_namespaces {
+        eprintln!(
+            "SKIPPED the offline check: {} — checking that the result says the network was ON",
+            caps.describe()
+        );
+        let finished = events_named(&events, "gate_finished");
+        let offline_gate = finished.iter().find(|e| e["gate"] == "offline").unwrap();
+        assert!(
+            offline_gate["detail"]
+                .as_str()
+                .unwrap()
+                .contains("network ON"),
+            "{offline_gate}"
+        );
+        return;
+    }
+    assert_eq!(offline.seen(), 0, "the default gate had no network");
+}
+
+#[test]
+fn a_failing_setup_command_ends_the_run_before_the_build_and_names_the_command() {
+    let (dir, work) = example_configured(
+        "version: 1\npreset: python\nsetup:\n  - run: \"echo cannot reach the registry >&2; exit 3\"\n",
+    );
+    let task = task_file(
+        dir.path(),
+        "title: Add a file\nedits:\n  - summary: add it\n    changes:\n      - write: {path: added.txt, content: \"hello\\n\"}\n",
+    );
+    let (code, events, outcome) = run_json(&work, &["run", "--dry-run", "--task", &task]);
+    assert_eq!(code, 4, "{outcome:#}");
+    assert_eq!(outcome["outcome"], "escalated");
+    let escalated = events_named(&events, "escalated");
+    let reason = escalated[0]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains(
+            "setup command `echo cannot reach the registry >&2; exit 3` exited with code 3"
+        ) && reason.contains("cannot reach the registry"),
+        "{reason}"
+    );
+    assert!(events_named(&events, "gate_started").is_empty());
+    assert!(!work.join("added.txt").exists(), "nothing was built");
+    let report = session_file(&work, &outcome, "report.md");
+    assert!(
+        report.contains("setup command `echo cannot reach"),
+        "{report}"
+    );
+}
