@@ -493,7 +493,7 @@ impl Step<'_> {
             status,
             &View::Committed {
                 pull_url: pull.clone(),
-                summary: crate::engine::outcome::final_summary(state, false),
+                summary: summary::markdown_result(state),
             },
             Some(record),
         )
@@ -766,7 +766,7 @@ impl Step<'_> {
             .ok()
             .flatten()
             .unwrap_or_else(|| "main".into());
-        let summary_text = crate::engine::outcome::final_summary(state, false);
+        let summary_text = summary::markdown_result(state);
         let mut pull_url = None;
         let view = match state.outcome {
             Some(RunOutcome::Committed) if state.dry_run => View::DryRun {
@@ -892,16 +892,12 @@ impl Step<'_> {
 
 /// The pull request's body: what was done, the gates, the trailers, the issue it fixes.
 fn pull_body(state: &LoopState, commit_message: Option<&str>) -> String {
-    let mut body = crate::engine::outcome::final_summary(state, false);
-    body.push_str("\n### Gates\n\n");
-    body.push_str(&format!(
-        "`{}`\n",
-        crate::engine::outcome::gates_trailer(&state.gates)
-    ));
+    let mut body = String::from("Verified by the repository's gates before it was pushed.\n\n");
+    body.push_str(&summary::markdown_result(state));
     if let Some(message) = commit_message {
-        body.push_str("\n### Commit\n\n```text\n");
+        body.push_str("\n<details><summary>Commit message and trailers</summary>\n\n```text\n");
         body.push_str(&message.replace("```", "'''"));
-        body.push_str("\n```\n");
+        body.push_str("\n```\n</details>\n");
     }
     if let Some(issue) = state.task.issue {
         body.push_str(&format!("\nFixes #{issue}\n"));

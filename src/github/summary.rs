@@ -87,6 +87,81 @@ fn table_cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 
+/// The result of a run in Markdown, for the status comment and the pull request body: the task,
+/// iterations and LLM calls, the files changed, the last gate results as a table, flaky tests
+/// and refused changes.
+pub fn markdown_result(state: &LoopState) -> String {
+    let mut out = format!(
+        "**Task:** {}
+
+**Iterations:** {} (max {}) · **LLM calls:** {} · **Session:** `{}`
+",
+        state.task.title.replace('\n', " "),
+        state.iterations_run(),
+        state.max_iterations,
+        state.usage.llm_calls,
+        state.session
+    );
+    let files: std::collections::BTreeSet<&str> = state
+        .history
+        .iter()
+        .flat_map(|step| step.files_changed.iter().map(String::as_str))
+        .collect();
+    if !files.is_empty() {
+        let list: Vec<String> = files.iter().map(|file| format!("`{file}`")).collect();
+        out.push_str(&format!("\n**Changed:** {}\n", list.join(", ")));
+    }
+    if !state.gates.is_empty() {
+        out.push_str("\n| Gate | Result | Tests | Coverage | Details |\n|---|---|---|---|---|\n");
+        for gate in &state.gates {
+            out.push_str(&gate_row(gate));
+        }
+    }
+    if !state.flaky.is_empty() {
+        out.push_str(&format!(
+            "\n**Flaky tests (reported, not fixed):** {}\n",
+            state.flaky.join(", ")
+        ));
+    }
+    if !state.tamper.is_empty() {
+        out.push_str("\n**Refused changes:**\n");
+        for line in &state.tamper {
+            out.push_str(&format!("- {}\n", table_cell(line)));
+        }
+    }
+    out
+}
+
+fn gate_row(gate: &GateRecord) -> String {
+    let result = match gate.result.as_str() {
+        "pass" => "✅ pass",
+        "fail" => "❌ fail",
+        _ => "⏭ skip",
+    };
+    let tests = match (gate.tests_passed, gate.tests_total) {
+        (Some(passed), Some(total)) => format!("{passed}/{total}"),
+        _ => String::new(),
+    };
+    let coverage = match (gate.coverage, gate.coverage_threshold) {
+        (Some(line), Some(threshold)) => format!("{line:.1}% (≥ {threshold:.0}%)"),
+        (Some(line), None) => format!("{line:.1}%"),
+        _ => String::new(),
+    };
+    let details = gate
+        .failing_tests
+        .iter()
+        .take(5)
+        .cloned()
+        .chain(gate.reasons.iter().take(2).cloned())
+        .collect::<Vec<_>>()
+        .join("; ");
+    format!(
+        "| {} | {result} | {tests} | {coverage} | {} |\n",
+        table_cell(&gate.name),
+        table_cell(&details)
+    )
+}
+
 /// `::error` annotations for the failures of the last observation that have a file and line.
 pub fn annotations(state: &LoopState) -> Vec<String> {
     state

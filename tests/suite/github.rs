@@ -328,6 +328,8 @@ fn an_issue_labelled_for_the_bot_ends_in_one_pull_request_and_one_status_comment
             })
     );
     insta::assert_snapshot!("github_job_summary_committed", stable(&first.summary));
+    insta::assert_snapshot!("github_status_committed", stable(&comments[0].body));
+    insta::assert_snapshot!("github_pull_request_body", stable(&pulls[0].body));
 
     // The same event again (a re-run): published again, not run twice.
     let second = fixture.step("issues", &labeled("alice"), &[]);
