@@ -299,7 +299,7 @@ async fn apply_fix<R: CommandRunner, G: Repository>(
     }
 }
 
-/// Runs a resolution command through the exec module, like a gate.
+/// Runs a resolution command through the exec module, like a gate of a run: offline.
 async fn run_command<R: CommandRunner, G: Repository>(
     ctx: &HindsightCtx<'_, R, G>,
     line: &CommandLine,
@@ -309,13 +309,20 @@ async fn run_command<R: CommandRunner, G: Repository>(
         CommandLine::Shell(text) => Program::Shell(text.clone()),
     };
     let workdir = ctx.repo.workdir();
+    let offline = [("CARGO_NET_OFFLINE".to_owned(), "true".to_owned())];
     let env = child_env(
         ctx.parent_env.iter().cloned(),
         &ctx.config.sandbox.env_allow,
-        [],
+        offline.iter().map(|(name, value)| (name, value)),
     );
     let writable = crate::gates::runner::writable_dirs(&workdir, &ctx.config.sandbox.writable);
-    let isolation = crate::exec::sandbox::Isolation::for_repository_commands(&env, &writable);
+    // Offline like the gates of a run: `cargo clippy --fix` and `cargo fix` compile the crate
+    // (build scripts, proc macros), eslint and prettier load JavaScript configuration files —
+    // repository code the model may have written. No catalog command needs the network.
+    let isolation = crate::exec::sandbox::Isolation {
+        network: crate::exec::sandbox::NetworkPolicy::Off,
+        ..crate::exec::sandbox::Isolation::for_repository_commands(&env, &writable)
+    };
     let spec = CommandSpec {
         program,
         cwd: workdir.clone(),
