@@ -556,4 +556,110 @@ mod tests {
         assert!(find_on_path("sh", "/nonexistent").is_none());
         assert!(find_on_path("definitely-not-a-program-xyz", "/usr/bin:/bin").is_none());
     }
+
+    /// Records the specs it is asked to run and answers exit 0.
+    #[derive(Default)]
+    struct Recording(std::sync::Mutex<Vec<CommandSpec>>);
+
+    impl CommandRunner for Recording {
+        async fn run(&self, spec: CommandSpec) -> Result<CommandOutput, crate::exec::ExecError> {
+            if let Ok(mut specs) = self.0.lock() {
+                specs.push(spec);
+            }
+            Ok(CommandOutput {
+                termination: crate::exec::Termination::Exited { code: 0 },
+                stdout: Default::default(),
+                stderr: Default::default(),
+                duration: Duration::ZERO,
+                descendants_killed: 0,
+            })
+        }
+    }
+
+    fn spec(name: &str, network: GateNetwork) -> GateSpec {
+        GateSpec {
+            name: name.into(),
+            kind: crate::config::raw::GateKind::Custom,
+            command: GateCommand::Argv(vec!["true".into()]),
+            workdir: ".".into(),
+            timeout: Duration::from_secs(5),
+            env: BTreeMap::new(),
+            junit: vec![],
+            coverage: None,
+            sarif: vec![],
+            fail_on: crate::report::FindingLevel::Error,
+            requires: vec![],
+            optional: false,
+            files: BTreeMap::new(),
+            rerun_failed: None,
+            network,
+        }
+    }
+
+    fn run_with(mode: GateNetworkMode) -> (GatesSummary, Vec<CommandSpec>) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let runner = Recording::default();
+        let events = crate::event::Recorder::default();
+        let sandbox = SandboxSettings {
+            env_allow: vec![],
+            output_cap: 1 << 16,
+            kill_grace: Duration::from_secs(1),
+            writable: vec![],
+        };
+        let ctx = GateRunContext {
+            repo_root: dir.path(),
+            parent_env: &[],
+            sandbox: &sandbox,
+            report_root: &dir.path().join("reports"),
+            limits: Limits::default(),
+            concurrency: 1,
+            runner: &runner,
+            events: &events,
+        };
+        let gates = [spec("off", GateNetwork::Off), spec("on", GateNetwork::On)];
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        let summary = runtime.block_on(run_gates_with(&ctx, &gates, mode));
+        let specs = runner.0.lock().map(|s| s.clone()).unwrap_or_default();
+        (summary, specs)
+    }
+
+    #[test]
+    fn inside_a_run_gates_are_offline_unless_they_say_on_and_meta_agent_gates_keeps_the_network() {
+        let (summary, specs) = run_with(GateNetworkMode::AsConfigured { can_cut: true });
+        let networks: Vec<NetworkPolicy> = specs.iter().map(|s| s.isolation.network).collect();
+        assert_eq!(networks, [NetworkPolicy::Off, NetworkPolicy::On]);
+        assert_eq!(
+            specs[0].env.get("CARGO_NET_OFFLINE").map(String::as_str),
+            Some("true")
+        );
+        assert!(!specs[1].env.contains_key("CARGO_NET_OFFLINE"));
+        assert!(summary.gates.iter().all(|g| g.reasons.is_empty()));
+        let (_, specs) = run_with(GateNetworkMode::Host);
+        assert!(
+            specs
+                .iter()
+                .all(|s| s.isolation.network == NetworkPolicy::On)
+        );
+        assert!(
+            specs
+                .iter()
+                .all(|s| !s.env.contains_key("CARGO_NET_OFFLINE"))
+        );
+    }
+
+    #[test]
+    fn where_the_network_cannot_be_cut_the_offline_gate_says_it_ran_online() {
+        let (summary, _) = run_with(GateNetworkMode::AsConfigured { can_cut: false });
+        assert_eq!(summary.gates[0].reasons, [NETWORK_NOT_CUT_NOTE]);
+        assert!(
+            summary.gates[0].passed,
+            "fail-open is reported, not a failure"
+        );
+        assert!(
+            summary.gates[1].reasons.is_empty(),
+            "`network: on` asked for it"
+        );
+    }
 }

@@ -312,3 +312,19 @@ fn gates_write_only_to_the_worktree_tmp_toolchain_caches_and_configured_dirs() {
         "a write outside the allowed places got through"
     );
 }
+
+/// `meta-agent gates` involves no model: gates keep the host's network there (a gate offline by
+/// default is offline only inside a run), and no offline variable is set for them.
+#[test]
+fn meta_agent_gates_runs_gates_with_the_network_on() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let repo = repo_with_config(&format!(
+        "version: 1\npreset: none\ngates:\n  - name: probe\n    run: [bash, -c, \"echo probe > /dev/tcp/127.0.0.1/{port} && test -z \\\"$CARGO_NET_OFFLINE\\\"\"]\n"
+    ));
+    let (code, json) = gates_json(repo.path(), &[]);
+    assert_eq!(code, 0, "{json:#}");
+    assert_eq!(gate(&json, "probe")["status"], "passed");
+    listener.set_nonblocking(true).unwrap();
+    assert!(listener.accept().is_ok(), "the gate reached the listener");
+}
