@@ -531,15 +531,29 @@ async fn config_check(cli: &Cli) -> Result<Done, CliError> {
         config.preset_reason
     );
     for gate in &config.gates {
-        let command = match &gate.command {
-            config::GateCommand::Shell(line) => line.clone(),
-            config::GateCommand::Argv(argv) => argv.join(" "),
+        let network = match gate.network {
+            config::raw::GateNetwork::On => " [network: on — runs model-written code online]",
+            config::raw::GateNetwork::Off => "",
         };
         out.push_str(&format!(
-            "  - {} ({}): {command}\n",
+            "  - {} ({}): {}{network}\n",
             gate.name,
-            summary::kind_word(gate.kind)
+            summary::kind_word(gate.kind),
+            command_line(&gate.command)
         ));
     }
+    if !config.setup.is_empty() {
+        out.push_str("setup (once per run, before the build, network on):\n");
+        for step in &config.setup {
+            out.push_str(&format!("  - {}\n", command_line(&step.command)));
+        }
+    }
     Ok(Done::ok(out))
+}
+
+fn command_line(command: &config::GateCommand) -> String {
+    match command {
+        config::GateCommand::Shell(line) => line.clone(),
+        config::GateCommand::Argv(argv) => argv.join(" "),
+    }
 }

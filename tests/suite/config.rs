@@ -367,3 +367,19 @@ mod properties {
         assert!(parse_raw(VALID, Path::new("conf.yml")).is_ok());
     }
 }
+
+#[test]
+fn config_check_shows_the_setup_and_gates_that_keep_the_network() {
+    let repo = repo_with_config(
+        "version: 1\npreset: none\nsetup:\n  - run: [npm, ci]\ngates:\n  - name: e2e\n    run: npm run e2e\n    network: on\n  - name: unit\n    run: npm test\n",
+    );
+    check(repo.path())
+        .success()
+        .stdout(predicate::str::contains(
+            "e2e (custom): npm run e2e [network: on",
+        ))
+        .stdout(predicate::str::contains("unit (custom): npm test\n"))
+        .stdout(predicate::str::contains(
+            "setup (once per run, before the build, network on):\n  - npm ci\n",
+        ));
+}
