@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 
 /// One scripted reply.
@@ -166,46 +166,12 @@ async fn serve(
 }
 
 async fn read_request(stream: &mut TcpStream) -> Option<Recorded> {
-    let mut buffer = Vec::new();
-    let head_end = loop {
-        if let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
-            break end;
-        }
-        let mut chunk = [0u8; 4096];
-        let read = stream.read(&mut chunk).await.ok()?;
-        if read == 0 {
-            return None;
-        }
-        buffer.extend_from_slice(&chunk[..read]);
-    };
-    let head = String::from_utf8_lossy(&buffer[..head_end]).into_owned();
-    let mut lines = head.split("\r\n");
-    let mut first = lines.next()?.split(' ');
-    let (method, path) = (first.next()?.to_string(), first.next()?.to_string());
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|line| line.split_once(':'))
-        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_string()))
-        .collect();
-    let length: usize = headers
-        .iter()
-        .find(|(name, _)| name == "content-length")
-        .and_then(|(_, value)| value.parse().ok())
-        .unwrap_or(0);
-    let mut body = buffer[head_end + 4..].to_vec();
-    while body.len() < length {
-        let mut chunk = [0u8; 4096];
-        let read = stream.read(&mut chunk).await.ok()?;
-        if read == 0 {
-            break;
-        }
-        body.extend_from_slice(&chunk[..read]);
-    }
-    let body = String::from_utf8_lossy(&body).into_owned();
+    let raw = super::http::read_request(stream).await?;
     Some(Recorded {
-        method,
-        path,
-        headers,
-        body,
+        method: raw.method,
+        path: raw.path,
+        headers: raw.headers,
+        body: raw.body,
     })
 }
 

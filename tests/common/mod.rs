@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 pub mod git_http;
+pub mod http;
 pub mod mock_github;
 pub mod mock_llm;
 

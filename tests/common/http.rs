@@ -1,0 +1,60 @@
+//! The request side of the loopback mock servers (mock LLM, mock GitHub): one HTTP/1.1 request
+//! read from a tokio stream, header names in lower case, the body read to its `content-length`.
+
+use tokio::io::AsyncReadExt;
+use tokio::net::TcpStream;
+
+/// One request as received.
+pub struct RawRequest {
+    pub method: String,
+    /// The path with its query.
+    pub path: String,
+    /// Header names in lower case.
+    pub headers: Vec<(String, String)>,
+    /// The body as lossy UTF-8.
+    pub body: String,
+}
+
+/// Reads one request; `None` when the client closed before a whole head arrived.
+pub async fn read_request(stream: &mut TcpStream) -> Option<RawRequest> {
+    let mut buffer = Vec::new();
+    let head_end = loop {
+        if let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+            break end;
+        }
+        let mut chunk = [0u8; 4096];
+        let read = stream.read(&mut chunk).await.ok()?;
+        if read == 0 {
+            return None;
+        }
+        buffer.extend_from_slice(&chunk[..read]);
+    };
+    let head = String::from_utf8_lossy(&buffer[..head_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let mut first = lines.next()?.split(' ');
+    let (method, path) = (first.next()?.to_string(), first.next()?.to_string());
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_string()))
+        .collect();
+    let length: usize = headers
+        .iter()
+        .find(|(name, _)| name == "content-length")
+        .and_then(|(_, value)| value.parse().ok())
+        .unwrap_or(0);
+    let mut body = buffer[head_end + 4..].to_vec();
+    while body.len() < length {
+        let mut chunk = [0u8; 4096];
+        let read = stream.read(&mut chunk).await.ok()?;
+        if read == 0 {
+            break;
+        }
+        body.extend_from_slice(&chunk[..read]);
+    }
+    Some(RawRequest {
+        method,
+        path,
+        headers,
+        body: String::from_utf8_lossy(&body).into_owned(),
+    })
+}
