@@ -52,6 +52,15 @@ pub struct RateHeaders {
     pub reset_unix: Option<u64>,
 }
 
+/// When a successful answer says the quota is spent (`x-ratelimit-remaining: 0`), the unix time
+/// until which the next request should wait (`x-ratelimit-reset`), instead of being refused.
+pub fn exhausted_until(headers: &RateHeaders, now_unix: u64) -> Option<u64> {
+    match (headers.remaining, headers.reset_unix) {
+        (Some(0), Some(reset)) if reset > now_unix => Some(reset),
+        _ => None,
+    }
+}
+
 /// Which limit GitHub applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LimitKind {
@@ -381,5 +390,20 @@ mod tests {
                 prop_assert!(retry_after.is_none() && remaining != Some(0) && !secondary);
             }
         }
+    }
+    #[test]
+    fn a_spent_quota_on_a_success_paces_the_next_request() {
+        let spent = RateHeaders {
+            retry_after_secs: None,
+            remaining: Some(0),
+            reset_unix: Some(1_000),
+        };
+        assert_eq!(exhausted_until(&spent, 990), Some(1_000));
+        assert_eq!(exhausted_until(&spent, 1_000), None);
+        let left = RateHeaders {
+            remaining: Some(3),
+            ..spent
+        };
+        assert_eq!(exhausted_until(&left, 990), None);
     }
 }

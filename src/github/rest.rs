@@ -81,6 +81,8 @@ pub struct RestClient {
     writes: tokio::sync::Mutex<()>,
     /// Milliseconds waited so far on rate limits and back-offs.
     waited_ms: AtomicU64,
+    /// Unix time until which the quota is spent (0: not spent), from a successful answer.
+    quota_reset: AtomicU64,
 }
 
 impl fmt::Debug for RestClient {
@@ -161,6 +163,7 @@ impl RestClient {
             rate: settings.rate,
             writes: tokio::sync::Mutex::new(()),
             waited_ms: AtomicU64::new(0),
+            quota_reset: AtomicU64::new(0),
         })
     }
 
@@ -183,8 +186,12 @@ impl RestClient {
         };
         let mut attempt = 0;
         loop {
+            self.wait_for_quota(call).await?;
             let failure = match self.request(call).send().await {
-                Ok(response) if response.status().is_success() => return Ok(response),
+                Ok(response) if response.status().is_success() => {
+                    self.note_quota(&response);
+                    return Ok(response);
+                }
                 Ok(response) => match self.refusal(call, response).await? {
                     Some(failure) => failure,
                     None => continue,
@@ -201,6 +208,32 @@ impl RestClient {
             }
             attempt += 1;
         }
+    }
+
+    /// Remembers a quota a successful answer reported as spent.
+    fn note_quota(&self, response: &Response) {
+        let now = unix_now();
+        if let Some(reset) = rate::exhausted_until(&rate_headers(response.headers(), now), now) {
+            self.quota_reset.store(reset, Ordering::Relaxed);
+        }
+    }
+
+    /// Waits out a spent quota before sending, rather than being refused (within the budget).
+    async fn wait_for_quota(&self, call: &Call) -> Result<(), GitHubError> {
+        let reset = self.quota_reset.load(Ordering::Relaxed);
+        let now = unix_now();
+        if reset <= now {
+            return Ok(());
+        }
+        let wait = Duration::from_secs(reset - now);
+        self.pause(wait, fastrand::f64())
+            .await
+            .map_err(|required| GitHubError::RateLimited {
+                what: call.what.clone(),
+                wait_secs: required.as_secs_f64().ceil() as u64,
+            })?;
+        self.quota_reset.store(0, Ordering::Relaxed);
+        Ok(())
     }
 
     fn request(&self, call: &Call) -> reqwest::RequestBuilder {

@@ -844,3 +844,39 @@ async fn mock_answers_have_the_real_shapes() {
         Vec::<String>::new()
     );
 }
+
+/// A successful answer that says the quota is spent paces the next request until the reset,
+/// instead of sending it to be refused.
+#[tokio::test]
+async fn a_spent_quota_on_a_success_waits_for_the_reset_before_the_next_request() {
+    let mock = MockGitHub::start();
+    mock.add_issue(4, "t", "b", "alice");
+    let id = mock.add_comment(4, "alice", "User", "/agent fix");
+    let reset = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 2;
+    mock.fail_next(
+        Fault::status("POST", "/reactions", 201)
+            .header("x-ratelimit-remaining", "0")
+            .header("x-ratelimit-reset", &reset.to_string()),
+    );
+    let client = client(&mock);
+    client
+        .react(&repo(), id, Reaction::Eyes)
+        .await
+        .expect("reacted");
+    let started = std::time::Instant::now();
+    client
+        .issue(&repo(), 4)
+        .await
+        .expect("read after the reset");
+    assert!(
+        started.elapsed() >= Duration::from_millis(900),
+        "waited {:?}",
+        started.elapsed()
+    );
+    let gets = api_requests(&mock, "GET");
+    assert_eq!(gets.len(), 1, "sent once, after the wait");
+}
