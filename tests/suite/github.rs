@@ -864,3 +864,35 @@ fn a_retry_never_forces_over_the_earlier_branch() {
     let record = SessionRecord::decode(&fixture.bot_comments()[0].body).unwrap();
     assert_eq!(record.branch, second.output("branch"));
 }
+
+/// `dry-run: true`: the whole loop runs, the job summary and the outputs say what it would have
+/// done, and nothing is written to GitHub or pushed.
+#[test]
+fn a_dry_run_writes_nothing_to_github_or_the_remote() {
+    let fixture = Fixture::new(&examples("broken-calc"), |_| {});
+    let event = comment_event(&fixture, "alice", "/agent fix");
+    let step = fixture.step("issue_comment", &event, &[("META_AGENT_DRY_RUN", "true")]);
+    assert_eq!(step.code, 0, "{}\n{}", step.stdout, step.stderr);
+    assert_eq!(step.output("outcome"), "committed");
+    assert!(
+        step.summary.contains("Outcome: **committed**"),
+        "{}",
+        step.summary
+    );
+    let writes: Vec<_> = fixture
+        .github
+        .requests()
+        .into_iter()
+        .filter(|r| r.method != "GET")
+        .collect();
+    assert!(writes.is_empty(), "{writes:?}");
+    assert!(
+        fixture
+            .git
+            .requests()
+            .iter()
+            .all(|r| !r.target.contains("receive-pack")),
+        "nothing pushed"
+    );
+    assert_eq!(remote_branches(&fixture), vec!["main".to_owned()]);
+}
