@@ -201,6 +201,14 @@ struct WorkflowRun {
 struct WorkflowRunEvent {
     action: String,
     workflow_run: WorkflowRun,
+    #[serde(default)]
+    repository: Option<RepositoryRef>,
+}
+
+#[derive(Deserialize)]
+struct RepositoryRef {
+    #[serde(default)]
+    default_branch: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -341,6 +349,16 @@ fn workflow_run(event: WorkflowRunEvent, settings: &TriggerSettings) -> Classifi
             run.head_branch
         ));
     }
+    let default = event
+        .repository
+        .and_then(|repository| repository.default_branch);
+    if let Some(default) = default.filter(|default| *default != run.head_branch) {
+        return Classified::Ignore(format!(
+            "the failed run is on `{}`, not the default branch `{default}`: self-healing works on \
+             the default branch (the checkout a workflow_run gets)",
+            run.head_branch
+        ));
+    }
     Classified::Run(Trigger::FailedRun {
         run_id: run.id,
         workflow: run.name,
@@ -478,6 +496,15 @@ mod tests {
             run("workflow_run", event("failure", "meta-agent/fix-x")),
             Classified::Ignore(_)
         ));
+        let mut feature = event("failure", "feature/x");
+        feature["repository"] = json!({"default_branch": "main"});
+        assert!(matches!(
+            run("workflow_run", feature),
+            Classified::Ignore(reason) if reason.contains("default branch")
+        ));
+        let mut on_main = event("failure", "main");
+        on_main["repository"] = json!({"default_branch": "main"});
+        assert!(matches!(run("workflow_run", on_main), Classified::Run(_)));
     }
 
     #[test]

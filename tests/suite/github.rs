@@ -610,7 +610,7 @@ async fn a_failed_workflow_run_becomes_a_task_from_its_logs_and_junit_artifacts(
     let event = json!({"action": "completed", "workflow_run": {"id": 777, "name": "CI",
         "conclusion": "failure", "head_branch": "main", "head_sha": "0123abc",
         "actor": user("alice"), "triggering_actor": user("alice")},
-        "sender": user("alice"), "repository": {"full_name": "octo/calc"}});
+        "sender": user("alice"), "repository": {"full_name": "octo/calc", "default_branch": "main"}});
     let (fixture, step) = tokio::task::spawn_blocking(move || {
         let step = fixture.step("workflow_run", &event, &with_env(&env));
         (fixture, step)
