@@ -1,0 +1,114 @@
+//! The status comment of a `meta-agent github` step: finding it, the session record it (or the
+//! bot's pull request) carries, writing it redacted, and the `status` and `stop` commands.
+
+use super::*;
+
+impl Step<'_> {
+    pub(super) fn status_comment(&self) -> Option<StatusComment> {
+        self.trigger.thread().map(|issue| {
+            StatusComment::new(
+                self.actions.repository.clone(),
+                issue,
+                self.args.bot_login.clone(),
+            )
+        })
+    }
+
+    /// The bot's saved session for this thread, if its own status comment carries one.
+    pub(super) async fn saved_record(
+        &self,
+        status: &mut Option<StatusComment>,
+    ) -> Result<Option<SessionRecord>, CliError> {
+        let Some(status) = status else {
+            return Ok(None);
+        };
+        let existing = status.existing(self.api).await.map_err(internal)?;
+        Ok(existing.and_then(|comment| SessionRecord::decode(&comment.body)))
+    }
+
+    /// The session recorded in the body of the bot's own pull request (a review comment on it
+    /// resumes that session).
+    pub(super) async fn pull_record(&self, pull: u64) -> Result<Option<SessionRecord>, CliError> {
+        let issue = self
+            .api
+            .issue(&self.actions.repository, pull)
+            .await
+            .map_err(internal)?;
+        if !issue.user.login.eq_ignore_ascii_case(&self.args.bot_login) {
+            tracing::warn!("pull request #{pull} is not the bot's own: its body is not trusted");
+            return Ok(None);
+        }
+        Ok(SessionRecord::decode(&issue.body))
+    }
+
+    pub(super) fn footer(&self, record: Option<&SessionRecord>) -> Footer {
+        Footer {
+            phrase: self.args.trigger_phrase.clone(),
+            run_url: self.actions.run_url(),
+            record: record.map(SessionRecord::encode),
+        }
+    }
+
+    /// Writes the status comment (redacted, neutralised); in a dry run, nothing.
+    pub(super) async fn post_status(
+        &self,
+        status: &mut Option<StatusComment>,
+        view: &View,
+        record: Option<&SessionRecord>,
+    ) -> Result<(), CliError> {
+        let Some(status) = status else {
+            return Ok(());
+        };
+        if self.args.dry_run {
+            return Ok(());
+        }
+        let body = self.outbound(&status::render(view, &self.footer(record)));
+        status.post(self.api, &body).await.map_err(internal)
+    }
+
+    pub(super) fn outbound(&self, text: &str) -> String {
+        let host = host_of(&self.actions.server_url);
+        outbound_markdown(&self.redactor, text, &[host, "github.com"])
+    }
+
+    pub(super) async fn report_status(
+        &self,
+        status: &mut Option<StatusComment>,
+        record: Option<SessionRecord>,
+    ) -> Result<Done, CliError> {
+        let summary = match &record {
+            Some(record) => format!(
+                "Session `{}` on `{}`: {}{}.",
+                record.session,
+                record.branch,
+                record.outcome,
+                if record.stopped { " (stopped)" } else { "" }
+            ),
+            None => "No session yet on this issue.".to_owned(),
+        };
+        self.post_status(
+            status,
+            &View::Status {
+                summary: summary.clone(),
+            },
+            record.as_ref(),
+        )
+        .await?;
+        finish_early(self.actions, "status", &summary)
+    }
+
+    pub(super) async fn stop(
+        &self,
+        status: &mut Option<StatusComment>,
+        record: Option<SessionRecord>,
+    ) -> Result<Done, CliError> {
+        let record = record.map(|record| SessionRecord {
+            stopped: true,
+            ..record
+        });
+        let by = self.trigger.actor().login.clone();
+        self.post_status(status, &View::Stopped { by }, record.as_ref())
+            .await?;
+        finish_early(self.actions, "stopped", "stopped by a maintainer")
+    }
+}

@@ -1,0 +1,194 @@
+//! Publishing a run: the push (never forced), the pull request opened or reused, the status
+//! comment, the job summary, annotations and outputs.
+
+use super::*;
+
+impl Step<'_> {
+    /// Pushes, opens or reuses the pull request, and writes the status comment, the job
+    /// summary and the outputs, all from the run's report.
+    pub(super) async fn publish(
+        &self,
+        prepared: &crate::cli::Prepared,
+        repo: &Git2Repository,
+        status: &mut Option<StatusComment>,
+        report: RunReport,
+        done: Done,
+    ) -> Result<Done, CliError> {
+        let mut published = report.state.clone();
+        let pushed = !published.dry_run
+            && matches!(
+                published.outcome,
+                Some(RunOutcome::Committed) | Some(RunOutcome::Escalated)
+            );
+        if pushed {
+            // Recorded before the push: a kill from here on is published again, not re-run.
+            self.post_status(
+                status,
+                &View::Working {
+                    trigger: format!("{} (publishing)", self.trigger.describe()),
+                },
+                Some(&SessionRecord::of(&published)),
+            )
+            .await?;
+            published.branch = self.push_branch(prepared, repo, &published).await?;
+        }
+        let state = &published;
+        let record = SessionRecord::of(state);
+        let outcome = state.outcome.as_ref().map_or("failed", RunOutcome::as_str);
+        let base = repo
+            .default_branch()
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| "main".into());
+        let summary_text = summary::markdown_result(state);
+        let mut pull_url = None;
+        let view = match state.outcome {
+            Some(RunOutcome::Committed) if state.dry_run => View::DryRun {
+                summary: summary_text,
+            },
+            Some(RunOutcome::Committed) => {
+                let pull = self
+                    .open_or_reuse_pull(state, &base, report.commit_message.as_deref())
+                    .await
+                    .map_err(|err| CliError::Internal(err.to_string()))?;
+                pull_url = Some(pull.clone());
+                View::Committed {
+                    pull_url: pull,
+                    summary: summary_text,
+                }
+            }
+            Some(RunOutcome::Escalated) => View::Escalated {
+                report: report.escalation.clone().unwrap_or(summary_text),
+                branch: state.branch.clone(),
+            },
+            Some(RunOutcome::NothingToDo) => View::NothingToDo {
+                summary: summary_text,
+            },
+            Some(RunOutcome::Failed) | None => View::Failed {
+                reason: summary_text,
+            },
+        };
+        self.post_status(status, &view, Some(&record)).await?;
+        let isolation = crate::exec::detect::detect().describe();
+        let input = SummaryInput {
+            trigger: &self.trigger.describe(),
+            pull_url: pull_url.as_deref(),
+            isolation: &isolation,
+            note: None,
+        };
+        write_step_files(
+            self.actions,
+            &self.outbound(&summary::job_summary(Some(state), &input)),
+            &outputs(state, pull_url.as_deref(), outcome),
+        )?;
+        let annotations: Vec<String> = summary::annotations(state)
+            .iter()
+            .map(|line| self.redactor.redact_text(line).into_owned())
+            .collect();
+        let mut stdout = format!(
+            "::group::meta-agent report\n{}\n::endgroup::\n",
+            done.stdout
+        );
+        for line in annotations {
+            stdout.push_str(&line);
+            stdout.push('\n');
+        }
+        tracing::info!(
+            "step finished after {:.1} s",
+            self.started.elapsed().as_secs_f64()
+        );
+        Ok(Done {
+            stdout,
+            outcome: done.outcome,
+        })
+    }
+
+    /// Pushes the session's branch; when the remote branch of that name holds other history (a
+    /// retry that started over), publishes it under a name of its own instead of forcing.
+    /// Returns the remote branch's name.
+    pub(super) async fn push_branch(
+        &self,
+        prepared: &crate::cli::Prepared,
+        repo: &Git2Repository,
+        state: &LoopState,
+    ) -> Result<String, CliError> {
+        let remote = self.remote(prepared);
+        let rules = self.branch_rules(repo);
+        let branch = &state.branch;
+        match push::push(&prepared.executor, &remote, branch, &rules).await {
+            Ok(()) => Ok(branch.clone()),
+            Err(err) if push::was_rejected(&err) => {
+                let suffix = state.session.rsplit('-').next().unwrap_or(&state.session);
+                let target = format!("{branch}-{suffix}");
+                tracing::warn!("{err}; publishing as `{target}` instead (never forced)");
+                push::push_to(&prepared.executor, &remote, branch, &target, &rules)
+                    .await
+                    .map_err(internal)?;
+                Ok(target)
+            }
+            Err(err) => Err(internal(err)),
+        }
+    }
+
+    /// The open pull request for the session's branch, its body refreshed, or a new one.
+    pub(super) async fn open_or_reuse_pull(
+        &self,
+        state: &LoopState,
+        base: &str,
+        commit_message: Option<&str>,
+    ) -> Result<String, crate::github::GitHubError> {
+        let repo = &self.actions.repository;
+        let mut body = self.outbound(&pull_body(state, commit_message));
+        body.push('\n');
+        body.push_str(&SessionRecord::of(state).encode());
+        body.push('\n');
+        if let Some(pull) = self.api.open_pull_for(repo, &state.branch).await? {
+            self.api.update_pull_body(repo, pull.number, &body).await?;
+            return Ok(pull.html_url);
+        }
+        let title = self.redactor.redact_text(&state.task.title).into_owned();
+        let new = NewPullRequest {
+            title,
+            body: body.clone(),
+            head: state.branch.clone(),
+            base: base.to_owned(),
+            draft: false,
+        };
+        match self.api.create_pull(repo, &new).await {
+            Ok(pull) => Ok(pull.html_url),
+            Err(err) => match self.api.open_pull_for(repo, &state.branch).await {
+                Ok(Some(pull)) => Ok(pull.html_url),
+                _ => Err(err),
+            },
+        }
+    }
+}
+
+/// The pull request's body: what was done, the gates, the trailers, the issue it fixes.
+pub(super) fn pull_body(state: &LoopState, commit_message: Option<&str>) -> String {
+    let mut body = String::from("Verified by the repository's gates before it was pushed.\n\n");
+    body.push_str(&summary::markdown_result(state));
+    if let Some(message) = commit_message {
+        body.push_str("\n<details><summary>Commit message and trailers</summary>\n\n```text\n");
+        body.push_str(&message.replace("```", "'''"));
+        body.push_str("\n```\n</details>\n");
+    }
+    if let Some(issue) = state.task.issue {
+        body.push_str(&format!("\nFixes #{issue}\n"));
+    }
+    body
+}
+
+pub(super) fn outputs(
+    state: &LoopState,
+    pull_url: Option<&str>,
+    outcome: &str,
+) -> Vec<(&'static str, String)> {
+    vec![
+        ("outcome", outcome.to_owned()),
+        ("pr-url", pull_url.unwrap_or_default().to_owned()),
+        ("branch", state.branch.clone()),
+        ("iterations", state.iterations_run().to_string()),
+        ("session", state.session.clone()),
+    ]
+}

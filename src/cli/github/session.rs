@@ -1,0 +1,340 @@
+//! What a `meta-agent github` step runs: the command dispatched against the recorded session,
+//! the task built from the issue, its thread or a failed run, and a new or resumed engine run.
+
+use super::*;
+
+impl Step<'_> {
+    pub(super) async fn dispatch(&self, prepared: &crate::cli::Prepared) -> Result<Done, CliError> {
+        let mut status = self.status_comment();
+        let record = match (self.saved_record(&mut status).await?, &self.trigger) {
+            (None, Trigger::ReviewComment { pull, .. }) => self.pull_record(*pull).await?,
+            (record, _) => record,
+        };
+        let command = match &self.trigger {
+            Trigger::Comment { command, .. } | Trigger::ReviewComment { command, .. } => {
+                Some(command.clone())
+            }
+            _ => None,
+        };
+        match command {
+            Some(Command::Status) => return self.report_status(&mut status, record).await,
+            Some(Command::Stop) => return self.stop(&mut status, record).await,
+            _ => {}
+        }
+        let guidance = match (&command, &self.trigger) {
+            (Some(Command::Fix { guidance }), _) => guidance.clone(),
+            (_, Trigger::Dispatch { guidance, .. }) => guidance.clone(),
+            _ => None,
+        };
+        if let Some(record) = &record {
+            if record.stopped && command.is_none() {
+                return finish_early(
+                    self.actions,
+                    IGNORED,
+                    "a maintainer stopped the bot on this issue (`/agent fix` starts it again)",
+                );
+            }
+            let fresh_request = matches!(command, Some(Command::Retry))
+                || guidance.is_some()
+                || matches!(self.trigger, Trigger::ReviewComment { .. });
+            if let Some(done) = self
+                .republish(prepared, &mut status, record, fresh_request)
+                .await?
+            {
+                return Ok(done);
+            }
+        }
+        let resumable = record.as_ref().filter(|record| {
+            matches!(self.trigger, Trigger::ReviewComment { .. })
+                || (guidance.is_some() && record.outcome == "escalated")
+        });
+        match resumable.and_then(|record| record.state.clone()) {
+            Some(state) => {
+                let guidance = self.review_guidance(guidance);
+                self.resume(prepared, &mut status, state, guidance).await
+            }
+            None => self.start(prepared, &mut status, guidance).await,
+        }
+    }
+
+    /// A review comment's guidance names where it was left.
+    pub(super) fn review_guidance(&self, guidance: Option<String>) -> Option<String> {
+        match &self.trigger {
+            Trigger::ReviewComment { location, .. } => Some(format!(
+                "Review comment on {location}: {}",
+                guidance.unwrap_or_else(|| "address this review comment".into())
+            )),
+            _ => guidance,
+        }
+    }
+
+    /// A session already committed and pushed for this thread, asked again without new
+    /// guidance (the same event twice, a re-run, a kill between push and pull request): publish
+    /// it again instead of running twice.
+    pub(super) async fn republish(
+        &self,
+        prepared: &crate::cli::Prepared,
+        status: &mut Option<StatusComment>,
+        record: &SessionRecord,
+        fresh_request: bool,
+    ) -> Result<Option<Done>, CliError> {
+        if record.outcome != "committed" || fresh_request || self.args.dry_run {
+            return Ok(None);
+        }
+        let Some(state) = &record.state else {
+            return Ok(None);
+        };
+        let repo = run::open_repo(&prepared.repo)?;
+        let base = repo
+            .default_branch()
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| "main".into());
+        let pull = match self.open_or_reuse_pull(state, &base, None).await {
+            Ok(pull) => pull,
+            Err(err) => {
+                tracing::warn!("publishing the recorded session again: {err}; running afresh");
+                return Ok(None);
+            }
+        };
+        self.post_status(
+            status,
+            &View::Committed {
+                pull_url: pull.clone(),
+                summary: summary::markdown_result(state),
+            },
+            Some(record),
+        )
+        .await?;
+        let input = SummaryInput {
+            trigger: &self.trigger.describe(),
+            pull_url: Some(&pull),
+            isolation: "not needed",
+            note: Some("already verified and committed earlier; published again"),
+        };
+        write_step_files(
+            self.actions,
+            &self.outbound(&summary::job_summary(Some(state), &input)),
+            &super::publish::outputs(state, Some(&pull), "committed"),
+        )?;
+        Ok(Some(Done {
+            stdout: format!("meta-agent: already committed; pull request {pull}\n"),
+            outcome: Outcome::Success,
+        }))
+    }
+
+    /// The task for a new session.
+    pub(super) async fn task(&self, guidance: Option<String>) -> Result<Task, CliError> {
+        let (number, title, body, until, trigger_comment) = match &self.trigger {
+            Trigger::Issue { issue, .. } => (
+                issue.number,
+                issue.title.clone(),
+                issue.body.clone(),
+                None,
+                None,
+            ),
+            Trigger::Comment {
+                issue,
+                created_at,
+                comment_id,
+                ..
+            } => (
+                issue.number,
+                issue.title.clone(),
+                issue.body.clone(),
+                Some(created_at.clone()),
+                Some(*comment_id),
+            ),
+            Trigger::Dispatch {
+                issue: Some(number),
+                ..
+            } => {
+                let issue = self
+                    .api
+                    .issue(&self.actions.repository, *number)
+                    .await
+                    .map_err(internal)?;
+                (issue.number, issue.title, issue.body, None, None)
+            }
+            Trigger::FailedRun { .. } => return self.failed_run_task().await,
+            Trigger::Dispatch { issue: None, .. } => {
+                return Err(CliError::Usage(
+                    "nothing to work on: give the dispatch an `issue` input".into(),
+                ));
+            }
+            Trigger::ReviewComment { pull, .. } => {
+                return Err(CliError::Usage(format!(
+                    "pull request #{pull} carries no session of the bot to continue"
+                )));
+            }
+        };
+        let comments = self
+            .api
+            .comments(&self.actions.repository, number)
+            .await
+            .map_err(internal)?;
+        let conversation = thread::render(&thread::build(
+            &comments,
+            &Window {
+                until: until.as_deref(),
+                trigger: trigger_comment,
+                bot_login: &self.args.bot_login,
+            },
+        ));
+        let mut requirements = format!("{title}\n\n{}", crate::agent::untrusted::sanitize(&body));
+        if !conversation.is_empty() {
+            requirements.push_str("\n\n");
+            requirements.push_str(&conversation);
+        }
+        if let Some(guidance) = guidance {
+            requirements.push_str("\n\n## Guidance from a maintainer\n");
+            requirements.push_str(&crate::agent::untrusted::sanitize(&guidance));
+        }
+        Ok(self.redacted(Task {
+            title: title.chars().take(120).collect(),
+            requirements,
+            acceptance: Vec::new(),
+            issue: Some(number),
+            source: TaskSource::Text,
+            script: Vec::new(),
+        }))
+    }
+
+    pub(super) fn redacted(&self, task: Task) -> Task {
+        run::redacted_task(task, &self.redactor)
+    }
+
+    /// A failed workflow run as a task: the failed jobs, the tail of their logs (parsed into
+    /// failures, not pasted raw), and failing tests from JUnit artifacts when there are any.
+    pub(super) async fn failed_run_task(&self) -> Result<Task, CliError> {
+        let Trigger::FailedRun {
+            run_id,
+            workflow,
+            head_branch,
+            head_sha,
+            ..
+        } = &self.trigger
+        else {
+            return Err(CliError::Internal("not a failed run".into()));
+        };
+        let digest = crate::github::ci_failure::digest(self.api, &self.actions.repository, *run_id)
+            .await
+            .map_err(internal)?;
+        let title = format!("Fix the failing `{workflow}` workflow on {head_branch}");
+        let requirements = format!(
+            "{title}\n\nThe workflow run {run_id} failed at {head_sha}. Make the repository's gates pass \
+             again without weakening any test.\n\n{digest}"
+        );
+        Ok(self.redacted(Task {
+            title,
+            requirements,
+            acceptance: vec!["the failing checks pass".into()],
+            issue: None,
+            source: TaskSource::Text,
+            script: Vec::new(),
+        }))
+    }
+
+    pub(super) async fn start(
+        &self,
+        prepared: &crate::cli::Prepared,
+        status: &mut Option<StatusComment>,
+        guidance: Option<String>,
+    ) -> Result<Done, CliError> {
+        let task = self.task(guidance).await?;
+        let trigger = self.trigger.describe();
+        self.post_status(status, &View::Working { trigger }, None)
+            .await?;
+        let ctx = self.context(prepared);
+        let config = ctx.config;
+        let repo = run::open_repo(&prepared.repo)?;
+        let builder = run::builder_for(&ctx, &task)?;
+        let session = new_session_id();
+        let options = StartOptions {
+            session: session.clone(),
+            dry_run: self.args.dry_run,
+            max_iterations: self
+                .args
+                .max_iterations
+                .unwrap_or(config.loop_.max_iterations),
+        };
+        let (report, done) =
+            run::drive_report(&ctx, &repo, &builder, &session, false, move |engine| {
+                Box::pin(engine.start(task, options))
+            })
+            .await?;
+        self.publish(prepared, &repo, status, report, done).await
+    }
+
+    /// Resumes the recorded session on this runner: fetches its branch, rebuilds the state
+    /// file, and lets the engine continue with the guidance in the next plan.
+    pub(super) async fn resume(
+        &self,
+        prepared: &crate::cli::Prepared,
+        status: &mut Option<StatusComment>,
+        mut state: LoopState,
+        guidance: Option<String>,
+    ) -> Result<Done, CliError> {
+        let trigger = self.trigger.describe();
+        self.post_status(status, &View::Working { trigger }, None)
+            .await?;
+        let repo = run::open_repo(&prepared.repo)?;
+        push::fetch(
+            &prepared.executor,
+            &self.remote(prepared),
+            &state.branch,
+            &self.branch_rules(&repo),
+        )
+        .await
+        .map_err(|err| CliError::Internal(err.to_string()))?;
+        // The pushed branch holds every change so far, already verified by the tamper guard
+        // and the patch gate of the run that made it: this runner continues from its tip.
+        repo.checkout_existing(&state.branch).map_err(internal)?;
+        state.base_commit = repo.head().map_err(internal)?.commit;
+        state.worktree_diff.clear();
+        let sessions = SessionStore::for_git_dir(&repo.git_dir());
+        sessions.save(&state).map_err(internal)?;
+        let ctx = self.context(prepared);
+        let builder = run::builder_for(&ctx, &state.task)?;
+        let session = state.session.clone();
+        let guidance = guidance.map(|text| {
+            self.redactor
+                .redact_text(&crate::agent::untrusted::sanitize(&text))
+                .into_owned()
+        });
+        let id = session.clone();
+        let (report, done) =
+            run::drive_report(&ctx, &repo, &builder, &session, false, move |engine| {
+                Box::pin(async move { engine.resume(Some(&id), guidance).await })
+            })
+            .await?;
+        self.publish(prepared, &repo, status, report, done).await
+    }
+
+    pub(super) fn context<'p>(&self, prepared: &'p crate::cli::Prepared) -> RunContext<'p> {
+        RunContext {
+            repo_root: &prepared.repo,
+            config: &prepared.config,
+            executor: &prepared.executor,
+            parent_env: &prepared.env,
+            verbose: false,
+        }
+    }
+
+    pub(super) fn remote(&self, prepared: &crate::cli::Prepared) -> Remote {
+        Remote {
+            url: self.actions.git_url(),
+            token: self.actions.token.clone(),
+            workdir: prepared.repo.clone(),
+            path_env: lookup(&prepared.env, "PATH").unwrap_or_else(|| "/usr/bin:/bin".into()),
+            timeout: Duration::from_secs(300),
+        }
+    }
+
+    pub(super) fn branch_rules(&self, repo: &Git2Repository) -> BranchRules {
+        BranchRules {
+            prefix: "meta-agent/".into(),
+            protected: repo.default_branch().ok().flatten().into_iter().collect(),
+        }
+    }
+}
