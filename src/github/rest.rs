@@ -198,16 +198,26 @@ impl RestClient {
                 },
                 Err(error) => unreachable(&call.url, &error),
             };
-            let transient = failure.is_uncertain() && call.effect() == Effect::Read;
-            if !transient || attempt >= self.rate.read_retries {
-                return Err(failure);
-            }
-            let pause = rate::backoff(attempt, fastrand::f64(), &self.rate);
-            if self.pause(pause, 0.0).await.is_err() {
-                return Err(failure);
-            }
+            self.again_after(call, failure, attempt).await?;
             attempt += 1;
         }
+    }
+
+    /// After failed attempt number `attempt`: waits the backoff and answers `Ok` when the call
+    /// is to be sent again (a transient failure of a read, retries and wait budget left);
+    /// answers the failure otherwise. Writes are never sent again.
+    async fn again_after(
+        &self,
+        call: &Call,
+        failure: GitHubError,
+        attempt: u32,
+    ) -> Result<(), GitHubError> {
+        let transient = failure.is_uncertain() && call.effect() == Effect::Read;
+        if !transient || attempt >= self.rate.read_retries {
+            return Err(failure);
+        }
+        let pause = rate::backoff(attempt, fastrand::f64(), &self.rate);
+        self.pause(pause, 0.0).await.map_err(|_| failure)
     }
 
     /// Remembers a quota a successful answer reported as spent.
@@ -313,14 +323,7 @@ impl RestClient {
                 Ok(body) => return Ok((headers, body)),
                 Err(error) => error,
             };
-            let transient = error.is_uncertain() && call.effect() == Effect::Read;
-            if !transient || attempt >= self.rate.read_retries {
-                return Err(error);
-            }
-            let pause = rate::backoff(attempt, fastrand::f64(), &self.rate);
-            if self.pause(pause, 0.0).await.is_err() {
-                return Err(error);
-            }
+            self.again_after(call, error, attempt).await?;
             attempt += 1;
         }
     }
