@@ -1,11 +1,14 @@
 //! The request side of the loopback mock servers (mock LLM, mock GitHub): one HTTP/1.1 request
-//! read from a tokio stream, header names in lower case, the body read to its `content-length`.
+//! read from a tokio stream, header names in lower case, the body read to its `content-length`,
+//! and kept as the servers record it.
 
+use serde_json::Value;
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
 
 /// One request as received.
-pub struct RawRequest {
+#[derive(Debug, Clone)]
+pub struct Recorded {
     pub method: String,
     /// The path with its query.
     pub path: String,
@@ -15,8 +18,21 @@ pub struct RawRequest {
     pub body: String,
 }
 
+impl Recorded {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body).expect("the request body is JSON")
+    }
+}
+
 /// Reads one request; `None` when the client closed before a whole head arrived.
-pub async fn read_request(stream: &mut TcpStream) -> Option<RawRequest> {
+pub async fn read_request(stream: &mut TcpStream) -> Option<Recorded> {
     let mut buffer = Vec::new();
     let head_end = loop {
         if let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
@@ -51,7 +67,7 @@ pub async fn read_request(stream: &mut TcpStream) -> Option<RawRequest> {
         }
         body.extend_from_slice(&chunk[..read]);
     }
-    Some(RawRequest {
+    Some(Recorded {
         method,
         path,
         headers,

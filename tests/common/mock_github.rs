@@ -29,31 +29,10 @@ const REACTIONS: [&str; 8] = [
     "+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes",
 ];
 
-/// One request as received (by the API or the blob server).
-#[derive(Debug, Clone)]
-pub struct Recorded {
-    pub method: String,
-    /// The path with its query, as sent (`/repos/o/r/issues/1/comments?per_page=100`); blob
-    /// downloads start with `/blobs/`.
-    pub path: String,
-    /// Header names in lower case.
-    pub headers: Vec<(String, String)>,
-    pub body: String,
-}
+pub use super::http::Recorded;
 
 impl Recorded {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(key, _)| key == name)
-            .map(|(_, value)| value.as_str())
-    }
-
-    pub fn json(&self) -> Value {
-        serde_json::from_str(&self.body).expect("the request body is JSON")
-    }
-
-    /// Whether this went to the blob (download) server.
+    /// Whether this went to the blob (download) server: its paths start with `/blobs/`.
     pub fn is_blob(&self) -> bool {
         self.path.starts_with("/blobs/")
     }
@@ -521,7 +500,7 @@ impl Servers {
     }
 
     async fn serve(self, mut stream: TcpStream) {
-        let Some(request) = read_request(&mut stream).await else {
+        let Some(request) = super::http::read_request(&mut stream).await else {
             return;
         };
         let latency = {
@@ -1368,16 +1347,6 @@ fn rfc3339(unix: u64) -> String {
         seconds % 3_600 / 60,
         seconds % 60
     )
-}
-
-async fn read_request(stream: &mut TcpStream) -> Option<Recorded> {
-    let raw = super::http::read_request(stream).await?;
-    Some(Recorded {
-        method: raw.method,
-        path: raw.path,
-        headers: raw.headers,
-        body: raw.body,
-    })
 }
 
 async fn write_answer(stream: &mut TcpStream, answer: Answer) {

@@ -76,28 +76,7 @@ pub fn sse(events: &[(Option<&str>, String)]) -> String {
         .collect()
 }
 
-/// One request as received.
-#[derive(Debug, Clone)]
-pub struct Recorded {
-    pub method: String,
-    pub path: String,
-    /// Header names in lower case.
-    pub headers: Vec<(String, String)>,
-    pub body: String,
-}
-
-impl Recorded {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(key, _)| key == name)
-            .map(|(_, value)| value.as_str())
-    }
-
-    pub fn json(&self) -> Value {
-        serde_json::from_str(&self.body).expect("the request body is JSON")
-    }
-}
+pub use super::http::Recorded;
 
 /// The running server.
 pub struct MockLlm {
@@ -151,7 +130,7 @@ async fn serve(
     requests: Arc<Mutex<Vec<Recorded>>>,
     script: Arc<Mutex<VecDeque<Reply>>>,
 ) {
-    let Some(request) = read_request(&mut stream).await else {
+    let Some(request) = super::http::read_request(&mut stream).await else {
         return;
     };
     requests.lock().expect("lock").push(request);
@@ -163,16 +142,6 @@ async fn serve(
         )
     });
     write_reply(&mut stream, reply).await;
-}
-
-async fn read_request(stream: &mut TcpStream) -> Option<Recorded> {
-    let raw = super::http::read_request(stream).await?;
-    Some(Recorded {
-        method: raw.method,
-        path: raw.path,
-        headers: raw.headers,
-        body: raw.body,
-    })
 }
 
 async fn write_reply(stream: &mut TcpStream, reply: Reply) {
