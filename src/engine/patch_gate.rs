@@ -14,9 +14,9 @@
 use std::fmt;
 use std::path::{Component, Path};
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::GlobSet;
 
-use super::tamper::DEFAULT_PROTECTED;
+use super::tamper::{DEFAULT_PROTECTED, first_of_each, glob_set};
 use crate::git::{ChangeStatus, FileChange};
 use crate::redact::{Redactor, SecretMatch};
 
@@ -180,7 +180,7 @@ pub fn check(input: &PatchInput<'_>, policy: &PatchPolicy) -> Vec<Refusal> {
     let added = added_lines(input.diff);
     refusals.extend(size_refusals(&added, limits));
     refusals.extend(secret_refusals(&added, input.redactor));
-    dedup(refusals)
+    first_of_each(refusals)
 }
 
 fn whole(kind: RefusalKind, detail: String) -> Refusal {
@@ -197,31 +197,6 @@ fn refusal(path: &str, kind: RefusalKind, detail: impl Into<String>) -> Refusal 
         kind,
         detail: detail.into(),
     }
-}
-
-fn dedup(refusals: Vec<Refusal>) -> Vec<Refusal> {
-    let mut unique: Vec<Refusal> = Vec::with_capacity(refusals.len());
-    for item in refusals {
-        if !unique.contains(&item) {
-            unique.push(item);
-        }
-    }
-    unique
-}
-
-/// A glob that does not compile is matched as a literal path.
-fn glob_set(patterns: &[String]) -> GlobSet {
-    let mut builder = GlobSetBuilder::new();
-    for pattern in patterns {
-        let glob = GlobBuilder::new(pattern)
-            .literal_separator(true)
-            .build()
-            .or_else(|_| GlobBuilder::new(&globset::escape(pattern)).build());
-        if let Ok(glob) = glob {
-            builder.add(glob);
-        }
-    }
-    builder.build().unwrap_or_else(|_| GlobSet::empty())
 }
 
 /// The change's own path and a rename's source: plain, and not protected.

@@ -132,14 +132,19 @@ impl TamperGuard {
             findings.extend(disabled_assertions(file));
         }
         findings.extend(removed_tests(&files, matchers));
-        let mut unique = Vec::with_capacity(findings.len());
-        for finding in findings {
-            if !unique.contains(&finding) {
-                unique.push(finding);
-            }
-        }
-        unique
+        first_of_each(findings)
     }
+}
+
+/// `items` without repeats, in their first order (the patch gate uses it too).
+pub(super) fn first_of_each<T: PartialEq>(items: Vec<T>) -> Vec<T> {
+    let mut unique = Vec::with_capacity(items.len());
+    for item in items {
+        if !unique.contains(&item) {
+            unique.push(item);
+        }
+    }
+    unique
 }
 
 /// The policy's globs, compiled. A glob that does not compile is matched as a literal path.
@@ -149,7 +154,8 @@ struct Matchers {
     tests: GlobSet,
 }
 
-fn glob_set(patterns: &[String]) -> GlobSet {
+/// The globs compiled (the patch gate uses it too).
+pub(super) fn glob_set(patterns: &[String]) -> GlobSet {
     let mut builder = GlobSetBuilder::new();
     for pattern in patterns {
         let glob = GlobBuilder::new(pattern)
