@@ -49,6 +49,13 @@ pub struct RunArgs {
     /// Improve iterations before escalating (default: loop.max_iterations, 3).
     #[arg(long, value_name = "N")]
     pub max_iterations: Option<u32>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Where `run` and `resume` put what they produce besides the session directory.
+#[derive(Debug, clap::Args)]
+pub struct OutputArgs {
     /// Stream events as JSON lines; the last line is the outcome.
     #[arg(long)]
     pub json: bool,
@@ -66,12 +73,8 @@ pub struct ResumeArgs {
     /// Guidance for the next plan (resumes a run that awaits guidance or escalated).
     #[arg(long, value_name = "TEXT")]
     pub guidance: Option<String>,
-    /// Stream events as JSON lines; the last line is the outcome.
-    #[arg(long)]
-    pub json: bool,
-    /// Also copy the run's result files into this directory (see `run --out`).
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// The files of a run that `--out` copies.
@@ -159,11 +162,16 @@ pub async fn run(ctx: RunContext<'_>, args: &RunArgs) -> Result<Done, CliError> 
             .unwrap_or(ctx.config.loop_.max_iterations),
     };
     let builder = builder_for(&ctx, &task)?;
-    let done = drive(&ctx, &repo, &builder, &session, args.json, move |engine| {
-        Box::pin(engine.start(task, options))
-    })
+    let done = drive(
+        &ctx,
+        &repo,
+        &builder,
+        &session,
+        args.output.json,
+        move |engine| Box::pin(engine.start(task, options)),
+    )
     .await?;
-    export(&repo, &session, args.out.as_deref())?;
+    export(&repo, &session, args.output.out.as_deref())?;
     Ok(done)
 }
 
@@ -178,11 +186,16 @@ pub async fn resume(ctx: RunContext<'_>, args: &ResumeArgs) -> Result<Done, CliE
     let session = state.session.clone();
     let guidance = args.guidance.clone();
     let id = session.clone();
-    let done = drive(&ctx, &repo, &builder, &session, args.json, move |engine| {
-        Box::pin(async move { engine.resume(Some(&id), guidance).await })
-    })
+    let done = drive(
+        &ctx,
+        &repo,
+        &builder,
+        &session,
+        args.output.json,
+        move |engine| Box::pin(async move { engine.resume(Some(&id), guidance).await }),
+    )
     .await?;
-    export(&repo, &session, args.out.as_deref())?;
+    export(&repo, &session, args.output.out.as_deref())?;
     Ok(done)
 }
 
