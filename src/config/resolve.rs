@@ -479,6 +479,13 @@ fn inside_repository(path: &str) -> Option<PathBuf> {
     Some(candidate.to_owned())
 }
 
+impl Default for LlmSettings {
+    /// What an empty `llm:` section resolves to: offline, default budgets, reflection on.
+    fn default() -> Self {
+        resolve_llm(RawLlm::default())
+    }
+}
+
 fn resolve_llm(raw: RawLlm) -> LlmSettings {
     LlmSettings {
         provider: raw.provider.unwrap_or(if raw.replay.is_some() {

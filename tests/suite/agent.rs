@@ -131,17 +131,10 @@ fn agent_with(
     let settings = LlmSettings {
         provider: LlmProvider::Openai,
         model: Some("test-model".into()),
-        fast_model: None,
         base_url: Some(base_url.into()),
-        api_key_env: None,
-        max_tokens: None,
-        max_cost_usd: None,
-        max_calls: None,
         context_tokens,
-        replay: None,
-        record: None,
-        api_version: None,
         reflect: false,
+        ..LlmSettings::default()
     };
     let env = LlmEnv::from_lookup(&settings, |name| {
         (name == "OPENAI_API_KEY").then(|| KEY.to_string())

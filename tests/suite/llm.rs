@@ -42,17 +42,8 @@ fn settings(provider: LlmProvider, model: &str, base_url: &str) -> LlmSettings {
     LlmSettings {
         provider,
         model: Some(model.to_string()),
-        fast_model: None,
         base_url: Some(base_url.to_string()),
-        api_key_env: None,
-        max_tokens: None,
-        max_cost_usd: None,
-        max_calls: None,
-        context_tokens: 24_000,
-        replay: None,
-        record: None,
-        api_version: None,
-        reflect: true,
+        ..LlmSettings::default()
     }
 }
 

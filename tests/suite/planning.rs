@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::common::mock_llm::{MockLlm, Recorded, Reply, sse};
+use crate::common::mock_llm::{MockLlm, Recorded, Reply, streamed_tool_call};
 use crate::common::{example, git, meta_agent, scratch_repo};
 use meta_agent::agent::{AgentBuilder, AgentParts, AgentSettings, CommandSettings};
 use meta_agent::config::LlmSettings;
@@ -85,15 +85,8 @@ fn agent(base_url: &str, knobs: Knobs) -> AgentBuilder<AnyProvider, Executor> {
         model: Some("primary-model".into()),
         fast_model: Some("fast-model".into()),
         base_url: Some(base_url.into()),
-        api_key_env: None,
-        max_tokens: None,
-        max_cost_usd: None,
-        max_calls: None,
-        context_tokens: 24_000,
-        replay: None,
-        record: None,
-        api_version: None,
         reflect: knobs.reflect,
+        ..LlmSettings::default()
     };
     let env = LlmEnv::from_lookup(&settings, |name| {
         (name == "OPENAI_API_KEY").then(|| KEY.to_string())
@@ -369,37 +362,11 @@ async fn the_explorer_summarises_with_read_only_tools_on_the_fast_model() {
 
 // ---- through the binary: the gates outrank the model's opinion ----
 
-fn streamed(id: &str, name: &str, args: Value) -> Reply {
-    let chunk = |delta: Value, finish: Option<&str>| {
-        json!({"id": "c", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-            .to_string()
-    };
-    let events = vec![
-        (
-            None,
-            chunk(
-                json!({"tool_calls": [{"index": 0, "id": id, "type": "function",
-                    "function": {"name": name, "arguments": args.to_string()}}]}),
-                None,
-            ),
-        ),
-        (None, chunk(json!({}), Some("tool_calls"))),
-        (
-            None,
-            json!({"id": "c", "choices": [],
-                "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}})
-            .to_string(),
-        ),
-        (None, "[DONE]".to_string()),
-    ];
-    Reply::Sse(sse(&events))
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_perfect_score_from_the_model_does_not_commit_failing_gates() {
     let mock = MockLlm::start(vec![
-        streamed("call_f", "finish", json!({"summary": "all done, trust me"})),
-        streamed(
+        streamed_tool_call("call_f", "finish", json!({"summary": "all done, trust me"})),
+        streamed_tool_call(
             "call_r",
             "reflect",
             json!({"completeness": 10, "quality": 10, "missing": []}),
