@@ -351,6 +351,19 @@ mod tests {
             spec.env.get("GIT_CONFIG_GLOBAL").map(String::as_str),
             Some("/dev/null")
         );
+        assert!(
+            spec.env
+                .iter()
+                .any(|(key, value)| key.starts_with("GIT_CONFIG_KEY_") && value == "core.hooksPath"),
+            "hooks are switched off"
+        );
+        let safe = spec
+            .env
+            .iter()
+            .find(|(_, value)| value.as_str() == "safe.directory")
+            .map(|(key, _)| key.replace("KEY", "VALUE"))
+            .expect("the checkout is a safe.directory");
+        assert_eq!(spec.env.get(&safe).map(String::as_str), Some("/tmp"));
         assert!(spec.env.values().any(|value| value == "/dev/null"));
         assert!(!format!("{remote:?}").contains("canary"));
     }
