@@ -23,12 +23,12 @@ use meta_agent::agent::relevant::FileExcerpt;
 use meta_agent::agent::tokens::TokenCounter;
 use meta_agent::agent::{AgentBuilder, AgentParts, AgentSettings, CommandSettings, Protected};
 use meta_agent::engine::builder::{ActRequest, Builder, FailureContext};
-use meta_agent::engine::state::Plan;
-use meta_agent::engine::task::Task;
 use meta_agent::exec::Executor;
 use meta_agent::llm::{
     BudgetCaps, ChatRequest, Completion, LlmError, Provider, StopReason, ToolCall, Usage,
 };
+use meta_agent::protocol::records::Plan;
+use meta_agent::protocol::task::Task;
 
 /// Answers `steps` tool calls reading a file, then `finish`, instantly.
 struct InstantModel {

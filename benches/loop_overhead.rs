@@ -16,12 +16,12 @@ use meta_agent::engine::builder::ScriptedBuilder;
 use meta_agent::engine::improve::HindsightView;
 use meta_agent::engine::run::{Engine, StartOptions};
 use meta_agent::engine::state::SessionStore;
-use meta_agent::engine::task::{Edit, ScriptStep, Task};
-use meta_agent::event::Recorder;
 use meta_agent::exec::{
     Captured, CommandOutput, CommandRunner, CommandSpec, ExecError, Termination,
 };
 use meta_agent::git::{Git2Repository, Identity, Repository};
+use meta_agent::protocol::event::Recorder;
+use meta_agent::protocol::task::{Edit, ScriptStep, Task};
 
 /// Answers every command at once: exit 1 for the first `failures` calls, then 0.
 struct InstantRunner {

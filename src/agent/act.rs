@@ -17,11 +17,11 @@ use super::relevant::{self, FileExcerpt};
 use super::tokens::TokenCounter;
 use super::tools::{self, ToolBox};
 use super::turn;
-use super::untrusted::fenced;
 use crate::engine::builder::{ActReport, ActRequest, BuildError};
-use crate::engine::state::Plan;
 use crate::exec::CommandRunner;
 use crate::llm::{LlmError, Message, Provider};
+use crate::protocol::records::Plan;
+use crate::protocol::untrusted::fenced;
 
 /// Steps the explorer may take.
 pub const EXPLORE_STEPS: u32 = 8;

@@ -22,7 +22,6 @@ pub mod relevant;
 pub mod tokens;
 pub mod tools;
 pub mod turn;
-pub mod untrusted;
 
 use std::fmt;
 

@@ -7,9 +7,9 @@
 
 use super::tools::{Observation, Outcome, ToolBox};
 use crate::engine::builder::{ActReport, BuildError};
-use crate::engine::state::Usage;
 use crate::exec::CommandRunner;
 use crate::llm::{ChatRequest, Completion, LlmError, Message, Provider, ToolResult, ToolSpec};
+use crate::protocol::records::Usage;
 
 /// Malformed turns re-prompted in a row before the act ends.
 pub const MAX_REPROMPTS: u32 = 2;

@@ -14,11 +14,11 @@ use std::path::{Path, PathBuf};
 use clap::{Parser, Subcommand};
 
 use crate::config::{self, Config, ConfigError};
-use crate::event::TracingSink;
 use crate::exec::{Executor, supervisor::SupervisorArgs};
 use crate::exit::{FailureClass, Outcome};
 use crate::gates::{self, GateRunContext, summary};
 use crate::hindsight::cli::{HindsightArgs, HindsightContext, HindsightError};
+use crate::protocol::event::TracingSink;
 use crate::report::{self, Limits, ReportError};
 
 /// meta-agent: a CI-native build-test-improve bot. Runs a repository's quality gates, reads what

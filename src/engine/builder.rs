@@ -6,8 +6,8 @@
 use std::future::Future;
 use std::path::{Component, Path, PathBuf};
 
-use super::state::{Plan, Usage};
-use super::task::{Edit, ScriptStep, Task};
+use crate::protocol::records::{Plan, Usage};
+use crate::protocol::task::{Edit, ScriptStep, Task};
 
 /// What the previous attempts taught: given to every improve step, so the next attempt knows what
 /// failed, what was tried and that it must try something different.

@@ -16,4 +16,3 @@ pub mod patch_gate;
 pub mod run;
 pub mod state;
 pub mod tamper;
-pub mod task;

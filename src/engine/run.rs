@@ -20,16 +20,14 @@ use super::decide::{self, Budgets, Decision, DecisionInput};
 use super::improve::{self, HindsightView};
 use super::outcome;
 use super::patch_gate::{self, PatchInput, PatchPolicy, Refusal};
-use super::state::{
-    LoopState, Plan, Recovery, ResolutionTried, RunOutcome, STATE_VERSION, SessionError,
-    SessionStore, StepRecord, Usage,
-};
-use super::task::Task;
+use super::state::{LoopState, Recovery, STATE_VERSION, SessionError, SessionStore};
 use crate::config::Config;
-use crate::event::{Event, EventSink, LoopPhase};
 use crate::exec::CommandRunner;
 use crate::gates::GatesSummary;
 use crate::git::{GitError, Identity, Repository};
+use crate::protocol::event::{Event, EventSink, LoopPhase};
+use crate::protocol::records::{Plan, ResolutionTried, RunOutcome, StepRecord, Usage};
+use crate::protocol::task::Task;
 
 /// Why a run could not go on (not: why the code is wrong — that is an escalation).
 #[derive(Debug, thiserror::Error)]
@@ -347,20 +345,16 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             },
         };
         let (diff, files) = self.checked_change(state)?;
-        let phase = if plan == Plan::Build {
-            "build"
-        } else {
-            "improve"
-        };
+        let phase = plan.phase();
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(0);
         self.events.emit(&Event::PhaseFinished {
-            phase: phase.into(),
+            phase,
             iteration: state.iteration,
             duration_ms,
             outcome: outcome.clone(),
         });
         state.history.push(StepRecord {
-            phase: phase.into(),
+            phase,
             iteration: state.iteration,
             started_unix_ms: started_ms,
             duration_ms,
@@ -433,7 +427,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let attempts = state
             .history
             .iter()
-            .filter(|step| step.phase != "test")
+            .filter(|step| step.phase.is_act())
             .flat_map(|step| {
                 step.actions
                     .iter()
@@ -448,7 +442,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let failures = state
             .signatures
             .iter()
-            .map(|s| format!("[{}] {} — {}", s.kind, s.template, s.excerpt))
+            .map(|s| format!("[{}] {} — {}", s.kind.as_str(), s.template, s.excerpt))
             .collect();
         let persistent = state
             .previous_signature_ids()
@@ -459,7 +453,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             state
                 .gates
                 .iter()
-                .filter(|g| g.result == "fail")
+                .filter(|g| g.failed())
                 .map(|g| g.name.as_str())
                 .collect::<Vec<_>>()
                 .join(", "),
@@ -584,9 +578,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     fn decision(&self, state: &LoopState) -> Decision {
         let signatures = state.signature_ids();
         let previous = state.previous_signature_ids();
-        let gates_passed = !state.gates.is_empty()
-            && state.gates.iter().all(|g| g.result != "fail")
-            && state.gates.iter().any(|g| g.result == "pass");
+        let gates_passed = crate::protocol::records::gates_passed(&state.gates);
         let budgets = Budgets {
             max_tokens: self.config.llm.max_tokens,
             max_cost_usd: self.config.llm.max_cost_usd,

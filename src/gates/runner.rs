@@ -18,12 +18,13 @@ use std::time::{Duration, SystemTime};
 use futures::StreamExt;
 
 use super::verdict::{self, Evidence, ReportEvidence};
-use super::{GateResult, GateStatus, GatesSummary};
+use super::{GateResult, GatesSummary};
 use crate::config::raw::GateNetwork;
 use crate::config::{GateCommand, GateSpec, SandboxSettings};
-use crate::event::{Event, EventSink};
 use crate::exec::sandbox::{Isolation, NetworkPolicy};
 use crate::exec::{CommandOutput, CommandRunner, CommandSpec, Program, env::child_env};
+use crate::protocol::event::{Event, EventSink};
+use crate::protocol::records::GateStatus;
 use crate::report::{self, Limits, ReportError};
 
 /// The placeholder for a gate's report directory.
@@ -599,7 +600,7 @@ mod tests {
     fn run_with(mode: GateNetworkMode) -> (GatesSummary, Vec<CommandSpec>) {
         let dir = tempfile::tempdir().expect("tempdir");
         let runner = Recording::default();
-        let events = crate::event::Recorder::default();
+        let events = crate::protocol::event::Recorder::default();
         let sandbox = SandboxSettings {
             env_allow: vec![],
             output_cap: 1 << 16,

@@ -13,9 +13,9 @@ use std::fmt;
 use super::runner::{GateRunContext, writable_dirs};
 use super::verdict;
 use crate::config::{GateCommand, SetupCommand};
-use crate::event::Event;
 use crate::exec::sandbox::{Isolation, NetworkPolicy};
 use crate::exec::{CommandRunner, CommandSpec, Program, env::child_env};
+use crate::protocol::event::Event;
 
 /// Lines of a failed command's output quoted in the failure message.
 const TAIL_LINES: usize = 5;
