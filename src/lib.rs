@@ -22,6 +22,7 @@ pub mod git;
 pub mod github;
 pub mod hindsight;
 pub mod llm;
+pub mod policy;
 pub mod protocol;
 pub mod redact;
 pub mod report;

@@ -10,7 +10,7 @@ use std::fmt::Write;
 
 use super::relevant::FileExcerpt;
 use super::tokens::{TokenCounter, fits_for_sure};
-use crate::engine::builder::FailureContext;
+use crate::protocol::builder::FailureContext;
 use crate::protocol::task::Task;
 use crate::protocol::untrusted::fenced;
 

@@ -8,8 +8,8 @@
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
-use crate::engine::builder::LlmCallRecord;
 use crate::llm::{ChatRequest, Completion, LlmError, Provider};
+use crate::protocol::builder::LlmCallRecord;
 use crate::protocol::records::Usage;
 
 /// Records the calls made through it.

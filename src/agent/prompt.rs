@@ -11,7 +11,7 @@ use std::fmt::Write;
 use super::context::{self, Assembled, ContextInput};
 use super::relevant::FileExcerpt;
 use super::tokens::TokenCounter;
-use crate::engine::builder::ActRequest;
+use crate::protocol::builder::ActRequest;
 use crate::protocol::records::Plan;
 
 /// The system prompt.
@@ -111,7 +111,7 @@ fn ask(plan: &Plan) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::builder::FailureContext;
+    use crate::protocol::builder::FailureContext;
     use crate::protocol::task::Task;
 
     #[test]

@@ -9,8 +9,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::plan::json_in_text;
-use crate::engine::builder::ActReport;
 use crate::llm::{ChatRequest, LlmError, Message, Provider, ToolSpec};
+use crate::protocol::builder::ActReport;
 use crate::protocol::task::Task;
 use crate::protocol::untrusted::fenced;
 

@@ -13,7 +13,7 @@ use regex::Regex;
 
 use super::paths::{Access, relative, resolve};
 use super::tools::walk;
-use crate::engine::builder::FailureContext;
+use crate::protocol::builder::FailureContext;
 use crate::protocol::task::Task;
 
 /// Files shown at most.

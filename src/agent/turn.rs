@@ -6,9 +6,9 @@
 //! LLM fault ends it with an error: transient (the engine may retry the act) or fatal. No prompt text and no tool logic here.
 
 use super::tools::{Observation, Outcome, ToolBox};
-use crate::engine::builder::{ActReport, BuildError};
 use crate::exec::CommandRunner;
 use crate::llm::{ChatRequest, Completion, LlmError, Message, Provider, ToolResult, ToolSpec};
+use crate::protocol::builder::{ActReport, BuildError};
 use crate::protocol::records::Usage;
 
 /// Malformed turns re-prompted in a row before the act ends.
@@ -85,7 +85,7 @@ async fn turn<P: Provider, R: CommandRunner>(
         Err(LlmError::BudgetExceeded { what }) => {
             return Ok(TurnEnd::Stopped(format!("the LLM budget ran out: {what}")));
         }
-        Err(err) => return Err(classify(&err)),
+        Err(err) => return Err(BuildError::Llm(err)),
     };
     count(&mut progress.usage, &completion);
     progress.messages.push(Message::Assistant {
@@ -160,20 +160,6 @@ async fn ask<P: Provider, R: CommandRunner>(
     session.provider.chat(&request).await
 }
 
-/// Transient when worth another act later: a transient fault, or retries exhausted on one (the
-/// engine then retries the act a bounded number of times). Everything else is fatal.
-pub fn classify(err: &LlmError) -> BuildError {
-    let transient = match err {
-        LlmError::RetriesExhausted { last, .. } => last.is_transient(),
-        other => other.is_transient(),
-    };
-    if transient {
-        BuildError::Transient(err.to_string())
-    } else {
-        BuildError::Fatal(err.to_string())
-    }
-}
-
 fn count(usage: &mut Usage, completion: &Completion) {
     usage.llm_calls += 1;
     usage.input_tokens += completion.usage.input_tokens;
@@ -192,7 +178,7 @@ fn report(progress: Progress, summary: String, gave_up: Option<String>) -> ActRe
         tool_calls: progress
             .observations
             .iter()
-            .map(|o| crate::engine::builder::ToolCallRecord {
+            .map(|o| crate::protocol::builder::ToolCallRecord {
                 tool: o.tool.clone(),
                 input: o.input.clone(),
                 success: o.success,

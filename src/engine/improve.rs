@@ -12,7 +12,6 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use super::state::LoopState;
-use super::tamper::TamperPolicy;
 use crate::config::Config;
 use crate::exec::{CommandRunner, CommandSpec, Program, env::child_env};
 use crate::gates::{GateResult, GatesSummary};
@@ -125,6 +124,7 @@ pub struct HindsightCtx<'a, R: CommandRunner, G: Repository> {
     pub events: &'a dyn EventSink,
     pub parent_env: &'a [(String, String)],
     pub config: &'a Config,
+    pub policy: &'a crate::policy::Policy,
 }
 
 /// What applying resolutions did.
@@ -312,7 +312,7 @@ async fn run_command<R: CommandRunner, G: Repository>(
         &ctx.config.sandbox.env_allow,
         offline.iter().map(|(name, value)| (name, value)),
     );
-    let writable = crate::gates::runner::writable_dirs(&workdir, &ctx.config.sandbox.writable);
+    let writable = ctx.policy.writable_dirs(&workdir);
     // Offline like the gates of a run: `cargo clippy --fix` and `cargo fix` compile the crate
     // (build scripts, proc macros), eslint and prettier load JavaScript configuration files —
     // repository code the model may have written. No catalog command needs the network.
@@ -583,20 +583,4 @@ pub fn record_escalation<R: CommandRunner, G: Repository>(
     store
         .record_unresolved(&remaining, &context, now)
         .map_err(|e| e.to_string())
-}
-
-/// The tamper policy of a configuration: built-in protected paths, `commit.protected_paths`, and
-/// the hindsight store (only the bot records there, at the end of a run: an entry the agent
-/// planted could become an automatic resolution once merged).
-pub fn tamper_policy(config: &Config) -> TamperPolicy {
-    let mut policy = TamperPolicy::default();
-    policy
-        .protected
-        .extend(config.commit.protected_paths.iter().cloned());
-    let store = &config.hindsight.path;
-    if store.is_relative() && !store.as_os_str().is_empty() {
-        let dir = globset::escape(store.to_string_lossy().trim_end_matches('/'));
-        policy.protected.push(format!("{dir}/**"));
-    }
-    policy
 }

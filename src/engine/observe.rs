@@ -7,14 +7,15 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Instant;
 
+use super::improve;
 use super::run::{Engine, now_ms};
 use super::state::LoopState;
-use super::{builder::Builder, improve};
 use crate::config::GateSpec;
 use crate::exec::CommandRunner;
 use crate::gates::fast::{self, FailingTest};
 use crate::gates::{self, GateNetworkMode, GateRunContext, GatesSummary};
 use crate::git::Repository;
+use crate::protocol::builder::Builder;
 use crate::protocol::event::{Event, LoopPhase};
 use crate::protocol::records::{GateRecord, SignatureRecord, StepPhase, StepRecord};
 use crate::report::Limits;
@@ -77,6 +78,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             repo_root: workdir,
             parent_env: self.parent_env,
             sandbox: &self.config.sandbox,
+            policy: self.policy,
             report_root: self.report_root,
             limits: Limits::default(),
             concurrency: self.config.loop_.gate_concurrency,

@@ -15,16 +15,16 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use super::builder::{ActRequest, BuildError, Builder, FailureContext};
 use super::decide::{self, Budgets, Decision, DecisionInput};
 use super::improve::{self, HindsightView};
 use super::outcome;
-use super::patch_gate::{self, PatchInput, PatchPolicy, Refusal};
+use super::patch_gate::{self, PatchInput, Refusal};
 use super::state::{LoopState, Recovery, STATE_VERSION, SessionError, SessionStore};
 use crate::config::Config;
 use crate::exec::CommandRunner;
 use crate::gates::GatesSummary;
 use crate::git::{GitError, Identity, Repository};
+use crate::protocol::builder::{ActRequest, BuildError, Builder, FailureContext};
 use crate::protocol::event::{Event, EventSink, LoopPhase};
 use crate::protocol::records::{Plan, ResolutionTried, RunOutcome, StepRecord, Usage};
 use crate::protocol::task::Task;
@@ -39,12 +39,14 @@ pub enum EngineError {
     #[error("hindsight: {0}")]
     Hindsight(String),
     #[error("the builder failed: {0}")]
-    Builder(String),
+    Builder(#[from] BuildError),
 }
 
 /// Everything the loop talks to.
 pub struct Engine<'a, R: CommandRunner, G: Repository, B: Builder> {
     pub config: &'a Config,
+    /// What may be read, written and run: built once from the configuration.
+    pub policy: &'a crate::policy::Policy,
     pub runner: &'a R,
     pub repo: &'a G,
     pub builder: &'a B,
@@ -332,8 +334,8 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             }
             Plan::Build | Plan::AgentFix { .. } => match self.call_builder(state, &plan).await {
                 Ok(done) => done,
-                Err(BuildError::Transient(error)) => {
-                    state.transient_error = Some(error);
+                Err(error) if error.is_transient() => {
+                    state.transient_error = Some(error.to_string());
                     self.transition(
                         state,
                         LoopPhase::Reflecting,
@@ -341,7 +343,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                     );
                     return Ok(());
                 }
-                Err(BuildError::Fatal(error)) => return Err(EngineError::Builder(error)),
+                Err(error) => return Err(EngineError::Builder(error)),
             },
         };
         let (diff, files) = self.checked_change(state)?;
@@ -492,7 +494,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     /// or protected files.
     fn checked_change(&self, state: &mut LoopState) -> Result<(String, Vec<String>), EngineError> {
         let diff = self.repo.diff()?;
-        let findings = super::tamper::inspect(&diff, &improve::tamper_policy(self.config));
+        let findings = super::tamper::inspect(&diff, self.policy);
         if !findings.is_empty() {
             let lines: Vec<String> = findings
                 .iter()
@@ -534,6 +536,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             events: self.events,
             parent_env: self.parent_env,
             config: self.config,
+            policy: self.policy,
         }
     }
 
@@ -750,22 +753,13 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let changes = self.repo.changed_files()?;
         let diff = self.repo.diff()?;
         let workdir = self.repo.workdir();
-        let mut protected = self.config.commit.protected_paths.clone();
-        if let Some(own) = self
-            .config
-            .source
-            .as_deref()
-            .and_then(|source| source.strip_prefix(&workdir).ok())
-        {
-            protected.push(globset::escape(&own.to_string_lossy()));
-        }
         let input = PatchInput {
             changes: &changes,
             diff: &diff,
             worktree: &workdir,
             redactor: self.sessions.redactor(),
         };
-        let refusals = patch_gate::check(&input, &PatchPolicy::new(&protected));
+        let refusals = patch_gate::check(&input, self.policy);
         let lines: Vec<String> = refusals.iter().map(ToString::to_string).collect();
         if !lines.is_empty() {
             self.events.emit(&Event::PatchRefused {

@@ -38,6 +38,8 @@ pub struct GateRunContext<'a, R: CommandRunner> {
     /// The parent's environment, filtered by [`child_env`] for each gate.
     pub parent_env: &'a [(String, String)],
     pub sandbox: &'a SandboxSettings,
+    /// Where commands may write besides the worktree and the temporary directory.
+    pub policy: &'a crate::policy::Policy,
     /// Each gate gets `report_root/<gate name>/`, emptied before it runs.
     pub report_root: &'a Path,
     pub limits: Limits,
@@ -156,7 +158,7 @@ async fn run_gate<R: CommandRunner>(
             network,
             ..Isolation::for_repository_commands(
                 &prepared.env,
-                &writable_dirs(ctx.repo_root, &ctx.sandbox.writable),
+                &ctx.policy.writable_dirs(ctx.repo_root),
             )
         },
     };
@@ -274,11 +276,6 @@ fn missing_program<'a>(gate: &'a GateSpec, env: &BTreeMap<String, String>) -> Op
         .iter()
         .map(String::as_str)
         .find(|program| find_on_path(program, path).is_none())
-}
-
-/// The configured writable directories, relative ones under the repository root.
-pub fn writable_dirs(repo_root: &Path, writable: &[PathBuf]) -> Vec<PathBuf> {
-    writable.iter().map(|dir| repo_root.join(dir)).collect()
 }
 
 /// Where `program` would be found on `path` (a `:`-separated list), if anywhere.
@@ -611,6 +608,7 @@ mod tests {
             repo_root: dir.path(),
             parent_env: &[],
             sandbox: &sandbox,
+            policy: &crate::policy::Policy::default(),
             report_root: &dir.path().join("reports"),
             limits: Limits::default(),
             concurrency: 1,

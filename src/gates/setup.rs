@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use super::runner::{GateRunContext, writable_dirs};
+use super::runner::GateRunContext;
 use super::verdict;
 use crate::config::{GateCommand, SetupCommand};
 use crate::exec::sandbox::{Isolation, NetworkPolicy};
@@ -69,10 +69,7 @@ async fn run_one<R: CommandRunner>(
     let cwd = ctx.repo_root.join(&setup.workdir);
     let isolation = Isolation {
         network: NetworkPolicy::On,
-        ..Isolation::for_repository_commands(
-            &env,
-            &writable_dirs(ctx.repo_root, &ctx.sandbox.writable),
-        )
+        ..Isolation::for_repository_commands(&env, &ctx.policy.writable_dirs(ctx.repo_root))
     };
     let spec = CommandSpec {
         program,

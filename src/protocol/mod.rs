@@ -4,6 +4,7 @@
 //! No I/O beyond reading a task file, no policy, no decisions: the engine, the agent, the session
 //! layer and the renderers all depend on this module, and it depends on none of them.
 
+pub mod builder;
 pub mod event;
 pub mod records;
 pub mod task;

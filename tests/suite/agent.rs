@@ -14,9 +14,9 @@ use meta_agent::agent::tokens::TokenCounter;
 use meta_agent::agent::{AgentBuilder, AgentParts, AgentSettings, CommandSettings};
 use meta_agent::config::LlmSettings;
 use meta_agent::config::raw::LlmProvider;
-use meta_agent::engine::builder::{ActReport, ActRequest, BuildError, Builder, FailureContext};
 use meta_agent::exec::Executor;
 use meta_agent::llm::{AnyProvider, BudgetCaps, LlmConfig, LlmEnv, RetryPolicy, connect};
+use meta_agent::protocol::builder::{ActReport, ActRequest, BuildError, Builder, FailureContext};
 use meta_agent::protocol::records::Plan;
 use meta_agent::protocol::task::Task;
 
@@ -328,12 +328,12 @@ async fn a_rejected_key_ends_the_act_as_fatal_and_an_outage_as_transient() {
     let agent = agent(&mock.base_url, BudgetCaps::default());
     let fatal = act_with(&agent, repo.path(), 5).await;
     assert!(
-        matches!(&fatal, Err(BuildError::Fatal(message)) if message.contains("rejected")),
+        matches!(&fatal, Err(error) if !error.is_transient() && error.to_string().contains("rejected")),
         "{fatal:?}"
     );
     let transient = act_with(&agent, repo.path(), 5).await;
     assert!(
-        matches!(transient, Err(BuildError::Transient(_))),
+        matches!(&transient, Err(error) if error.is_transient()),
         "{transient:?}"
     );
 }

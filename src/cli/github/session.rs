@@ -316,6 +316,7 @@ impl Step<'_> {
         RunContext {
             repo_root: &prepared.repo,
             config: &prepared.config,
+            policy: &prepared.policy,
             executor: &prepared.executor,
             parent_env: &prepared.env,
             verbose: false,
