@@ -135,6 +135,8 @@ pub(super) fn redacted_task(mut task: Task, redactor: &Redactor) -> Task {
     task.title = clean(&task.title);
     task.requirements = clean(&task.requirements);
     task.acceptance = task.acceptance.iter().map(|item| clean(item)).collect();
+    task.guidance = task.guidance.iter().map(|item| clean(item)).collect();
+    task.thread = clean(&task.thread);
     task
 }
 

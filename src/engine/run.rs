@@ -131,7 +131,6 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             history: Vec::new(),
             gates: Vec::new(),
             signatures: Vec::new(),
-            guidance: Vec::new(),
             usage: Usage::default(),
             flaky: Vec::new(),
             tamper: Vec::new(),
@@ -184,7 +183,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         }
         self.restore_last_completed(&state)?;
         if let Some(text) = guidance {
-            state.guidance.push(text);
+            state.task.guidance.push(text);
             if state.phase != LoopPhase::Planning {
                 state.iteration += 1;
                 state.max_iterations = state.max_iterations.max(state.iteration);
@@ -478,7 +477,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             "Make the failing gates pass without weakening, skipping or deleting tests.".into()
         };
         let mut guidance = improve::guidance_for(self.hindsight_ctx(), state);
-        guidance.extend(state.guidance.iter().cloned());
+        guidance.extend(state.task.guidance.iter().cloned());
         FailureContext {
             failures,
             attempts,

@@ -48,8 +48,6 @@ pub struct LoopState {
     pub gates: Vec<GateRecord>,
     /// Signatures of the latest observation.
     pub signatures: Vec<SignatureRecord>,
-    /// Guidance from maintainers, oldest first (untrusted text).
-    pub guidance: Vec<String>,
     pub usage: Usage,
     pub flaky: Vec<String>,
     pub tamper: Vec<String>,
@@ -234,7 +232,8 @@ mod tests {
     const CANARY: &str = "StateCanary-0123456789abcdef";
 
     fn state_with(text: &str) -> LoopState {
-        let task = Task::from_text(&format!("Fix {text}")).unwrap();
+        let mut task = Task::from_text(&format!("Fix {text}")).unwrap();
+        task.guidance = vec![format!("ghp_abcdefghijklmnopqrstuvwxyz0123 and {text}")];
         LoopState {
             version: STATE_VERSION,
             session: "s-1".into(),
@@ -251,7 +250,6 @@ mod tests {
             history: Vec::new(),
             gates: Vec::new(),
             signatures: Vec::new(),
-            guidance: vec![format!("ghp_abcdefghijklmnopqrstuvwxyz0123 and {text}")],
             usage: Usage::default(),
             flaky: Vec::new(),
             tamper: Vec::new(),
