@@ -25,6 +25,7 @@ use crate::exec::CommandRunner;
 use crate::gates::GatesSummary;
 use crate::git::{GitError, Identity, Repository};
 use crate::protocol::builder::{ActRequest, BuildError, Builder, FailureContext};
+use crate::protocol::ending::EscalationReason;
 use crate::protocol::event::{Event, EventSink, LoopPhase};
 use crate::protocol::records::{Plan, ResolutionTried, RunOutcome, StepRecord, Usage};
 use crate::protocol::task::Task;
@@ -139,6 +140,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             recoveries: Vec::new(),
             started_unix_ms: now_ms(),
             outcome: None,
+            escalation: None,
             task,
         };
         self.events.emit(&Event::RunStarted {
@@ -541,12 +543,10 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
 
     async fn reflect(&self, state: &mut LoopState) -> Result<Ending, EngineError> {
         let decision = self.decision(state);
-        let label = format!("{decision:?}");
-        let reason = decision_reason(&decision);
         self.events.emit(&Event::Decided {
             iteration: state.iteration,
-            decision: label.split([' ', '{']).next().unwrap_or("").to_owned(),
-            reason: reason.clone(),
+            decision: decision.kind(),
+            reason: decision.reason(),
         });
         match decision {
             Decision::Complete => self.complete(state),
@@ -568,11 +568,8 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 self.transition(state, LoopPhase::Acting, &reason);
                 Ok(Ending::default())
             }
-            Decision::Escalate { reason } => {
-                self.escalate(state, &reason.describe(), LoopPhase::Escalated)
-            }
-            Decision::AwaitGuidance { reason } => {
-                self.escalate(state, &reason, LoopPhase::AwaitingGuidance)
+            Decision::Escalate { reason } | Decision::AwaitGuidance { reason } => {
+                self.escalate(state, reason)
             }
         }
     }
@@ -615,11 +612,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         if !state.dry_run {
             let refused = self.patch_refusals(state, "commit")?;
             if !refused.is_empty() {
-                let reason = format!(
-                    "the patch gate refused to commit the change ({})",
-                    joined(&refused)
-                );
-                return self.escalate(state, &reason, LoopPhase::Escalated);
+                return self.escalate(state, patch_refused(&refused, false));
             }
         }
         improve::record_success(self.hindsight_ctx(), state).map_err(EngineError::Hindsight)?;
@@ -629,11 +622,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         } else {
             let refused = self.patch_refusals(state, "commit")?;
             if !refused.is_empty() {
-                let reason = format!(
-                    "the patch gate refused to commit what the run recorded ({})",
-                    joined(&refused)
-                );
-                return self.escalate(state, &reason, LoopPhase::Escalated);
+                return self.escalate(state, patch_refused(&refused, true));
             }
             let sha = self.repo.commit_all(&message, &self.identity)?;
             self.events.emit(&Event::GitOperation {
@@ -657,15 +646,22 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         })
     }
 
+    /// Ends the run without a commit: the reason recorded in hindsight and the state, the work
+    /// in progress committed (what the patch gate allows of it), the report written.
     fn escalate(
         &self,
         state: &mut LoopState,
-        reason: &str,
-        to: LoopPhase,
+        reason: EscalationReason,
     ) -> Result<Ending, EngineError> {
-        improve::record_escalation(self.hindsight_ctx(), state, reason)
+        let to = if reason.awaits_guidance() {
+            LoopPhase::AwaitingGuidance
+        } else {
+            LoopPhase::Escalated
+        };
+        let text = reason.describe();
+        improve::record_escalation(self.hindsight_ctx(), state, &text)
             .map_err(EngineError::Hindsight)?;
-        let mut report = outcome::escalation_report(state, reason);
+        let mut report = outcome::escalation_report(state, &reason);
         let mut commit = None;
         if !state.dry_run && !self.repo.changed_files()?.is_empty() {
             let refused = self.patch_refusals(state, "wip_commit")?;
@@ -676,16 +672,17 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 report.push_str(&refusal_note(&refused, clean));
             }
             if clean && !self.repo.changed_files()?.is_empty() {
-                commit = Some(self.commit_wip(state, reason)?);
+                commit = Some(self.commit_wip(state, &text)?);
             }
         }
         let branch = (!state.dry_run).then(|| state.branch.clone());
         self.events.emit(&Event::Escalated {
-            reason: reason.to_owned(),
+            reason: text.clone(),
             branch,
         });
         state.outcome = Some(RunOutcome::Escalated);
-        self.transition(state, to, reason);
+        state.escalation = Some(reason);
+        self.transition(state, to, &text);
         Ok(Ending {
             commit_message: None,
             commit,
@@ -710,15 +707,22 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         state: &mut LoopState,
         failure: &crate::gates::setup::SetupFailure,
     ) -> Ending {
-        let reason = self.redacted(&format!("{failure} (the run stopped before the build)"));
+        let reason = EscalationReason::SetupFailed {
+            command: self.redacted(&failure.command),
+            reason: self.redacted(&failure.reason),
+            tail: self.redacted(&failure.tail),
+        };
+        let text = reason.describe();
         self.events.emit(&Event::Escalated {
-            reason: reason.clone(),
+            reason: text.clone(),
             branch: None,
         });
         state.outcome = Some(RunOutcome::Escalated);
-        self.transition(state, LoopPhase::Escalated, &reason);
+        let report = outcome::escalation_report(state, &reason);
+        state.escalation = Some(reason);
+        self.transition(state, LoopPhase::Escalated, &text);
         Ending {
-            escalation: Some(outcome::escalation_report(state, &reason)),
+            escalation: Some(report),
             ..Ending::default()
         }
     }
@@ -801,22 +805,12 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     }
 }
 
-fn decision_reason(decision: &Decision) -> String {
-    match decision {
-        Decision::Complete => "all gates passed".into(),
-        Decision::Continue { reason, .. }
-        | Decision::Retry { reason, .. }
-        | Decision::AwaitGuidance { reason } => reason.clone(),
-        Decision::Escalate { reason } => reason.describe(),
+/// The escalation reason for refused paths: the change itself, or what the run recorded with it.
+fn patch_refused(refusals: &[Refusal], recorded: bool) -> EscalationReason {
+    EscalationReason::PatchRefused {
+        recorded,
+        refusals: refusals.iter().map(ToString::to_string).collect(),
     }
-}
-
-fn joined(refusals: &[Refusal]) -> String {
-    refusals
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 /// The escalation report's lines about a refused work in progress.

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::protocol::ending::EscalationReason;
 use crate::protocol::event::LoopPhase;
 use crate::protocol::records::{
     GateRecord, Plan, RunOutcome, SignatureRecord, StepPhase, StepRecord, Usage,
@@ -60,6 +61,9 @@ pub struct LoopState {
     pub started_unix_ms: u64,
     /// Set when the run is over.
     pub outcome: Option<RunOutcome>,
+    /// Why the run stopped without a commit, when it did.
+    #[serde(default)]
+    pub escalation: Option<EscalationReason>,
 }
 
 /// A resume after a kill.
@@ -258,6 +262,7 @@ mod tests {
             recoveries: Vec::new(),
             started_unix_ms: 0,
             outcome: None,
+            escalation: None,
         }
     }
 
