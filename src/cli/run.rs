@@ -343,7 +343,7 @@ where
         ctx.config.hindsight.catalog,
         &reviewed_blob,
     )
-    .map_err(CliError::Internal)?
+    .map_err(|err| CliError::Internal(format!("hindsight store: {err}")))?
     .with_redactor(redactor.clone());
     let report_root = tempfile::Builder::new()
         .prefix("meta-agent-reports-")

@@ -38,7 +38,7 @@ pub enum EngineError {
     #[error(transparent)]
     Git(#[from] GitError),
     #[error("hindsight: {0}")]
-    Hindsight(String),
+    Hindsight(#[from] super::improve::HindsightStepError),
     #[error("the builder failed: {0}")]
     Builder(#[from] BuildError),
 }
