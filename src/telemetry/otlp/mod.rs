@@ -138,3 +138,35 @@ fn resource(service_name: &str) -> Resource {
         .with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")))
         .build()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::telemetry::{NoRedaction, SystemClock};
+
+    #[tokio::test]
+    async fn without_an_endpoint_there_is_no_exporter() {
+        let env = vec![
+            ("OTEL_SERVICE_NAME".to_owned(), "x".to_owned()),
+            ("OTEL_EXPORTER_OTLP_HEADERS".to_owned(), "k=v".to_owned()),
+        ];
+        let trace = OtlpTrace::from_env(&env, Arc::new(NoRedaction), Arc::new(SystemClock));
+        assert!(trace.is_none());
+    }
+
+    #[test]
+    fn outside_a_runtime_the_exporter_refuses_to_start() {
+        let settings = OtlpSettings::from_env(|name| {
+            (name == "OTEL_EXPORTER_OTLP_ENDPOINT").then(|| "http://127.0.0.1:9".to_owned())
+        })
+        .unwrap()
+        .unwrap();
+        let err = OtlpTrace::start(&settings, Arc::new(NoRedaction), Arc::new(SystemClock))
+            .err()
+            .unwrap();
+        assert_eq!(
+            err.to_string(),
+            "cannot export the trace to http://127.0.0.1:9/v1/traces: no async runtime to send from"
+        );
+    }
+}

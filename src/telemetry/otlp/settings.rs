@@ -309,4 +309,25 @@ mod tests {
                 .starts_with("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT=10s")
         );
     }
+
+    proptest::proptest! {
+        #[test]
+        fn encoded_headers_read_back(
+            pairs in proptest::collection::vec(("[a-z][a-z0-9-]{0,15}", "[ -~]{0,40}"), 0..6),
+            junk in "\\PC{0,60}",
+        ) {
+            use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+            let text: Vec<String> = pairs
+                .iter()
+                .map(|(name, value)| format!("{name}={}", utf8_percent_encode(value, NON_ALPHANUMERIC)))
+                .collect();
+            let parsed = parse_headers(&text.join(",")).unwrap();
+            let expected: Vec<(String, String)> = pairs
+                .iter()
+                .map(|(name, value)| (name.clone(), value.clone()))
+                .collect();
+            proptest::prop_assert_eq!(parsed, expected);
+            let _ = parse_headers(&junk);
+        }
+    }
 }
