@@ -386,9 +386,7 @@ impl Sinks {
     /// Writes `metrics.prom`, pushes the metrics when a gateway is configured and exports the
     /// rest of the trace (a failed push or export is a warning, not a failure of the run).
     async fn finish(self, dir: &Path, session: &str) -> Result<(), CliError> {
-        self.metrics
-            .write_prometheus(&dir.join("metrics.prom"))
-            .map_err(|err| CliError::Internal(err.to_string()))?;
+        let written = self.metrics.write_prometheus(&dir.join("metrics.prom"));
         if let Some(gateway) = &self.push
             && let Err(err) = gateway
                 .push(session, self.metrics.render_prometheus())
@@ -399,7 +397,7 @@ impl Sinks {
         if let Some(otlp) = self.otlp {
             otlp.shutdown().await;
         }
-        Ok(())
+        written.map_err(|err| CliError::Internal(err.to_string()))
     }
 }
 

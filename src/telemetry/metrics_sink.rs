@@ -1,8 +1,9 @@
 //! Metrics from events, under the names dashboards rely on, rendered in the Prometheus text
 //! exposition format by `metrics-exporter-prometheus`: a file written atomically at the end of a
-//! run, and the body [`super::push`] sends to a push gateway. The exporter's recorder is this
-//! sink's own (installed locally around each event, never as the global recorder), and it is used
-//! only to record and render: its HTTP listener and periodic push gateway are not compiled in.
+//! run, and the body [`super::PushGateway`] sends to a push gateway. The exporter's recorder is
+//! this sink's own (installed locally around each event, never as the global recorder), and it
+//! is used only to record and render: its HTTP listener and periodic push gateway are not
+//! compiled in.
 
 use std::io::Write as _;
 use std::path::Path;

@@ -8,7 +8,7 @@
 //! | `OTEL_EXPORTER_OTLP[_TRACES]_HEADERS` | `key=value,...` (values percent-decoded): secrets |
 //! | `OTEL_EXPORTER_OTLP[_TRACES]_PROTOCOL` | `http/protobuf` (the only one this build speaks) |
 //! | `OTEL_EXPORTER_OTLP[_TRACES]_TIMEOUT` | milliseconds per export (default 10000) |
-//! | `OTEL_EXPORTER_OTLP[_TRACES]_CERTIFICATE` | a PEM file of CAs trusted besides the bundled roots |
+//! | `OTEL_EXPORTER_OTLP[_TRACES]_CERTIFICATE` | PEM CAs trusted besides the bundled roots |
 //! | `OTEL_SERVICE_NAME` | `service.name` (default `meta-agent`) |
 //! | `OTEL_SDK_DISABLED=true`, `OTEL_TRACES_EXPORTER=none` | off, whatever else is set |
 //!
