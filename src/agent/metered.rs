@@ -57,10 +57,12 @@ impl<'a, P: Provider> Metered<'a, P> {
 impl<P: Provider> Provider for Metered<'_, P> {
     async fn chat(&self, request: &ChatRequest) -> Result<Completion, LlmError> {
         let started = Instant::now();
+        let started_unix_ms = crate::engine::run::now_ms();
         let result = self.inner.chat(request).await;
         let mut call = LlmCallRecord {
             provider: self.inner.name().to_owned(),
             model: request.model.clone(),
+            started_unix_ms,
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             ..LlmCallRecord::default()
         };

@@ -167,6 +167,7 @@ impl<P: Provider, R: CommandRunner> AgentBuilder<P, R> {
             stream: self.settings.stream,
         };
         let started = Instant::now();
+        let started_unix_ms = crate::engine::run::now_ms();
         let attempt = Attempt {
             task: request.task,
             report,
@@ -179,6 +180,7 @@ impl<P: Provider, R: CommandRunner> AgentBuilder<P, R> {
             tool: "reflect".into(),
             input: line.clone(),
             success,
+            started_unix_ms,
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         });
         report.actions.push(line);

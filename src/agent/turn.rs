@@ -182,6 +182,7 @@ fn report(progress: Progress, summary: String, gave_up: Option<String>) -> ActRe
                 tool: o.tool.clone(),
                 input: o.input.clone(),
                 success: o.success,
+                started_unix_ms: o.started_unix_ms,
                 duration_ms: o.duration_ms,
             })
             .collect(),

@@ -102,6 +102,10 @@ pub struct GatesArgs {
     /// Print the summary as Markdown (for job summaries and comments).
     #[arg(long)]
     pub markdown: bool,
+    /// Also write the results as JUnit XML to FILE (one test case per gate), for CI test
+    /// reporters.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -352,6 +356,9 @@ async fn run_gates(cli: &Cli, args: &GatesArgs) -> Result<Done, CliError> {
         events: &TracingSink,
     };
     let result = gates::run_gates(&ctx, &selected).await;
+    if let Some(path) = &args.junit {
+        write_junit(path, &result, &env)?;
+    }
     let stdout = if args.json {
         format!("{}\n", summary::to_json(&result))
     } else if args.markdown {
@@ -365,6 +372,18 @@ async fn run_gates(cli: &Cli, args: &GatesArgs) -> Result<Done, CliError> {
         Outcome::GatesFailed
     };
     Ok(Done { stdout, outcome })
+}
+
+/// Writes the `--junit` report, redacted, atomically.
+fn write_junit(
+    path: &Path,
+    result: &gates::GatesSummary,
+    env: &[(String, String)],
+) -> Result<(), CliError> {
+    let xml = summary::to_junit(result).map_err(|err| CliError::Internal(err.to_string()))?;
+    let xml = crate::redact::Redactor::from_env(env.iter().cloned()).redact_text(&xml);
+    crate::engine::state::write_atomic(path, xml.as_bytes())
+        .map_err(|err| CliError::Usage(format!("--junit {}: {err}", path.display())))
 }
 
 /// The gates named by `--only` (all when empty), in configuration order.

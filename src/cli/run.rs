@@ -29,7 +29,9 @@ use crate::protocol::event::{EventSink, Fanout, TracingSink};
 use crate::protocol::records::RunOutcome;
 use crate::protocol::task::Task;
 use crate::redact::Redactor;
-use crate::telemetry::{AuditLog, JsonLines, MetricsSink, SystemClock, TraceFile};
+use crate::telemetry::{
+    AuditLog, JsonLines, MetricsSink, OtlpTrace, PUSH_TIMEOUT, PushGateway, SystemClock, TraceFile,
+};
 
 /// `meta-agent run`.
 #[derive(Debug, clap::Args)]
@@ -326,7 +328,7 @@ where
     let dir = sessions.session_dir(session);
     std::fs::create_dir_all(&dir)
         .map_err(|err| CliError::Internal(format!("{}: {err}", dir.display())))?;
-    let sinks = Sinks::open(&dir, json, redactor.clone())?;
+    let sinks = Sinks::open(&dir, json, redactor.clone(), ctx)?;
     let reviewed_rev = repo
         .default_branch()
         .ok()
@@ -366,7 +368,7 @@ where
     let report = body(&engine)
         .await
         .map_err(|err| CliError::Internal(err.to_string()))?;
-    sinks.finish(&dir, ctx.config, session)?;
+    sinks.finish(&dir, session).await?;
     let rendered = redactor
         .redact_text(&render(&report, ctx.verbose))
         .into_owned();
@@ -389,19 +391,30 @@ struct Sinks {
     audit: AuditLog,
     metrics: MetricsSink,
     json: Option<JsonLines<std::io::Stdout>>,
+    /// The OpenTelemetry trace, when `OTEL_EXPORTER_OTLP_*` configures it.
+    otlp: Option<OtlpTrace>,
+    /// The push gateway of `telemetry.push_gateway`.
+    push: Option<PushGateway>,
 }
 
 impl Sinks {
-    fn open(dir: &Path, json: bool, redactor: Arc<Redactor>) -> Result<Sinks, CliError> {
+    fn open(
+        dir: &Path,
+        json: bool,
+        redactor: Arc<Redactor>,
+        ctx: &RunContext<'_>,
+    ) -> Result<Sinks, CliError> {
         let clock = Arc::new(SystemClock);
         let internal = |err: crate::telemetry::TelemetryError| CliError::Internal(err.to_string());
         Ok(Sinks {
             trace: TraceFile::open(&dir.join("trace.jsonl"), clock.clone(), redactor.clone())
                 .map_err(internal)?,
-            audit: AuditLog::open(&dir.join("audit.jsonl"), clock, redactor.clone())
+            audit: AuditLog::open(&dir.join("audit.jsonl"), clock.clone(), redactor.clone())
                 .map_err(internal)?,
             metrics: MetricsSink::new(redactor.clone()),
-            json: json.then(|| JsonLines::new(std::io::stdout(), "stdout", redactor)),
+            json: json.then(|| JsonLines::new(std::io::stdout(), "stdout", redactor.clone())),
+            otlp: OtlpTrace::from_env(ctx.parent_env, redactor, clock),
+            push: push_gateway(ctx),
         })
     }
 
@@ -411,24 +424,42 @@ impl Sinks {
         if let Some(json) = &self.json {
             sinks.push(json);
         }
+        if let Some(otlp) = &self.otlp {
+            sinks.push(otlp);
+        }
         Fanout { sinks }
     }
 
-    /// Writes `metrics.prom`, and pushes the metrics when a gateway is configured (a failed push
-    /// is a warning, not a failure of the run).
-    fn finish(&self, dir: &Path, config: &Config, session: &str) -> Result<(), CliError> {
-        self.metrics
-            .write_prometheus(&dir.join("metrics.prom"))
-            .map_err(|err| CliError::Internal(err.to_string()))?;
-        if let Some(gateway) = &config.telemetry.push_gateway {
-            let body = self.metrics.push_body();
-            let timeout = std::time::Duration::from_secs(10);
-            if let Err(err) = crate::telemetry::push(gateway, session, &body, timeout) {
-                tracing::warn!("{err}");
-            }
+    /// Writes `metrics.prom`, pushes the metrics when a gateway is configured and exports the
+    /// rest of the trace (a failed push or export is a warning, not a failure of the run).
+    async fn finish(self, dir: &Path, session: &str) -> Result<(), CliError> {
+        let written = self.metrics.write_prometheus(&dir.join("metrics.prom"));
+        if let Some(gateway) = &self.push
+            && let Err(err) = gateway
+                .push(session, self.metrics.render_prometheus())
+                .await
+        {
+            tracing::warn!("{err}");
         }
-        Ok(())
+        if let Some(otlp) = self.otlp {
+            otlp.shutdown().await;
+        }
+        written.map_err(|err| CliError::Internal(err.to_string()))
     }
+}
+
+/// The push gateway of the configuration, trusting `SSL_CERT_FILE`'s certificates too; `None`
+/// (with a warning) when it cannot be used.
+fn push_gateway(ctx: &RunContext<'_>) -> Option<PushGateway> {
+    let gateway = ctx.config.telemetry.push_gateway.as_deref()?;
+    let ca_file = ctx
+        .parent_env
+        .iter()
+        .find(|(name, value)| name == "SSL_CERT_FILE" && !value.is_empty())
+        .map(|(_, path)| Path::new(path));
+    PushGateway::new(gateway, ca_file, PUSH_TIMEOUT)
+        .inspect_err(|err| tracing::warn!("{err}"))
+        .ok()
 }
 
 fn write_file(path: &Path, text: &str) -> Result<(), CliError> {

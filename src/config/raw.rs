@@ -57,7 +57,8 @@ pub struct RawConfig {
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawTelemetry {
-    /// Prometheus push gateway (`http://host:9091`): the run's metrics are pushed there at the end.
+    /// Prometheus push gateway (`http://host:9091` or `https://...`): the run's metrics are
+    /// pushed there once, at the end.
     pub push_gateway: Option<String>,
 }
 

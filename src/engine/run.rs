@@ -89,7 +89,8 @@ struct Ending {
     escalation: Option<String>,
 }
 
-pub(super) fn now_ms() -> u64 {
+/// Now, in milliseconds since the Unix epoch.
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
@@ -403,6 +404,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 tool: call.tool.clone(),
                 input: call.input.clone(),
                 success: call.success,
+                started_unix_ms: call.started_unix_ms,
                 duration_ms: call.duration_ms,
             });
         }
@@ -413,6 +415,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 input_tokens: call.input_tokens,
                 output_tokens: call.output_tokens,
                 cost_usd: call.cost_usd,
+                started_unix_ms: call.started_unix_ms,
                 duration_ms: call.duration_ms,
             });
         }

@@ -32,6 +32,7 @@ pub use replay::{Exchange, Recorder, Replay};
 pub use retry::{RetryPolicy, Sleeper, TokioSleeper, backoff};
 pub use settings::{AZURE_API_VERSION, ApiKey, Azure, LlmConfig, LlmEnv, detect_azure};
 pub use transport::{Transport, TransportSettings};
+pub(crate) use transport::{innermost, read_capped};
 pub use types::{
     ChatRequest, Completion, Message, StopReason, ToolCall, ToolResult, ToolSpec, Usage,
 };

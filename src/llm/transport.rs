@@ -251,7 +251,7 @@ fn error_message(body: &str) -> String {
 
 /// The most specific cause of a reqwest error ("connection refused" rather than "error sending
 /// request for url").
-fn innermost(error: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn innermost(error: &(dyn std::error::Error + 'static)) -> String {
     let mut current = error;
     while let Some(source) = current.source() {
         current = source;
@@ -260,7 +260,7 @@ fn innermost(error: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// Reads the body, stopping once it passes `cap` bytes (the result is then longer than `cap`).
-async fn read_capped(
+pub(crate) async fn read_capped(
     mut response: reqwest::Response,
     cap: usize,
 ) -> Result<Vec<u8>, reqwest::Error> {

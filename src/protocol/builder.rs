@@ -65,6 +65,8 @@ pub struct LlmCallRecord {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub cost_usd: f64,
+    /// When the request was sent, in milliseconds since the Unix epoch.
+    pub started_unix_ms: u64,
     pub duration_ms: u64,
     /// Why the call failed (empty when it answered).
     pub error: String,
@@ -77,6 +79,8 @@ pub struct ToolCallRecord {
     /// The call's arguments, shortened.
     pub input: String,
     pub success: bool,
+    /// When the call started, in milliseconds since the Unix epoch.
+    pub started_unix_ms: u64,
     pub duration_ms: u64,
 }
 

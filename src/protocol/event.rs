@@ -123,6 +123,8 @@ pub enum Event {
         input_tokens: u64,
         output_tokens: u64,
         cost_usd: f64,
+        /// When the request was sent, in milliseconds since the Unix epoch.
+        started_unix_ms: u64,
         duration_ms: u64,
     },
     /// An agent tool call — for the audit log.
@@ -130,6 +132,8 @@ pub enum Event {
         tool: String,
         input: String,
         success: bool,
+        /// When the call started, in milliseconds since the Unix epoch.
+        started_unix_ms: u64,
         duration_ms: u64,
     },
     /// The pure decision after an observation.

@@ -54,12 +54,13 @@ pub struct Redactor {
 impl Redactor {
     /// A redactor for the secrets among `vars` (a process environment): every variable whose
     /// name [`crate::exec::env::is_secret_name`] flags, with a value of at least
-    /// [`MIN_SECRET_LEN`] characters.
+    /// [`MIN_SECRET_LEN`] characters. The OTLP header variables count header by header too:
+    /// each value is sent (and could be echoed) on its own.
     pub fn from_env(vars: impl IntoIterator<Item = (String, String)>) -> Redactor {
         let values = vars
             .into_iter()
             .filter(|(name, _)| crate::exec::env::is_secret_name(name))
-            .map(|(_, value)| value);
+            .flat_map(|(name, value)| secret_values(&name, value));
         Redactor::from_values(values)
     }
 
@@ -149,6 +150,18 @@ pub fn outbound_markdown(redactor: &Redactor, text: &str, allowed_hosts: &[&str]
     neutralize_markdown(&redacted, allowed_hosts)
 }
 
+/// The secrets in a secret variable: its value, and each header's value of an OTLP headers list.
+fn secret_values(name: &str, value: String) -> Vec<String> {
+    let mut values = Vec::new();
+    if name.to_ascii_uppercase().ends_with("_HEADERS")
+        && let Ok(headers) = crate::telemetry::otlp::settings::parse_headers(&value)
+    {
+        values.extend(headers.into_iter().map(|(_, header)| header));
+    }
+    values.push(value);
+    values
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -189,6 +202,18 @@ mod tests {
         assert_eq!(kinds, ["secret", "github"], "{found:?}");
         assert!(found[0].is_exact() && !found[1].is_exact());
         assert!(redactor.find_secrets("plain text").is_empty());
+    }
+
+    #[test]
+    fn each_otlp_header_value_is_a_secret() {
+        let redactor = Redactor::from_env([(
+            "OTEL_EXPORTER_OTLP_HEADERS".to_owned(),
+            format!("x-team=acme,x-api-key={CANARY}"),
+        )]);
+        assert_eq!(
+            redactor.redact_text(&format!("key {CANARY} sent")),
+            "key [REDACTED:secret] sent"
+        );
     }
 
     #[test]

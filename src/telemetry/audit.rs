@@ -175,6 +175,7 @@ mod tests {
             tool: "edit_file".into(),
             input: "{}".into(),
             success: false,
+            started_unix_ms: 1_795_314_548_000,
             duration_ms: 3,
         };
         let entry = audit_entry(&event).unwrap();

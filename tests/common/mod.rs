@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+pub mod collector;
 pub mod git_http;
 pub mod http;
 pub mod mock_github;

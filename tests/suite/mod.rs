@@ -21,4 +21,5 @@ mod report_sarif;
 mod sandbox;
 mod tamper;
 mod telemetry;
+mod telemetry_export;
 mod workflows;

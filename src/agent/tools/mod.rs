@@ -72,6 +72,8 @@ pub struct Observation {
     pub tool: String,
     pub input: String,
     pub success: bool,
+    /// When the call started, in milliseconds since the Unix epoch.
+    pub started_unix_ms: u64,
     pub duration_ms: u64,
     /// The first line of a failure, trimmed (empty on success).
     pub detail: String,
@@ -112,6 +114,7 @@ impl<R: CommandRunner> ToolBox<'_, R> {
     /// Carries out one call; returns its outcome and its observation.
     pub async fn dispatch(&self, call: &ToolCall) -> (Outcome, Observation) {
         let started = Instant::now();
+        let started_unix_ms = crate::engine::run::now_ms();
         let outcome = match self.route(call).await {
             Ok(outcome) => outcome,
             Err(err @ ToolError::Malformed { .. }) => Outcome::Malformed(err.to_string()),
@@ -135,6 +138,7 @@ impl<R: CommandRunner> ToolBox<'_, R> {
             tool: call.name.clone(),
             input: short_input(&call.arguments),
             success: failure.is_none(),
+            started_unix_ms,
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             detail,
         };
