@@ -92,8 +92,9 @@ fn binstall_fetches_the_assets_the_release_workflow_attaches() {
         .nth(1)
         .expect("binstall metadata");
     assert!(
-        table
-            .contains(r#"pkg-url = "{ repo }/releases/download/v{ version }/{ name }-{ target }""#),
+        table.contains(
+            r#"pkg-url = "{ repo }/releases/download/v{ version }/meta-agent-{ target }""#
+        ),
         "{table}"
     );
     assert!(table.contains(r#"pkg-fmt = "bin""#), "{table}");
