@@ -26,17 +26,15 @@ set -euo pipefail
 action_path=${ACTION_PATH:-${GITHUB_ACTION_PATH:-$(cd "$(dirname "$0")/.." && pwd)}}
 manifest_file="$action_path/release/binaries.sha256"
 
-sha256() {
-  if command -v sha256sum >/dev/null 2>&1; then sha256sum "$@"; else shasum -a 256 "$@"; fi
-}
+if command -v sha256sum >/dev/null 2>&1; then sha256=(sha256sum); else sha256=(shasum -a 256); fi
+sha256() { "${sha256[@]}" "$@"; }
 
+# sha256 of the `sha256sum` lines of every source file, in C order (one process for all files).
 source_digest() {
   (
     cd "$action_path"
-    sources=$({ find Cargo.toml Cargo.lock build.rs src gates hindsight -type f 2>/dev/null || true; } | LC_ALL=C sort)
-    printf '%s\n' "$sources" | while IFS= read -r file; do
-      if [ -n "$file" ]; then sha256 "$file"; fi
-    done | sha256 | cut -c1-32
+    { find Cargo.toml Cargo.lock build.rs src gates hindsight -type f -print0 2>/dev/null || true; } |
+      LC_ALL=C sort -z | xargs -0 -r "${sha256[@]}" | sha256 | cut -c1-32
   )
 }
 
