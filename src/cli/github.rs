@@ -116,13 +116,7 @@ where
         deadline: Some(Instant::now() + Duration::from_secs(args.job_minutes * 60)),
         rate: Default::default(),
     };
-    let reads_runs = matches!(trigger, Trigger::FailedRun { .. });
-    let minted = app::authenticate(&mut actions, reads_runs, settings.clone())
-        .await
-        .map_err(|err| match err.is_configuration() {
-            true => CliError::Usage(err.to_string()),
-            false => CliError::Internal(err.to_string()),
-        })?;
+    let minted = app_identity(&mut actions, &trigger, &settings).await?;
     let args = &as_app(args, minted.as_ref());
     let secrets = minted.iter().flat_map(app::Minted::as_secret_env);
     let api = RestClient::new(RestSettings {
@@ -150,6 +144,25 @@ where
         step.report_failure(err).await;
     }
     result
+}
+
+/// With a GitHub App configured, mints its installation token for this trigger's needs into
+/// `actions.token` (see [`app::authenticate`]); configuration problems are usage errors.
+async fn app_identity(
+    actions: &mut ActionsContext,
+    trigger: &Trigger,
+    settings: &RestSettings,
+) -> Result<Option<app::Minted>, CliError> {
+    let reads_runs = matches!(trigger, Trigger::FailedRun { .. });
+    app::authenticate(actions, reads_runs, settings.clone())
+        .await
+        .map_err(|err| {
+            if err.is_configuration() {
+                CliError::Usage(err.to_string())
+            } else {
+                CliError::Internal(err.to_string())
+            }
+        })
 }
 
 /// Acting as a GitHub App, the bot's own login is the App's bot account unless one was given.
