@@ -18,6 +18,7 @@ use crate::engine::state::{LoopState, SessionStore};
 use crate::exit::Outcome;
 use crate::git::{Git2Repository, Repository};
 use crate::github::api::{GitHubApi, NewPullRequest, Reaction};
+use crate::github::app;
 use crate::github::authz::{self, Decision, Policy, Screen};
 use crate::github::command::Command;
 use crate::github::context::ActionsContext;
@@ -37,7 +38,7 @@ mod session;
 
 /// `meta-agent github`. Every option also reads an environment variable, so the Action passes
 /// its inputs through `env:` and never into a shell script.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct GithubArgs {
     /// Change nothing on GitHub or the remote: run, then report in the job summary only.
     #[arg(long, env = "META_AGENT_DRY_RUN", num_args = 0..=1, default_value = "false",
@@ -56,12 +57,8 @@ pub struct GithubArgs {
     #[arg(long, env = "META_AGENT_LABEL", default_value = "meta-agent")]
     pub label: String,
     /// The bot's own login: its comments are never triggers, and only its status comment is
-    /// trusted.
-    #[arg(
-        long,
-        env = "META_AGENT_BOT_LOGIN",
-        default_value = "github-actions[bot]"
-    )]
+    /// trusted. Acting as a GitHub App, the default becomes the App's `<slug>[bot]`.
+    #[arg(long, env = "META_AGENT_BOT_LOGIN", default_value = DEFAULT_BOT_LOGIN)]
     pub bot_login: String,
     /// Bot accounts allowed to trigger the bot (comma-separated).
     #[arg(long, env = "META_AGENT_ALLOW_BOTS", value_delimiter = ',')]
@@ -70,6 +67,9 @@ pub struct GithubArgs {
     #[arg(long, env = "META_AGENT_JOB_MINUTES", default_value_t = 60)]
     pub job_minutes: u64,
 }
+
+/// Who writes with the workflow's `GITHUB_TOKEN`.
+const DEFAULT_BOT_LOGIN: &str = "github-actions[bot]";
 
 /// The `outcome` output when the step did not run the engine.
 const IGNORED: &str = "ignored";
@@ -95,7 +95,7 @@ where
     P: FnOnce() -> F,
     F: std::future::Future<Output = Result<crate::cli::Prepared, CliError>>,
 {
-    let actions = ActionsContext::from_lookup(|name| lookup(env, name))
+    let mut actions = ActionsContext::from_lookup(|name| lookup(env, name))
         .map_err(|err| CliError::Usage(err.to_string()))?;
     let payload = read_event(&actions.event_path)?;
     let branch_prefix = "meta-agent/".to_owned();
@@ -110,16 +110,23 @@ where
         Classified::Ignore(reason) => return finish_early(&actions, IGNORED, &reason),
         Classified::Run(trigger) => trigger,
     };
-    let api = RestClient::new(RestSettings {
+    let settings = RestSettings {
         api_url: actions.api_url.clone(),
         token: actions.token.clone(),
         user_agent: format!("meta-agent/{}", env!("CARGO_PKG_VERSION")),
         deadline: Some(Instant::now() + Duration::from_secs(args.job_minutes * 60)),
         rate: Default::default(),
+    };
+    let minted = app_identity(&mut actions, &trigger, &settings).await?;
+    let args = &as_app(args, minted.as_ref());
+    let secrets = minted.iter().flat_map(app::Minted::as_secret_env);
+    let api = RestClient::new(RestSettings {
+        token: actions.token.clone(),
+        ..settings
     })
     .map_err(|err| CliError::Internal(err.to_string()))?;
     let step = Step {
-        redactor: Redactor::from_env(env.iter().cloned()),
+        redactor: Redactor::from_env(env.iter().cloned().chain(secrets)),
         actions: &actions,
         api: &api,
         args,
@@ -138,6 +145,37 @@ where
         step.report_failure(err).await;
     }
     result
+}
+
+/// With a GitHub App configured, mints its installation token for this trigger's needs into
+/// `actions.token` (see [`app::authenticate`]); configuration problems are usage errors.
+async fn app_identity(
+    actions: &mut ActionsContext,
+    trigger: &Trigger,
+    settings: &RestSettings,
+) -> Result<Option<app::Minted>, CliError> {
+    let reads_runs = matches!(trigger, Trigger::FailedRun { .. });
+    app::authenticate(actions, reads_runs, settings.clone())
+        .await
+        .map_err(|err| {
+            if err.is_configuration() {
+                CliError::Usage(err.to_string())
+            } else {
+                CliError::Internal(err.to_string())
+            }
+        })
+}
+
+/// Acting as a GitHub App, the bot's own login is the App's bot account unless one was given.
+fn as_app(args: &GithubArgs, minted: Option<&app::Minted>) -> GithubArgs {
+    let app_login = minted.and_then(|minted| minted.bot_login.clone());
+    match app_login {
+        Some(login) if args.bot_login == DEFAULT_BOT_LOGIN => GithubArgs {
+            bot_login: login,
+            ..args.clone()
+        },
+        _ => args.clone(),
+    }
 }
 
 fn lookup(env: &[(String, String)], name: &str) -> Option<String> {
