@@ -7,7 +7,7 @@
 
 mod encode;
 mod markdown;
-mod patterns;
+pub(crate) mod patterns;
 pub mod writer;
 
 use std::borrow::Cow;
@@ -53,14 +53,25 @@ pub struct Redactor {
 
 impl Redactor {
     /// A redactor for the secrets among `vars` (a process environment): every variable whose
-    /// name [`crate::exec::env::is_secret_name`] flags, with a value of at least
+    /// name [`crate::exec::env::is_secret_name`] flags or whose value carries a credential (a
+    /// URL's userinfo and password are redacted on their own too), with a value of at least
     /// [`MIN_SECRET_LEN`] characters. The OTLP header variables count header by header too:
     /// each value is sent (and could be echoed) on its own.
     pub fn from_env(vars: impl IntoIterator<Item = (String, String)>) -> Redactor {
         let values = vars
             .into_iter()
-            .filter(|(name, _)| crate::exec::env::is_secret_name(name))
-            .flat_map(|(name, value)| secret_values(&name, value));
+            .filter(|(name, value)| crate::exec::env::is_secret_var(name, value))
+            .flat_map(|(name, value)| {
+                let userinfo = crate::exec::env::url_userinfo(&value).map(str::to_owned);
+                let password = userinfo
+                    .as_deref()
+                    .and_then(|info| info.split_once(':'))
+                    .map(|(_, password)| password.to_owned());
+                secret_values(&name, value)
+                    .into_iter()
+                    .chain(userinfo)
+                    .chain(password)
+            });
         Redactor::from_values(values)
     }
 
