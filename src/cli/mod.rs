@@ -86,6 +86,8 @@ pub enum Command {
     Config(ConfigCommand),
     /// Error signatures and the store of fixes that cured them.
     Hindsight(HindsightArgs),
+    /// Shared memory (PostgreSQL): migrate, status, export, import.
+    Memory(crate::memory::cli::MemoryArgs),
     /// Runs one command under supervision (internal: used by meta-agent for every child process).
     #[command(name = "__supervise", hide = true)]
     Supervise(SupervisorArgs),
@@ -144,6 +146,8 @@ pub enum CliError {
     Report(#[from] ReportError),
     #[error(transparent)]
     Hindsight(#[from] HindsightError),
+    #[error(transparent)]
+    Memory(#[from] crate::memory::MemoryError),
     #[error("{0}")]
     Usage(String),
     #[error("{0}")]
@@ -157,6 +161,7 @@ impl CliError {
             CliError::Config(ConfigError::BadPreset { .. }) => FailureClass::Internal,
             CliError::Config(_) | CliError::Report(_) | CliError::Usage(_) => FailureClass::Usage,
             CliError::Hindsight(err) => hindsight_class(err),
+            CliError::Memory(err) => crate::memory::cli::failure_class(err),
             CliError::Internal(_) => FailureClass::Internal,
         }
     }
@@ -176,9 +181,10 @@ fn hindsight_class(err: &HindsightError) -> FailureClass {
         | HindsightError::Store(crate::hindsight::store::StoreError::Corrupt { .. }) => {
             FailureClass::Usage
         }
-        HindsightError::Store(_) | HindsightError::Catalog(_) | HindsightError::Json(_) => {
-            FailureClass::Internal
-        }
+        HindsightError::Store(_)
+        | HindsightError::Catalog(_)
+        | HindsightError::Json(_)
+        | HindsightError::SharedMemory => FailureClass::Internal,
     }
 }
 
@@ -225,6 +231,7 @@ pub async fn run(cli: &Cli) -> Result<Done, CliError> {
         Command::Config(ConfigCommand::Check) => config_check(cli).await,
         Command::Config(ConfigCommand::Schema) => Ok(Done::ok(pretty(&config::json_schema()))),
         Command::Hindsight(args) => run_hindsight(cli, args).await,
+        Command::Memory(args) => run_memory(cli, args).await,
         Command::Supervise(_) => Err(CliError::Internal(
             "the supervisor runs without a runtime".into(),
         )),
@@ -496,7 +503,49 @@ fn sarif_text(sarif: &report::SarifReport) -> String {
     out
 }
 
+async fn run_memory(cli: &Cli, args: &crate::memory::cli::MemoryArgs) -> Result<Done, CliError> {
+    let (repo, config, env) = memory_setup(cli).await?;
+    let ctx = memory_context(&repo, &config, &env)?;
+    Ok(Done::ok(crate::memory::cli::run(args, &ctx).await?))
+}
+
+async fn memory_setup(cli: &Cli) -> Result<(PathBuf, Config, Vec<(String, String)>), CliError> {
+    let repo = repo_root(cli)?;
+    let env = parent_env();
+    let config = load_config(cli, &repo, &executor()?, &env).await?;
+    Ok((repo, config, env))
+}
+
+fn memory_context<'a>(
+    repo: &'a Path,
+    config: &'a Config,
+    env: &'a [(String, String)],
+) -> Result<crate::memory::cli::MemoryContext<'a>, CliError> {
+    Ok(crate::memory::cli::MemoryContext {
+        repo_root: repo,
+        git_dir: crate::git::Repository::git_dir(&run::open_repo(repo)?),
+        settings: &config.memory,
+        store_dir: repo.join(&config.hindsight.path),
+        catalog: config.hindsight.catalog,
+        env,
+    })
+}
+
 async fn run_hindsight(cli: &Cli, args: &HindsightArgs) -> Result<Done, CliError> {
+    if args.command.is_shared() {
+        let (repo, config, env) = memory_setup(cli).await?;
+        let ctx = memory_context(&repo, &config, &env)?;
+        let out = match &args.command {
+            crate::hindsight::cli::HindsightCommand::Approve(approve) => {
+                crate::memory::cli::approve(approve, &ctx).await?
+            }
+            crate::hindsight::cli::HindsightCommand::Sync(sync) => {
+                crate::memory::cli::sync(sync, &ctx).await?
+            }
+            _ => return Err(HindsightError::SharedMemory.into()),
+        };
+        return Ok(Done::ok(out));
+    }
     let repo = repo_root(cli)?;
     let config = load_config(cli, &repo, &executor()?, &parent_env()).await?;
     let ctx = HindsightContext {

@@ -75,6 +75,22 @@ pub enum HindsightCommand {
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
+    /// Approve learned candidates, so runs apply them automatically (in the database when one
+    /// is configured, else in this clone's `.git/meta-agent/memory`).
+    Approve(crate::memory::cli::ApproveArgs),
+    /// Write what runs queued while the database was unreachable (`memory-pending.jsonl`).
+    Sync(crate::memory::cli::SyncArgs),
+}
+
+impl HindsightCommand {
+    /// Whether the command works on shared memory (async, [`crate::memory::cli`]) rather than
+    /// on the file store here.
+    pub fn is_shared(&self) -> bool {
+        matches!(
+            self,
+            HindsightCommand::Approve(_) | HindsightCommand::Sync(_)
+        )
+    }
 }
 
 /// Where and when the command runs.
@@ -116,6 +132,9 @@ pub enum HindsightError {
     },
     #[error("cannot encode JSON: {0}")]
     Json(#[from] serde_json::Error),
+    /// `approve` and `sync` go through [`crate::memory::cli`] (see [`HindsightCommand::is_shared`]).
+    #[error("`hindsight approve` and `hindsight sync` run through the memory commands")]
+    SharedMemory,
 }
 
 /// Runs one hindsight command; returns what to print on stdout.
@@ -135,6 +154,9 @@ pub fn run(args: &HindsightArgs, ctx: &HindsightContext) -> Result<String, Hinds
         } => prune(&mut open(ctx)?, *older_than_days, *dry_run, ctx),
         HindsightCommand::Import { file } => import(&mut open(ctx)?, file),
         HindsightCommand::Export { output } => export(&open(ctx)?, output.as_deref()),
+        HindsightCommand::Approve(_) | HindsightCommand::Sync(_) => {
+            Err(HindsightError::SharedMemory)
+        }
     }
 }
 
