@@ -5,7 +5,8 @@
 # test CA made here with openssl), torn down when the test command exits.
 #
 # Exports, for the tests:
-#   META_AGENT_TEST_DATABASE_URL      superuser over the Unix socket (tests create their own databases)
+#   META_AGENT_TEST_DATABASE_URL      superuser over the Unix socket, key=value form ending in
+#                                     dbname=postgres (each test creates its own database)
 #   META_AGENT_TEST_DATABASE_TCP_URL  a password role over loopback TCP, TLS available
 #   META_AGENT_TEST_DATABASE_PASSWORD that role's password (the redaction tests look for it)
 #   META_AGENT_TEST_DATABASE_CA       the CA that signed the server's certificate
@@ -93,7 +94,7 @@ CONF
     || { cat "$root/data/server.log" >&2; return 1; }
   "$bin/psql" -q -h "$root/socket" -p "$port" -U postgres -d postgres -v ON_ERROR_STOP=1 \
     -c "CREATE ROLE meta_agent LOGIN CREATEDB PASSWORD '$password'" >/dev/null || return 1
-  export META_AGENT_TEST_DATABASE_URL="postgresql://postgres@localhost/postgres?host=$root/socket&port=$port"
+  export META_AGENT_TEST_DATABASE_URL="host=$root/socket port=$port user=postgres dbname=postgres"
   export META_AGENT_TEST_DATABASE_TCP_URL="postgresql://meta_agent@127.0.0.1:$port/postgres"
   export META_AGENT_TEST_DATABASE_PASSWORD=$password
   export META_AGENT_TEST_DATABASE_CA=$root/tls/ca.pem

@@ -77,13 +77,15 @@ pub struct ResumeArgs {
     pub output: OutputArgs,
 }
 
-/// The files of a run that `--out` copies.
-pub const RESULT_FILES: [&str; 5] = [
+/// The files of a run that `--out` copies (the memory queue only when the database was
+/// unreachable).
+pub const RESULT_FILES: [&str; 6] = [
     "report.md",
     "outcome.json",
     "metrics.prom",
     "trace.jsonl",
     "audit.jsonl",
+    crate::memory::journal::PENDING_FILE,
 ];
 
 /// Copies the session's result files into `out` (created if missing).
@@ -299,6 +301,17 @@ where
     )
     .map_err(CliError::Internal)?
     .with_redactor(redactor.clone());
+    let memory = crate::memory::shared::open_for_run(crate::memory::shared::RunSetup {
+        config: ctx.config,
+        env: ctx.parent_env,
+        repo_root: ctx.repo_root,
+        git_dir: &repo.git_dir(),
+        store_dir: hindsight.dir.clone(),
+        reviewed: hindsight.reviewed_fixes(),
+        redactor: redactor.clone(),
+    })
+    .await;
+    let hindsight = hindsight.with_memory(memory);
     let report_root = tempfile::Builder::new()
         .prefix("meta-agent-reports-")
         .tempdir()
@@ -319,6 +332,9 @@ where
     let report = body(&engine)
         .await
         .map_err(|err| CliError::Internal(err.to_string()))?;
+    if let Some(memory) = &hindsight.memory {
+        memory.finish(&report.state, &dir).await;
+    }
     sinks.finish(&dir, ctx.config, session)?;
     let rendered = redactor
         .redact_text(&render(&report, ctx.verbose))

@@ -89,6 +89,8 @@ pub fn is_secret_name(name: &str) -> bool {
         "SSH_AUTH_SOCK",
         "GIT_ASKPASS",
         "SSH_ASKPASS",
+        "META_AGENT_DATABASE_URL",
+        "DATABASE_URL",
     ];
     const PREFIXES: &[&str] = &[
         "ACTIONS_",

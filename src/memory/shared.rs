@@ -60,6 +60,70 @@ pub struct OpenMemory<'a> {
     pub summarizer: Summarizer<AnyProvider>,
 }
 
+/// What a run needs to open its memory.
+pub struct RunSetup<'a> {
+    pub config: &'a crate::config::Config,
+    pub env: &'a [(String, String)],
+    pub repo_root: &'a Path,
+    pub git_dir: &'a Path,
+    /// The hindsight store directory (absolute).
+    pub store_dir: PathBuf,
+    /// Resolutions the default branch holds.
+    pub reviewed: Vec<ReviewedFix>,
+    pub redactor: Arc<Redactor>,
+}
+
+/// The run's memory, as configured: the fast model summarises conversations when an LLM is
+/// configured.
+pub async fn open_for_run(setup: RunSetup<'_>) -> RunMemory {
+    let memory = &setup.config.memory;
+    RunMemory::open(OpenMemory {
+        settings: memory,
+        env: setup.env,
+        repo_root: setup.repo_root,
+        memory_dir: setup.git_dir.join("meta-agent").join("memory"),
+        store: StoreOptions {
+            dir: Some(setup.store_dir),
+            redactor: setup.redactor.clone(),
+            ..StoreOptions::default()
+        },
+        repository: repository_name(memory, setup.env, setup.repo_root),
+        reviewed: setup.reviewed,
+        summarizer: summarizer(&setup.config.llm, setup.env, setup.redactor.clone()),
+        redactor: setup.redactor,
+    })
+    .await
+}
+
+/// The fast model of `llm` when a provider is configured, else the extractive summary.
+pub fn summarizer(
+    llm: &crate::config::LlmSettings,
+    env: &[(String, String)],
+    redactor: Arc<Redactor>,
+) -> Summarizer<AnyProvider> {
+    use crate::config::raw::LlmProvider;
+    use crate::llm::{LlmConfig, LlmEnv, RetryPolicy, connect};
+    if llm.provider == LlmProvider::None {
+        return Summarizer::Extractive;
+    }
+    let lookup = LlmEnv::from_lookup(llm, |name| {
+        env.iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.clone())
+    });
+    let config = LlmConfig::from_settings(llm, &lookup).with_redactor(redactor);
+    match connect(&config, RetryPolicy::default()) {
+        Ok(provider) => Summarizer::Model {
+            provider,
+            model: config.fast_model.clone(),
+        },
+        Err(err) => {
+            tracing::warn!("memory: conversations are summarised extractively: {err}");
+            Summarizer::Extractive
+        }
+    }
+}
+
 /// This repository's name in shared memory: `memory.repository`, else `GITHUB_REPOSITORY`,
 /// else the directory name.
 pub fn repository_name(settings: &MemorySettings, env: &[(String, String)], root: &Path) -> String {

@@ -59,7 +59,10 @@ impl Redactor {
         let values = vars
             .into_iter()
             .filter(|(name, _)| crate::exec::env::is_secret_name(name))
-            .map(|(_, value)| value);
+            .flat_map(|(_, value)| {
+                let password = url_password(&value);
+                std::iter::once(value).chain(password)
+            });
         Redactor::from_values(values)
     }
 
@@ -136,6 +139,16 @@ impl Redactor {
     }
 }
 
+/// The password of a URL-shaped secret (`scheme://user:password@host...`, such as a database
+/// URL), so that it is redacted wherever it appears on its own.
+fn url_password(value: &str) -> Option<String> {
+    let (_, rest) = value.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let (userinfo, _) = authority.rsplit_once('@')?;
+    let (_, password) = userinfo.split_once(':')?;
+    (!password.is_empty()).then(|| password.to_owned())
+}
+
 impl crate::telemetry::Redact for Redactor {
     fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         self.redact_text(text)
@@ -189,6 +202,21 @@ mod tests {
         assert_eq!(kinds, ["secret", "github"], "{found:?}");
         assert!(found[0].is_exact() && !found[1].is_exact());
         assert!(redactor.find_secrets("plain text").is_empty());
+    }
+
+    #[test]
+    fn a_database_url_and_its_password_are_secrets() {
+        let redactor = Redactor::from_env([(
+            "META_AGENT_DATABASE_URL".to_owned(),
+            "postgres://bot:Pg-Canary-0123@db.example.com/memory".to_owned(),
+        )]);
+        let out = redactor.redact_text("password Pg-Canary-0123 and url db.example.com");
+        assert_eq!(out, "password [REDACTED:secret] and url db.example.com");
+        assert_eq!(url_password("postgres://bot@db/x"), None);
+        assert_eq!(
+            url_password("https://a:b@c:d@host/p").as_deref(),
+            Some("b@c:d")
+        );
     }
 
     #[test]

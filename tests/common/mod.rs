@@ -8,6 +8,7 @@ pub mod git_http;
 pub mod http;
 pub mod mock_github;
 pub mod mock_llm;
+pub mod postgres;
 
 /// The repository's `fixtures/` directory.
 pub fn fixtures() -> PathBuf {

@@ -57,9 +57,10 @@ fn strip_test_id(template: &str) -> String {
         _ => (None, template),
     };
     let rest = rest.strip_prefix("test ").unwrap_or(rest);
-    let end = rest
-        .find(": ")
-        .or_else(|| rest.find(" panicked"))
+    let end = [rest.find(": "), rest.find(" panicked")]
+        .into_iter()
+        .flatten()
+        .min()
         .unwrap_or(rest.len());
     let tail = &rest[end..];
     match runner {

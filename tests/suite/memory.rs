@@ -1,0 +1,505 @@
+//! Shared memory against a real PostgreSQL server (started by `scripts/test.sh`, one database
+//! per test) and the file backend: migrations, the trait's contract on both backends, parallel
+//! writers, trust and recall order, conversations, fallback and sync, TLS, pooling, timeouts.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
+
+use meta_agent::hindsight::signature::signature_id;
+use meta_agent::hindsight::store::{
+    CommandLine, EscalationContext, Fix, PatchFix, Store, StoreOptions, Timestamp,
+};
+use meta_agent::hindsight::{Signature, SignatureKind};
+use meta_agent::memory::conversation::Summarizer;
+use meta_agent::memory::files::FileMemory;
+use meta_agent::memory::postgres::{ConnectOptions, PgMemory, migrate};
+use meta_agent::memory::settings::{self, MemorySettings, OrganisationUse};
+use meta_agent::memory::shared::{OpenMemory, RunMemory};
+use meta_agent::memory::{
+    Approval, Change, ConversationMessage, Learned, MemoryBackend, MemoryError, RecallQuery,
+    Recorded, ReviewedFix, Role, SessionRecord, SessionState, StoredEntry,
+};
+use meta_agent::redact::Redactor;
+
+use crate::common::postgres::{self, TestDb};
+
+const T0: u64 = 1_790_000_000;
+
+fn at(secs: u64) -> Timestamp {
+    Timestamp::from_unix_secs(T0 + secs)
+}
+
+fn sig(kind: SignatureKind, template: &str) -> Signature {
+    Signature {
+        id: signature_id(kind, template),
+        kind,
+        template: template.to_owned(),
+    }
+}
+
+fn mean_failure(test: &str) -> Signature {
+    sig(
+        SignatureKind::TestFailure,
+        &format!("pytest tests/test_calc.py::{test}: AssertionError: assert 2 == 2.5"),
+    )
+}
+
+fn fmt_fix() -> Fix {
+    Fix::Command(CommandLine::Shell("ruff check --fix".into()))
+}
+
+fn patch_fix() -> PatchFix {
+    PatchFix {
+        diff: "--- a/calc.py\n+++ b/calc.py\n@@ -1 +1 @@\n-    return a // b\n+    return a / b\n"
+            .into(),
+        files: ["calc.py".to_owned()].into(),
+        source: Some("test".into()),
+    }
+}
+
+fn learned(id: &str, repository: &str, signature: &Signature, change: Change) -> Learned {
+    Learned {
+        id: id.to_owned(),
+        repository: repository.to_owned(),
+        at: at(10),
+        signature: signature.clone(),
+        change,
+    }
+}
+
+fn options(db: &TestDb) -> ConnectOptions {
+    let settings = MemorySettings::default();
+    let env = vec![(settings::DATABASE_URL_ENV.to_owned(), db.url.clone())];
+    let target = settings::database_target(&settings, &env).unwrap().unwrap();
+    ConnectOptions::new(
+        &settings,
+        target,
+        Path::new("."),
+        Arc::new(Redactor::default()),
+    )
+}
+
+async fn pg(db: &TestDb) -> PgMemory {
+    PgMemory::connect(options(db)).await.unwrap()
+}
+
+fn file_memory(dir: &Path, repository: &str) -> FileMemory {
+    FileMemory::open(
+        repository,
+        StoreOptions {
+            dir: Some(dir.join("store")),
+            ..StoreOptions::default()
+        },
+        &dir.join("memory"),
+    )
+}
+
+#[tokio::test]
+async fn migrations_are_applied_once_in_order_even_by_runs_connecting_at_once() {
+    let Some(db) = postgres::database("migrations").await else {
+        return;
+    };
+    let connects = (0..4).map(|_| PgMemory::connect(options(&db)));
+    for result in futures::future::join_all(connects).await {
+        result.unwrap();
+    }
+    let client = postgres::connect(&db).await;
+    let versions: Vec<i32> = client
+        .query(
+            "SELECT version FROM meta_agent_migrations ORDER BY version",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(versions, [1, 2]);
+    let memory = pg(&db).await;
+    let again = migrate::migrate(&mut memory.client().await.unwrap())
+        .await
+        .unwrap();
+    assert!(again.applied.is_empty(), "{again:?}");
+    assert_eq!(again.version, migrate::known_version());
+
+    client
+        .execute(
+            "UPDATE meta_agent_migrations SET checksum = 'edited' WHERE version = 2",
+            &[],
+        )
+        .await
+        .unwrap();
+    let err = PgMemory::connect(options(&db)).await.unwrap_err();
+    assert!(
+        matches!(err, MemoryError::MigrationChanged { version: 2, .. }),
+        "{err}"
+    );
+    client
+        .execute(
+            "UPDATE meta_agent_migrations SET checksum = $1 WHERE version = 2",
+            &[&migrate::MIGRATIONS[1].checksum()],
+        )
+        .await
+        .unwrap();
+    client
+        .execute(
+            "INSERT INTO meta_agent_migrations (version, name, checksum) VALUES (99, 'future', 'x')",
+            &[],
+        )
+        .await
+        .unwrap();
+    let err = PgMemory::connect(options(&db)).await.unwrap_err();
+    assert!(
+        matches!(err, MemoryError::SchemaTooNew { found: 99, .. }),
+        "{err}"
+    );
+}
+
+/// The trait's contract, the same on both backends.
+async fn contract<B: MemoryBackend>(memory: &B, repository: &str) {
+    let one = mean_failure("test_mean");
+    let seen = learned("run/0", repository, &one, Change::Seen);
+    assert_eq!(memory.record(&seen).await.unwrap(), Recorded::Applied);
+    assert_eq!(
+        memory.record(&seen).await.unwrap(),
+        Recorded::AlreadyApplied,
+        "a replayed write counts once"
+    );
+    let outcome = Change::Outcome {
+        fix: fmt_fix(),
+        cured: true,
+    };
+    memory
+        .record(&learned("run/1", repository, &one, outcome))
+        .await
+        .unwrap();
+    let patch = Change::Patch { patch: patch_fix() };
+    memory
+        .record(&learned("run/2", repository, &one, patch))
+        .await
+        .unwrap();
+    let context = EscalationContext {
+        reason: "budget".into(),
+        tags: ["gate:tests".to_owned()].into(),
+        ..EscalationContext::default()
+    };
+    let other = sig(SignatureKind::Lint, "ruff F401: `os` imported but unused");
+    memory
+        .record(&learned(
+            "run/3",
+            repository,
+            &other,
+            Change::Unresolved { context },
+        ))
+        .await
+        .unwrap();
+
+    let sibling = mean_failure("test_median");
+    let query = RecallQuery {
+        repository,
+        signatures: std::slice::from_ref(&sibling),
+        limit: 10,
+    };
+    let found = memory.recall(&query).await.unwrap();
+    assert_eq!(found.len(), 1, "found through the family: {found:?}");
+    let entry = &found[0].entry;
+    assert_eq!(entry.signature, one.id);
+    assert_eq!(entry.occurrences, 1);
+    assert_eq!(entry.resolutions.len(), 2);
+    assert!(
+        found[0].reviewed.is_empty(),
+        "learned entries are candidates"
+    );
+
+    let elsewhere = RecallQuery {
+        repository: "org/elsewhere",
+        signatures: std::slice::from_ref(&one),
+        limit: 10,
+    };
+    assert!(
+        memory.recall(&elsewhere).await.unwrap().is_empty(),
+        "other repositories see no candidate"
+    );
+    let patch_id = Fix::Patch(patch_fix()).id();
+    let approved = memory
+        .approve(&Approval {
+            repository,
+            signature: &one.id[..6],
+            resolution: Some(&patch_id[..5]),
+            by: "alice",
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        approved,
+        [ReviewedFix {
+            signature: one.id.clone(),
+            resolution: patch_id.clone()
+        }]
+    );
+    let reviewed = memory
+        .mark_reviewed(
+            repository,
+            &[ReviewedFix {
+                signature: one.id.clone(),
+                resolution: fmt_fix().id(),
+            }],
+        )
+        .await
+        .unwrap();
+    assert_eq!(reviewed, 1);
+    let found = memory.recall(&elsewhere).await.unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(
+        found[0].reviewed,
+        BTreeSet::from([patch_id.clone(), fmt_fix().id()])
+    );
+
+    let exported = memory.export().await.unwrap();
+    assert_eq!(exported.len(), 2);
+    let escalated = exported
+        .iter()
+        .find(|s| s.entry.signature == other.id)
+        .unwrap();
+    assert_eq!(escalated.entry.status.as_str(), "escalated");
+    assert!(escalated.entry.tags.contains("gate:tests"));
+
+    let session = SessionRecord {
+        id: "s-1".into(),
+        repository: repository.into(),
+        task: "issue #7".into(),
+        state: SessionState::AwaitingGuidance,
+        started: at(0),
+        updated: at(5),
+        outcome: Some("escalated".into()),
+    };
+    memory.save_session(&session).await.unwrap();
+    for (n, role) in [Role::Maintainer, Role::Bot].into_iter().enumerate() {
+        let message = ConversationMessage {
+            session: "s-1".into(),
+            role,
+            content: format!("message {n}"),
+            tokens: 2,
+            at: at(n as u64),
+        };
+        memory.append_message(&message).await.unwrap();
+    }
+    let latest = memory
+        .latest_session(repository, "issue #7")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(latest, session);
+    let messages = memory.conversation("s-1").await.unwrap();
+    assert_eq!(
+        messages
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect::<Vec<_>>(),
+        ["message 0", "message 1"]
+    );
+    let status = memory.status().await.unwrap();
+    assert_eq!(
+        (status.entries, status.sessions, status.messages),
+        (2, 1, 2)
+    );
+}
+
+#[tokio::test]
+async fn the_postgres_backend_keeps_the_contract() {
+    let Some(db) = postgres::database("contract").await else {
+        return;
+    };
+    contract(&pg(&db).await, "org/calc").await;
+}
+
+#[tokio::test]
+async fn the_file_backend_keeps_the_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    contract(&file_memory(dir.path(), "org/calc"), "org/calc").await;
+    let store = Store::open(StoreOptions {
+        dir: Some(dir.path().join("store")),
+        ..StoreOptions::default()
+    })
+    .unwrap();
+    assert_eq!(store.len(), 2, "entries are the store's YAML files");
+}
+
+#[tokio::test]
+async fn parallel_writers_of_one_signature_lose_no_update() {
+    let Some(db) = postgres::database("parallel").await else {
+        return;
+    };
+    let memory = Arc::new(pg(&db).await);
+    let one = mean_failure("test_mean");
+    let writers = (0..8).map(|writer| {
+        let memory = memory.clone();
+        let one = one.clone();
+        tokio::spawn(async move {
+            for n in 0..25 {
+                let change = Change::Outcome {
+                    fix: fmt_fix(),
+                    cured: n % 5 != 0,
+                };
+                let id = format!("w{writer}/{n}");
+                memory
+                    .record(&learned(&id, "org/calc", &one, change))
+                    .await
+                    .unwrap();
+                let seen = learned(&format!("{id}/seen"), "org/calc", &one, Change::Seen);
+                memory.record(&seen).await.unwrap();
+            }
+        })
+    });
+    for writer in futures::future::join_all(writers).await {
+        writer.unwrap();
+    }
+    let exported = memory.export().await.unwrap();
+    let entry = &exported[0].entry;
+    assert_eq!(entry.occurrences, 200);
+    let outcomes = entry.resolutions[0].outcomes;
+    assert_eq!(
+        (outcomes.applied, outcomes.succeeded, outcomes.failed),
+        (200, 160, 40)
+    );
+}
+
+fn stored(repository: &str, signature: &Signature, fix: Fix, reviewed: bool) -> StoredEntry {
+    let mut entry = meta_agent::hindsight::store::Entry::new(signature, at(0));
+    let mut resolution = meta_agent::hindsight::store::Resolution::new(fix);
+    for _ in 0..5 {
+        resolution.outcomes.record(true, at(1));
+    }
+    let id = resolution.id.clone();
+    entry.add_resolution(resolution);
+    StoredEntry {
+        repository: repository.into(),
+        family: meta_agent::hindsight::signature::family_key(signature.kind, &signature.template),
+        entry,
+        reviewed: if reviewed {
+            BTreeSet::from([id])
+        } else {
+            BTreeSet::new()
+        },
+    }
+}
+
+async fn run_memory(db: &TestDb, dir: &Path, settings: MemorySettings) -> RunMemory {
+    let env = vec![(settings::DATABASE_URL_ENV.to_owned(), db.url.clone())];
+    RunMemory::open(OpenMemory {
+        settings: &settings,
+        env: &env,
+        repo_root: dir,
+        memory_dir: dir.join("memory"),
+        store: StoreOptions::default(),
+        repository: "org/calc".into(),
+        reviewed: Vec::new(),
+        redactor: Arc::new(Redactor::default()),
+        summarizer: Summarizer::Extractive,
+    })
+    .await
+}
+
+#[tokio::test]
+async fn this_repository_comes_first_then_the_organisations_reviewed_entries() {
+    let Some(db) = postgres::database("recall_order").await else {
+        return;
+    };
+    let memory = pg(&db).await;
+    let mine = mean_failure("test_mean");
+    let guidance = |text: &str| Fix::Guidance(text.into());
+    let command = |line: &str| Fix::Command(CommandLine::Shell(line.into()));
+    memory
+        .import(&[
+            stored("org/calc", &mine, command("own reviewed"), true),
+            stored("org/other", &mine, command("their reviewed"), true),
+            stored(
+                "org/other",
+                &mean_failure("test_sum"),
+                Fix::Patch(patch_fix()),
+                true,
+            ),
+            stored("org/third", &mine, guidance("their candidate"), false),
+        ])
+        .await
+        .unwrap();
+    let own_candidate = stored("org/calc", &mine, command("own candidate"), false);
+    memory.import(&[own_candidate]).await.unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_memory(&db, dir.path(), MemorySettings::default()).await;
+    assert!(run.shared());
+    run.recall(std::slice::from_ref(&mine)).await;
+    let files = Store::default();
+    let applicable = run.applicable(&mine, Vec::new(), &files, at(2));
+    let lines: Vec<String> = applicable
+        .iter()
+        .map(|r| r.resolution.fix.summary())
+        .collect();
+    assert_eq!(
+        lines,
+        ["command: own reviewed", "command: their reviewed"],
+        "own first; candidates and other repositories' unreviewed entries never"
+    );
+    let hints = run.hints(&mine, at(2));
+    assert_eq!(hints.len(), 1, "{hints:?}");
+    assert!(
+        hints[0]
+            .starts_with("In org/other, this reviewed change cured a failure of the same family"),
+        "the organisation's patch is a hint by default: {}",
+        hints[0]
+    );
+
+    let mut settings = MemorySettings::default();
+    settings.organisation.command = OrganisationUse::Hint;
+    settings.organisation.patch = OrganisationUse::Apply;
+    let run = run_memory(&db, dir.path(), settings).await;
+    run.recall(std::slice::from_ref(&mine)).await;
+    let lines: Vec<String> = run
+        .applicable(&mine, Vec::new(), &files, at(2))
+        .iter()
+        .map(|r| r.resolution.fix.summary())
+        .collect();
+    assert_eq!(lines, ["command: own reviewed", "patch: calc.py"]);
+    assert!(run.hints(&mine, at(2))[0].contains("running `their reviewed`"));
+}
+
+#[tokio::test]
+async fn a_candidate_is_applied_once_approved() {
+    let Some(db) = postgres::database("approve").await else {
+        return;
+    };
+    let memory = pg(&db).await;
+    let mine = mean_failure("test_mean");
+    let candidate = stored("org/calc", &mine, Fix::Patch(patch_fix()), false);
+    memory.import(&[candidate]).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let files = Store::default();
+    let before = run_memory(&db, dir.path(), MemorySettings::default()).await;
+    before.recall(std::slice::from_ref(&mine)).await;
+    assert!(
+        before
+            .applicable(&mine, Vec::new(), &files, at(2))
+            .is_empty()
+    );
+    memory
+        .approve(&Approval {
+            repository: "org/calc",
+            signature: &mine.id,
+            resolution: None,
+            by: "alice",
+        })
+        .await
+        .unwrap();
+    let after = run_memory(&db, dir.path(), MemorySettings::default()).await;
+    after.recall(std::slice::from_ref(&mine)).await;
+    assert_eq!(after.applicable(&mine, Vec::new(), &files, at(2)).len(), 1);
+    let client = postgres::connect(&db).await;
+    let by: String = client
+        .query_one("SELECT reviewed_by FROM hindsight_resolutions", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(by, "alice");
+}
