@@ -93,9 +93,10 @@ CONF
   pg_as_owner "$bin/pg_ctl" -D "$root/data" -l "$root/data/server.log" -w -t 60 start >/dev/null \
     || { cat "$root/data/server.log" >&2; return 1; }
   "$bin/psql" -q -h "$root/socket" -p "$port" -U postgres -d postgres -v ON_ERROR_STOP=1 \
-    -c "CREATE ROLE meta_agent LOGIN CREATEDB PASSWORD '$password'" >/dev/null || return 1
+    -c "CREATE ROLE meta_agent LOGIN CREATEDB PASSWORD '$password'" \
+    -c "CREATE DATABASE meta_agent OWNER meta_agent" >/dev/null || return 1
   export META_AGENT_TEST_DATABASE_URL="host=$root/socket port=$port user=postgres dbname=postgres"
-  export META_AGENT_TEST_DATABASE_TCP_URL="postgresql://meta_agent@127.0.0.1:$port/postgres"
+  export META_AGENT_TEST_DATABASE_TCP_URL="postgresql://meta_agent@127.0.0.1:$port/meta_agent"
   export META_AGENT_TEST_DATABASE_PASSWORD=$password
   export META_AGENT_TEST_DATABASE_CA=$root/tls/ca.pem
   export META_AGENT_TEST_PG_BIN=$bin

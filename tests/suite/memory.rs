@@ -21,6 +21,7 @@ use meta_agent::memory::{
     Recorded, ReviewedFix, Role, SessionRecord, SessionState, StoredEntry,
 };
 use meta_agent::redact::Redactor;
+use std::time::Duration;
 
 use crate::common::postgres::{self, TestDb};
 
@@ -502,4 +503,270 @@ async fn a_candidate_is_applied_once_approved() {
         .unwrap()
         .get(0);
     assert_eq!(by, "alice");
+}
+
+fn tcp_options(url: &str, password: &str, ca: Option<&str>) -> ConnectOptions {
+    let settings = MemorySettings {
+        ca_file: ca.map(Into::into),
+        connect_timeout: Duration::from_secs(5),
+        ..MemorySettings::default()
+    };
+    let env = vec![
+        (settings::DATABASE_URL_ENV.to_owned(), url.to_owned()),
+        (settings::PASSWORD_ENV.to_owned(), password.to_owned()),
+    ];
+    let target = settings::database_target(&settings, &env).unwrap().unwrap();
+    ConnectOptions::new(
+        &settings,
+        target,
+        Path::new("/"),
+        Arc::new(Redactor::default()),
+    )
+}
+
+async fn uses_tls(memory: &PgMemory) -> bool {
+    memory
+        .client()
+        .await
+        .unwrap()
+        .query_one(
+            "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0)
+}
+
+#[tokio::test]
+async fn a_host_that_is_not_local_gets_verified_tls_by_default() {
+    let Some(_) = postgres::server("tls") else {
+        return;
+    };
+    let (url, password, ca) = postgres::tcp().expect("scripts/test.sh exports the TCP role");
+    let port = url.rsplit(':').next().unwrap().split('/').next().unwrap();
+    // A name that is not local (the certificate carries it), reached on loopback.
+    let remote = format!(
+        "host=db.meta-agent.test hostaddr=127.0.0.1 port={port} user=meta_agent dbname=meta_agent"
+    );
+    let memory = PgMemory::connect(tcp_options(&remote, &password, Some(&ca)))
+        .await
+        .unwrap();
+    assert!(uses_tls(&memory).await, "TLS without asking for it");
+
+    let unknown_ca = PgMemory::connect(tcp_options(&remote, &password, None))
+        .await
+        .unwrap_err();
+    assert!(
+        unknown_ca.to_string().contains("invalid peer certificate"),
+        "the certificate is verified: {unknown_ca}"
+    );
+    assert!(!unknown_ca.to_string().contains(&password));
+
+    let opted_out = format!("{remote} sslmode=disable");
+    let plain = PgMemory::connect(tcp_options(&opted_out, &password, None))
+        .await
+        .unwrap();
+    assert!(!uses_tls(&plain).await, "sslmode=disable is honoured");
+}
+
+#[tokio::test]
+async fn statements_time_out_and_the_pool_is_bounded() {
+    let Some(db) = postgres::database("pool").await else {
+        return;
+    };
+    let mut options = options(&db);
+    options.statement_timeout = Duration::from_millis(200);
+    options.pool_size = 2;
+    options.connect_timeout = Duration::from_millis(500);
+    let memory = PgMemory::connect(options).await.unwrap();
+    let client = memory.client().await.unwrap();
+    let err = client.query("SELECT pg_sleep(2)", &[]).await.unwrap_err();
+    assert_eq!(
+        err.code(),
+        Some(&tokio_postgres::error::SqlState::QUERY_CANCELED),
+        "{err}"
+    );
+    let second = memory.client().await.unwrap();
+    let third = memory.client().await;
+    assert!(
+        matches!(third, Err(MemoryError::Connect { .. })),
+        "a third connection waits for one of two and times out"
+    );
+    assert_eq!(memory.pool().status().max_size, 2);
+    drop((client, second));
+    memory.client().await.unwrap();
+}
+
+#[tokio::test]
+async fn conversations_recall_ten_messages_and_summarise_the_rest_with_the_fast_model() {
+    use crate::common::mock_llm::{MockLlm, Reply};
+    let Some(db) = postgres::database("conversation").await else {
+        return;
+    };
+    let summary = "The maintainers asked for true division; two runs escalated.";
+    let llm = MockLlm::start(vec![Reply::ok(serde_json::json!({
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": summary}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    }))])
+    .await;
+    let memory = pg(&db).await;
+    let now = Timestamp::new(std::time::SystemTime::now());
+    let session = SessionRecord {
+        id: "s-old".into(),
+        repository: "org/calc".into(),
+        task: "issue #7".into(),
+        state: SessionState::AwaitingGuidance,
+        started: now,
+        updated: now,
+        outcome: Some("escalated".into()),
+    };
+    memory.save_session(&session).await.unwrap();
+    for n in 1..=24u64 {
+        let role = if n % 2 == 0 {
+            Role::Bot
+        } else {
+            Role::Maintainer
+        };
+        let message = ConversationMessage {
+            session: "s-old".into(),
+            role,
+            content: format!("note {n}"),
+            tokens: 2,
+            at: now,
+        };
+        memory.append_message(&message).await.unwrap();
+    }
+    let llm_settings = meta_agent::config::LlmSettings {
+        provider: meta_agent::config::raw::LlmProvider::Openai,
+        model: Some("big".into()),
+        fast_model: Some("fast-model".into()),
+        base_url: Some(llm.base_url.clone()),
+        ..meta_agent::config::LlmSettings::default()
+    };
+    let env = vec![
+        (settings::DATABASE_URL_ENV.to_owned(), db.url.clone()),
+        (
+            "OPENAI_API_KEY".to_owned(),
+            "sk-test-key-0123456789".to_owned(),
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let open = |summarizer| OpenMemory {
+        settings: Box::leak(Box::new(MemorySettings::default())),
+        env: Box::leak(env.clone().into_boxed_slice()),
+        repo_root: Box::leak(dir.path().to_owned().into_boxed_path()),
+        memory_dir: dir.path().join("memory"),
+        store: StoreOptions::default(),
+        repository: "org/calc".into(),
+        reviewed: Vec::new(),
+        redactor: Arc::new(Redactor::default()),
+        summarizer,
+    };
+    let summarizer =
+        meta_agent::memory::shared::summarizer(&llm_settings, &env, Arc::new(Redactor::default()));
+    let run = RunMemory::open(open(summarizer)).await;
+    let mut state = loop_state("s-new", Some(7));
+    state.guidance.push("use true division".into());
+    run.begin(&state).await;
+    let notes = run.notes().join("\n");
+    assert!(notes.contains(summary), "{notes}");
+    assert!(notes.contains("14 earlier messages, summarised"), "{notes}");
+    assert!(
+        notes.contains("note 15") && notes.contains("note 24"),
+        "{notes}"
+    );
+    assert!(
+        !notes.contains("note 14"),
+        "older ones only in the summary: {notes}"
+    );
+    let request = &llm.requests()[0];
+    assert_eq!(request.json()["model"], "fast-model");
+    assert!(
+        request.body.contains("note 14\\n"),
+        "the older messages go to the model"
+    );
+    assert!(
+        !request.body.contains("note 15\\n"),
+        "the recent ones do not"
+    );
+    let messages = memory.conversation("s-old").await.unwrap();
+    assert_eq!(
+        messages.len(),
+        25,
+        "the session awaiting guidance continues"
+    );
+    assert_eq!(messages[24].content, "Guidance: use true division");
+
+    state.outcome = Some(meta_agent::engine::state::RunOutcome::Committed);
+    run.finish(&state, dir.path()).await;
+    let finished = memory
+        .latest_session("org/calc", "issue #7")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(finished.state, SessionState::Finished);
+    assert_eq!(
+        memory.conversation("s-old").await.unwrap()[25].role,
+        Role::Bot
+    );
+
+    // Idle past the limit and no longer awaiting guidance: the next run starts afresh.
+    let client = postgres::connect(&db).await;
+    client
+        .execute(
+            "UPDATE agent_sessions SET updated_at = now() - interval '25 hours'",
+            &[],
+        )
+        .await
+        .unwrap();
+    let later = RunMemory::open(open(Summarizer::Extractive)).await;
+    later.begin(&loop_state("s-later", Some(7))).await;
+    assert!(
+        later.notes().is_empty(),
+        "an expired session is not recalled"
+    );
+    assert_eq!(
+        memory
+            .latest_session("org/calc", "issue #7")
+            .await
+            .unwrap()
+            .unwrap()
+            .id,
+        "s-later"
+    );
+}
+
+fn loop_state(session: &str, issue: Option<u64>) -> meta_agent::engine::state::LoopState {
+    use meta_agent::engine::state::{LoopState, STATE_VERSION, Usage};
+    let mut task =
+        meta_agent::engine::task::Task::from_text("Fix the mean\nIt divides wrongly.").unwrap();
+    task.issue = issue;
+    LoopState {
+        version: STATE_VERSION,
+        session: session.into(),
+        task,
+        branch: "meta-agent/fix-the-mean".into(),
+        base_commit: "0".repeat(40),
+        dry_run: false,
+        phase: meta_agent::event::LoopPhase::Idle,
+        iteration: 0,
+        max_iterations: 3,
+        plan: None,
+        worktree_diff: String::new(),
+        builder_calls: 0,
+        history: Vec::new(),
+        gates: Vec::new(),
+        signatures: Vec::new(),
+        guidance: Vec::new(),
+        usage: Usage::default(),
+        flaky: Vec::new(),
+        tamper: Vec::new(),
+        transient_retries: 0,
+        transient_error: None,
+        recoveries: Vec::new(),
+        started_unix_ms: 0,
+        outcome: None,
+    }
 }

@@ -142,13 +142,28 @@ impl PgMemory {
     pub async fn client(&self) -> Result<Object, MemoryError> {
         self.pool.get().await.map_err(|err| MemoryError::Connect {
             target: self.location.clone(),
-            reason: err.to_string(),
+            reason: chain(&err),
         })
     }
 
     fn redact(&self, text: &str) -> String {
         self.redactor.redact_text(text).into_owned()
     }
+}
+
+/// An error with its causes (`error performing TLS handshake: invalid peer certificate: ...`).
+fn chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
 }
 
 /// rustls with the Mozilla roots and the certificates of `ca_file`.
