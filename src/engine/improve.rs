@@ -152,6 +152,17 @@ impl HindsightView {
         }
     }
 
+    /// The fix of resolution `id` as the run found it for `signature` (the file store, the
+    /// catalog, or shared memory).
+    fn known_fix(&self, signature: &Signature, id: &str, now: Timestamp) -> Option<Fix> {
+        self.store
+            .ranked_resolutions(signature, now)
+            .into_iter()
+            .chain(self.applicable(signature, now))
+            .find(|ranked| ranked.resolution.id == id)
+            .map(|ranked| ranked.resolution.fix)
+    }
+
     /// Notes one learned change for shared memory.
     fn learn(&self, state: &LoopState, signature: &Signature, change: Change, now: Timestamp) {
         if let Some(memory) = &self.memory {
@@ -604,19 +615,23 @@ fn record_outcomes(
     now: Timestamp,
 ) -> Result<(), String> {
     for tried in state.history.iter().flat_map(|s| s.resolutions.iter()) {
-        if let Some(cured) = tried.cured {
-            store
-                .record_outcome(&tried.signature, &tried.resolution, cured, now)
-                .map_err(|e| e.to_string())?;
-            let entry = store.get(&tried.signature);
-            let fix = entry.and_then(|e| e.resolution(&tried.resolution));
-            if let (Some(entry), Some(fix)) = (entry, fix) {
-                let change = Change::Outcome {
-                    fix: fix.fix.clone(),
-                    cured,
-                };
-                view.learn(state, &entry.signature(), change, now);
+        let Some(cured) = tried.cured else {
+            continue;
+        };
+        let signature = store.get(&tried.signature).map(Entry::signature);
+        let known = signature
+            .as_ref()
+            .and_then(|s| view.known_fix(s, &tried.resolution, now));
+        match (signature, known) {
+            (Some(signature), Some(fix)) => {
+                store
+                    .record_fix_outcome(&signature, fix.clone(), cured, now)
+                    .map_err(|e| e.to_string())?;
+                view.learn(state, &signature, Change::Outcome { fix, cured }, now);
             }
+            _ => store
+                .record_outcome(&tried.signature, &tried.resolution, cured, now)
+                .map_err(|e| e.to_string())?,
         }
     }
     Ok(())

@@ -770,3 +770,299 @@ fn loop_state(session: &str, issue: Option<u64>) -> meta_agent::engine::state::L
         outcome: None,
     }
 }
+
+mod end_to_end {
+    //! The real binary against the real server: runs that learn into the organisation's memory
+    //! and use it, the trust rule across a merge, the fallback when the database is down, and
+    //! the `memory` and `hindsight approve|sync` commands.
+
+    use std::path::{Path, PathBuf};
+
+    use serde_json::Value;
+
+    use super::postgres::{self, TestDb};
+    use crate::common::{git, meta_agent, scratch_repo};
+
+    fn broken_calc() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/broken-calc")
+    }
+
+    /// broken-calc with its learned entries removed from the repository (kept in `saved`).
+    fn without_learned_entries() -> (tempfile::TempDir, PathBuf, tempfile::TempDir) {
+        let (dir, work) = scratch_repo(&broken_calc());
+        let saved = tempfile::tempdir().unwrap();
+        crate::common::copy_tree(&work.join(".meta-agent/hindsight/entries"), saved.path());
+        git(&work, &["rm", "-q", "-r", ".meta-agent/hindsight/entries"]);
+        git(&work, &["commit", "-q", "-m", "no learned entries"]);
+        (dir, work, saved)
+    }
+
+    fn with_config(work: &Path, extra: &str) {
+        let path = work.join(".meta-agent.yml");
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, format!("{text}{extra}")).unwrap();
+        git(work, &["commit", "-q", "-am", "memory settings"]);
+    }
+
+    fn cmd(work: &Path, db: &str) -> assert_cmd::Command {
+        let mut cmd = meta_agent();
+        cmd.arg("--repo")
+            .arg(work)
+            .env("META_AGENT_DATABASE_URL", db)
+            .env("GITHUB_REPOSITORY", "org/calc")
+            .env_remove("PGPASSWORD");
+        cmd
+    }
+
+    fn run(work: &Path, db: &str, args: &[&str]) -> (i32, Value, String) {
+        let out = cmd(work, db).args(args).arg("--json").output().unwrap();
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        let outcome = stdout
+            .lines()
+            .last()
+            .and_then(|l| serde_json::from_str(l).ok())
+            .unwrap_or_else(|| panic!("no outcome; stderr: {stderr}"));
+        (out.status.code().unwrap(), outcome, stderr)
+    }
+
+    fn applied(work: &Path, session: &str) -> Vec<String> {
+        let trace = work.join(format!(".git/meta-agent/sessions/{session}/trace.jsonl"));
+        let text = std::fs::read_to_string(trace).unwrap();
+        let mut found: Vec<String> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|e| e["event"] == "resolution_applied")
+            .map(|e| e["description"].as_str().unwrap().to_owned())
+            .collect();
+        found.dedup();
+        found
+    }
+
+    /// The saved entries, as another repository's reviewed memory.
+    fn seed_other_repository(work: &Path, db: &TestDb, saved: &Path) {
+        let export = tempfile::NamedTempFile::new().unwrap();
+        let mut lines = String::new();
+        for entry in walkdir::WalkDir::new(saved).into_iter().flatten() {
+            if entry.path().extension().is_some_and(|e| e == "yaml") {
+                let text = std::fs::read_to_string(entry.path()).unwrap();
+                let entry: meta_agent::hindsight::store::Entry =
+                    serde_yaml::from_str(&text).unwrap();
+                let reviewed: Vec<String> =
+                    entry.resolutions.iter().map(|r| r.id.clone()).collect();
+                let line = serde_json::json!({
+                    "repository": "org/other",
+                    "family": meta_agent::hindsight::signature::family_key(entry.kind, &entry.template),
+                    "entry": entry,
+                    "reviewed": reviewed,
+                });
+                lines.push_str(&format!("{line}\n"));
+            }
+        }
+        std::fs::write(export.path(), lines).unwrap();
+        let out = cmd(work, &db.url)
+            .args(["memory", "import"])
+            .arg(export.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "imported 2 entries\n");
+    }
+
+    #[test]
+    fn a_fix_reviewed_in_another_repository_cures_this_one_and_what_it_learns_stays_a_candidate_until_merged()
+     {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let Some(db) = rt.block_on(postgres::database("e2e_org")) else {
+            return;
+        };
+        let (_dir, work, saved) = without_learned_entries();
+        with_config(&work, "memory:\n  organisation: {patch: apply}\n");
+        seed_other_repository(&work, &db, saved.path());
+
+        let (code, outcome, stderr) =
+            run(&work, &db.url, &["run", "--text", "Make the gates pass"]);
+        assert_eq!(code, 0, "{outcome:#}\n{stderr}");
+        assert_eq!(outcome["outcome"], "committed");
+        assert_eq!(outcome["llm_calls"], 0);
+        let session = outcome["session"].as_str().unwrap();
+        assert_eq!(
+            applied(&work, session),
+            ["command: ruff check --fix", "patch: calc.py"],
+            "the organisation's reviewed patch, with no model"
+        );
+
+        let client = rt.block_on(postgres::connect(&db));
+        let rows = rt
+            .block_on(client.query(
+                "SELECT resolution, reviewed, applied FROM hindsight_resolutions
+                 WHERE repository = 'org/calc' AND fix ? 'patch'",
+                &[],
+            ))
+            .unwrap();
+        assert!(
+            !rows.is_empty(),
+            "the outcome is recorded for this repository"
+        );
+        assert!(
+            rows.iter().all(|r| !r.get::<_, bool>(1)),
+            "learned in an unreviewed run: candidates"
+        );
+        let sessions = rt
+            .block_on(client.query(
+                "SELECT s.state, s.outcome, count(c.id) FROM agent_sessions s
+                 JOIN agent_conversations c ON c.session = s.id
+                 WHERE s.repository = 'org/calc' GROUP BY s.id",
+                &[],
+            ))
+            .unwrap();
+        assert_eq!(sessions.len(), 1);
+        assert_eq!(sessions[0].get::<_, String>(0), "finished");
+        assert_eq!(
+            sessions[0].get::<_, Option<String>>(1).as_deref(),
+            Some("committed")
+        );
+        assert_eq!(
+            sessions[0].get::<_, i64>(2),
+            2,
+            "the request and the outcome"
+        );
+
+        // The bot's branch is merged: the next run sees the entries on the default branch.
+        let branch = outcome["branch"].as_str().unwrap().to_owned();
+        git(&work, &["checkout", "-q", "main"]);
+        git(&work, &["merge", "-q", "--ff-only", &branch]);
+        let (code, outcome, stderr) = run(
+            &work,
+            &db.url,
+            &["run", "--text", "Make the gates pass", "--dry-run"],
+        );
+        assert_eq!(code, 0, "{outcome:#}\n{stderr}");
+        let rows = rt
+            .block_on(client.query(
+                "SELECT reviewed, reviewed_by FROM hindsight_resolutions
+                 WHERE repository = 'org/calc' AND fix ? 'patch'",
+                &[],
+            ))
+            .unwrap();
+        assert!(
+            rows.iter().all(|r| r.get::<_, bool>(0)),
+            "merged on the default branch: reviewed"
+        );
+        assert_eq!(
+            rows[0].get::<_, Option<String>>(1).as_deref(),
+            Some("default branch")
+        );
+    }
+
+    #[test]
+    fn without_the_organisation_patch_policy_the_run_only_gets_a_hint() {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let Some(db) = rt.block_on(postgres::database("e2e_hint")) else {
+            return;
+        };
+        let (_dir, work, saved) = without_learned_entries();
+        seed_other_repository(&work, &db, saved.path());
+        let (code, outcome, _) = run(
+            &work,
+            &db.url,
+            &["run", "--text", "Make the gates pass", "--dry-run"],
+        );
+        assert_eq!(code, 4, "{outcome:#}");
+        let session = outcome["session"].as_str().unwrap();
+        assert_eq!(applied(&work, session), ["command: ruff check --fix"]);
+    }
+
+    #[test]
+    fn with_the_database_down_the_run_goes_on_says_so_once_and_sync_writes_it_later() {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let Some(db) = rt.block_on(postgres::database("e2e_down")) else {
+            return;
+        };
+        let (_dir, work) = scratch_repo(&broken_calc());
+        let password = "DownCanary-pw-0123456789";
+        let dead = {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let port = listener.local_addr().unwrap().port();
+            format!("postgres://bot:{password}@127.0.0.1:{port}/memory?connect_timeout=2")
+        };
+        let out_dir = tempfile::tempdir().unwrap();
+        let out = cmd(&work, &dead)
+            .args(["run", "--text", "Make the gates pass", "--json", "--out"])
+            .arg(out_dir.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+        assert_eq!(
+            stderr
+                .matches("this run continues on the file store")
+                .count(),
+            1,
+            "said once: {stderr}"
+        );
+        assert!(!stderr.contains(password) && !stdout.contains(password));
+        for file in walkdir::WalkDir::new(work.join(".git/meta-agent"))
+            .into_iter()
+            .flatten()
+        {
+            if file.file_type().is_file() {
+                let text = std::fs::read(file.path()).unwrap();
+                assert!(
+                    !String::from_utf8_lossy(&text).contains(password),
+                    "{}",
+                    file.path().display()
+                );
+            }
+        }
+        let queue = out_dir.path().join("memory-pending.jsonl");
+        let queued = std::fs::read_to_string(&queue).unwrap();
+        assert!(queued.lines().count() >= 3, "{queued}");
+        assert!(queued.contains("\"change\":\"outcome\""), "{queued}");
+
+        let synced = cmd(&work, &db.url)
+            .args(["hindsight", "sync"])
+            .arg(out_dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            synced.status.success(),
+            "{}",
+            String::from_utf8_lossy(&synced.stderr)
+        );
+        let text = String::from_utf8_lossy(&synced.stdout);
+        assert!(text.starts_with("synced 1 queue file(s)"), "{text}");
+        assert!(!queue.exists(), "a written queue is removed");
+        let client = rt.block_on(postgres::connect(&db));
+        let row = rt
+            .block_on(client.query_one(
+                "SELECT count(*), sum(occurrences)::bigint FROM hindsight_entries WHERE repository = 'org/calc'",
+                &[],
+            ))
+            .unwrap();
+        assert!(row.get::<_, i64>(0) >= 2, "the run's lessons arrived");
+        std::fs::write(&queue, &queued).unwrap();
+        let again = cmd(&work, &db.url)
+            .args(["hindsight", "sync"])
+            .arg(&queue)
+            .output()
+            .unwrap();
+        assert!(
+            String::from_utf8_lossy(&again.stdout).contains(" 0 written"),
+            "a replayed queue counts nothing twice: {}",
+            String::from_utf8_lossy(&again.stdout)
+        );
+        let after = rt
+            .block_on(client.query_one(
+                "SELECT count(*), sum(occurrences)::bigint FROM hindsight_entries WHERE repository = 'org/calc'",
+                &[],
+            ))
+            .unwrap();
+        assert_eq!(after.get::<_, i64>(1), row.get::<_, i64>(1));
+    }
+}
