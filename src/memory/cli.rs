@@ -143,7 +143,7 @@ impl MemoryContext<'_> {
                 migrate::migrate(&mut client).await?;
                 Ok(AnyMemory::Postgres(database))
             }
-            Some(_) | None => Ok(AnyMemory::Files(self.files()?)),
+            Some(_) | None => Ok(AnyMemory::Files(Box::new(self.files()?))),
         }
     }
 

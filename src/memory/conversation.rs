@@ -186,7 +186,7 @@ mod tests {
     fn message(n: u64) -> ConversationMessage {
         ConversationMessage {
             session: "s1".into(),
-            role: if n % 2 == 0 {
+            role: if n.is_multiple_of(2) {
                 Role::Bot
             } else {
                 Role::Maintainer

@@ -112,6 +112,12 @@ impl FileMemory {
         Ok(loaded)
     }
 
+    /// The resolutions marked reviewed here (approved, or seen on the default branch), without
+    /// reading the store.
+    pub fn approvals(&self) -> Result<Vec<ReviewedFix>, MemoryError> {
+        read_lines(&self.memory_dir.join(REVIEWED))
+    }
+
     /// The directory of sessions, reviews and applied writes.
     pub fn memory_dir(&self) -> &Path {
         &self.memory_dir

@@ -391,7 +391,7 @@ pub trait MemoryBackend: Send + Sync {
 /// One of the backends, chosen at run time.
 #[derive(Debug)]
 pub enum AnyMemory {
-    Files(files::FileMemory),
+    Files(Box<files::FileMemory>),
     Postgres(postgres::PgMemory),
 }
 

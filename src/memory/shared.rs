@@ -172,6 +172,8 @@ pub struct RunMemory {
     redactor: Arc<Redactor>,
     nonce: String,
     location: String,
+    /// Approved in this clone (`hindsight approve` without a database).
+    approved: BTreeSet<(String, String)>,
     down: AtomicBool,
     inner: Mutex<Inner>,
 }
@@ -190,6 +192,16 @@ impl RunMemory {
     /// once and the run continues on the file store.
     pub async fn open(input: OpenMemory<'_>) -> RunMemory {
         let files = FileMemory::open(&input.repository, input.store.clone(), &input.memory_dir);
+        let approved = match files.approvals() {
+            Ok(fixes) => fixes
+                .into_iter()
+                .map(|fix| (fix.signature, fix.resolution))
+                .collect(),
+            Err(err) => {
+                tracing::warn!("memory: approvals in this clone are unreadable: {err}");
+                BTreeSet::new()
+            }
+        };
         let mut memory = RunMemory {
             database: None,
             journaling: false,
@@ -200,6 +212,7 @@ impl RunMemory {
             redactor: input.redactor.clone(),
             nonce: crate::engine::run::new_session_id(),
             location: input.memory_dir.display().to_string(),
+            approved,
             down: AtomicBool::new(false),
             inner: Mutex::new(Inner::default()),
         };
@@ -309,8 +322,8 @@ impl RunMemory {
     }
 
     /// The resolutions the engine may apply for `signature`, best first: `own` (the file
-    /// store's, reviewed by the default branch), the file store's candidates approved in the
-    /// database, this repository's reviewed entries in the database, then the organisation's
+    /// store's, reviewed by the default branch), the file store's candidates approved (in the
+    /// database, or in this clone without one), this repository's reviewed entries in the database, then the organisation's
     /// reviewed ones that `memory.organisation` applies.
     pub fn applicable(
         &self,
@@ -324,7 +337,7 @@ impl RunMemory {
             .recalled
             .iter()
             .partition(|s| s.repository == self.repository);
-        let approved: BTreeSet<(String, String)> = mine
+        let mut approved: BTreeSet<(String, String)> = mine
             .iter()
             .flat_map(|s| {
                 s.reviewed
@@ -332,6 +345,7 @@ impl RunMemory {
                     .map(|id| (s.entry.signature.clone(), id.clone()))
             })
             .collect();
+        approved.extend(self.approved.iter().cloned());
         own.extend(
             files
                 .ranked_resolutions(signature, now)

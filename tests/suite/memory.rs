@@ -595,7 +595,8 @@ async fn statements_time_out_and_the_pool_is_bounded() {
     );
     assert_eq!(memory.pool().status().max_size, 2);
     drop((client, second));
-    memory.client().await.unwrap();
+    let freed = memory.client().await.unwrap();
+    assert!(!freed.is_closed(), "a returned connection is reused");
 }
 
 #[tokio::test]
@@ -1064,5 +1065,169 @@ mod end_to_end {
             ))
             .unwrap();
         assert_eq!(after.get::<_, i64>(1), row.get::<_, i64>(1));
+    }
+
+    fn output(cmd: &mut assert_cmd::Command) -> (i32, String, String) {
+        let out = cmd.output().unwrap();
+        (
+            out.status.code().unwrap(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    }
+
+    #[test]
+    fn memory_commands_migrate_report_export_import_and_approve() {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let Some(db) = rt.block_on(postgres::database("e2e_cli")) else {
+            return;
+        };
+        let (_dir, work) = scratch_repo(&broken_calc());
+        let (code, out, err) = output(cmd(&work, &db.url).args(["memory", "migrate"]));
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            out.contains("applied migration(s) 1, 2 (schema version 2)"),
+            "{out}"
+        );
+        let (_, again, _) = output(cmd(&work, &db.url).args(["memory", "migrate"]));
+        assert!(
+            again.contains("schema is up to date (version 2)"),
+            "{again}"
+        );
+
+        let export = work.parent().unwrap().join("files.jsonl");
+        let (code, out, err) = output(
+            cmd(&work, &db.url)
+                .args(["memory", "export", "--files", "-o"])
+                .arg(&export),
+        );
+        assert_eq!(code, 0, "{err}");
+        assert!(out.starts_with("exported 2 entries to "), "{out}");
+        let (code, out, err) = output(cmd(&work, &db.url).args(["memory", "import"]).arg(&export));
+        assert_eq!((code, out.as_str()), (0, "imported 2 entries\n"), "{err}");
+
+        let (code, out, err) = output(cmd(&work, &db.url).args(["memory", "status", "--json"]));
+        assert_eq!(code, 0, "{err}");
+        let status: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(status["backend"], "postgres");
+        assert_eq!(status["entries"], 2);
+        assert_eq!(status["reviewed"], 0);
+        assert_eq!(status["schema_version"], 2);
+        assert!(status["location"].as_str().unwrap().ends_with(&db.name));
+
+        let (_, exported, _) = output(cmd(&work, &db.url).args(["memory", "export"]));
+        let rows: Vec<Value> = exported
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(rows.len(), 2);
+        assert!(rows.iter().all(|r| r["repository"] == "org/calc"));
+
+        let (code, out, err) =
+            output(cmd(&work, &db.url).args(["hindsight", "approve", "4253", "--by", "tester"]));
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(
+            out,
+            "approved 4253c1defa546be7 38e62ffa54764c53 (org/calc, by tester)\n"
+        );
+        let (code, _, err) = output(cmd(&work, &db.url).args(["hindsight", "approve", "4253"]));
+        assert_eq!(code, 2, "nothing left to approve is the user's to know");
+        assert!(err.contains("no candidate resolution left"), "{err}");
+    }
+
+    #[test]
+    fn a_password_in_memory_url_is_refused_and_never_shown() {
+        let (_dir, work) = scratch_repo(&broken_calc());
+        with_config(
+            &work,
+            "memory:\n  url: postgres://bot:FilePw-0123456789@db.example.com/memory\n",
+        );
+        let (code, out, err) = output(
+            meta_agent()
+                .arg("--repo")
+                .arg(&work)
+                .args(["config", "check"]),
+        );
+        assert_eq!(code, 2, "{out}");
+        assert!(
+            err.contains("memory.url") && err.contains("PGPASSWORD"),
+            "{err}"
+        );
+        assert!(!err.contains("FilePw") && !out.contains("FilePw"));
+    }
+
+    #[test]
+    fn memory_commands_fail_loudly_without_a_usable_database() {
+        let (_dir, work) = scratch_repo(&broken_calc());
+        let password = "DeadPw-0123456789";
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        drop(listener);
+        let dead = format!("postgres://bot:{password}@127.0.0.1:{port}/memory?connect_timeout=2");
+        let (code, out, err) = output(cmd(&work, &dead).args(["memory", "status"]));
+        assert_eq!(code, 3, "{out}");
+        assert!(
+            err.contains(&format!(
+                "cannot reach the memory database at 127.0.0.1:{port}/memory"
+            )),
+            "{err}"
+        );
+        assert!(!err.contains(password) && !out.contains(password));
+        let (code, _, err) = output(
+            meta_agent()
+                .arg("--repo")
+                .arg(&work)
+                .env_remove("META_AGENT_DATABASE_URL")
+                .args(["hindsight", "sync"]),
+        );
+        assert_eq!(code, 2);
+        assert!(
+            err.contains("nothing to sync to: no database is configured"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn without_a_database_an_approval_in_this_clone_lets_a_learned_patch_apply() {
+        let (_dir, work, saved) = without_learned_entries();
+        git(&work, &["checkout", "-q", "-b", "feature"]);
+        crate::common::copy_tree(saved.path(), &work.join(".meta-agent/hindsight/entries"));
+        git(&work, &["add", "-A"]);
+        git(
+            &work,
+            &["commit", "-q", "-m", "entries learned by an unreviewed run"],
+        );
+        let plain = |args: &[&str]| {
+            let mut cmd = meta_agent();
+            cmd.arg("--repo")
+                .arg(&work)
+                .env_remove("META_AGENT_DATABASE_URL")
+                .args(args);
+            cmd
+        };
+        let (code, _, _) = output(&mut plain(&[
+            "run",
+            "--text",
+            "Make the gates pass",
+            "--dry-run",
+        ]));
+        assert_eq!(code, 4, "unreviewed: not applied");
+        git(&work, &["checkout", "-q", "--", "."]);
+        let (code, out, err) = output(&mut plain(&["hindsight", "approve", "4253"]));
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            out.starts_with("approved 4253c1defa546be7 38e62ffa54764c53"),
+            "{out}"
+        );
+        let (code, out, err) = output(&mut plain(&["hindsight", "approve", "147a"]));
+        assert_eq!(code, 0, "{out}{err}");
+        let (code, stdout, stderr) = output(&mut plain(&[
+            "run",
+            "--text",
+            "Make the gates pass",
+            "--dry-run",
+            "--json",
+        ]));
+        assert_eq!(code, 0, "approved: applied\n{stdout}\n{stderr}");
     }
 }
