@@ -60,7 +60,8 @@ pub struct OutputArgs {
     #[arg(long)]
     pub json: bool,
     /// Also copy the run's result files (report.md, outcome.json, metrics.prom, trace.jsonl,
-    /// audit.jsonl) into this directory: artifacts for any CI (GitLab, Jenkins, Buildkite).
+    /// audit.jsonl, memory-pending.jsonl) into this directory: artifacts for any CI (GitLab,
+    /// Jenkins, Buildkite).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 }
