@@ -18,7 +18,7 @@ use crate::event::TracingSink;
 use crate::exec::{Executor, supervisor::SupervisorArgs};
 use crate::exit::{FailureClass, Outcome};
 use crate::gates::{self, GateRunContext, summary};
-use crate::hindsight::cli::{HindsightArgs, HindsightContext, HindsightError};
+use crate::hindsight::cli::{HindsightArgs, HindsightContext, HindsightError, SharedCommand};
 use crate::report::{self, Limits, ReportError};
 
 /// meta-agent: a CI-native build-test-improve bot. Runs a repository's quality gates, reads what
@@ -532,17 +532,12 @@ fn memory_context<'a>(
 }
 
 async fn run_hindsight(cli: &Cli, args: &HindsightArgs) -> Result<Done, CliError> {
-    if args.command.is_shared() {
+    if let Some(shared) = args.command.shared() {
         let (repo, config, env) = memory_setup(cli).await?;
         let ctx = memory_context(&repo, &config, &env)?;
-        let out = match &args.command {
-            crate::hindsight::cli::HindsightCommand::Approve(approve) => {
-                crate::memory::cli::approve(approve, &ctx).await?
-            }
-            crate::hindsight::cli::HindsightCommand::Sync(sync) => {
-                crate::memory::cli::sync(sync, &ctx).await?
-            }
-            _ => return Err(HindsightError::SharedMemory.into()),
+        let out = match shared {
+            SharedCommand::Approve(approve) => crate::memory::cli::approve(approve, &ctx).await?,
+            SharedCommand::Sync(sync) => crate::memory::cli::sync(sync, &ctx).await?,
         };
         return Ok(Done::ok(out));
     }

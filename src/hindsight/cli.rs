@@ -82,14 +82,27 @@ pub enum HindsightCommand {
     Sync(crate::memory::cli::SyncArgs),
 }
 
+/// The hindsight commands that work on shared memory (async, [`crate::memory::cli`]).
+#[derive(Debug, Clone, Copy)]
+pub enum SharedCommand<'a> {
+    Approve(&'a crate::memory::cli::ApproveArgs),
+    Sync(&'a crate::memory::cli::SyncArgs),
+}
+
 impl HindsightCommand {
-    /// Whether the command works on shared memory (async, [`crate::memory::cli`]) rather than
-    /// on the file store here.
-    pub fn is_shared(&self) -> bool {
-        matches!(
-            self,
-            HindsightCommand::Approve(_) | HindsightCommand::Sync(_)
-        )
+    /// The command when it works on shared memory rather than on the file store here.
+    pub fn shared(&self) -> Option<SharedCommand<'_>> {
+        match self {
+            HindsightCommand::Approve(args) => Some(SharedCommand::Approve(args)),
+            HindsightCommand::Sync(args) => Some(SharedCommand::Sync(args)),
+            HindsightCommand::Signature { .. }
+            | HindsightCommand::List { .. }
+            | HindsightCommand::Show { .. }
+            | HindsightCommand::Stats { .. }
+            | HindsightCommand::Prune { .. }
+            | HindsightCommand::Import { .. }
+            | HindsightCommand::Export { .. } => None,
+        }
     }
 }
 
@@ -132,7 +145,7 @@ pub enum HindsightError {
     },
     #[error("cannot encode JSON: {0}")]
     Json(#[from] serde_json::Error),
-    /// `approve` and `sync` go through [`crate::memory::cli`] (see [`HindsightCommand::is_shared`]).
+    /// `approve` and `sync` go through [`crate::memory::cli`] (see [`HindsightCommand::shared`]).
     #[error("`hindsight approve` and `hindsight sync` run through the memory commands")]
     SharedMemory,
 }

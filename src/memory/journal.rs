@@ -118,3 +118,36 @@ pub async fn replay<B: MemoryBackend>(backend: &B, path: &Path) -> Result<Replay
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hindsight::store::Timestamp;
+    use crate::hindsight::{Signature, SignatureKind};
+    use crate::memory::Change;
+
+    #[test]
+    fn the_queue_round_trips_and_a_bad_line_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let learned = Learned {
+            id: "s/1/0".into(),
+            repository: "org/calc".into(),
+            at: Timestamp::from_unix_secs(1),
+            signature: Signature {
+                id: "00aa".into(),
+                kind: SignatureKind::Lint,
+                template: "t".into(),
+            },
+            change: Change::Seen,
+        };
+        let path = write_pending(dir.path(), std::slice::from_ref(&learned)).unwrap();
+        assert_eq!(read_pending(&path).unwrap(), [learned]);
+        assert_eq!(pending_files(dir.path()), [path.clone()]);
+        std::fs::write(&path, "{\"id\": 1}\n").unwrap();
+        let err = read_pending(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("memory-pending.jsonl:1: not a queued lesson"),
+            "{err}"
+        );
+    }
+}

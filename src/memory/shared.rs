@@ -686,3 +686,102 @@ fn hint_text(repository: &str, ranked: &RankedResolution) -> String {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hindsight::SignatureKind;
+    use crate::hindsight::signature::signature_id;
+    use crate::hindsight::store::{CommandLine, Entry, Resolution};
+
+    fn signature(test: &str) -> Signature {
+        let template = format!("pytest tests/t.py::{test}: KeyError: 'x'");
+        Signature {
+            id: signature_id(SignatureKind::TestFailure, &template),
+            kind: SignatureKind::TestFailure,
+            template,
+        }
+    }
+
+    fn stored(signature: &Signature, reviewed: bool) -> StoredEntry {
+        let now = Timestamp::from_unix_secs(100);
+        let mut entry = Entry::new(signature, now);
+        let mut resolution = Resolution::new(Fix::Command(CommandLine::Shell("fix".into())));
+        resolution.outcomes.record(true, now);
+        let id = resolution.id.clone();
+        entry.add_resolution(resolution);
+        StoredEntry {
+            repository: "org/other".into(),
+            family: family_key(signature.kind, &signature.template),
+            entry,
+            reviewed: if reviewed {
+                BTreeSet::from([id])
+            } else {
+                BTreeSet::new()
+            },
+        }
+    }
+
+    #[test]
+    fn family_matches_rank_below_exact_ones_and_candidates_never_rank() {
+        let now = Timestamp::from_unix_secs(100);
+        let a = signature("test_a");
+        let exact = ranked_from(&a, &stored(&a, true), now);
+        let family = ranked_from(&signature("test_b"), &stored(&a, true), now);
+        assert_eq!(exact.len(), 1);
+        assert_eq!(family.len(), 1);
+        assert!((family[0].confidence - FAMILY_SCORE * exact[0].confidence).abs() < 1e-12);
+        assert!(matches!(family[0].source, ResolutionSource::Similar { .. }));
+        assert!(ranked_from(&a, &stored(&a, false), now).is_empty());
+        let unrelated = Signature {
+            template: "pytest tests/t.py::test_a: ValueError".into(),
+            ..a.clone()
+        };
+        assert!(
+            ranked_from(
+                &Signature {
+                    id: "ff".into(),
+                    ..unrelated
+                },
+                &stored(&a, true),
+                now
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_session_awaits_guidance_after_an_escalation_and_ends_with_a_commit() {
+        let task = crate::engine::task::Task::from_text("x").unwrap();
+        let base = |outcome: Option<RunOutcome>, phase: LoopPhase| {
+            let mut state: LoopState = serde_json::from_value(serde_json::json!({
+                "version": 1, "session": "s", "task": task, "branch": "b", "base_commit": "c",
+                "dry_run": false, "phase": phase, "iteration": 0, "max_iterations": 1,
+                "plan": null, "worktree_diff": "", "builder_calls": 0, "history": [],
+                "gates": [], "signatures": [], "guidance": [], "usage": crate::engine::state::Usage::default(), "flaky": [],
+                "tamper": [], "transient_retries": 0, "recoveries": [], "started_unix_ms": 0,
+                "outcome": null
+            }))
+            .unwrap();
+            state.outcome = outcome;
+            session_state(&state)
+        };
+        assert_eq!(
+            base(Some(RunOutcome::Escalated), LoopPhase::Escalated),
+            SessionState::AwaitingGuidance
+        );
+        assert_eq!(
+            base(None, LoopPhase::AwaitingGuidance),
+            SessionState::AwaitingGuidance
+        );
+        assert_eq!(
+            base(Some(RunOutcome::Committed), LoopPhase::Complete),
+            SessionState::Finished
+        );
+        assert_eq!(
+            base(Some(RunOutcome::Failed), LoopPhase::Failed),
+            SessionState::Failed
+        );
+        assert_eq!(base(None, LoopPhase::Acting), SessionState::Active);
+    }
+}
