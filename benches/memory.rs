@@ -62,7 +62,7 @@ fn stored(i: usize) -> StoredEntry {
         i % 97
     ))));
     resolution.outcomes.record(true, now);
-    let reviewed: BTreeSet<String> = if i % 2 == 0 {
+    let reviewed: BTreeSet<String> = if i.is_multiple_of(2) {
         BTreeSet::from([resolution.id.clone()])
     } else {
         BTreeSet::new()

@@ -142,7 +142,7 @@ mod tests {
         };
         let path = write_pending(dir.path(), std::slice::from_ref(&learned)).unwrap();
         assert_eq!(read_pending(&path).unwrap(), [learned]);
-        assert_eq!(pending_files(dir.path()), [path.clone()]);
+        assert_eq!(pending_files(dir.path()), std::slice::from_ref(&path));
         std::fs::write(&path, "{\"id\": 1}\n").unwrap();
         let err = read_pending(&path).unwrap_err().to_string();
         assert!(
