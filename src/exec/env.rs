@@ -206,6 +206,9 @@ mod tests {
             "AWS_SECRET_ACCESS_KEY",
             "NPM_TOKEN",
             "GIT_CONFIG_VALUE_0",
+            "META_AGENT_DATABASE_URL",
+            "database_url",
+            "PGPASSWORD",
         ] {
             assert!(is_secret_name(name), "{name}");
         }
