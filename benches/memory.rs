@@ -107,12 +107,12 @@ async fn database(admin: &str, n: usize) -> (String, PgMemory) {
         .await
         .expect("connect");
     tokio::spawn(connection);
-    client
-        .batch_execute(&format!(
-            "DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}"
-        ))
-        .await
-        .expect("create");
+    for statement in [
+        format!("DROP DATABASE IF EXISTS {name}"),
+        format!("CREATE DATABASE {name}"),
+    ] {
+        client.batch_execute(&statement).await.expect("create");
+    }
     let url = admin.replace("dbname=postgres", &format!("dbname={name}"));
     let memory = PgMemory::connect(options(&url, 8)).await.expect("memory");
     let started = Instant::now();
