@@ -128,6 +128,21 @@ async fn database(admin: &str, n: usize) -> (String, PgMemory) {
     (url, memory)
 }
 
+/// Removes a benchmark database (a million entries take a gigabyte of disk).
+async fn drop_database(admin: &str, url: &str) {
+    let Some(name) = url.rsplit("dbname=").next() else {
+        return;
+    };
+    let (client, connection) = tokio_postgres::connect(admin, tokio_postgres::NoTls)
+        .await
+        .expect("connect");
+    tokio::spawn(connection);
+    client
+        .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        .await
+        .expect("drop");
+}
+
 async fn load_chunk(db: &tokio_postgres::Client, chunk: &[usize]) {
     let rows: Vec<StoredEntry> = chunk.iter().map(|&i| stored(i)).collect();
     let col = |f: &dyn Fn(&StoredEntry) -> String| rows.iter().map(f).collect::<Vec<String>>();
@@ -212,7 +227,7 @@ fn lookups(c: &mut Criterion) {
         .sample_size(50)
         .measurement_time(Duration::from_secs(4));
     for &n in &sizes {
-        let (_, pg) = rt.block_on(database(&admin, n));
+        let (url, pg) = rt.block_on(database(&admin, n));
         let files = rt.block_on(files(n));
         let exact = signature(n / 2);
         // A test id never stored, in a stored family.
@@ -234,6 +249,8 @@ fn lookups(c: &mut Criterion) {
                 b.iter(|| black_box(recall(&rt, &files, signature)));
             });
         }
+        drop(pg);
+        rt.block_on(drop_database(&admin, &url));
     }
     group.finish();
 }

@@ -8,5 +8,6 @@ cd "$(dirname "$0")/.."
 source scripts/test-postgres.sh
 trap pg_stop EXIT
 pg_install
-pg_start
+# Durable like a production server: fsync and synchronous commit on.
+PG_TEST_DURABLE=${PG_TEST_DURABLE:-1} pg_start
 cargo bench --bench memory -- "$@"

@@ -12,6 +12,7 @@
 #   META_AGENT_TEST_DATABASE_CA       the CA that signed the server's certificate
 #   META_AGENT_TEST_PG_REQUIRED=1     the PostgreSQL tests fail instead of skipping
 #   META_AGENT_TEST_PG_BIN            the server's bin directory (for pg_ctl in tests)
+# PG_TEST_DURABLE=1 keeps fsync and synchronous commits on (the benchmark's recording figures).
 # PostgreSQL refuses to run as root: as root, the cluster belongs to the `postgres` user the
 # package creates (or `nobody`), and the server runs through runuser.
 
@@ -86,10 +87,11 @@ ssl = on
 ssl_cert_file = '$root/tls/server.pem'
 ssl_key_file = '$root/tls/server.key'
 max_connections = 200
-fsync = off
-synchronous_commit = off
-full_page_writes = off
 CONF
+  if [ "${PG_TEST_DURABLE:-0}" != "1" ]; then
+    # Tests need no durability: a throwaway cluster, faster without fsync.
+    printf 'fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n' >>"$root/data/postgresql.conf"
+  fi
   pg_as_owner "$bin/pg_ctl" -D "$root/data" -l "$root/data/server.log" -w -t 60 start >/dev/null \
     || { cat "$root/data/server.log" >&2; return 1; }
   "$bin/psql" -q -h "$root/socket" -p "$port" -U postgres -d postgres -v ON_ERROR_STOP=1 \
