@@ -4,7 +4,9 @@
 //! Lookups use the store as it stood when the run began (the reviewed, committed state); learned
 //! patches and commands are applied only when that reviewed store holds them, catalog fixes
 //! always. Writes happen once, at the end of a real (not dry) run, into the repository's store
-//! directory, so they are committed with the fix and reviewed with it.
+//! directory, so they are committed with the fix and reviewed with it. With shared memory
+//! ([`crate::memory::shared`]) the view also recalls what the organisation reviewed, and every
+//! change written is journaled for the database.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
