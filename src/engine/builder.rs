@@ -89,6 +89,10 @@ pub enum BuildError {
     /// Not worth retrying.
     #[error("{0}")]
     Fatal(String),
+    /// The LLM provider refused the request for good (key, model, request, context length): the
+    /// run ends escalated with the provider's reason, the work so far kept.
+    #[error("the LLM provider refused the request: {0}")]
+    Refused(crate::llm::LlmError),
 }
 
 /// Edits the repository for the loop.

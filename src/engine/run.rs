@@ -266,7 +266,11 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             match state.phase {
                 LoopPhase::Idle => self.transition(state, LoopPhase::Planning, "run started"),
                 LoopPhase::Planning => self.plan(state),
-                LoopPhase::Acting => self.act(state).await?,
+                LoopPhase::Acting => {
+                    if let Some(refused) = self.act(state).await? {
+                        ending = refused;
+                    }
+                }
                 LoopPhase::Observing => last_gates = Some(self.observe(state).await),
                 LoopPhase::Reflecting => ending = self.reflect(state).await?,
                 LoopPhase::Complete
@@ -319,7 +323,8 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         self.transition(state, LoopPhase::Acting, &reason);
     }
 
-    async fn act(&self, state: &mut LoopState) -> Result<(), EngineError> {
+    /// One Acting step; `Some` when the LLM provider refused for good and the run escalated.
+    async fn act(&self, state: &mut LoopState) -> Result<Option<Ending>, EngineError> {
         let started = Instant::now();
         let started_ms = now_ms();
         let plan = state.plan.clone().unwrap_or(Plan::Build);
@@ -341,9 +346,16 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                         LoopPhase::Reflecting,
                         "transient failure of the builder",
                     );
-                    return Ok(());
+                    return Ok(None);
                 }
                 Err(BuildError::Fatal(error)) => return Err(EngineError::Builder(error)),
+                Err(BuildError::Refused(error)) => {
+                    self.checked_change(state)?;
+                    let reason = format!("the LLM provider refused the request: {error}");
+                    return self
+                        .escalate(state, &reason, LoopPhase::Escalated)
+                        .map(Some);
+                }
             },
         };
         let (diff, files) = self.checked_change(state)?;
@@ -374,7 +386,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         });
         state.transient_retries = 0;
         self.transition(state, LoopPhase::Observing, "run the gates");
-        Ok(())
+        Ok(None)
     }
 
     /// Calls the builder; returns actions, no resolutions, and an outcome line.
