@@ -13,6 +13,7 @@ mod github_api;
 mod hindsight_signature;
 mod hindsight_store;
 mod llm;
+mod llm_wire;
 mod planning;
 mod redact;
 mod report_coverage;
