@@ -10,9 +10,9 @@ use std::fmt::Write;
 
 use super::relevant::FileExcerpt;
 use super::tokens::{TokenCounter, fits_for_sure};
-use super::untrusted::fenced;
-use crate::engine::builder::FailureContext;
-use crate::engine::task::Task;
+use crate::protocol::builder::FailureContext;
+use crate::protocol::task::Task;
+use crate::protocol::untrusted::fenced;
 
 /// Failures listed at most in the digest.
 pub const MAX_FAILURES: usize = 20;

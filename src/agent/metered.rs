@@ -8,9 +8,9 @@
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
-use crate::engine::builder::LlmCallRecord;
-use crate::engine::state::Usage;
 use crate::llm::{ChatRequest, Completion, LlmError, Provider};
+use crate::protocol::builder::LlmCallRecord;
+use crate::protocol::records::Usage;
 
 /// Records the calls made through it.
 pub struct Metered<'a, P: Provider> {

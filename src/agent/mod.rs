@@ -25,7 +25,6 @@ pub mod relevant;
 pub mod tokens;
 pub mod tools;
 pub mod turn;
-pub mod untrusted;
 
 use std::fmt;
 
@@ -35,11 +34,10 @@ use act::Act;
 use metered::Metered;
 use reflect::{Attempt, Reflector};
 
-use crate::engine::builder::{ActReport, ActRequest, BuildError, Builder, ToolCallRecord};
 use crate::exec::CommandRunner;
 use crate::llm::{BudgetCaps, Budgeted, LlmConfig, Provider, first_exceeded};
+use crate::protocol::builder::{ActReport, ActRequest, BuildError, Builder, ToolCallRecord};
 
-pub use paths::Protected;
 pub use tools::CommandSettings;
 
 /// Repositories with more files than this get an explorer's summary before a build.
@@ -63,12 +61,12 @@ pub struct AgentSettings {
     /// Ask for streamed answers.
     pub stream: bool,
     pub command: CommandSettings,
-    /// Paths the agent may not write (built-ins plus `commit.protected_paths`).
-    pub protected: Protected,
+    /// What the agent may write: the run's one policy.
+    pub policy: std::sync::Arc<crate::policy::Policy>,
 }
 
 impl AgentSettings {
-    /// The model settings from the resolved LLM configuration, with the built-in protected paths.
+    /// The model settings from the resolved LLM configuration, with the built-in policy.
     pub fn from_llm(config: &LlmConfig, command: CommandSettings) -> Self {
         AgentSettings {
             model: config.model.clone(),
@@ -80,7 +78,7 @@ impl AgentSettings {
             temperature: config.temperature,
             stream: config.stream,
             command,
-            protected: Protected::default(),
+            policy: std::sync::Arc::new(crate::policy::Policy::default()),
         }
     }
 }

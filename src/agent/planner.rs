@@ -8,8 +8,8 @@
 
 use super::answer;
 use super::plan::{self, Complexity, PlanError, SubTask, TaskPlan, json_in_text};
-use crate::engine::task::Task;
 use crate::llm::{ChatRequest, Completion, LlmError, Message, Provider, ToolResult};
+use crate::protocol::task::Task;
 
 /// Revised plans after failed sub-tasks, at most, in one act.
 pub const MAX_REPLANS: u32 = 3;

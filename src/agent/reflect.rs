@@ -9,10 +9,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::plan::json_in_text;
-use super::untrusted::fenced;
-use crate::engine::builder::ActReport;
-use crate::engine::task::Task;
 use crate::llm::{ChatRequest, LlmError, Message, Provider, ToolSpec};
+use crate::protocol::builder::ActReport;
+use crate::protocol::task::Task;
+use crate::protocol::untrusted::fenced;
 
 /// Missing items kept at most.
 const MAX_MISSING: usize = 8;

@@ -12,12 +12,12 @@
 use super::answer::{self, Sorted};
 use super::compact;
 use super::tools::{Observation, Outcome, ToolBox};
-use crate::engine::builder::{ActReport, BuildError};
-use crate::engine::state::Usage;
 use crate::exec::CommandRunner;
 use crate::llm::{
-    ChatRequest, Completion, Fault, LlmError, Message, Provider, StopReason, ToolResult, ToolSpec,
+    ChatRequest, Completion, LlmError, Message, Provider, StopReason, ToolResult, ToolSpec,
 };
+use crate::protocol::builder::{ActReport, BuildError};
+use crate::protocol::records::Usage;
 
 /// Malformed turns re-prompted in a row before the act ends.
 pub const MAX_REPROMPTS: u32 = 2;
@@ -95,7 +95,7 @@ async fn turn<P: Provider, R: CommandRunner>(
         Err(LlmError::BudgetExceeded { what }) => {
             return Ok(TurnEnd::Stopped(format!("the LLM budget ran out: {what}")));
         }
-        Err(err) => return Err(classify(&err)),
+        Err(err) => return Err(BuildError::Llm(err)),
     };
     count(&mut progress.usage, &completion);
     if completion.stop_reason == StopReason::Refusal {
@@ -201,18 +201,6 @@ async fn ask<P: Provider, R: CommandRunner>(
     session.provider.chat(&request).await
 }
 
-/// What a failed call means for the act: transient when worth another act later (a transient
-/// fault, or retries exhausted on one: the engine then retries the act a bounded number of times),
-/// refused when the provider refused for good (the run escalates with its reason), fatal
-/// otherwise.
-pub fn classify(err: &LlmError) -> BuildError {
-    match err.fault() {
-        Fault::Transient => BuildError::Transient(err.to_string()),
-        Fault::Refused => BuildError::Refused(err.clone()),
-        Fault::Internal | Fault::Budget => BuildError::Fatal(err.to_string()),
-    }
-}
-
 fn count(usage: &mut Usage, completion: &Completion) {
     usage.llm_calls += 1;
     usage.input_tokens += completion.usage.input_tokens;
@@ -232,7 +220,7 @@ fn report(progress: Progress, summary: String, gave_up: Option<String>) -> ActRe
         tool_calls: progress
             .observations
             .iter()
-            .map(|o| crate::engine::builder::ToolCallRecord {
+            .map(|o| crate::protocol::builder::ToolCallRecord {
                 tool: o.tool.clone(),
                 input: o.input.clone(),
                 success: o.success,

@@ -14,8 +14,7 @@ use std::time::{Duration, Instant};
 use super::run::{self, RunContext};
 use super::{CliError, Done};
 use crate::engine::run::{RunReport, StartOptions, new_session_id};
-use crate::engine::state::{LoopState, RunOutcome, SessionStore};
-use crate::engine::task::{Task, TaskSource};
+use crate::engine::state::{LoopState, SessionStore};
 use crate::exit::Outcome;
 use crate::git::{Git2Repository, Repository};
 use crate::github::api::{GitHubApi, NewPullRequest, Reaction};
@@ -28,6 +27,8 @@ use crate::github::status::{self, Footer, SessionRecord, StatusComment, View};
 use crate::github::summary::{self, SummaryInput};
 use crate::github::thread::{self, Window};
 use crate::github::trigger::{self, Classified, Trigger, TriggerSettings};
+use crate::protocol::records::RunOutcome;
+use crate::protocol::task::{Task, TaskSource};
 use crate::redact::{Redactor, outbound_markdown};
 
 mod comments;

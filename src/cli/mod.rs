@@ -14,11 +14,11 @@ use std::path::{Path, PathBuf};
 use clap::{Parser, Subcommand};
 
 use crate::config::{self, Config, ConfigError};
-use crate::event::TracingSink;
 use crate::exec::{Executor, supervisor::SupervisorArgs};
 use crate::exit::{FailureClass, Outcome};
 use crate::gates::{self, GateRunContext, summary};
 use crate::hindsight::cli::{HindsightArgs, HindsightContext, HindsightError};
+use crate::protocol::event::TracingSink;
 use crate::report::{self, Limits, ReportError};
 
 /// meta-agent: a CI-native build-test-improve bot. Runs a repository's quality gates, reads what
@@ -291,6 +291,7 @@ pub(crate) struct Prepared {
     pub(crate) executor: Executor,
     pub(crate) env: Vec<(String, String)>,
     pub(crate) config: Config,
+    pub(crate) policy: std::sync::Arc<crate::policy::Policy>,
 }
 
 impl Prepared {
@@ -305,11 +306,13 @@ impl Prepared {
                 config.preset_reason
             )));
         }
+        let policy = std::sync::Arc::new(crate::policy::Policy::from_config(&config, &repo));
         Ok(Prepared {
             repo,
             executor,
             env,
             config,
+            policy,
         })
     }
 
@@ -317,6 +320,7 @@ impl Prepared {
         run::RunContext {
             repo_root: &self.repo,
             config: &self.config,
+            policy: &self.policy,
             executor: &self.executor,
             parent_env: &self.env,
             verbose: cli.verbose > 0,
@@ -334,10 +338,12 @@ async fn run_gates(cli: &Cli, args: &GatesArgs) -> Result<Done, CliError> {
         .prefix("meta-agent-reports-")
         .tempdir()
         .map_err(|err| CliError::Internal(format!("cannot create a report directory: {err}")))?;
+    let policy = crate::policy::Policy::from_config(&config, &repo);
     let ctx = GateRunContext {
         repo_root: &repo,
         parent_env: &env,
         sandbox: &config.sandbox,
+        policy: &policy,
         report_root: report_root.path(),
         limits: Limits::default(),
         concurrency: config.loop_.gate_concurrency,

@@ -10,21 +10,24 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{CliError, Done};
-use crate::agent::{AgentBuilder, AgentParts, AgentSettings, CommandSettings, Protected};
+use crate::agent::{AgentBuilder, AgentParts, AgentSettings, CommandSettings};
 use crate::config::Config;
 use crate::config::raw::LlmProvider;
-use crate::engine::builder::TaskBuilder;
 use crate::engine::improve::HindsightView;
 use crate::engine::run::{Engine, RunReport, StartOptions, new_session_id};
-use crate::engine::state::{RunOutcome, SessionStore};
-use crate::engine::task::Task;
-use crate::event::{EventSink, Fanout, TracingSink};
+use crate::engine::scripted::{Offline, ScriptedBuilder};
+use crate::engine::state::SessionStore;
 use crate::exec::Executor;
 use crate::exec::sandbox::Isolation;
 use crate::exit::Outcome;
 use crate::gates::summary;
 use crate::git::{Git2Repository, Identity, Repository};
 use crate::llm::{LlmConfig, LlmEnv, RetryPolicy, connect};
+use crate::policy::Policy;
+use crate::protocol::builder::{ActReport, ActRequest, BuildError, Builder};
+use crate::protocol::event::{EventSink, Fanout, TracingSink};
+use crate::protocol::records::RunOutcome;
+use crate::protocol::task::Task;
 use crate::redact::Redactor;
 use crate::telemetry::{AuditLog, JsonLines, MetricsSink, SystemClock, TraceFile};
 
@@ -109,6 +112,8 @@ fn export(repo: &Git2Repository, session: &str, out: Option<&Path>) -> Result<()
 pub struct RunContext<'a> {
     pub repo_root: &'a Path,
     pub config: &'a Config,
+    /// The run's one policy (built once from the configuration).
+    pub policy: &'a Arc<Policy>,
     pub executor: &'a Executor,
     pub parent_env: &'a [(String, String)],
     pub verbose: bool,
@@ -229,11 +234,50 @@ pub(super) fn builder_for(ctx: &RunContext<'_>, task: &Task) -> Result<TaskBuild
         runner: ctx.executor.clone(),
         parent_env: ctx.parent_env.to_vec(),
         settings: AgentSettings {
-            protected: Protected::new(&crate::engine::improve::tamper_policy(ctx.config).protected),
+            policy: ctx.policy.clone(),
             ..AgentSettings::from_llm(&llm, command)
         },
     });
     Ok(TaskBuilder::Agent(Arc::new(agent)))
+}
+
+/// The builder a run uses: scripted edits when the task has them, the LLM agent when a provider
+/// is configured, otherwise offline.
+#[derive(Debug, Clone)]
+pub enum TaskBuilder {
+    Offline(Offline),
+    Scripted(ScriptedBuilder),
+    /// The LLM agent, when a provider is configured.
+    Agent(Arc<AgentBuilder<crate::llm::AnyProvider, Executor>>),
+}
+
+impl TaskBuilder {
+    /// Scripted when the task carries edits, offline otherwise.
+    pub fn for_task(task: &Task) -> TaskBuilder {
+        if task.script.is_empty() {
+            TaskBuilder::Offline(Offline)
+        } else {
+            TaskBuilder::Scripted(ScriptedBuilder::new(task.script.clone()))
+        }
+    }
+}
+
+impl Builder for TaskBuilder {
+    fn available(&self, call_index: u32) -> bool {
+        match self {
+            TaskBuilder::Offline(builder) => builder.available(call_index),
+            TaskBuilder::Scripted(builder) => builder.available(call_index),
+            TaskBuilder::Agent(builder) => builder.available(call_index),
+        }
+    }
+
+    async fn act(&self, request: ActRequest<'_>) -> Result<ActReport, BuildError> {
+        match self {
+            TaskBuilder::Offline(builder) => builder.act(request).await,
+            TaskBuilder::Scripted(builder) => builder.act(request).await,
+            TaskBuilder::Agent(builder) => builder.act(request).await,
+        }
+    }
 }
 
 pub(super) type RunFuture<'f> = std::pin::Pin<
@@ -306,6 +350,7 @@ where
     let fanout = sinks.fanout();
     let engine = Engine {
         config: ctx.config,
+        policy: ctx.policy,
         runner: ctx.executor,
         repo,
         builder,

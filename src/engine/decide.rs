@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use super::state::{Plan, Usage};
+use crate::protocol::records::{Plan, Usage};
 
 /// Caps on what a run may spend. `None` is no cap.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -11,10 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use super::state::{LoopState, ResolutionTried, SignatureRecord};
-use super::tamper::TamperPolicy;
+use super::state::LoopState;
 use crate::config::Config;
-use crate::event::{Event, EventSink};
 use crate::exec::{CommandRunner, CommandSpec, Program, env::child_env};
 use crate::gates::{GateResult, GatesSummary};
 use crate::git::Repository;
@@ -24,6 +22,8 @@ use crate::hindsight::store::{
     StoreOptions, Timestamp,
 };
 use crate::hindsight::{Signature, SignatureKind};
+use crate::protocol::event::{Event, EventSink};
+use crate::protocol::records::{ResolutionTried, SignatureRecord};
 use crate::redact::Redactor;
 use crate::report::{Limits, SarifReport};
 
@@ -124,6 +124,7 @@ pub struct HindsightCtx<'a, R: CommandRunner, G: Repository> {
     pub events: &'a dyn EventSink,
     pub parent_env: &'a [(String, String)],
     pub config: &'a Config,
+    pub policy: &'a crate::policy::Policy,
 }
 
 /// What applying resolutions did.
@@ -136,14 +137,12 @@ fn now() -> Timestamp {
     Timestamp::new(SystemTime::now())
 }
 
-fn signature_of(record: &SignatureRecord) -> Option<Signature> {
-    let kind: SignatureKind =
-        serde_json::from_value(serde_json::Value::String(record.kind.clone())).ok()?;
-    Some(Signature {
+fn signature_of(record: &SignatureRecord) -> Signature {
+    Signature {
         id: record.id.clone(),
-        kind,
+        kind: record.kind,
         template: record.template.clone(),
-    })
+    }
 }
 
 /// The untried command and patch resolutions for one signature, best first (patches not yet
@@ -153,9 +152,7 @@ fn candidates<R: CommandRunner, G: Repository>(
     state: &LoopState,
     record: &SignatureRecord,
 ) -> Vec<RankedResolution> {
-    let Some(signature) = signature_of(record) else {
-        return Vec::new();
-    };
+    let signature = signature_of(record);
     let tried = state.tried(&record.id);
     ctx.view
         .store
@@ -194,7 +191,7 @@ pub fn guidance_for<R: CommandRunner, G: Repository>(
     state: &LoopState,
 ) -> Vec<String> {
     let mut texts = BTreeSet::new();
-    for signature in state.signatures.iter().filter_map(signature_of) {
+    for signature in state.signatures.iter().map(signature_of) {
         for ranked in ctx
             .view
             .store
@@ -315,7 +312,7 @@ async fn run_command<R: CommandRunner, G: Repository>(
         &ctx.config.sandbox.env_allow,
         offline.iter().map(|(name, value)| (name, value)),
     );
-    let writable = crate::gates::runner::writable_dirs(&workdir, &ctx.config.sandbox.writable);
+    let writable = ctx.policy.writable_dirs(&workdir);
     // Offline like the gates of a run: `cargo clippy --fix` and `cargo fix` compile the crate
     // (build scripts, proc macros), eslint and prettier load JavaScript configuration files —
     // repository code the model may have written. No catalog command needs the network.
@@ -364,7 +361,7 @@ pub fn signatures_of(summary: &GatesSummary, repo_root: &Path) -> Vec<SignatureR
     for gate in summary
         .gates
         .iter()
-        .filter(|gate| gate.status == crate::gates::GateStatus::Failed)
+        .filter(|gate| gate.status == crate::protocol::records::GateStatus::Failed)
     {
         let mut found = gate_signatures(gate, &opts);
         if found.is_empty() {
@@ -428,13 +425,9 @@ fn reason_signature(gate: &GateResult, repo_root: &Path) -> ExtractedSignature {
 }
 
 fn record(extracted: &ExtractedSignature, gate: &str) -> SignatureRecord {
-    let kind = serde_json::to_value(extracted.kind)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default();
     SignatureRecord {
         id: extracted.id.clone(),
-        kind,
+        kind: extracted.kind,
         template: extracted.template.clone(),
         gate: gate.to_owned(),
         excerpt: crate::report::trim_to(&extracted.excerpt, 2048),
@@ -464,9 +457,7 @@ fn writable(view: &HindsightView) -> Result<Store, String> {
 fn seen(state: &LoopState) -> Vec<Signature> {
     let mut all: BTreeMap<String, Signature> = BTreeMap::new();
     for record in state.history.iter().flat_map(|step| step.signatures.iter()) {
-        if let Some(signature) = signature_of(record) {
-            all.insert(signature.id.clone(), signature);
-        }
+        all.insert(record.id.clone(), signature_of(record));
     }
     all.into_values().collect()
 }
@@ -572,7 +563,7 @@ pub fn record_escalation<R: CommandRunner, G: Repository>(
         .record_seen(&seen(state), now)
         .map_err(|e| e.to_string())?;
     record_outcomes(&mut store, state, now)?;
-    let remaining: Vec<Signature> = state.signatures.iter().filter_map(signature_of).collect();
+    let remaining: Vec<Signature> = state.signatures.iter().map(signature_of).collect();
     let tags = state
         .signatures
         .iter()
@@ -592,20 +583,4 @@ pub fn record_escalation<R: CommandRunner, G: Repository>(
     store
         .record_unresolved(&remaining, &context, now)
         .map_err(|e| e.to_string())
-}
-
-/// The tamper policy of a configuration: built-in protected paths, `commit.protected_paths`, and
-/// the hindsight store (only the bot records there, at the end of a run: an entry the agent
-/// planted could become an automatic resolution once merged).
-pub fn tamper_policy(config: &Config) -> TamperPolicy {
-    let mut policy = TamperPolicy::default();
-    policy
-        .protected
-        .extend(config.commit.protected_paths.iter().cloned());
-    let store = &config.hindsight.path;
-    if store.is_relative() && !store.as_os_str().is_empty() {
-        let dir = globset::escape(store.to_string_lossy().trim_end_matches('/'));
-        policy.protected.push(format!("{dir}/**"));
-    }
-    policy
 }

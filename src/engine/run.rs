@@ -15,21 +15,19 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use super::builder::{ActRequest, BuildError, Builder, FailureContext};
 use super::decide::{self, Budgets, Decision, DecisionInput};
 use super::improve::{self, HindsightView};
 use super::outcome;
-use super::patch_gate::{self, PatchInput, PatchPolicy, Refusal};
-use super::state::{
-    LoopState, Plan, Recovery, ResolutionTried, RunOutcome, STATE_VERSION, SessionError,
-    SessionStore, StepRecord, Usage,
-};
-use super::task::Task;
+use super::patch_gate::{self, PatchInput, Refusal};
+use super::state::{LoopState, Recovery, STATE_VERSION, SessionError, SessionStore};
 use crate::config::Config;
-use crate::event::{Event, EventSink, LoopPhase};
 use crate::exec::CommandRunner;
 use crate::gates::GatesSummary;
 use crate::git::{GitError, Identity, Repository};
+use crate::protocol::builder::{ActRequest, BuildError, Builder, FailureContext};
+use crate::protocol::event::{Event, EventSink, LoopPhase};
+use crate::protocol::records::{Plan, ResolutionTried, RunOutcome, StepRecord, Usage};
+use crate::protocol::task::Task;
 
 /// Why a run could not go on (not: why the code is wrong — that is an escalation).
 #[derive(Debug, thiserror::Error)]
@@ -41,12 +39,14 @@ pub enum EngineError {
     #[error("hindsight: {0}")]
     Hindsight(String),
     #[error("the builder failed: {0}")]
-    Builder(String),
+    Builder(#[from] BuildError),
 }
 
 /// Everything the loop talks to.
 pub struct Engine<'a, R: CommandRunner, G: Repository, B: Builder> {
     pub config: &'a Config,
+    /// What may be read, written and run: built once from the configuration.
+    pub policy: &'a crate::policy::Policy,
     pub runner: &'a R,
     pub repo: &'a G,
     pub builder: &'a B,
@@ -339,8 +339,8 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             }
             Plan::Build | Plan::AgentFix { .. } => match self.call_builder(state, &plan).await {
                 Ok(done) => done,
-                Err(BuildError::Transient(error)) => {
-                    state.transient_error = Some(error);
+                Err(error) if error.is_transient() => {
+                    state.transient_error = Some(error.to_string());
                     self.transition(
                         state,
                         LoopPhase::Reflecting,
@@ -348,31 +348,27 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                     );
                     return Ok(None);
                 }
-                Err(BuildError::Fatal(error)) => return Err(EngineError::Builder(error)),
-                Err(BuildError::Refused(error)) => {
+                Err(error) if error.is_refusal() => {
                     self.checked_change(state)?;
                     let reason = format!("the LLM provider refused the request: {error}");
                     return self
                         .escalate(state, &reason, LoopPhase::Escalated)
                         .map(Some);
                 }
+                Err(error) => return Err(EngineError::Builder(error)),
             },
         };
         let (diff, files) = self.checked_change(state)?;
-        let phase = if plan == Plan::Build {
-            "build"
-        } else {
-            "improve"
-        };
+        let phase = plan.phase();
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(0);
         self.events.emit(&Event::PhaseFinished {
-            phase: phase.into(),
+            phase,
             iteration: state.iteration,
             duration_ms,
             outcome: outcome.clone(),
         });
         state.history.push(StepRecord {
-            phase: phase.into(),
+            phase,
             iteration: state.iteration,
             started_unix_ms: started_ms,
             duration_ms,
@@ -445,7 +441,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let attempts = state
             .history
             .iter()
-            .filter(|step| step.phase != "test")
+            .filter(|step| step.phase.is_act())
             .flat_map(|step| {
                 step.actions
                     .iter()
@@ -460,7 +456,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let failures = state
             .signatures
             .iter()
-            .map(|s| format!("[{}] {} — {}", s.kind, s.template, s.excerpt))
+            .map(|s| format!("[{}] {} — {}", s.kind.as_str(), s.template, s.excerpt))
             .collect();
         let persistent = state
             .previous_signature_ids()
@@ -471,7 +467,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             state
                 .gates
                 .iter()
-                .filter(|g| g.result == "fail")
+                .filter(|g| g.failed())
                 .map(|g| g.name.as_str())
                 .collect::<Vec<_>>()
                 .join(", "),
@@ -510,7 +506,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     /// or protected files.
     fn checked_change(&self, state: &mut LoopState) -> Result<(String, Vec<String>), EngineError> {
         let diff = self.repo.diff()?;
-        let findings = super::tamper::inspect(&diff, &improve::tamper_policy(self.config));
+        let findings = super::tamper::inspect(&diff, self.policy);
         if !findings.is_empty() {
             let lines: Vec<String> = findings
                 .iter()
@@ -552,6 +548,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             events: self.events,
             parent_env: self.parent_env,
             config: self.config,
+            policy: self.policy,
         }
     }
 
@@ -596,9 +593,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     fn decision(&self, state: &LoopState) -> Decision {
         let signatures = state.signature_ids();
         let previous = state.previous_signature_ids();
-        let gates_passed = !state.gates.is_empty()
-            && state.gates.iter().all(|g| g.result != "fail")
-            && state.gates.iter().any(|g| g.result == "pass");
+        let gates_passed = crate::protocol::records::gates_passed(&state.gates);
         let budgets = Budgets {
             max_tokens: self.config.llm.max_tokens,
             max_cost_usd: self.config.llm.max_cost_usd,
@@ -770,22 +765,13 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let changes = self.repo.changed_files()?;
         let diff = self.repo.diff()?;
         let workdir = self.repo.workdir();
-        let mut protected = self.config.commit.protected_paths.clone();
-        if let Some(own) = self
-            .config
-            .source
-            .as_deref()
-            .and_then(|source| source.strip_prefix(&workdir).ok())
-        {
-            protected.push(globset::escape(&own.to_string_lossy()));
-        }
         let input = PatchInput {
             changes: &changes,
             diff: &diff,
             worktree: &workdir,
             redactor: self.sessions.redactor(),
         };
-        let refusals = patch_gate::check(&input, &PatchPolicy::new(&protected));
+        let refusals = patch_gate::check(&input, self.policy);
         let lines: Vec<String> = refusals.iter().map(ToString::to_string).collect();
         if !lines.is_empty() {
             self.events.emit(&Event::PatchRefused {

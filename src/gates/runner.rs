@@ -18,12 +18,13 @@ use std::time::{Duration, SystemTime};
 use futures::StreamExt;
 
 use super::verdict::{self, Evidence, ReportEvidence};
-use super::{GateResult, GateStatus, GatesSummary};
+use super::{GateResult, GatesSummary};
 use crate::config::raw::GateNetwork;
 use crate::config::{GateCommand, GateSpec, SandboxSettings};
-use crate::event::{Event, EventSink};
 use crate::exec::sandbox::{Isolation, NetworkPolicy};
 use crate::exec::{CommandOutput, CommandRunner, CommandSpec, Program, env::child_env};
+use crate::protocol::event::{Event, EventSink};
+use crate::protocol::records::GateStatus;
 use crate::report::{self, Limits, ReportError};
 
 /// The placeholder for a gate's report directory.
@@ -37,6 +38,8 @@ pub struct GateRunContext<'a, R: CommandRunner> {
     /// The parent's environment, filtered by [`child_env`] for each gate.
     pub parent_env: &'a [(String, String)],
     pub sandbox: &'a SandboxSettings,
+    /// Where commands may write besides the worktree and the temporary directory.
+    pub policy: &'a crate::policy::Policy,
     /// Each gate gets `report_root/<gate name>/`, emptied before it runs.
     pub report_root: &'a Path,
     pub limits: Limits,
@@ -155,7 +158,7 @@ async fn run_gate<R: CommandRunner>(
             network,
             ..Isolation::for_repository_commands(
                 &prepared.env,
-                &writable_dirs(ctx.repo_root, &ctx.sandbox.writable),
+                &ctx.policy.writable_dirs(ctx.repo_root),
             )
         },
     };
@@ -273,11 +276,6 @@ fn missing_program<'a>(gate: &'a GateSpec, env: &BTreeMap<String, String>) -> Op
         .iter()
         .map(String::as_str)
         .find(|program| find_on_path(program, path).is_none())
-}
-
-/// The configured writable directories, relative ones under the repository root.
-pub fn writable_dirs(repo_root: &Path, writable: &[PathBuf]) -> Vec<PathBuf> {
-    writable.iter().map(|dir| repo_root.join(dir)).collect()
 }
 
 /// Where `program` would be found on `path` (a `:`-separated list), if anywhere.
@@ -599,7 +597,7 @@ mod tests {
     fn run_with(mode: GateNetworkMode) -> (GatesSummary, Vec<CommandSpec>) {
         let dir = tempfile::tempdir().expect("tempdir");
         let runner = Recording::default();
-        let events = crate::event::Recorder::default();
+        let events = crate::protocol::event::Recorder::default();
         let sandbox = SandboxSettings {
             env_allow: vec![],
             output_cap: 1 << 16,
@@ -610,6 +608,7 @@ mod tests {
             repo_root: dir.path(),
             parent_env: &[],
             sandbox: &sandbox,
+            policy: &crate::policy::Policy::default(),
             report_root: &dir.path().join("reports"),
             limits: Limits::default(),
             concurrency: 1,

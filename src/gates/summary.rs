@@ -4,9 +4,10 @@
 use std::fmt::Write;
 
 use super::verdict::human_ms;
-use super::{GateResult, GateStatus, GatesSummary};
+use super::{GateResult, GatesSummary};
 use crate::config::raw::GateKind;
 use crate::exec::Termination;
+use crate::protocol::records::GateStatus;
 
 /// Failing tests listed per gate before "and N more".
 const FAILURES_SHOWN: usize = 10;

@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::clock::{Clock, format_time};
 use super::line_writer::LineWriter;
 use super::{Redact, TelemetryError};
-use crate::event::{Event, EventSink};
+use crate::protocol::event::{Event, EventSink};
 
 /// Who performed an audited action.
 ///

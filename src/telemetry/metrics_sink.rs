@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::prometheus::PrometheusText;
 use super::{NoRedaction, Redact, TelemetryError};
-use crate::event::{Event, EventSink};
+use crate::protocol::event::{Event, EventSink};
 
 /// Iterations a run took (histogram).
 pub const LOOP_ITERATIONS: &str = "meta_agent.loop.iterations";
@@ -179,9 +179,9 @@ fn record(event: &Event) {
             outcome,
             iteration: _,
         } => {
-            metrics::histogram!(PHASE_DURATION_MS, "phase" => phase.clone())
+            metrics::histogram!(PHASE_DURATION_MS, "phase" => phase.as_str())
                 .record(*duration_ms as f64);
-            metrics::counter!(PHASE_TOTAL, "phase" => phase.clone(), "outcome" => outcome.clone())
+            metrics::counter!(PHASE_TOTAL, "phase" => phase.as_str(), "outcome" => outcome.clone())
                 .increment(1);
         }
         Event::GateFinished {

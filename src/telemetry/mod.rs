@@ -1,5 +1,5 @@
 //! Consumers of the event stream that leave a record: Prometheus metrics, the audit log, the trace
-//! file and the `--json` stream on stdout. Each implements [`crate::event::EventSink`]; none of
+//! file and the `--json` stream on stdout. Each implements [`crate::protocol::event::EventSink`]; none of
 //! them decides anything or can stop a run: a sink that cannot write logs one `tracing` warning
 //! and keeps going. Every line of text they write passes a [`Redact`] hook first (identity unless
 //! the caller plugs the real redactor in). No globals: the metrics recorder lives in its sink.

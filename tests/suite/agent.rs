@@ -14,11 +14,11 @@ use meta_agent::agent::tokens::TokenCounter;
 use meta_agent::agent::{AgentBuilder, AgentParts, AgentSettings, CommandSettings};
 use meta_agent::config::LlmSettings;
 use meta_agent::config::raw::LlmProvider;
-use meta_agent::engine::builder::{ActReport, ActRequest, BuildError, Builder, FailureContext};
-use meta_agent::engine::state::Plan;
-use meta_agent::engine::task::Task;
 use meta_agent::exec::Executor;
 use meta_agent::llm::{AnyProvider, BudgetCaps, LlmConfig, LlmEnv, LlmError, RetryPolicy, connect};
+use meta_agent::protocol::builder::{ActReport, ActRequest, BuildError, Builder, FailureContext};
+use meta_agent::protocol::records::Plan;
+use meta_agent::protocol::task::Task;
 
 pub(crate) const KEY: &str = "sk-canary-agent-7f3a9c";
 
@@ -336,16 +336,14 @@ async fn a_rejected_key_ends_the_act_as_a_refusal_and_an_outage_as_transient() {
     assert!(
         matches!(
             &refused,
-            Err(BuildError::Refused(LlmError::AuthRejected {
-                status: 401,
-                ..
-            }))
+            Err(error @ BuildError::Llm(LlmError::AuthRejected { status: 401, .. }))
+                if error.is_refusal() && !error.is_transient()
         ),
         "{refused:?}"
     );
     let transient = act_with(&agent, repo.path(), 5).await;
     assert!(
-        matches!(transient, Err(BuildError::Transient(_))),
+        matches!(&transient, Err(error) if error.is_transient()),
         "{transient:?}"
     );
 }

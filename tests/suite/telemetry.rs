@@ -7,7 +7,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use meta_agent::event::{Event, EventSink, Fanout, LoopPhase, Recorder};
+use meta_agent::hindsight::SignatureKind;
+use meta_agent::protocol::event::{Event, EventSink, Fanout, LoopPhase, Recorder};
+use meta_agent::protocol::records::StepPhase;
 use meta_agent::telemetry::{AuditLog, Clock, JsonLines, MetricsSink, NoRedaction, TraceFile};
 use serde_json::Value;
 
@@ -26,9 +28,9 @@ fn state(from: LoopPhase, to: LoopPhase, iteration: u32, reason: &str) -> Event 
     }
 }
 
-fn phase(phase: &str, iteration: u32, duration_ms: u64, outcome: &str) -> Event {
+fn phase(phase: StepPhase, iteration: u32, duration_ms: u64, outcome: &str) -> Event {
     Event::PhaseFinished {
-        phase: phase.into(),
+        phase,
         iteration,
         duration_ms,
         outcome: outcome.into(),
@@ -103,13 +105,13 @@ fn first_iteration() -> Vec<Event> {
             path: "src/parse.rs".into(),
             diff: "@@ -1 +1 @@\n-fn parse() {}\n+fn parse(input: &str) {}\n".into(),
         },
-        phase("build", 1, 5300, "changed"),
+        phase(StepPhase::Build, 1, 5300, "changed"),
         state(LoopPhase::Acting, LoopPhase::Observing, 1, "change made"),
     ];
     events.extend(gate("tests", false, 4200, "11/12 passed"));
     events.extend(gate("lint", true, 2100, ""));
     events.push(coverage_skipped());
-    events.push(phase("test", 1, 6400, "failed"));
+    events.push(phase(StepPhase::Test, 1, 6400, "failed"));
     events
 }
 
@@ -123,7 +125,7 @@ fn improvement() -> Vec<Event> {
         ),
         Event::SignatureFound {
             signature: "a1b2c3d4".into(),
-            kind: "rust.test".into(),
+            kind: SignatureKind::TestFailure,
             template: "assertion failed: left == right".into(),
         },
         Event::ResolutionApplied {
@@ -136,7 +138,7 @@ fn improvement() -> Vec<Event> {
             path: "src/parse.rs".into(),
             diff: "@@ -2 +2 @@\n-    todo\n+    if input.is_empty() { return; }\n".into(),
         },
-        phase("improve", 1, 40, "resolution_applied"),
+        phase(StepPhase::Improve, 1, 40, "resolution_applied"),
         Event::Decided {
             iteration: 1,
             decision: "continue".into(),
@@ -156,7 +158,7 @@ fn second_iteration_and_commit() -> Vec<Event> {
     events.extend(gate("lint", true, 2000, ""));
     events.push(coverage_skipped());
     events.extend([
-        phase("test", 2, 5950, "passed"),
+        phase(StepPhase::Test, 2, 5950, "passed"),
         Event::ResolutionOutcome {
             signature: "a1b2c3d4".into(),
             resolution: "empty-input-guard".into(),
@@ -177,7 +179,6 @@ fn second_iteration_and_commit() -> Vec<Event> {
             commit: "0123456789abcdef0123456789abcdef01234567".into(),
             iterations: 2,
         },
-        phase("commit", 2, 180, "committed"),
         state(LoopPhase::Observing, LoopPhase::Complete, 2, "committed"),
         Event::RunFinished {
             outcome: "committed".into(),

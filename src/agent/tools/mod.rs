@@ -15,9 +15,9 @@ use std::time::Instant;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::paths::Protected;
 use crate::exec::CommandRunner;
 use crate::llm::{ToolCall, ToolSpec};
+use crate::policy::Policy;
 
 pub use command::CommandSettings;
 pub use files::walk;
@@ -34,7 +34,10 @@ pub enum ToolError {
     #[error("unknown tool `{0}`; use one of the tools offered")]
     UnknownTool(String),
     #[error("path `{path}` rejected: {reason}")]
-    PathRejected { path: String, reason: String },
+    PathRejected {
+        path: String,
+        reason: crate::policy::PolicyError,
+    },
     #[error("`old_string` was not found in {path}; read the file and copy the text exactly")]
     NoMatch { path: String },
     #[error(
@@ -93,7 +96,7 @@ impl Observation {
 pub struct ToolBox<'a, R: CommandRunner> {
     pub root: &'a Path,
     /// Paths the file tools refuse to write.
-    pub protected: &'a Protected,
+    pub policy: &'a Policy,
     pub runner: &'a R,
     pub command: &'a CommandSettings,
     /// The parent's environment; filtered by `child_env` for each command.
@@ -147,8 +150,8 @@ impl<R: CommandRunner> ToolBox<'_, R> {
             "list_files" => files::list_files(self.root, parse(&call.name, args)?)?,
             "read_file" => files::read_file(self.root, parse(&call.name, args)?)?,
             "search" => search::search(self.root, parse(&call.name, args)?)?,
-            "edit_file" => files::edit_file(self.root, self.protected, parse(&call.name, args)?)?,
-            "write_file" => files::write_file(self.root, self.protected, parse(&call.name, args)?)?,
+            "edit_file" => files::edit_file(self.root, self.policy, parse(&call.name, args)?)?,
+            "write_file" => files::write_file(self.root, self.policy, parse(&call.name, args)?)?,
             "run_command" => return Ok(self.run_command(parse(&call.name, args)?).await),
             "finish" => {
                 let finish: FinishArgs = parse(&call.name, args)?;

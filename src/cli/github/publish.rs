@@ -34,7 +34,7 @@ impl Step<'_> {
         }
         let state = &published;
         let record = SessionRecord::of(state);
-        let outcome = state.outcome.as_ref().map_or("failed", RunOutcome::as_str);
+        let outcome = state.outcome.map_or("failed", RunOutcome::as_str);
         let base = repo
             .default_branch()
             .ok()

@@ -181,14 +181,15 @@ impl Step<'_> {
                 bot_login: &self.args.bot_login,
             },
         ));
-        let mut requirements = format!("{title}\n\n{}", crate::agent::untrusted::sanitize(&body));
+        let mut requirements =
+            format!("{title}\n\n{}", crate::protocol::untrusted::sanitize(&body));
         if !conversation.is_empty() {
             requirements.push_str("\n\n");
             requirements.push_str(&conversation);
         }
         if let Some(guidance) = guidance {
             requirements.push_str("\n\n## Guidance from a maintainer\n");
-            requirements.push_str(&crate::agent::untrusted::sanitize(&guidance));
+            requirements.push_str(&crate::protocol::untrusted::sanitize(&guidance));
         }
         Ok(self.redacted(Task {
             title: title.chars().take(120).collect(),
@@ -299,7 +300,7 @@ impl Step<'_> {
         let session = state.session.clone();
         let guidance = guidance.map(|text| {
             self.redactor
-                .redact_text(&crate::agent::untrusted::sanitize(&text))
+                .redact_text(&crate::protocol::untrusted::sanitize(&text))
                 .into_owned()
         });
         let id = session.clone();
@@ -315,6 +316,7 @@ impl Step<'_> {
         RunContext {
             repo_root: &prepared.repo,
             config: &prepared.config,
+            policy: &prepared.policy,
             executor: &prepared.executor,
             parent_env: &prepared.env,
             verbose: false,

@@ -4,6 +4,9 @@
 
 use serde::Serialize;
 
+use crate::hindsight::SignatureKind;
+use crate::protocol::records::StepPhase;
+
 /// The states of the build-test-improve loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -59,9 +62,9 @@ pub enum Event {
         iteration: u32,
         reason: String,
     },
-    /// A phase of the loop (`build`, `test`, `improve`, `commit`, `escalate`) ended.
+    /// A step of the loop (build, improve, test) ended.
     PhaseFinished {
-        phase: String,
+        phase: StepPhase,
         iteration: u32,
         duration_ms: u64,
         outcome: String,
@@ -80,7 +83,7 @@ pub enum Event {
     /// A failure was turned into an error signature.
     SignatureFound {
         signature: String,
-        kind: String,
+        kind: SignatureKind,
         template: String,
     },
     /// A known resolution from hindsight is being applied (no LLM call).
