@@ -76,6 +76,15 @@ pub fn sections(input: &ContextInput<'_>) -> Vec<Section> {
             0.5,
         ),
         Section::new(
+            "Discussion on the issue (comments when the task was given)",
+            if input.task.thread.trim().is_empty() {
+                String::new()
+            } else {
+                fenced("untrusted-thread", &input.task.thread)
+            },
+            0.3,
+        ),
+        Section::new(
             "Guidance (from maintainers and hindsight)",
             fenced_list("untrusted-guidance", &context.guidance),
             0.2,

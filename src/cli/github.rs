@@ -28,7 +28,7 @@ use crate::github::summary::{self, SummaryInput};
 use crate::github::thread::{self, Window};
 use crate::github::trigger::{self, Classified, Trigger, TriggerSettings};
 use crate::protocol::records::RunOutcome;
-use crate::protocol::task::{Task, TaskSource};
+use crate::protocol::task::{Task, TaskPermissions, TaskSource};
 use crate::redact::{Redactor, outbound_markdown};
 
 mod comments;

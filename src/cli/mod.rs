@@ -280,9 +280,10 @@ async fn load_config(
 }
 
 /// `--llm-provider`: the same names as `llm.provider` in the configuration.
-fn parse_provider(text: &str) -> Result<crate::config::raw::LlmProvider, String> {
-    serde_json::from_value(serde_json::Value::String(text.to_owned()))
-        .map_err(|_| format!("`{text}` is not a provider (none, openai, anthropic, replay)"))
+fn parse_provider(
+    text: &str,
+) -> Result<crate::config::raw::LlmProvider, crate::config::values::UnknownName> {
+    crate::config::values::parse_name(text, "provider", "none, openai, anthropic, replay")
 }
 
 /// What `run` and `resume` need, loaded once.

@@ -135,6 +135,8 @@ pub(super) fn redacted_task(mut task: Task, redactor: &Redactor) -> Task {
     task.title = clean(&task.title);
     task.requirements = clean(&task.requirements);
     task.acceptance = task.acceptance.iter().map(|item| clean(item)).collect();
+    task.guidance = task.guidance.iter().map(|item| clean(item)).collect();
+    task.thread = clean(&task.thread);
     task
 }
 
@@ -341,7 +343,7 @@ where
         ctx.config.hindsight.catalog,
         &reviewed_blob,
     )
-    .map_err(CliError::Internal)?
+    .map_err(|err| CliError::Internal(format!("hindsight store: {err}")))?
     .with_redactor(redactor.clone());
     let report_root = tempfile::Builder::new()
         .prefix("meta-agent-reports-")

@@ -18,14 +18,23 @@ use crate::gates::{GateResult, GatesSummary};
 use crate::git::Repository;
 use crate::hindsight::signature::{self, ExtractOptions, ExtractedSignature, InputFormat};
 use crate::hindsight::store::{
-    Catalog, CommandLine, Entry, EscalationContext, Fix, PatchFix, RankedResolution, Store,
-    StoreOptions, Timestamp,
+    Catalog, CatalogError, CommandLine, Entry, EscalationContext, Fix, PatchFix, RankedResolution,
+    Store, StoreError, StoreOptions, Timestamp,
 };
 use crate::hindsight::{Signature, SignatureKind};
 use crate::protocol::event::{Event, EventSink};
 use crate::protocol::records::{ResolutionTried, SignatureRecord};
 use crate::redact::Redactor;
 use crate::report::{Limits, SarifReport};
+
+/// Why the store could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum HindsightStepError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+}
 
 /// Time a resolution command may take.
 const RESOLUTION_TIMEOUT: Duration = Duration::from_secs(300);
@@ -53,10 +62,10 @@ impl HindsightView {
         relative_dir: &Path,
         catalog: bool,
         reviewed_blob: &dyn Fn(&Path) -> Option<Vec<u8>>,
-    ) -> Result<HindsightView, String> {
+    ) -> Result<HindsightView, HindsightStepError> {
         let dir = repo_root.join(relative_dir);
         let catalog_rules = if catalog {
-            Catalog::bundled().map_err(|e| e.to_string())?
+            Catalog::bundled()?
         } else {
             Catalog::default()
         };
@@ -65,7 +74,7 @@ impl HindsightView {
             catalog: catalog_rules,
             ..StoreOptions::default()
         };
-        let loaded = Store::open(options.clone()).map_err(|e| e.to_string())?;
+        let loaded = Store::open(options.clone())?;
         for skipped in &loaded.load_report().skipped {
             tracing::warn!(
                 "hindsight: skipped {}: {}",
@@ -438,9 +447,9 @@ fn record(extracted: &ExtractedSignature, gate: &str) -> SignatureRecord {
 }
 
 /// Opens the repository's store for writing (end of a real run).
-fn writable(view: &HindsightView) -> Result<Store, String> {
+fn writable(view: &HindsightView) -> Result<Store, HindsightStepError> {
     let catalog = if view.catalog {
-        Catalog::bundled().map_err(|e| e.to_string())?
+        Catalog::bundled()?
     } else {
         Catalog::default()
     };
@@ -450,7 +459,7 @@ fn writable(view: &HindsightView) -> Result<Store, String> {
         redactor: view.redactor.clone(),
         ..StoreOptions::default()
     })
-    .map_err(|e| e.to_string())
+    .map_err(HindsightStepError::from)
 }
 
 /// Every signature seen in the run, from its observations.
@@ -467,14 +476,14 @@ fn seen(state: &LoopState) -> Vec<Signature> {
 pub fn record_success<R: CommandRunner, G: Repository>(
     ctx: HindsightCtx<'_, R, G>,
     state: &LoopState,
-) -> Result<(), String> {
+) -> Result<(), HindsightStepError> {
     if state.dry_run {
         return Ok(());
     }
     let mut store = writable(ctx.view)?;
     let now = now();
     let all = seen(state);
-    store.record_seen(&all, now).map_err(|e| e.to_string())?;
+    store.record_seen(&all, now)?;
     record_outcomes(&mut store, state, now)?;
     let cured_by_resolution: BTreeSet<&str> = state
         .history
@@ -507,19 +516,19 @@ pub fn record_success<R: CommandRunner, G: Repository>(
         source: Some(format!("meta-agent session {}", state.session)),
     };
     for signature in novel {
-        store
-            .capture_patch(signature, patch.clone(), now)
-            .map_err(|e| e.to_string())?;
+        store.capture_patch(signature, patch.clone(), now)?;
     }
     Ok(())
 }
 
-fn record_outcomes(store: &mut Store, state: &LoopState, now: Timestamp) -> Result<(), String> {
+fn record_outcomes(
+    store: &mut Store,
+    state: &LoopState,
+    now: Timestamp,
+) -> Result<(), HindsightStepError> {
     for tried in state.history.iter().flat_map(|s| s.resolutions.iter()) {
         if let Some(cured) = tried.cured {
-            store
-                .record_outcome(&tried.signature, &tried.resolution, cured, now)
-                .map_err(|e| e.to_string())?;
+            store.record_outcome(&tried.signature, &tried.resolution, cured, now)?;
         }
     }
     Ok(())
@@ -553,15 +562,13 @@ pub fn record_escalation<R: CommandRunner, G: Repository>(
     ctx: HindsightCtx<'_, R, G>,
     state: &LoopState,
     reason: &str,
-) -> Result<(), String> {
+) -> Result<(), HindsightStepError> {
     if state.dry_run {
         return Ok(());
     }
     let mut store = writable(ctx.view)?;
     let now = now();
-    store
-        .record_seen(&seen(state), now)
-        .map_err(|e| e.to_string())?;
+    store.record_seen(&seen(state), now)?;
     record_outcomes(&mut store, state, now)?;
     let remaining: Vec<Signature> = state.signatures.iter().map(signature_of).collect();
     let tags = state
@@ -582,5 +589,5 @@ pub fn record_escalation<R: CommandRunner, G: Repository>(
     };
     store
         .record_unresolved(&remaining, &context, now)
-        .map_err(|e| e.to_string())
+        .map_err(HindsightStepError::from)
 }

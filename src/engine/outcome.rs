@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use super::state::LoopState;
+use crate::protocol::ending::EscalationReason;
 use crate::protocol::records::{GateRecord, ResolutionTried, RunOutcome, StepPhase, StepRecord};
 
 /// Longest subject line.
@@ -143,9 +144,9 @@ pub fn trailer_block(state: &LoopState) -> String {
 }
 
 /// The escalation report for maintainers (Markdown).
-pub fn escalation_report(state: &LoopState, reason: &str) -> String {
+pub fn escalation_report(state: &LoopState, reason: &EscalationReason) -> String {
     let mut out = format!("## meta-agent could not finish: {}\n\n", state.task.title);
-    let _ = writeln!(out, "**Why it stopped:** {reason}.\n");
+    let _ = writeln!(out, "**Why it stopped:** {}.\n", reason.describe());
     let _ = writeln!(
         out,
         "**Goal:** {}\n",

@@ -25,6 +25,7 @@ use crate::exec::CommandRunner;
 use crate::gates::GatesSummary;
 use crate::git::{GitError, Identity, Repository};
 use crate::protocol::builder::{ActRequest, BuildError, Builder, FailureContext};
+use crate::protocol::ending::EscalationReason;
 use crate::protocol::event::{Event, EventSink, LoopPhase};
 use crate::protocol::records::{Plan, ResolutionTried, RunOutcome, StepRecord, Usage};
 use crate::protocol::task::Task;
@@ -37,7 +38,7 @@ pub enum EngineError {
     #[error(transparent)]
     Git(#[from] GitError),
     #[error("hindsight: {0}")]
-    Hindsight(String),
+    Hindsight(#[from] super::improve::HindsightStepError),
     #[error("the builder failed: {0}")]
     Builder(#[from] BuildError),
 }
@@ -131,7 +132,6 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             history: Vec::new(),
             gates: Vec::new(),
             signatures: Vec::new(),
-            guidance: Vec::new(),
             usage: Usage::default(),
             flaky: Vec::new(),
             tamper: Vec::new(),
@@ -140,6 +140,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             recoveries: Vec::new(),
             started_unix_ms: now_ms(),
             outcome: None,
+            escalation: None,
             task,
         };
         self.events.emit(&Event::RunStarted {
@@ -184,7 +185,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         }
         self.restore_last_completed(&state)?;
         if let Some(text) = guidance {
-            state.guidance.push(text);
+            state.task.guidance.push(text);
             if state.phase != LoopPhase::Planning {
                 state.iteration += 1;
                 state.max_iterations = state.max_iterations.max(state.iteration);
@@ -490,7 +491,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             "Make the failing gates pass without weakening, skipping or deleting tests.".into()
         };
         let mut guidance = improve::guidance_for(self.hindsight_ctx(), state);
-        guidance.extend(state.guidance.iter().cloned());
+        guidance.extend(state.task.guidance.iter().cloned());
         FailureContext {
             failures,
             attempts,
@@ -554,12 +555,10 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
 
     async fn reflect(&self, state: &mut LoopState) -> Result<Ending, EngineError> {
         let decision = self.decision(state);
-        let label = format!("{decision:?}");
-        let reason = decision_reason(&decision);
         self.events.emit(&Event::Decided {
             iteration: state.iteration,
-            decision: label.split([' ', '{']).next().unwrap_or("").to_owned(),
-            reason: reason.clone(),
+            decision: decision.kind(),
+            reason: decision.reason(),
         });
         match decision {
             Decision::Complete => self.complete(state),
@@ -581,11 +580,8 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 self.transition(state, LoopPhase::Acting, &reason);
                 Ok(Ending::default())
             }
-            Decision::Escalate { reason } => {
-                self.escalate(state, &reason.describe(), LoopPhase::Escalated)
-            }
-            Decision::AwaitGuidance { reason } => {
-                self.escalate(state, &reason, LoopPhase::AwaitingGuidance)
+            Decision::Escalate { reason } | Decision::AwaitGuidance { reason } => {
+                self.escalate(state, reason)
             }
         }
     }
@@ -628,11 +624,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         if !state.dry_run {
             let refused = self.patch_refusals(state, "commit")?;
             if !refused.is_empty() {
-                let reason = format!(
-                    "the patch gate refused to commit the change ({})",
-                    joined(&refused)
-                );
-                return self.escalate(state, &reason, LoopPhase::Escalated);
+                return self.escalate(state, patch_refused(&refused, false));
             }
         }
         improve::record_success(self.hindsight_ctx(), state).map_err(EngineError::Hindsight)?;
@@ -642,11 +634,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         } else {
             let refused = self.patch_refusals(state, "commit")?;
             if !refused.is_empty() {
-                let reason = format!(
-                    "the patch gate refused to commit what the run recorded ({})",
-                    joined(&refused)
-                );
-                return self.escalate(state, &reason, LoopPhase::Escalated);
+                return self.escalate(state, patch_refused(&refused, true));
             }
             let sha = self.repo.commit_all(&message, &self.identity)?;
             self.events.emit(&Event::GitOperation {
@@ -670,15 +658,22 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         })
     }
 
+    /// Ends the run without a commit: the reason recorded in hindsight and the state, the work
+    /// in progress committed (what the patch gate allows of it), the report written.
     fn escalate(
         &self,
         state: &mut LoopState,
-        reason: &str,
-        to: LoopPhase,
+        reason: EscalationReason,
     ) -> Result<Ending, EngineError> {
-        improve::record_escalation(self.hindsight_ctx(), state, reason)
+        let to = if reason.awaits_guidance() {
+            LoopPhase::AwaitingGuidance
+        } else {
+            LoopPhase::Escalated
+        };
+        let text = reason.describe();
+        improve::record_escalation(self.hindsight_ctx(), state, &text)
             .map_err(EngineError::Hindsight)?;
-        let mut report = outcome::escalation_report(state, reason);
+        let mut report = outcome::escalation_report(state, &reason);
         let mut commit = None;
         if !state.dry_run && !self.repo.changed_files()?.is_empty() {
             let refused = self.patch_refusals(state, "wip_commit")?;
@@ -689,16 +684,17 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 report.push_str(&refusal_note(&refused, clean));
             }
             if clean && !self.repo.changed_files()?.is_empty() {
-                commit = Some(self.commit_wip(state, reason)?);
+                commit = Some(self.commit_wip(state, &text)?);
             }
         }
         let branch = (!state.dry_run).then(|| state.branch.clone());
         self.events.emit(&Event::Escalated {
-            reason: reason.to_owned(),
+            reason: text.clone(),
             branch,
         });
         state.outcome = Some(RunOutcome::Escalated);
-        self.transition(state, to, reason);
+        state.escalation = Some(reason);
+        self.transition(state, to, &text);
         Ok(Ending {
             commit_message: None,
             commit,
@@ -723,15 +719,22 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         state: &mut LoopState,
         failure: &crate::gates::setup::SetupFailure,
     ) -> Ending {
-        let reason = self.redacted(&format!("{failure} (the run stopped before the build)"));
+        let reason = EscalationReason::SetupFailed {
+            command: self.redacted(&failure.command),
+            reason: self.redacted(&failure.reason),
+            tail: self.redacted(&failure.tail),
+        };
+        let text = reason.describe();
         self.events.emit(&Event::Escalated {
-            reason: reason.clone(),
+            reason: text.clone(),
             branch: None,
         });
         state.outcome = Some(RunOutcome::Escalated);
-        self.transition(state, LoopPhase::Escalated, &reason);
+        let report = outcome::escalation_report(state, &reason);
+        state.escalation = Some(reason);
+        self.transition(state, LoopPhase::Escalated, &text);
         Ending {
-            escalation: Some(outcome::escalation_report(state, &reason)),
+            escalation: Some(report),
             ..Ending::default()
         }
     }
@@ -814,22 +817,12 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     }
 }
 
-fn decision_reason(decision: &Decision) -> String {
-    match decision {
-        Decision::Complete => "all gates passed".into(),
-        Decision::Continue { reason, .. }
-        | Decision::Retry { reason, .. }
-        | Decision::AwaitGuidance { reason } => reason.clone(),
-        Decision::Escalate { reason } => reason.describe(),
+/// The escalation reason for refused paths: the change itself, or what the run recorded with it.
+fn patch_refused(refusals: &[Refusal], recorded: bool) -> EscalationReason {
+    EscalationReason::PatchRefused {
+        recorded,
+        refusals: refusals.iter().map(ToString::to_string).collect(),
     }
-}
-
-fn joined(refusals: &[Refusal]) -> String {
-    refusals
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 /// The escalation report's lines about a refused work in progress.

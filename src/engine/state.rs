@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::protocol::ending::EscalationReason;
 use crate::protocol::event::LoopPhase;
 use crate::protocol::records::{
     GateRecord, Plan, RunOutcome, SignatureRecord, StepPhase, StepRecord, Usage,
@@ -48,8 +49,6 @@ pub struct LoopState {
     pub gates: Vec<GateRecord>,
     /// Signatures of the latest observation.
     pub signatures: Vec<SignatureRecord>,
-    /// Guidance from maintainers, oldest first (untrusted text).
-    pub guidance: Vec<String>,
     pub usage: Usage,
     pub flaky: Vec<String>,
     pub tamper: Vec<String>,
@@ -62,6 +61,9 @@ pub struct LoopState {
     pub started_unix_ms: u64,
     /// Set when the run is over.
     pub outcome: Option<RunOutcome>,
+    /// Why the run stopped without a commit, when it did.
+    #[serde(default)]
+    pub escalation: Option<EscalationReason>,
 }
 
 /// A resume after a kill.
@@ -234,7 +236,8 @@ mod tests {
     const CANARY: &str = "StateCanary-0123456789abcdef";
 
     fn state_with(text: &str) -> LoopState {
-        let task = Task::from_text(&format!("Fix {text}")).unwrap();
+        let mut task = Task::from_text(&format!("Fix {text}")).unwrap();
+        task.guidance = vec![format!("ghp_abcdefghijklmnopqrstuvwxyz0123 and {text}")];
         LoopState {
             version: STATE_VERSION,
             session: "s-1".into(),
@@ -251,7 +254,6 @@ mod tests {
             history: Vec::new(),
             gates: Vec::new(),
             signatures: Vec::new(),
-            guidance: vec![format!("ghp_abcdefghijklmnopqrstuvwxyz0123 and {text}")],
             usage: Usage::default(),
             flaky: Vec::new(),
             tamper: Vec::new(),
@@ -260,6 +262,7 @@ mod tests {
             recoveries: Vec::new(),
             started_unix_ms: 0,
             outcome: None,
+            escalation: None,
         }
     }
 

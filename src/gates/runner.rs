@@ -128,7 +128,7 @@ async fn run_gate<R: CommandRunner>(
     let network = network_of(gate, mode);
     let prepared = match prepare(ctx, gate, network) {
         Ok(prepared) => prepared,
-        Err(reason) => return not_run(gate, String::new(), GateStatus::Failed, reason),
+        Err(err) => return not_run(gate, String::new(), GateStatus::Failed, err.to_string()),
     };
     let command = prepared.program.display();
     if let Some(missing) = missing_program(gate, &prepared.env) {
@@ -201,14 +201,35 @@ fn finish<R: CommandRunner>(ctx: &GateRunContext<'_, R>, result: GateResult) -> 
     result
 }
 
+/// Why a gate's command could not be prepared (the gate fails with this as its reason).
+#[derive(Debug, thiserror::Error)]
+enum PrepareError {
+    #[error("cannot prepare {}: {source}", dir.display())]
+    ReportDir {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`files` entry `{0}` must be a plain file name")]
+    NotPlain(String),
+    #[error("cannot write {name}: {source}")]
+    Write {
+        name: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 fn prepare<R: CommandRunner>(
     ctx: &GateRunContext<'_, R>,
     gate: &GateSpec,
     network: NetworkPolicy,
-) -> Result<PreparedGate, String> {
+) -> Result<PreparedGate, PrepareError> {
     let report_dir = ctx.report_root.join(&gate.name);
-    fresh_dir(&report_dir)
-        .map_err(|err| format!("cannot prepare {}: {err}", report_dir.display()))?;
+    fresh_dir(&report_dir).map_err(|source| PrepareError::ReportDir {
+        dir: report_dir.clone(),
+        source,
+    })?;
     let dir = report_dir.to_string_lossy().into_owned();
     let expand = |text: &str| text.replace(REPORT_DIR_PLACEHOLDER, &dir);
     write_files(&gate.files, &report_dir, &expand)?;
@@ -255,16 +276,18 @@ fn write_files(
     files: &BTreeMap<String, String>,
     dir: &Path,
     expand: &dyn Fn(&str) -> String,
-) -> Result<(), String> {
+) -> Result<(), PrepareError> {
     for (name, content) in files {
         let plain = Path::new(name)
             .file_name()
             .is_some_and(|file| file == name.as_str());
         if !plain {
-            return Err(format!("`files` entry `{name}` must be a plain file name"));
+            return Err(PrepareError::NotPlain(name.clone()));
         }
-        std::fs::write(dir.join(name), expand(content))
-            .map_err(|err| format!("cannot write {name}: {err}"))?;
+        std::fs::write(dir.join(name), expand(content)).map_err(|source| PrepareError::Write {
+            name: name.clone(),
+            source,
+        })?;
     }
     Ok(())
 }

@@ -102,10 +102,19 @@ impl ActionsContext {
         format!("{}/{}.git", self.server_url, self.repository)
     }
 
-    /// The link to this workflow run, when known.
+    /// The page of an issue (or pull request) of this repository.
+    pub fn issue_url(&self, number: u64) -> String {
+        format!("{}/{}/issues/{number}", self.server_url, self.repository)
+    }
+
+    /// The page of a workflow run of this repository.
+    pub fn workflow_run_url(&self, id: u64) -> String {
+        format!("{}/{}/actions/runs/{id}", self.server_url, self.repository)
+    }
+
+    /// The page of this job's workflow run, when Actions says which.
     pub fn run_url(&self) -> Option<String> {
-        self.run_id
-            .map(|id| format!("{}/{}/actions/runs/{id}", self.server_url, self.repository))
+        self.run_id.map(|id| self.workflow_run_url(id))
     }
 }
 

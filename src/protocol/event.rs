@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use crate::hindsight::SignatureKind;
+use crate::protocol::ending::DecisionKind;
 use crate::protocol::records::StepPhase;
 
 /// The states of the build-test-improve loop.
@@ -134,7 +135,7 @@ pub enum Event {
     /// The pure decision after an observation.
     Decided {
         iteration: u32,
-        decision: String,
+        decision: DecisionKind,
         reason: String,
     },
     /// A change tried to delete or skip tests, weaken assertions or edit protected files.

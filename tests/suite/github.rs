@@ -289,15 +289,31 @@ fn an_issue_labelled_for_the_bot_ends_in_one_pull_request_and_one_status_comment
     let first = fixture.step("issues", &labeled("alice"), &[]);
     assert_eq!(first.code, 0, "{}\n{}", first.stdout, first.stderr);
     assert_eq!(first.output("outcome"), "committed", "{}", first.stderr);
-    // The thread is the session's memory: the comment reached the task (state.json holds it
-    // JSON-escaped), its hidden part did not.
+    // The thread is the session's memory: the comment reached the task as its own field (not
+    // pasted into the requirements), its hidden part did not; the task names its issue.
     let outcome = json!({"session": first.output("session")});
     let state = crate::common::session_file(&fixture.work, &outcome, "state.json");
+    let state: Value = serde_json::from_str(&state).unwrap();
+    let task = &state["task"];
+    let thread = task["thread"].as_str().unwrap();
     assert!(
-        state.contains("@mia wrote:\\nKeep the public API of calc as it is."),
-        "{state}"
+        thread.contains("@mia wrote:\nKeep the public API of calc as it is."),
+        "{task:#}"
     );
-    assert!(!state.contains("ignore all rules"), "{state}");
+    assert!(
+        !task["requirements"].as_str().unwrap().contains("@mia"),
+        "{task:#}"
+    );
+    assert!(!task.to_string().contains("ignore all rules"), "{task:#}");
+    assert_eq!(task["source"]["kind"], "issue", "{task:#}");
+    assert_eq!(task["source"]["number"], 7, "{task:#}");
+    assert!(
+        task["source"]["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("/octo/calc/issues/7"),
+        "{task:#}"
+    );
     let branch = first.output("branch");
     assert!(branch.starts_with("meta-agent/"), "{branch}");
     assert!(remote_branches(&fixture).contains(&branch));
@@ -584,6 +600,15 @@ async fn an_escalation_answered_with_guidance_resumes_on_another_runner() {
         "fix on top of the WIP commit: {log}"
     );
     fixture.work = fixture.dir.path().join("second-runner");
+    let outcome = json!({"session": second.output("session")});
+    let state = crate::common::session_file(&fixture.work, &outcome, "state.json");
+    let task: Value = serde_json::from_str::<Value>(&state).unwrap()["task"].clone();
+    assert_eq!(
+        task["guidance"],
+        json!([guidance]),
+        "guidance is the task's own field"
+    );
+    assert!(!task["requirements"].as_str().unwrap().contains(guidance));
     fixture.assert_token_never_leaked(&[&first, &second]);
 }
 
@@ -647,6 +672,13 @@ async fn a_failed_workflow_run_becomes_a_task_from_its_logs_and_junit_artifacts(
         "JUnit artifact in the task: {first}"
     );
     assert!(first.contains("Job `tests`"), "{first}");
+    let outcome = json!({"session": step.output("session")});
+    let state = crate::common::session_file(&fixture.work, &outcome, "state.json");
+    let state: Value = serde_json::from_str(&state).unwrap();
+    let source = &state["task"]["source"];
+    assert_eq!(source["kind"], "workflow_run", "{source}");
+    assert_eq!(source["id"], 777, "{source}");
+    assert_eq!(source["workflow"], "CI", "{source}");
     assert!(!first.contains("Job `lint`"), "only failed jobs: {first}");
     assert_eq!(fixture.github.pulls().len(), 1);
     assert!(

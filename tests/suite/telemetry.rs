@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use meta_agent::hindsight::SignatureKind;
+use meta_agent::protocol::ending::DecisionKind;
 use meta_agent::protocol::event::{Event, EventSink, Fanout, LoopPhase, Recorder};
 use meta_agent::protocol::records::StepPhase;
 use meta_agent::telemetry::{AuditLog, Clock, JsonLines, MetricsSink, NoRedaction, TraceFile};
@@ -141,7 +142,7 @@ fn improvement() -> Vec<Event> {
         phase(StepPhase::Improve, 1, 40, "resolution_applied"),
         Event::Decided {
             iteration: 1,
-            decision: "continue".into(),
+            decision: DecisionKind::Continue,
             reason: "a known resolution was applied".into(),
         },
         state(
@@ -166,7 +167,7 @@ fn second_iteration_and_commit() -> Vec<Event> {
         },
         Event::Decided {
             iteration: 2,
-            decision: "complete".into(),
+            decision: DecisionKind::Complete,
             reason: "all gates green".into(),
         },
         Event::GitOperation {

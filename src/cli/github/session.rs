@@ -181,22 +181,19 @@ impl Step<'_> {
                 bot_login: &self.args.bot_login,
             },
         ));
-        let mut requirements =
-            format!("{title}\n\n{}", crate::protocol::untrusted::sanitize(&body));
-        if !conversation.is_empty() {
-            requirements.push_str("\n\n");
-            requirements.push_str(&conversation);
-        }
-        if let Some(guidance) = guidance {
-            requirements.push_str("\n\n## Guidance from a maintainer\n");
-            requirements.push_str(&crate::protocol::untrusted::sanitize(&guidance));
-        }
+        let sanitize = crate::protocol::untrusted::sanitize;
         Ok(self.redacted(Task {
             title: title.chars().take(120).collect(),
-            requirements,
+            requirements: format!("{title}\n\n{}", sanitize(&body)),
             acceptance: Vec::new(),
             issue: Some(number),
-            source: TaskSource::Text,
+            source: TaskSource::Issue {
+                number,
+                url: self.actions.issue_url(number),
+            },
+            guidance: guidance.iter().map(|text| sanitize(text)).collect(),
+            thread: conversation,
+            permissions: TaskPermissions::default(),
             script: Vec::new(),
         }))
     }
@@ -231,7 +228,14 @@ impl Step<'_> {
             requirements,
             acceptance: vec!["the failing checks pass".into()],
             issue: None,
-            source: TaskSource::Text,
+            source: TaskSource::WorkflowRun {
+                id: *run_id,
+                url: self.actions.workflow_run_url(*run_id),
+                workflow: workflow.clone(),
+            },
+            guidance: Vec::new(),
+            thread: String::new(),
+            permissions: TaskPermissions::default(),
             script: Vec::new(),
         }))
     }
