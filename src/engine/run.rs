@@ -351,10 +351,10 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 }
                 Err(error) if error.is_refusal() => {
                     self.checked_change(state)?;
-                    let reason = format!("the LLM provider refused the request: {error}");
-                    return self
-                        .escalate(state, &reason, LoopPhase::Escalated)
-                        .map(Some);
+                    let reason = EscalationReason::ProviderRefused {
+                        reason: error.to_string(),
+                    };
+                    return self.escalate(state, reason).map(Some);
                 }
                 Err(error) => return Err(EngineError::Builder(error)),
             },
