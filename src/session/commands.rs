@@ -276,8 +276,9 @@ pub async fn config_check(overrides: &Overrides, env: &Environment) -> Result<Do
     let model = llm.model.as_deref().unwrap_or("default model");
     let base = llm.base_url.as_deref().unwrap_or("default URL");
     let mut out = format!(
-        "configuration OK: {source}\npreset: {preset} ({})\nllm: {provider}, {model}, {base}\ngates:\n",
-        config.preset_reason
+        "configuration OK: {source}\npreset: {preset} ({})\nllm: {provider}, {model}, {base}\n{}\ngates:\n",
+        config.preset_reason,
+        crate::llm::wire_line(llm)
     );
     for gate in &config.gates {
         let network = match gate.network {
