@@ -21,14 +21,14 @@ use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use meta_agent::agent::prompt::{Opening, task_message};
 use meta_agent::agent::relevant::FileExcerpt;
 use meta_agent::agent::tokens::TokenCounter;
-use meta_agent::agent::{AgentBuilder, AgentParts, AgentSettings, CommandSettings, Protected};
-use meta_agent::engine::builder::{ActRequest, Builder, FailureContext};
-use meta_agent::engine::state::Plan;
-use meta_agent::engine::task::Task;
+use meta_agent::agent::{AgentBuilder, AgentParts, AgentSettings, CommandSettings};
 use meta_agent::exec::Executor;
 use meta_agent::llm::{
     BudgetCaps, ChatRequest, Completion, LlmError, Provider, StopReason, ToolCall, Usage,
 };
+use meta_agent::protocol::builder::{ActRequest, Builder, FailureContext};
+use meta_agent::protocol::records::Plan;
+use meta_agent::protocol::task::Task;
 
 /// Answers `steps` tool calls reading a file, then `finish`, instantly.
 struct InstantModel {
@@ -61,6 +61,7 @@ impl Provider for InstantModel {
             },
             cost_usd: 0.0,
             stop_reason: StopReason::ToolUse,
+            cut_call: None,
         })
     }
 
@@ -92,7 +93,7 @@ fn settings() -> AgentSettings {
         temperature: None,
         stream: false,
         command: CommandSettings::default(),
-        protected: Protected::default(),
+        policy: std::sync::Arc::new(meta_agent::policy::Policy::default()),
     }
 }
 

@@ -9,8 +9,9 @@ use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use meta_agent::engine::tamper::{TamperGuard, TamperPolicy, inspect};
+use meta_agent::engine::tamper::{TamperGuard, inspect};
 use meta_agent::git::{Git2Repository, Identity, Repository};
+use meta_agent::policy::Policy;
 use tempfile::TempDir;
 
 const FILES: usize = 500;
@@ -78,7 +79,7 @@ fn bench(c: &mut Criterion) {
     c.bench_function("git/changed_files (500 files, 30 changed)", |b| {
         b.iter(|| black_box(repo.changed_files().expect("changes")))
     });
-    let policy = TamperPolicy::default();
+    let policy = Policy::default();
     c.bench_function("tamper/inspect (policy compiled per call)", |b| {
         b.iter(|| black_box(inspect(&diff, &policy)))
     });

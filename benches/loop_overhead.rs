@@ -12,16 +12,16 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use meta_agent::config::{self, Config};
-use meta_agent::engine::builder::ScriptedBuilder;
 use meta_agent::engine::improve::HindsightView;
 use meta_agent::engine::run::{Engine, StartOptions};
+use meta_agent::engine::scripted::ScriptedBuilder;
 use meta_agent::engine::state::SessionStore;
-use meta_agent::engine::task::{Edit, ScriptStep, Task};
-use meta_agent::event::Recorder;
 use meta_agent::exec::{
     Captured, CommandOutput, CommandRunner, CommandSpec, ExecError, Termination,
 };
 use meta_agent::git::{Git2Repository, Identity, Repository};
+use meta_agent::protocol::event::Recorder;
+use meta_agent::protocol::task::{Edit, ScriptStep, Task};
 
 /// Answers every command at once: exit 1 for the first `failures` calls, then 0.
 struct InstantRunner {
@@ -133,10 +133,12 @@ fn bench(c: &mut Criterion) {
                     failures: 1,
                 };
                 let builder = ScriptedBuilder::new(task().script);
+                let policy = meta_agent::policy::Policy::from_config(&config, dir.path());
                 let sessions = SessionStore::for_git_dir(&repo.git_dir());
                 let events = Recorder::default();
                 let engine = Engine {
                     config: &config,
+                    policy: &policy,
                     runner: &runner,
                     repo: &repo,
                     builder: &builder,

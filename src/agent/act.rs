@@ -17,11 +17,11 @@ use super::relevant::{self, FileExcerpt};
 use super::tokens::TokenCounter;
 use super::tools::{self, ToolBox};
 use super::turn;
-use super::untrusted::fenced;
-use crate::engine::builder::{ActReport, ActRequest, BuildError};
-use crate::engine::state::Plan;
 use crate::exec::CommandRunner;
 use crate::llm::{LlmError, Message, Provider};
+use crate::protocol::builder::{ActReport, ActRequest, BuildError};
+use crate::protocol::records::Plan;
+use crate::protocol::untrusted::fenced;
 
 /// Steps the explorer may take.
 pub const EXPLORE_STEPS: u32 = 8;
@@ -72,7 +72,7 @@ impl<P: Provider, R: CommandRunner> Act<'_, P, R> {
         };
         let planned = match planner.plan(request.task, &brief).await {
             Ok(planned) => planned,
-            Err(err) => return stopped(report, &err),
+            Err(err) => return stopped(report, err),
         };
         let mut brief = brief;
         if planned.plan.explore
@@ -140,7 +140,7 @@ impl<P: Provider, R: CommandRunner> Act<'_, P, R> {
             };
             let revised = match planner.revise(self.request.task, brief, &revision).await {
                 Ok(revised) => revised,
-                Err(err) => return stopped(report, &err),
+                Err(err) => return stopped(report, err),
             };
             note_plan(&mut report, &revised, &format!("replan {replans}"));
             plan = revised.plan;
@@ -211,7 +211,7 @@ impl<P: Provider, R: CommandRunner> Act<'_, P, R> {
             },
             tools: ToolBox {
                 root: self.request.repo_root,
-                protected: &self.settings.protected,
+                policy: &self.settings.policy,
                 runner: self.runner,
                 command: &self.settings.command,
                 parent_env: self.parent_env,
@@ -271,7 +271,7 @@ fn merge(report: &mut ActReport, part: ActReport) {
 
 /// A planning call failed: a spent budget ends the act honestly, anything else as the loop
 /// would end it.
-fn stopped(mut report: ActReport, err: &LlmError) -> Result<ActReport, BuildError> {
+fn stopped(mut report: ActReport, err: LlmError) -> Result<ActReport, BuildError> {
     match err {
         LlmError::BudgetExceeded { what } => {
             let reason = format!("the LLM budget ran out: {what}");
@@ -279,6 +279,6 @@ fn stopped(mut report: ActReport, err: &LlmError) -> Result<ActReport, BuildErro
             report.gave_up = Some(reason);
             Ok(report)
         }
-        other => Err(turn::classify(other)),
+        other => Err(BuildError::Llm(other)),
     }
 }

@@ -10,9 +10,9 @@ use std::fmt::Write;
 
 use super::relevant::FileExcerpt;
 use super::tokens::{TokenCounter, fits_for_sure};
-use super::untrusted::fenced;
-use crate::engine::builder::FailureContext;
-use crate::engine::task::Task;
+use crate::protocol::builder::FailureContext;
+use crate::protocol::task::Task;
+use crate::protocol::untrusted::fenced;
 
 /// Failures listed at most in the digest.
 pub const MAX_FAILURES: usize = 20;
@@ -74,6 +74,15 @@ pub fn sections(input: &ContextInput<'_>) -> Vec<Section> {
             "The task",
             fenced("untrusted-task", &task_body(input.task)),
             0.5,
+        ),
+        Section::new(
+            "Discussion on the issue (comments when the task was given)",
+            if input.task.thread.trim().is_empty() {
+                String::new()
+            } else {
+                fenced("untrusted-thread", &input.task.thread)
+            },
+            0.3,
         ),
         Section::new(
             "Guidance (from maintainers and hindsight)",

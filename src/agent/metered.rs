@@ -8,9 +8,9 @@
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
-use crate::engine::builder::LlmCallRecord;
-use crate::engine::state::Usage;
 use crate::llm::{ChatRequest, Completion, LlmError, Provider};
+use crate::protocol::builder::LlmCallRecord;
+use crate::protocol::records::Usage;
 
 /// Records the calls made through it.
 pub struct Metered<'a, P: Provider> {
@@ -57,10 +57,12 @@ impl<'a, P: Provider> Metered<'a, P> {
 impl<P: Provider> Provider for Metered<'_, P> {
     async fn chat(&self, request: &ChatRequest) -> Result<Completion, LlmError> {
         let started = Instant::now();
+        let started_unix_ms = crate::engine::run::now_ms();
         let result = self.inner.chat(request).await;
         let mut call = LlmCallRecord {
             provider: self.inner.name().to_owned(),
             model: request.model.clone(),
+            started_unix_ms,
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             ..LlmCallRecord::default()
         };
@@ -104,6 +106,7 @@ mod tests {
                     },
                     cost_usd: 0.5,
                     stop_reason: StopReason::EndTurn,
+                    cut_call: None,
                 }),
                 2 => Err(LlmError::Unavailable {
                     status: 503,

@@ -4,13 +4,16 @@
 //!
 //! Layers: [`AgentBuilder::act`] meters every model call ([`metered`]), runs the act ([`act`]:
 //! relevant files, explorer, token-budgeted opening from [`context`], plan from [`planner`]) and
-//! reflects ([`reflect`]); [`turn`] runs each loop, one turn at a time; [`paths`] keeps every
-//! path inside the worktree.
+//! reflects ([`reflect`]); [`turn`] runs each loop, one turn at a time, sending back only what
+//! [`answer`] sorted as sendable and shortening the conversation ([`compact`]) when the model
+//! refuses it as too long; [`paths`] keeps every path inside the worktree.
 //! The agent proposes edits in the worktree only: the engine validates the change, runs the
 //! gates and commits. It never reads the process environment (the parent's variables are passed
 //! in) and never prints.
 
 pub mod act;
+pub mod answer;
+pub mod compact;
 pub mod context;
 pub mod metered;
 pub mod paths;
@@ -22,7 +25,6 @@ pub mod relevant;
 pub mod tokens;
 pub mod tools;
 pub mod turn;
-pub mod untrusted;
 
 use std::fmt;
 
@@ -32,11 +34,10 @@ use act::Act;
 use metered::Metered;
 use reflect::{Attempt, Reflector};
 
-use crate::engine::builder::{ActReport, ActRequest, BuildError, Builder, ToolCallRecord};
 use crate::exec::CommandRunner;
 use crate::llm::{BudgetCaps, Budgeted, LlmConfig, Provider, first_exceeded};
+use crate::protocol::builder::{ActReport, ActRequest, BuildError, Builder, ToolCallRecord};
 
-pub use paths::Protected;
 pub use tools::CommandSettings;
 
 /// Repositories with more files than this get an explorer's summary before a build.
@@ -60,12 +61,12 @@ pub struct AgentSettings {
     /// Ask for streamed answers.
     pub stream: bool,
     pub command: CommandSettings,
-    /// Paths the agent may not write (built-ins plus `commit.protected_paths`).
-    pub protected: Protected,
+    /// What the agent may write: the run's one policy.
+    pub policy: std::sync::Arc<crate::policy::Policy>,
 }
 
 impl AgentSettings {
-    /// The model settings from the resolved LLM configuration, with the built-in protected paths.
+    /// The model settings from the resolved LLM configuration, with the built-in policy.
     pub fn from_llm(config: &LlmConfig, command: CommandSettings) -> Self {
         AgentSettings {
             model: config.model.clone(),
@@ -77,7 +78,7 @@ impl AgentSettings {
             temperature: config.temperature,
             stream: config.stream,
             command,
-            protected: Protected::default(),
+            policy: std::sync::Arc::new(crate::policy::Policy::default()),
         }
     }
 }
@@ -169,6 +170,7 @@ impl<P: Provider, R: CommandRunner> AgentBuilder<P, R> {
             stream: self.settings.stream,
         };
         let started = Instant::now();
+        let started_unix_ms = crate::engine::run::now_ms();
         let attempt = Attempt {
             task: request.task,
             report,
@@ -181,6 +183,7 @@ impl<P: Provider, R: CommandRunner> AgentBuilder<P, R> {
             tool: "reflect".into(),
             input: line.clone(),
             success,
+            started_unix_ms,
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         });
         report.actions.push(line);

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::relevant::mentions;
-use crate::engine::task::Task;
 use crate::llm::ToolSpec;
+use crate::protocol::task::Task;
 
 /// Sub-tasks a plan may have.
 pub const MAX_SUBTASKS: usize = 8;

@@ -3,7 +3,7 @@
 //! build or an improve step).
 //!
 //! Every text that came from outside (task, test output, failure digests, guidance) goes through
-//! [`super::untrusted::fenced`]: hidden channels stripped, then put between `<untrusted-…>`
+//! [`crate::protocol::untrusted::fenced`]: hidden channels stripped, then put between `<untrusted-…>`
 //! markers. Pure text assembly: no I/O, no LLM calls.
 
 use std::fmt::Write;
@@ -11,8 +11,8 @@ use std::fmt::Write;
 use super::context::{self, Assembled, ContextInput};
 use super::relevant::FileExcerpt;
 use super::tokens::TokenCounter;
-use crate::engine::builder::ActRequest;
-use crate::engine::state::Plan;
+use crate::protocol::builder::ActRequest;
+use crate::protocol::records::Plan;
 
 /// The system prompt.
 pub fn system() -> String {
@@ -111,8 +111,8 @@ fn ask(plan: &Plan) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::builder::FailureContext;
-    use crate::engine::task::Task;
+    use crate::protocol::builder::FailureContext;
+    use crate::protocol::task::Task;
 
     #[test]
     fn an_improve_request_carries_the_failures_and_a_different_ask() {

@@ -9,10 +9,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::plan::json_in_text;
-use super::untrusted::fenced;
-use crate::engine::builder::ActReport;
-use crate::engine::task::Task;
 use crate::llm::{ChatRequest, LlmError, Message, Provider, ToolSpec};
+use crate::protocol::builder::ActReport;
+use crate::protocol::task::Task;
+use crate::protocol::untrusted::fenced;
 
 /// Missing items kept at most.
 const MAX_MISSING: usize = 8;
@@ -56,8 +56,8 @@ struct Wire {
 }
 
 /// Reads a reflection; scores are rounded and clamped to 0-10.
-pub fn parse_reflection(value: &Value) -> Result<Reflection, String> {
-    let wire: Wire = serde_json::from_value(value.clone()).map_err(|err| err.to_string())?;
+pub fn parse_reflection(value: &Value) -> Result<Reflection, serde_json::Error> {
+    let wire = Wire::deserialize(value)?;
     let score = |x: f64| x.round().clamp(0.0, 10.0) as u8;
     Ok(Reflection {
         completeness: score(wire.completeness),
@@ -123,7 +123,9 @@ impl<P: Provider> Reflector<'_, P> {
         let value = value.ok_or_else(|| LlmError::Malformed {
             detail: "the reflection had no `reflect` call".into(),
         })?;
-        parse_reflection(&value).map_err(|detail| LlmError::Malformed { detail })
+        parse_reflection(&value).map_err(|err| LlmError::Malformed {
+            detail: format!("reflection: {err}"),
+        })
     }
 }
 

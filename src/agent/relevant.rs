@@ -13,8 +13,8 @@ use regex::Regex;
 
 use super::paths::{Access, relative, resolve};
 use super::tools::walk;
-use crate::engine::builder::FailureContext;
-use crate::engine::task::Task;
+use crate::protocol::builder::FailureContext;
+use crate::protocol::task::Task;
 
 /// Files shown at most.
 pub const MAX_FILES: usize = 6;

@@ -217,7 +217,7 @@ async fn describe_cargo<R: crate::exec::CommandRunner>(
     match runner.run(spec).await {
         Ok(output) if output.termination.success() && !output.stdout.truncated => {
             preset::describe_cargo_metadata(output.stdout.text.as_bytes())
-                .unwrap_or_else(|err| format!("cargo metadata unreadable: {err}"))
+                .unwrap_or_else(|err| format!("cargo metadata output unreadable: {err}"))
         }
         Ok(output) => format!(
             "cargo metadata failed: {}",

@@ -112,9 +112,8 @@ fn detect_node(package_json: &Path) -> Detection {
 }
 
 /// A one-line description of a Cargo workspace from `cargo metadata` JSON output.
-pub fn describe_cargo_metadata(json: &[u8]) -> Result<String, String> {
-    let metadata: cargo_metadata::Metadata =
-        serde_json::from_slice(json).map_err(|err| format!("cargo metadata output: {err}"))?;
+pub fn describe_cargo_metadata(json: &[u8]) -> Result<String, serde_json::Error> {
+    let metadata: cargo_metadata::Metadata = serde_json::from_slice(json)?;
     let mut names: Vec<&str> = metadata
         .workspace_packages()
         .iter()

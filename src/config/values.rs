@@ -11,12 +11,55 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
+/// Why a written value is not one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValueError {
+    #[error("empty duration")]
+    EmptyDuration,
+    #[error("`{0}` is not a duration (expected e.g. 90s, 10m, 1h30m)")]
+    NotADuration(String),
+    #[error("`{text}`: unknown unit `{unit}` (use ms, s, m or h)")]
+    DurationUnit { text: String, unit: String },
+    #[error("`{0}` is not a size (expected e.g. 4096, 64KiB, 1MiB)")]
+    NotASize(String),
+    #[error("`{text}`: unknown unit `{unit}` (use B, KiB, MiB, GiB, KB, MB, GB)")]
+    SizeUnit { text: String, unit: String },
+    #[error("`{0}`: number too large")]
+    TooLarge(String),
+    #[error("`{0}` is not a valid gate name (1-64 letters, digits, `-` or `_`)")]
+    GateName(String),
+}
+
+/// A name on the command line that is not one of the known ones.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{text}` is not a {what} ({expected})")]
+pub struct UnknownName {
+    pub what: &'static str,
+    pub text: String,
+    pub expected: &'static str,
+}
+
+/// Reads `text` as a snake_case name of the serde enum `T`, or says what it could have been.
+pub fn parse_name<T: serde::de::DeserializeOwned>(
+    text: &str,
+    what: &'static str,
+    expected: &'static str,
+) -> Result<T, UnknownName> {
+    serde_json::from_value(serde_json::Value::String(text.replace('-', "_"))).map_err(|_| {
+        UnknownName {
+            what,
+            text: text.to_owned(),
+            expected,
+        }
+    })
+}
+
 /// A duration written as seconds (`90`) or with units (`500ms`, `90s`, `10m`, `1h30m`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct DurationSpec(pub Duration);
 
 /// Parses `500ms`, `90s`, `10m`, `2h`, `1h30m`, or a bare number of seconds.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub fn parse_duration(text: &str) -> Result<Duration, ValueError> {
     let text = text.trim();
     if let Ok(secs) = text.parse::<u64>() {
         return Ok(Duration::from_secs(secs));
@@ -24,20 +67,18 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let mut total = Duration::ZERO;
     let mut rest = text;
     if rest.is_empty() {
-        return Err("empty duration".into());
+        return Err(ValueError::EmptyDuration);
     }
     while !rest.is_empty() {
         let digits = rest
             .find(|c: char| !c.is_ascii_digit())
             .unwrap_or(rest.len());
         if digits == 0 {
-            return Err(format!(
-                "`{text}` is not a duration (expected e.g. 90s, 10m, 1h30m)"
-            ));
+            return Err(ValueError::NotADuration(text.to_owned()));
         }
         let value: u64 = rest[..digits]
             .parse()
-            .map_err(|_| format!("`{text}`: number too large"))?;
+            .map_err(|_| ValueError::TooLarge(text.to_owned()))?;
         rest = &rest[digits..];
         let unit_len = rest
             .find(|c: char| c.is_ascii_digit())
@@ -50,9 +91,10 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             "m" => Duration::from_secs(value.saturating_mul(60)),
             "h" => Duration::from_secs(value.saturating_mul(3600)),
             _ => {
-                return Err(format!(
-                    "`{text}`: unknown unit `{unit}` (use ms, s, m or h)"
-                ));
+                return Err(ValueError::DurationUnit {
+                    text: text.to_owned(),
+                    unit: unit.to_owned(),
+                });
             }
         };
         total = total.saturating_add(part);
@@ -110,14 +152,14 @@ impl JsonSchema for DurationSpec {
 pub struct ByteSize(pub u64);
 
 /// Parses `4096`, `64KiB`, `1MiB`, `1GiB`, `10KB`, `2MB`.
-pub fn parse_byte_size(text: &str) -> Result<u64, String> {
+pub fn parse_byte_size(text: &str) -> Result<u64, ValueError> {
     let text = text.trim();
     let digits = text
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(text.len());
     let value: u64 = text[..digits]
         .parse()
-        .map_err(|_| format!("`{text}` is not a size (expected e.g. 4096, 64KiB, 1MiB)"))?;
+        .map_err(|_| ValueError::NotASize(text.to_owned()))?;
     let factor: u64 = match text[digits..].trim() {
         "" | "B" => 1,
         "KB" | "kB" => 1_000,
@@ -127,14 +169,15 @@ pub fn parse_byte_size(text: &str) -> Result<u64, String> {
         "GB" => 1_000_000_000,
         "GiB" => 1 << 30,
         unit => {
-            return Err(format!(
-                "`{text}`: unknown unit `{unit}` (use B, KiB, MiB, GiB, KB, MB, GB)"
-            ));
+            return Err(ValueError::SizeUnit {
+                text: text.to_owned(),
+                unit: unit.to_owned(),
+            });
         }
     };
     value
         .checked_mul(factor)
-        .ok_or_else(|| format!("`{text}` is too large"))
+        .ok_or_else(|| ValueError::TooLarge(text.to_owned()))
 }
 
 impl<'de> Deserialize<'de> for ByteSize {
@@ -214,7 +257,7 @@ pub struct GateName(pub String);
 
 impl GateName {
     /// Checks the characters and length of a gate name.
-    pub fn validate(name: &str) -> Result<(), String> {
+    pub fn validate(name: &str) -> Result<(), ValueError> {
         let valid = !name.is_empty()
             && name.len() <= 64
             && name
@@ -223,9 +266,7 @@ impl GateName {
         if valid {
             Ok(())
         } else {
-            Err(format!(
-                "`{name}` is not a valid gate name (1-64 letters, digits, `-` or `_`)"
-            ))
+            Err(ValueError::GateName(name.to_owned()))
         }
     }
 

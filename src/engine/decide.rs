@@ -10,7 +10,8 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use super::state::{Plan, Usage};
+use crate::protocol::ending::{BudgetKind, DecisionKind, EscalationReason};
+use crate::protocol::records::{Plan, Usage};
 
 /// Caps on what a run may spend. `None` is no cap.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -42,35 +43,6 @@ pub struct DecisionInput<'a> {
     pub agent_available: bool,
 }
 
-/// Why a run escalates.
-#[derive(Debug, Clone, PartialEq)]
-pub enum EscalationReason {
-    IterationsExhausted { iterations: u32 },
-    Budget { what: String },
-    NoWayForward,
-    TransientErrors { error: String },
-}
-
-impl EscalationReason {
-    /// One sentence for people.
-    pub fn describe(&self) -> String {
-        match self {
-            EscalationReason::IterationsExhausted { iterations } => {
-                format!("the gates still fail after {iterations} improve iteration(s)")
-            }
-            EscalationReason::Budget { what } => format!("the {what} budget is spent"),
-            EscalationReason::NoWayForward => {
-                "no known resolution fits the remaining failures and no LLM \
-                 is configured: only an LLM (or a person) could go further"
-                    .to_owned()
-            }
-            EscalationReason::TransientErrors { error } => {
-                format!("transient errors kept happening: {error}")
-            }
-        }
-    }
-}
-
 /// The decision.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Decision {
@@ -83,7 +55,29 @@ pub enum Decision {
     /// Stop and report.
     Escalate { reason: EscalationReason },
     /// The same failures twice in a row: stop and ask a person, with what was tried.
-    AwaitGuidance { reason: String },
+    AwaitGuidance { reason: EscalationReason },
+}
+
+impl Decision {
+    /// The decision's label, for the `decided` event.
+    pub fn kind(&self) -> DecisionKind {
+        match self {
+            Decision::Complete => DecisionKind::Complete,
+            Decision::Continue { .. } => DecisionKind::Continue,
+            Decision::Retry { .. } => DecisionKind::Retry,
+            Decision::Escalate { .. } => DecisionKind::Escalate,
+            Decision::AwaitGuidance { .. } => DecisionKind::AwaitGuidance,
+        }
+    }
+
+    /// Why, in a sentence.
+    pub fn reason(&self) -> String {
+        match self {
+            Decision::Complete => "all gates passed".into(),
+            Decision::Continue { reason, .. } | Decision::Retry { reason, .. } => reason.clone(),
+            Decision::Escalate { reason } | Decision::AwaitGuidance { reason } => reason.describe(),
+        }
+    }
 }
 
 /// Transient failures retried before giving up.
@@ -107,11 +101,10 @@ pub fn decide(input: &DecisionInput<'_>) -> Decision {
         .is_some_and(|previous| previous == input.signatures)
     {
         return Decision::AwaitGuidance {
-            reason: format!(
-                "the same {} failure signature(s) remained after iteration {}: a persistent failure",
-                input.signatures.len(),
-                input.iteration
-            ),
+            reason: EscalationReason::PersistentFailure {
+                signatures: input.signatures.len(),
+                iteration: input.iteration,
+            },
         };
     }
     if input.iteration >= input.max_iterations {
@@ -162,26 +155,26 @@ pub fn backoff(retries: u32) -> Duration {
     Duration::from_secs(1u64 << retries.min(5)).min(Duration::from_secs(30))
 }
 
-/// The first budget that is spent, by name.
-fn spent_budget(usage: &Usage, budgets: &Budgets) -> Option<String> {
+/// The first budget that is spent.
+fn spent_budget(usage: &Usage, budgets: &Budgets) -> Option<BudgetKind> {
     let tokens = usage.input_tokens + usage.output_tokens;
     if budgets.max_tokens.is_some_and(|max| tokens >= max) {
-        return Some("token".into());
+        return Some(BudgetKind::Tokens);
     }
     if budgets
         .max_cost_usd
         .is_some_and(|max| usage.cost_usd >= max)
     {
-        return Some("cost".into());
+        return Some(BudgetKind::Cost);
     }
     if budgets.max_calls.is_some_and(|max| usage.llm_calls >= max) {
-        return Some("LLM call".into());
+        return Some(BudgetKind::Calls);
     }
     if budgets
         .wall_clock
         .is_some_and(|max| Duration::from_millis(usage.elapsed_ms) >= max)
     {
-        return Some("wall-clock".into());
+        return Some(BudgetKind::WallClock);
     }
     None
 }
@@ -321,35 +314,35 @@ mod tests {
                     max_tokens: Some(1000),
                     ..Budgets::default()
                 },
-                "token",
+                BudgetKind::Tokens,
             ),
             (
                 Budgets {
                     max_cost_usd: Some(1.0),
                     ..Budgets::default()
                 },
-                "cost",
+                BudgetKind::Cost,
             ),
             (
                 Budgets {
                     max_calls: Some(5),
                     ..Budgets::default()
                 },
-                "LLM call",
+                BudgetKind::Calls,
             ),
             (
                 Budgets {
                     wall_clock: Some(Duration::from_secs(30)),
                     ..Budgets::default()
                 },
-                "wall-clock",
+                BudgetKind::WallClock,
             ),
         ] {
             case.budgets = budgets;
             assert_eq!(
                 decide(&case.input()),
                 Decision::Escalate {
-                    reason: EscalationReason::Budget { what: what.into() }
+                    reason: EscalationReason::Budget { what }
                 }
             );
         }

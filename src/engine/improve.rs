@@ -13,23 +13,32 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use super::state::{LoopState, ResolutionTried, SignatureRecord};
-use super::tamper::TamperPolicy;
+use super::state::LoopState;
 use crate::config::Config;
-use crate::event::{Event, EventSink};
 use crate::exec::{CommandRunner, CommandSpec, Program, env::child_env};
 use crate::gates::{GateResult, GatesSummary};
 use crate::git::Repository;
 use crate::hindsight::signature::{self, ExtractOptions, ExtractedSignature, InputFormat};
 use crate::hindsight::store::{
-    Catalog, CommandLine, Entry, EscalationContext, Fix, PatchFix, RankedResolution, Store,
-    StoreOptions, Timestamp,
+    Catalog, CatalogError, CommandLine, Entry, EscalationContext, Fix, PatchFix, RankedResolution,
+    Store, StoreError, StoreOptions, Timestamp,
 };
 use crate::hindsight::{Signature, SignatureKind};
 use crate::memory::shared::RunMemory;
 use crate::memory::{Change, ReviewedFix};
+use crate::protocol::event::{Event, EventSink};
+use crate::protocol::records::{ResolutionTried, SignatureRecord};
 use crate::redact::Redactor;
 use crate::report::{Limits, SarifReport};
+
+/// Why the store could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum HindsightStepError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+}
 
 /// Time a resolution command may take.
 const RESOLUTION_TIMEOUT: Duration = Duration::from_secs(300);
@@ -60,10 +69,10 @@ impl HindsightView {
         relative_dir: &Path,
         catalog: bool,
         reviewed_blob: &dyn Fn(&Path) -> Option<Vec<u8>>,
-    ) -> Result<HindsightView, String> {
+    ) -> Result<HindsightView, HindsightStepError> {
         let dir = repo_root.join(relative_dir);
         let catalog_rules = if catalog {
-            Catalog::bundled().map_err(|e| e.to_string())?
+            Catalog::bundled()?
         } else {
             Catalog::default()
         };
@@ -72,7 +81,7 @@ impl HindsightView {
             catalog: catalog_rules,
             ..StoreOptions::default()
         };
-        let loaded = Store::open(options.clone()).map_err(|e| e.to_string())?;
+        let loaded = Store::open(options.clone())?;
         for skipped in &loaded.load_report().skipped {
             tracing::warn!(
                 "hindsight: skipped {}: {}",
@@ -130,7 +139,7 @@ impl HindsightView {
     /// Looks the signatures up in shared memory (once each).
     pub async fn recall(&self, records: &[SignatureRecord]) {
         if let Some(memory) = &self.memory {
-            let signatures: Vec<Signature> = records.iter().filter_map(signature_of).collect();
+            let signatures: Vec<Signature> = records.iter().map(signature_of).collect();
             memory.recall(&signatures).await;
         }
     }
@@ -197,6 +206,7 @@ pub struct HindsightCtx<'a, R: CommandRunner, G: Repository> {
     pub events: &'a dyn EventSink,
     pub parent_env: &'a [(String, String)],
     pub config: &'a Config,
+    pub policy: &'a crate::policy::Policy,
 }
 
 /// What applying resolutions did.
@@ -209,14 +219,12 @@ fn now() -> Timestamp {
     Timestamp::new(SystemTime::now())
 }
 
-fn signature_of(record: &SignatureRecord) -> Option<Signature> {
-    let kind: SignatureKind =
-        serde_json::from_value(serde_json::Value::String(record.kind.clone())).ok()?;
-    Some(Signature {
+fn signature_of(record: &SignatureRecord) -> Signature {
+    Signature {
         id: record.id.clone(),
-        kind,
+        kind: record.kind,
         template: record.template.clone(),
-    })
+    }
 }
 
 /// The untried command and patch resolutions for one signature, best first (patches not yet
@@ -226,9 +234,7 @@ fn candidates<R: CommandRunner, G: Repository>(
     state: &LoopState,
     record: &SignatureRecord,
 ) -> Vec<RankedResolution> {
-    let Some(signature) = signature_of(record) else {
-        return Vec::new();
-    };
+    let signature = signature_of(record);
     let tried = state.tried(&record.id);
     ctx.view
         .applicable(&signature, now())
@@ -267,7 +273,7 @@ pub fn guidance_for<R: CommandRunner, G: Repository>(
     state: &LoopState,
 ) -> Vec<String> {
     let mut texts = BTreeSet::new();
-    for signature in state.signatures.iter().filter_map(signature_of) {
+    for signature in state.signatures.iter().map(signature_of) {
         for ranked in ctx.view.applicable(&signature, now()) {
             if let Fix::Guidance(text) = ranked.resolution.fix {
                 texts.insert(text);
@@ -392,7 +398,7 @@ async fn run_command<R: CommandRunner, G: Repository>(
         &ctx.config.sandbox.env_allow,
         offline.iter().map(|(name, value)| (name, value)),
     );
-    let writable = crate::gates::runner::writable_dirs(&workdir, &ctx.config.sandbox.writable);
+    let writable = ctx.policy.writable_dirs(&workdir);
     // Offline like the gates of a run: `cargo clippy --fix` and `cargo fix` compile the crate
     // (build scripts, proc macros), eslint and prettier load JavaScript configuration files —
     // repository code the model may have written. No catalog command needs the network.
@@ -441,7 +447,7 @@ pub fn signatures_of(summary: &GatesSummary, repo_root: &Path) -> Vec<SignatureR
     for gate in summary
         .gates
         .iter()
-        .filter(|gate| gate.status == crate::gates::GateStatus::Failed)
+        .filter(|gate| gate.status == crate::protocol::records::GateStatus::Failed)
     {
         let mut found = gate_signatures(gate, &opts);
         if found.is_empty() {
@@ -505,13 +511,9 @@ fn reason_signature(gate: &GateResult, repo_root: &Path) -> ExtractedSignature {
 }
 
 fn record(extracted: &ExtractedSignature, gate: &str) -> SignatureRecord {
-    let kind = serde_json::to_value(extracted.kind)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default();
     SignatureRecord {
         id: extracted.id.clone(),
-        kind,
+        kind: extracted.kind,
         template: extracted.template.clone(),
         gate: gate.to_owned(),
         excerpt: crate::report::trim_to(&extracted.excerpt, 2048),
@@ -522,9 +524,9 @@ fn record(extracted: &ExtractedSignature, gate: &str) -> SignatureRecord {
 }
 
 /// Opens the repository's store for writing (end of a real run).
-fn writable(view: &HindsightView) -> Result<Store, String> {
+fn writable(view: &HindsightView) -> Result<Store, HindsightStepError> {
     let catalog = if view.catalog {
-        Catalog::bundled().map_err(|e| e.to_string())?
+        Catalog::bundled()?
     } else {
         Catalog::default()
     };
@@ -534,16 +536,14 @@ fn writable(view: &HindsightView) -> Result<Store, String> {
         redactor: view.redactor.clone(),
         ..StoreOptions::default()
     })
-    .map_err(|e| e.to_string())
+    .map_err(HindsightStepError::from)
 }
 
 /// Every signature seen in the run, from its observations.
 fn seen(state: &LoopState) -> Vec<Signature> {
     let mut all: BTreeMap<String, Signature> = BTreeMap::new();
     for record in state.history.iter().flat_map(|step| step.signatures.iter()) {
-        if let Some(signature) = signature_of(record) {
-            all.insert(signature.id.clone(), signature);
-        }
+        all.insert(record.id.clone(), signature_of(record));
     }
     all.into_values().collect()
 }
@@ -553,14 +553,14 @@ fn seen(state: &LoopState) -> Vec<Signature> {
 pub fn record_success<R: CommandRunner, G: Repository>(
     ctx: HindsightCtx<'_, R, G>,
     state: &LoopState,
-) -> Result<(), String> {
+) -> Result<(), HindsightStepError> {
     if state.dry_run {
         return Ok(());
     }
     let mut store = writable(ctx.view)?;
     let now = now();
     let all = seen(state);
-    store.record_seen(&all, now).map_err(|e| e.to_string())?;
+    store.record_seen(&all, now)?;
     learn_seen(ctx.view, state, &all, now);
     record_outcomes(&mut store, ctx.view, state, now)?;
     let cured_by_resolution: BTreeSet<&str> = state
@@ -594,9 +594,7 @@ pub fn record_success<R: CommandRunner, G: Repository>(
         source: Some(format!("meta-agent session {}", state.session)),
     };
     for signature in novel {
-        store
-            .capture_patch(signature, patch.clone(), now)
-            .map_err(|e| e.to_string())?;
+        store.capture_patch(signature, patch.clone(), now)?;
         let patch = patch.clone();
         ctx.view
             .learn(state, signature, Change::Patch { patch }, now);
@@ -615,7 +613,7 @@ fn record_outcomes(
     view: &HindsightView,
     state: &LoopState,
     now: Timestamp,
-) -> Result<(), String> {
+) -> Result<(), HindsightStepError> {
     for tried in state.history.iter().flat_map(|s| s.resolutions.iter()) {
         let Some(cured) = tried.cured else {
             continue;
@@ -626,14 +624,10 @@ fn record_outcomes(
             .and_then(|s| view.known_fix(s, &tried.resolution, now));
         match (signature, known) {
             (Some(signature), Some(fix)) => {
-                store
-                    .record_fix_outcome(&signature, fix.clone(), cured, now)
-                    .map_err(|e| e.to_string())?;
+                store.record_fix_outcome(&signature, fix.clone(), cured, now)?;
                 view.learn(state, &signature, Change::Outcome { fix, cured }, now);
             }
-            _ => store
-                .record_outcome(&tried.signature, &tried.resolution, cured, now)
-                .map_err(|e| e.to_string())?,
+            _ => store.record_outcome(&tried.signature, &tried.resolution, cured, now)?,
         }
     }
     Ok(())
@@ -667,17 +661,17 @@ pub fn record_escalation<R: CommandRunner, G: Repository>(
     ctx: HindsightCtx<'_, R, G>,
     state: &LoopState,
     reason: &str,
-) -> Result<(), String> {
+) -> Result<(), HindsightStepError> {
     if state.dry_run {
         return Ok(());
     }
     let mut store = writable(ctx.view)?;
     let now = now();
     let all = seen(state);
-    store.record_seen(&all, now).map_err(|e| e.to_string())?;
+    store.record_seen(&all, now)?;
     learn_seen(ctx.view, state, &all, now);
     record_outcomes(&mut store, ctx.view, state, now)?;
-    let remaining: Vec<Signature> = state.signatures.iter().filter_map(signature_of).collect();
+    let remaining: Vec<Signature> = state.signatures.iter().map(signature_of).collect();
     let tags = state
         .signatures
         .iter()
@@ -694,29 +688,11 @@ pub fn record_escalation<R: CommandRunner, G: Repository>(
         tags,
         at: None,
     };
-    store
-        .record_unresolved(&remaining, &context, now)
-        .map_err(|e| e.to_string())?;
+    store.record_unresolved(&remaining, &context, now)?;
     for signature in &remaining {
         let context = context.clone();
         ctx.view
             .learn(state, signature, Change::Unresolved { context }, now);
     }
     Ok(())
-}
-
-/// The tamper policy of a configuration: built-in protected paths, `commit.protected_paths`, and
-/// the hindsight store (only the bot records there, at the end of a run: an entry the agent
-/// planted could become an automatic resolution once merged).
-pub fn tamper_policy(config: &Config) -> TamperPolicy {
-    let mut policy = TamperPolicy::default();
-    policy
-        .protected
-        .extend(config.commit.protected_paths.iter().cloned());
-    let store = &config.hindsight.path;
-    if store.is_relative() && !store.as_os_str().is_empty() {
-        let dir = globset::escape(store.to_string_lossy().trim_end_matches('/'));
-        policy.protected.push(format!("{dir}/**"));
-    }
-    policy
 }

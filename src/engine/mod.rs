@@ -7,13 +7,12 @@
 //! commit message, trailers and escalation report; [`tamper`] the test-tamper guard; [`task`]
 //! task files.
 
-pub mod builder;
 pub mod decide;
 pub mod improve;
 mod observe;
 pub mod outcome;
 pub mod patch_gate;
 pub mod run;
+pub mod scripted;
 pub mod state;
 pub mod tamper;
-pub mod task;

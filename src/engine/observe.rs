@@ -7,15 +7,17 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Instant;
 
+use super::improve;
 use super::run::{Engine, now_ms};
-use super::state::{GateRecord, LoopState, SignatureRecord, StepRecord};
-use super::{builder::Builder, improve};
+use super::state::LoopState;
 use crate::config::GateSpec;
-use crate::event::{Event, LoopPhase};
 use crate::exec::CommandRunner;
 use crate::gates::fast::{self, FailingTest};
 use crate::gates::{self, GateNetworkMode, GateRunContext, GatesSummary};
 use crate::git::Repository;
+use crate::protocol::builder::Builder;
+use crate::protocol::event::{Event, LoopPhase};
+use crate::protocol::records::{GateRecord, SignatureRecord, StepPhase, StepRecord};
 use crate::report::Limits;
 
 impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
@@ -34,12 +36,12 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         for signature in &signatures {
             self.events.emit(&Event::SignatureFound {
                 signature: signature.id.clone(),
-                kind: signature.kind.clone(),
+                kind: signature.kind,
                 template: signature.template.clone(),
             });
         }
         mark_cured(state, &signatures);
-        state.gates = GateRecord::all(&summary);
+        state.gates = summary.records();
         state.signatures = signatures;
         self.hindsight.recall(&state.signatures).await;
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(0);
@@ -49,13 +51,13 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             "gates failed"
         };
         self.events.emit(&Event::PhaseFinished {
-            phase: "test".into(),
+            phase: StepPhase::Test,
             iteration: state.iteration,
             duration_ms,
             outcome: outcome.into(),
         });
         state.history.push(StepRecord {
-            phase: "test".into(),
+            phase: StepPhase::Test,
             iteration: state.iteration,
             started_unix_ms: started_ms,
             duration_ms,
@@ -77,6 +79,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             repo_root: workdir,
             parent_env: self.parent_env,
             sandbox: &self.config.sandbox,
+            policy: self.policy,
             report_root: self.report_root,
             limits: Limits::default(),
             concurrency: self.config.loop_.gate_concurrency,
@@ -103,7 +106,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 let record = state
                     .gates
                     .iter()
-                    .find(|g| g.name == spec.name && g.result == "fail")?;
+                    .find(|g| g.name == spec.name && g.failed())?;
                 let failing: Vec<FailingTest> = record
                     .failing_tests
                     .iter()
@@ -197,7 +200,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             if !rerun.passed {
                 continue;
             }
-            flaky.extend(GateRecord::of(first).failing_tests);
+            flaky.extend(GateRecord::from(&*first).failing_tests);
             if *only_failures {
                 passed_on_rerun(first);
             } else {
@@ -227,7 +230,7 @@ fn passed_on_rerun(gate: &mut crate::gates::GateResult) {
         tests.failures.clear();
     }
     gate.passed = true;
-    gate.status = crate::gates::GateStatus::Passed;
+    gate.status = crate::protocol::records::GateStatus::Passed;
     let network_note = gate
         .reasons
         .iter()
@@ -246,7 +249,7 @@ fn mark_cured(state: &mut LoopState, now: &[SignatureRecord]) {
         .history
         .iter_mut()
         .rev()
-        .find(|step| step.phase != "test")
+        .find(|step| step.phase.is_act())
     {
         for resolution in step.resolutions.iter_mut().filter(|r| r.cured.is_none()) {
             resolution.cured = Some(!present.contains(resolution.signature.as_str()));

@@ -4,7 +4,9 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use super::state::{GateRecord, LoopState, ResolutionTried, RunOutcome, StepRecord};
+use super::state::LoopState;
+use crate::protocol::ending::EscalationReason;
+use crate::protocol::records::{GateRecord, ResolutionTried, RunOutcome, StepPhase, StepRecord};
 
 /// Longest subject line.
 const SUBJECT_CHARS: usize = 72;
@@ -28,7 +30,7 @@ fn gate_word(gate: &GateRecord) -> String {
         }
         _ => String::new(),
     };
-    format!("{}={}{detail}", gate.name, gate.result)
+    format!("{}={}{detail}", gate.name, gate.result.short())
 }
 
 /// Every resolution applied in the run, in order.
@@ -42,10 +44,7 @@ fn resolutions(state: &LoopState) -> Vec<&ResolutionTried> {
 
 /// The acting steps (build and improve), in order.
 fn acting_steps(state: &LoopState) -> impl Iterator<Item = &StepRecord> {
-    state
-        .history
-        .iter()
-        .filter(|step| step.phase == "build" || step.phase == "improve")
+    state.history.iter().filter(|step| step.phase.is_act())
 }
 
 /// Files changed across the run, sorted.
@@ -63,7 +62,7 @@ pub fn commit_message(state: &LoopState, trailers: bool) -> String {
     }
     let mut body = String::new();
     for step in acting_steps(state).filter(|step| !step.files_changed.is_empty()) {
-        let label = if step.phase == "build" {
+        let label = if step.phase == StepPhase::Build {
             "build".to_owned()
         } else {
             format!("iteration {}", step.iteration)
@@ -145,9 +144,9 @@ pub fn trailer_block(state: &LoopState) -> String {
 }
 
 /// The escalation report for maintainers (Markdown).
-pub fn escalation_report(state: &LoopState, reason: &str) -> String {
+pub fn escalation_report(state: &LoopState, reason: &EscalationReason) -> String {
     let mut out = format!("## meta-agent could not finish: {}\n\n", state.task.title);
-    let _ = writeln!(out, "**Why it stopped:** {reason}.\n");
+    let _ = writeln!(out, "**Why it stopped:** {}.\n", reason.describe());
     let _ = writeln!(
         out,
         "**Goal:** {}\n",
@@ -156,7 +155,7 @@ pub fn escalation_report(state: &LoopState, reason: &str) -> String {
     out.push_str(
         "### What was tried\n\n| Iteration | Step | Actions | Outcome |\n|---|---|---|---|\n",
     );
-    for step in state.history.iter().filter(|step| step.phase != "test") {
+    for step in state.history.iter().filter(|step| step.phase.is_act()) {
         let actions = if step.actions.is_empty() {
             "—".to_owned()
         } else {
@@ -166,7 +165,7 @@ pub fn escalation_report(state: &LoopState, reason: &str) -> String {
             out,
             "| {} | {} | {} | {} |",
             step.iteration,
-            step.phase,
+            step.phase.as_str(),
             cell(&actions),
             cell(&step.outcome)
         );
@@ -189,7 +188,7 @@ pub fn escalation_report(state: &LoopState, reason: &str) -> String {
         let _ = writeln!(
             out,
             "- **{}** `{}` (signature `{}`, gate `{}`)",
-            signature.kind,
+            signature.kind.as_str(),
             cell(&signature.template),
             short(&signature.id),
             signature.gate
@@ -210,7 +209,7 @@ pub fn escalation_report(state: &LoopState, reason: &str) -> String {
             out,
             "- `{}`: {}{}",
             gate.name,
-            gate.result,
+            gate.result.short(),
             gate.reasons
                 .first()
                 .map(|r| format!(" — {}", cell(r)))
@@ -309,7 +308,10 @@ pub fn final_summary(state: &LoopState, verbose: bool) -> String {
             let _ = writeln!(
                 out,
                 "  [{} {}] {} in {} ms",
-                step.iteration, step.phase, step.outcome, step.duration_ms
+                step.iteration,
+                step.phase.as_str(),
+                step.outcome,
+                step.duration_ms
             );
             for action in &step.actions {
                 let _ = writeln!(out, "      {action}");

@@ -14,84 +14,13 @@
 use std::fmt;
 use std::path::{Component, Path};
 
-use globset::GlobSet;
-
-use super::tamper::{DEFAULT_PROTECTED, first_of_each, glob_set};
+use super::tamper::first_of_each;
 use crate::git::{ChangeStatus, FileChange};
+use crate::policy::{PatchLimits, Policy};
 use crate::redact::{Redactor, SecretMatch};
-
-/// Protected on top of the tamper guard's list: files that change how git or GitHub treat the
-/// repository: attributes can hide a diff from reviewers, CODEOWNERS decides who must review. (A
-/// `.git` file or directory anywhere, a gitdir redirect, is refused as a path that is not plain.)
-pub const ALWAYS_PROTECTED: [&str; 5] = [
-    ".gitattributes",
-    "**/.gitattributes",
-    "CODEOWNERS",
-    ".github/CODEOWNERS",
-    "docs/CODEOWNERS",
-];
 
 /// The path a refusal about the whole change (not one file) names.
 pub const WHOLE_CHANGE: &str = "*";
-
-/// Size limits on one change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PatchLimits {
-    /// Changed paths (additions, modifications, deletions, renames).
-    pub max_files: usize,
-    /// Added lines over the whole diff.
-    pub max_added_lines: usize,
-    /// Bytes of added lines over the whole diff.
-    pub max_added_bytes: usize,
-    /// Size of any one changed file in the worktree.
-    pub max_file_bytes: u64,
-    /// Size of any one changed binary file (NUL bytes in its first 8 KiB).
-    pub max_binary_bytes: u64,
-}
-
-impl Default for PatchLimits {
-    /// Generous for a fix with a regenerated lockfile; far below a vendored tree or a dataset.
-    fn default() -> Self {
-        PatchLimits {
-            max_files: 200,
-            max_added_lines: 20_000,
-            max_added_bytes: 2 << 20,
-            max_file_bytes: 1 << 20,
-            max_binary_bytes: 256 << 10,
-        }
-    }
-}
-
-/// What the gate protects and how big a change may be.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PatchPolicy {
-    /// Globs over repository paths (`*` never crosses `/`).
-    pub protected: Vec<String>,
-    pub limits: PatchLimits,
-}
-
-impl PatchPolicy {
-    /// The always-protected paths ([`DEFAULT_PROTECTED`] and [`ALWAYS_PROTECTED`]) plus `extra`
-    /// (`commit.protected_paths`, the configuration file's own path), default limits.
-    pub fn new(extra: &[String]) -> Self {
-        let protected = DEFAULT_PROTECTED
-            .iter()
-            .chain(ALWAYS_PROTECTED.iter())
-            .map(|s| (*s).to_owned())
-            .chain(extra.iter().cloned())
-            .collect();
-        PatchPolicy {
-            protected,
-            limits: PatchLimits::default(),
-        }
-    }
-}
-
-impl Default for PatchPolicy {
-    fn default() -> Self {
-        PatchPolicy::new(&[])
-    }
-}
 
 /// Why a change is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -157,8 +86,7 @@ pub struct PatchInput<'a> {
 }
 
 /// Every reason to refuse the change, in path order per check; empty when it may be committed.
-pub fn check(input: &PatchInput<'_>, policy: &PatchPolicy) -> Vec<Refusal> {
-    let protected = glob_set(&policy.protected);
+pub fn check(input: &PatchInput<'_>, policy: &Policy) -> Vec<Refusal> {
     let limits = &policy.limits;
     let mut refusals = Vec::new();
     if input.changes.len() > limits.max_files {
@@ -172,7 +100,7 @@ pub fn check(input: &PatchInput<'_>, policy: &PatchPolicy) -> Vec<Refusal> {
         ));
     }
     for change in input.changes {
-        refusals.extend(path_refusals(change, &protected));
+        refusals.extend(path_refusals(change, policy));
         if change.status != ChangeStatus::Deleted {
             refusals.extend(file_refusals(input, &change.path, limits));
         }
@@ -200,7 +128,7 @@ fn refusal(path: &str, kind: RefusalKind, detail: impl Into<String>) -> Refusal 
 }
 
 /// The change's own path and a rename's source: plain, and not protected.
-fn path_refusals(change: &FileChange, protected: &GlobSet) -> Vec<Refusal> {
+fn path_refusals(change: &FileChange, policy: &Policy) -> Vec<Refusal> {
     let from = match &change.status {
         ChangeStatus::Renamed { from } => Some(from.as_str()),
         _ => None,
@@ -213,7 +141,7 @@ fn path_refusals(change: &FileChange, protected: &GlobSet) -> Vec<Refusal> {
                 RefusalKind::NotPlainPath,
                 "not a plain path inside the repository",
             ));
-        } else if protected.is_match(path) || protected.is_match(path.to_ascii_lowercase()) {
+        } else if policy.protected_by(path).is_some() {
             out.push(refusal(
                 path,
                 RefusalKind::Protected,
@@ -562,7 +490,7 @@ mod tests {
         diff
     }
 
-    fn run(dir: &Path, changes: &[FileChange], diff: &str, policy: &PatchPolicy) -> Vec<Refusal> {
+    fn run(dir: &Path, changes: &[FileChange], diff: &str, policy: &Policy) -> Vec<Refusal> {
         let redactor = Redactor::from_values([CANARY.to_owned()]);
         check(
             &PatchInput {
@@ -585,12 +513,7 @@ mod tests {
         std::fs::write(dir.path().join("a.py"), "x = 1\n").unwrap();
         let diff = added_diff("a.py", &["x = 1"]);
         assert_eq!(
-            run(
-                dir.path(),
-                &[change("a.py")],
-                &diff,
-                &PatchPolicy::default()
-            ),
+            run(dir.path(), &[change("a.py")], &diff, &Policy::default()),
             []
         );
     }
@@ -598,7 +521,10 @@ mod tests {
     #[test]
     fn protected_and_unplain_paths_are_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let policy = PatchPolicy::new(&["secrets/**".to_owned()]);
+        let policy = Policy::new(crate::policy::PolicyInput {
+            protected: vec!["secrets/**".to_owned()],
+            ..Default::default()
+        });
         let changes: Vec<FileChange> = [
             ".github/workflows/x.yml",
             ".meta-agent.yml",
@@ -639,7 +565,7 @@ mod tests {
                 from: ".github/workflows/ci.yml".into(),
             },
         };
-        let found = kinds(&run(dir.path(), &[moved], "", &PatchPolicy::default()));
+        let found = kinds(&run(dir.path(), &[moved], "", &Policy::default()));
         assert_eq!(
             found,
             [(
@@ -668,7 +594,7 @@ mod tests {
         std::os::unix::fs::symlink("/tmp", root.join("dirlink")).unwrap();
         let mut changes: Vec<FileChange> = links.iter().map(|(l, _)| change(l)).collect();
         changes.push(change("dirlink/planted.txt"));
-        let found = kinds(&run(root, &changes, "", &PatchPolicy::default()));
+        let found = kinds(&run(root, &changes, "", &Policy::default()));
         let refused: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(
             refused,
@@ -685,15 +611,13 @@ mod tests {
         let mut blob = vec![0u8; 300];
         blob.extend_from_slice(b"data");
         std::fs::write(root.join("blob.bin"), &blob).unwrap();
-        let policy = PatchPolicy {
-            limits: PatchLimits {
-                max_files: 2,
-                max_added_lines: 10,
-                max_added_bytes: 100,
-                max_file_bytes: 1000,
-                max_binary_bytes: 200,
-            },
-            ..PatchPolicy::default()
+        let mut policy = Policy::default();
+        policy.limits = PatchLimits {
+            max_files: 2,
+            max_added_lines: 10,
+            max_added_bytes: 100,
+            max_file_bytes: 1000,
+            max_binary_bytes: 200,
         };
         let changes = [change("big.txt"), change("blob.bin"), change("c.txt")];
         let lines: Vec<&str> = vec!["y"; 600];
@@ -742,7 +666,7 @@ mod tests {
             "auth.txt",
             &["Authorization: token 0a1b2c3d4e5f6a7b8c9d"],
         ));
-        let found = run(dir.path(), &changes, &diff, &PatchPolicy::default());
+        let found = run(dir.path(), &changes, &diff, &Policy::default());
         let lines: Vec<String> = found.iter().map(ToString::to_string).collect();
         assert_eq!(
             lines,
@@ -767,7 +691,7 @@ mod tests {
             dir.path(),
             &[change("x.bin")],
             diff,
-            &PatchPolicy::default(),
+            &Policy::default(),
         ));
         assert_eq!(found, [("x.bin".to_owned(), RefusalKind::Secret)]);
     }

@@ -15,21 +15,20 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use super::builder::{ActRequest, BuildError, Builder, FailureContext};
 use super::decide::{self, Budgets, Decision, DecisionInput};
 use super::improve::{self, HindsightView};
 use super::outcome;
-use super::patch_gate::{self, PatchInput, PatchPolicy, Refusal};
-use super::state::{
-    LoopState, Plan, Recovery, ResolutionTried, RunOutcome, STATE_VERSION, SessionError,
-    SessionStore, StepRecord, Usage,
-};
-use super::task::Task;
+use super::patch_gate::{self, PatchInput, Refusal};
+use super::state::{LoopState, Recovery, STATE_VERSION, SessionError, SessionStore};
 use crate::config::Config;
-use crate::event::{Event, EventSink, LoopPhase};
 use crate::exec::CommandRunner;
 use crate::gates::GatesSummary;
 use crate::git::{GitError, Identity, Repository};
+use crate::protocol::builder::{ActRequest, BuildError, Builder, FailureContext};
+use crate::protocol::ending::EscalationReason;
+use crate::protocol::event::{Event, EventSink, LoopPhase};
+use crate::protocol::records::{Plan, ResolutionTried, RunOutcome, StepRecord, Usage};
+use crate::protocol::task::Task;
 
 /// Why a run could not go on (not: why the code is wrong — that is an escalation).
 #[derive(Debug, thiserror::Error)]
@@ -39,14 +38,16 @@ pub enum EngineError {
     #[error(transparent)]
     Git(#[from] GitError),
     #[error("hindsight: {0}")]
-    Hindsight(String),
+    Hindsight(#[from] super::improve::HindsightStepError),
     #[error("the builder failed: {0}")]
-    Builder(String),
+    Builder(#[from] BuildError),
 }
 
 /// Everything the loop talks to.
 pub struct Engine<'a, R: CommandRunner, G: Repository, B: Builder> {
     pub config: &'a Config,
+    /// What may be read, written and run: built once from the configuration.
+    pub policy: &'a crate::policy::Policy,
     pub runner: &'a R,
     pub repo: &'a G,
     pub builder: &'a B,
@@ -88,7 +89,8 @@ struct Ending {
     escalation: Option<String>,
 }
 
-pub(super) fn now_ms() -> u64 {
+/// Now, in milliseconds since the Unix epoch.
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
@@ -131,7 +133,6 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             history: Vec::new(),
             gates: Vec::new(),
             signatures: Vec::new(),
-            guidance: Vec::new(),
             usage: Usage::default(),
             flaky: Vec::new(),
             tamper: Vec::new(),
@@ -140,6 +141,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             recoveries: Vec::new(),
             started_unix_ms: now_ms(),
             outcome: None,
+            escalation: None,
             task,
         };
         self.events.emit(&Event::RunStarted {
@@ -184,7 +186,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         }
         self.restore_last_completed(&state)?;
         if let Some(text) = guidance {
-            state.guidance.push(text);
+            state.task.guidance.push(text);
             if state.phase != LoopPhase::Planning {
                 state.iteration += 1;
                 state.max_iterations = state.max_iterations.max(state.iteration);
@@ -267,7 +269,11 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             match state.phase {
                 LoopPhase::Idle => self.transition(state, LoopPhase::Planning, "run started"),
                 LoopPhase::Planning => self.plan(state),
-                LoopPhase::Acting => self.act(state).await?,
+                LoopPhase::Acting => {
+                    if let Some(refused) = self.act(state).await? {
+                        ending = refused;
+                    }
+                }
                 LoopPhase::Observing => last_gates = Some(self.observe(state).await),
                 LoopPhase::Reflecting => ending = self.reflect(state).await?,
                 LoopPhase::Complete
@@ -320,7 +326,8 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         self.transition(state, LoopPhase::Acting, &reason);
     }
 
-    async fn act(&self, state: &mut LoopState) -> Result<(), EngineError> {
+    /// One Acting step; `Some` when the LLM provider refused for good and the run escalated.
+    async fn act(&self, state: &mut LoopState) -> Result<Option<Ending>, EngineError> {
         let started = Instant::now();
         let started_ms = now_ms();
         let plan = state.plan.clone().unwrap_or(Plan::Build);
@@ -335,33 +342,36 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             }
             Plan::Build | Plan::AgentFix { .. } => match self.call_builder(state, &plan).await {
                 Ok(done) => done,
-                Err(BuildError::Transient(error)) => {
-                    state.transient_error = Some(error);
+                Err(error) if error.is_transient() => {
+                    state.transient_error = Some(error.to_string());
                     self.transition(
                         state,
                         LoopPhase::Reflecting,
                         "transient failure of the builder",
                     );
-                    return Ok(());
+                    return Ok(None);
                 }
-                Err(BuildError::Fatal(error)) => return Err(EngineError::Builder(error)),
+                Err(error) if error.is_refusal() => {
+                    self.checked_change(state)?;
+                    let reason = EscalationReason::ProviderRefused {
+                        reason: error.to_string(),
+                    };
+                    return self.escalate(state, reason).map(Some);
+                }
+                Err(error) => return Err(EngineError::Builder(error)),
             },
         };
         let (diff, files) = self.checked_change(state)?;
-        let phase = if plan == Plan::Build {
-            "build"
-        } else {
-            "improve"
-        };
+        let phase = plan.phase();
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(0);
         self.events.emit(&Event::PhaseFinished {
-            phase: phase.into(),
+            phase,
             iteration: state.iteration,
             duration_ms,
             outcome: outcome.clone(),
         });
         state.history.push(StepRecord {
-            phase: phase.into(),
+            phase,
             iteration: state.iteration,
             started_unix_ms: started_ms,
             duration_ms,
@@ -375,7 +385,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         });
         state.transient_retries = 0;
         self.transition(state, LoopPhase::Observing, "run the gates");
-        Ok(())
+        Ok(None)
     }
 
     /// Calls the builder; returns actions, no resolutions, and an outcome line.
@@ -407,6 +417,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 tool: call.tool.clone(),
                 input: call.input.clone(),
                 success: call.success,
+                started_unix_ms: call.started_unix_ms,
                 duration_ms: call.duration_ms,
             });
         }
@@ -417,6 +428,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 input_tokens: call.input_tokens,
                 output_tokens: call.output_tokens,
                 cost_usd: call.cost_usd,
+                started_unix_ms: call.started_unix_ms,
                 duration_ms: call.duration_ms,
             });
         }
@@ -434,7 +446,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let attempts = state
             .history
             .iter()
-            .filter(|step| step.phase != "test")
+            .filter(|step| step.phase.is_act())
             .flat_map(|step| {
                 step.actions
                     .iter()
@@ -449,7 +461,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let failures = state
             .signatures
             .iter()
-            .map(|s| format!("[{}] {} — {}", s.kind, s.template, s.excerpt))
+            .map(|s| format!("[{}] {} — {}", s.kind.as_str(), s.template, s.excerpt))
             .collect();
         let persistent = state
             .previous_signature_ids()
@@ -460,7 +472,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             state
                 .gates
                 .iter()
-                .filter(|g| g.result == "fail")
+                .filter(|g| g.failed())
                 .map(|g| g.name.as_str())
                 .collect::<Vec<_>>()
                 .join(", "),
@@ -483,7 +495,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             "Make the failing gates pass without weakening, skipping or deleting tests.".into()
         };
         let mut guidance = improve::guidance_for(self.hindsight_ctx(), state);
-        guidance.extend(state.guidance.iter().cloned());
+        guidance.extend(state.task.guidance.iter().cloned());
         FailureContext {
             failures,
             attempts,
@@ -499,7 +511,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     /// or protected files.
     fn checked_change(&self, state: &mut LoopState) -> Result<(String, Vec<String>), EngineError> {
         let diff = self.repo.diff()?;
-        let findings = super::tamper::inspect(&diff, &improve::tamper_policy(self.config));
+        let findings = super::tamper::inspect(&diff, self.policy);
         if !findings.is_empty() {
             let lines: Vec<String> = findings
                 .iter()
@@ -541,17 +553,16 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             events: self.events,
             parent_env: self.parent_env,
             config: self.config,
+            policy: self.policy,
         }
     }
 
     async fn reflect(&self, state: &mut LoopState) -> Result<Ending, EngineError> {
         let decision = self.decision(state);
-        let label = format!("{decision:?}");
-        let reason = decision_reason(&decision);
         self.events.emit(&Event::Decided {
             iteration: state.iteration,
-            decision: label.split([' ', '{']).next().unwrap_or("").to_owned(),
-            reason: reason.clone(),
+            decision: decision.kind(),
+            reason: decision.reason(),
         });
         match decision {
             Decision::Complete => self.complete(state),
@@ -573,11 +584,8 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 self.transition(state, LoopPhase::Acting, &reason);
                 Ok(Ending::default())
             }
-            Decision::Escalate { reason } => {
-                self.escalate(state, &reason.describe(), LoopPhase::Escalated)
-            }
-            Decision::AwaitGuidance { reason } => {
-                self.escalate(state, &reason, LoopPhase::AwaitingGuidance)
+            Decision::Escalate { reason } | Decision::AwaitGuidance { reason } => {
+                self.escalate(state, reason)
             }
         }
     }
@@ -585,9 +593,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     fn decision(&self, state: &LoopState) -> Decision {
         let signatures = state.signature_ids();
         let previous = state.previous_signature_ids();
-        let gates_passed = !state.gates.is_empty()
-            && state.gates.iter().all(|g| g.result != "fail")
-            && state.gates.iter().any(|g| g.result == "pass");
+        let gates_passed = crate::protocol::records::gates_passed(&state.gates);
         let budgets = Budgets {
             max_tokens: self.config.llm.max_tokens,
             max_cost_usd: self.config.llm.max_cost_usd,
@@ -622,11 +628,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         if !state.dry_run {
             let refused = self.patch_refusals(state, "commit")?;
             if !refused.is_empty() {
-                let reason = format!(
-                    "the patch gate refused to commit the change ({})",
-                    joined(&refused)
-                );
-                return self.escalate(state, &reason, LoopPhase::Escalated);
+                return self.escalate(state, patch_refused(&refused, false));
             }
         }
         improve::record_success(self.hindsight_ctx(), state).map_err(EngineError::Hindsight)?;
@@ -636,11 +638,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         } else {
             let refused = self.patch_refusals(state, "commit")?;
             if !refused.is_empty() {
-                let reason = format!(
-                    "the patch gate refused to commit what the run recorded ({})",
-                    joined(&refused)
-                );
-                return self.escalate(state, &reason, LoopPhase::Escalated);
+                return self.escalate(state, patch_refused(&refused, true));
             }
             let sha = self.repo.commit_all(&message, &self.identity)?;
             self.events.emit(&Event::GitOperation {
@@ -664,15 +662,22 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         })
     }
 
+    /// Ends the run without a commit: the reason recorded in hindsight and the state, the work
+    /// in progress committed (what the patch gate allows of it), the report written.
     fn escalate(
         &self,
         state: &mut LoopState,
-        reason: &str,
-        to: LoopPhase,
+        reason: EscalationReason,
     ) -> Result<Ending, EngineError> {
-        improve::record_escalation(self.hindsight_ctx(), state, reason)
+        let to = if reason.awaits_guidance() {
+            LoopPhase::AwaitingGuidance
+        } else {
+            LoopPhase::Escalated
+        };
+        let text = reason.describe();
+        improve::record_escalation(self.hindsight_ctx(), state, &text)
             .map_err(EngineError::Hindsight)?;
-        let mut report = outcome::escalation_report(state, reason);
+        let mut report = outcome::escalation_report(state, &reason);
         let mut commit = None;
         if !state.dry_run && !self.repo.changed_files()?.is_empty() {
             let refused = self.patch_refusals(state, "wip_commit")?;
@@ -683,16 +688,17 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 report.push_str(&refusal_note(&refused, clean));
             }
             if clean && !self.repo.changed_files()?.is_empty() {
-                commit = Some(self.commit_wip(state, reason)?);
+                commit = Some(self.commit_wip(state, &text)?);
             }
         }
         let branch = (!state.dry_run).then(|| state.branch.clone());
         self.events.emit(&Event::Escalated {
-            reason: reason.to_owned(),
+            reason: text.clone(),
             branch,
         });
         state.outcome = Some(RunOutcome::Escalated);
-        self.transition(state, to, reason);
+        state.escalation = Some(reason);
+        self.transition(state, to, &text);
         Ok(Ending {
             commit_message: None,
             commit,
@@ -717,15 +723,22 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         state: &mut LoopState,
         failure: &crate::gates::setup::SetupFailure,
     ) -> Ending {
-        let reason = self.redacted(&format!("{failure} (the run stopped before the build)"));
+        let reason = EscalationReason::SetupFailed {
+            command: self.redacted(&failure.command),
+            reason: self.redacted(&failure.reason),
+            tail: self.redacted(&failure.tail),
+        };
+        let text = reason.describe();
         self.events.emit(&Event::Escalated {
-            reason: reason.clone(),
+            reason: text.clone(),
             branch: None,
         });
         state.outcome = Some(RunOutcome::Escalated);
-        self.transition(state, LoopPhase::Escalated, &reason);
+        let report = outcome::escalation_report(state, &reason);
+        state.escalation = Some(reason);
+        self.transition(state, LoopPhase::Escalated, &text);
         Ending {
-            escalation: Some(outcome::escalation_report(state, &reason)),
+            escalation: Some(report),
             ..Ending::default()
         }
     }
@@ -759,22 +772,13 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let changes = self.repo.changed_files()?;
         let diff = self.repo.diff()?;
         let workdir = self.repo.workdir();
-        let mut protected = self.config.commit.protected_paths.clone();
-        if let Some(own) = self
-            .config
-            .source
-            .as_deref()
-            .and_then(|source| source.strip_prefix(&workdir).ok())
-        {
-            protected.push(globset::escape(&own.to_string_lossy()));
-        }
         let input = PatchInput {
             changes: &changes,
             diff: &diff,
             worktree: &workdir,
             redactor: self.sessions.redactor(),
         };
-        let refusals = patch_gate::check(&input, &PatchPolicy::new(&protected));
+        let refusals = patch_gate::check(&input, self.policy);
         let lines: Vec<String> = refusals.iter().map(ToString::to_string).collect();
         if !lines.is_empty() {
             self.events.emit(&Event::PatchRefused {
@@ -817,22 +821,12 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     }
 }
 
-fn decision_reason(decision: &Decision) -> String {
-    match decision {
-        Decision::Complete => "all gates passed".into(),
-        Decision::Continue { reason, .. }
-        | Decision::Retry { reason, .. }
-        | Decision::AwaitGuidance { reason } => reason.clone(),
-        Decision::Escalate { reason } => reason.describe(),
+/// The escalation reason for refused paths: the change itself, or what the run recorded with it.
+fn patch_refused(refusals: &[Refusal], recorded: bool) -> EscalationReason {
+    EscalationReason::PatchRefused {
+        recorded,
+        refusals: refusals.iter().map(ToString::to_string).collect(),
     }
-}
-
-fn joined(refusals: &[Refusal]) -> String {
-    refusals
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 /// The escalation report's lines about a refused work in progress.

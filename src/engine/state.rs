@@ -12,13 +12,16 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::task::Task;
-use crate::event::LoopPhase;
-use crate::gates::{GateResult, GateStatus, GatesSummary};
+use crate::protocol::ending::EscalationReason;
+use crate::protocol::event::LoopPhase;
+use crate::protocol::records::{
+    GateRecord, Plan, RunOutcome, SignatureRecord, StepPhase, StepRecord, Usage,
+};
+use crate::protocol::task::Task;
 use crate::redact::Redactor;
 
 /// Version of the state file format.
-pub const STATE_VERSION: u32 = 1;
+pub const STATE_VERSION: u32 = 2;
 
 /// Everything the loop knows, enough to resume after a kill.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,8 +49,6 @@ pub struct LoopState {
     pub gates: Vec<GateRecord>,
     /// Signatures of the latest observation.
     pub signatures: Vec<SignatureRecord>,
-    /// Guidance from maintainers, oldest first (untrusted text).
-    pub guidance: Vec<String>,
     pub usage: Usage,
     pub flaky: Vec<String>,
     pub tamper: Vec<String>,
@@ -60,129 +61,9 @@ pub struct LoopState {
     pub started_unix_ms: u64,
     /// Set when the run is over.
     pub outcome: Option<RunOutcome>,
-}
-
-/// The step the loop will take in Acting.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind")]
-pub enum Plan {
-    /// Produce the change from the requirements.
-    Build,
-    /// Apply known resolutions from hindsight (no LLM).
-    Hindsight,
-    /// Ask the agent for a fix with the full failure context.
-    AgentFix { different_approach: bool },
-}
-
-/// What happened in one phase of one iteration.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StepRecord {
-    /// `build`, `improve`, `test`.
-    pub phase: String,
-    pub iteration: u32,
-    pub started_unix_ms: u64,
-    pub duration_ms: u64,
-    pub outcome: String,
-    /// What was done, one line each (edits, commands, resolutions).
-    pub actions: Vec<String>,
-    /// The change this step made (Acting steps).
-    pub diff: String,
-    pub files_changed: Vec<String>,
-    pub gates: Vec<GateRecord>,
-    pub signatures: Vec<SignatureRecord>,
-    pub resolutions: Vec<ResolutionTried>,
-}
-
-/// A gate result in the compact form kept in history.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GateRecord {
-    pub name: String,
-    pub kind: String,
-    /// pass, fail or skip.
-    pub result: String,
-    pub duration_ms: u64,
-    pub reasons: Vec<String>,
-    pub tests_passed: Option<u64>,
-    pub tests_total: Option<u64>,
-    pub failing_tests: Vec<String>,
-    pub coverage: Option<f64>,
-    pub coverage_threshold: Option<f64>,
-    pub findings: Option<u64>,
-}
-
-impl GateRecord {
-    /// The compact record of a gate result.
-    pub fn of(gate: &GateResult) -> GateRecord {
-        let result = match gate.status {
-            GateStatus::Passed => "pass",
-            GateStatus::Failed => "fail",
-            GateStatus::Skipped => "skip",
-        };
-        GateRecord {
-            name: gate.name.clone(),
-            kind: crate::gates::summary::kind_word(gate.kind).to_owned(),
-            result: result.to_owned(),
-            duration_ms: gate.duration_ms,
-            reasons: gate.reasons.clone(),
-            tests_passed: gate.tests.as_ref().map(|t| t.passed),
-            tests_total: gate.tests.as_ref().map(|t| t.tests),
-            failing_tests: gate
-                .tests
-                .iter()
-                .flat_map(|t| t.failures.iter())
-                .map(|f| {
-                    if f.classname.is_empty() {
-                        f.name.clone()
-                    } else {
-                        format!("{}::{}", f.classname, f.name)
-                    }
-                })
-                .collect(),
-            coverage: gate.coverage.as_ref().map(|c| c.line_percent),
-            coverage_threshold: gate.coverage.as_ref().map(|c| c.threshold),
-            findings: gate.lint.as_ref().map(|l| l.findings),
-        }
-    }
-
-    /// All compact records of a summary.
-    pub fn all(summary: &GatesSummary) -> Vec<GateRecord> {
-        summary.gates.iter().map(GateRecord::of).collect()
-    }
-}
-
-/// An error signature as kept in history.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct SignatureRecord {
-    pub id: String,
-    pub kind: String,
-    pub template: String,
-    /// The gate that produced it.
-    pub gate: String,
-    pub excerpt: String,
-    pub location: Option<String>,
-    pub test: Option<String>,
-    pub frames: Vec<String>,
-}
-
-/// A hindsight resolution applied in an iteration.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ResolutionTried {
-    pub signature: String,
-    pub resolution: String,
-    pub description: String,
-    /// Whether the signature was gone at the next observation (unknown until then).
-    pub cured: Option<bool>,
-}
-
-/// LLM and time spent so far.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Usage {
-    pub llm_calls: u32,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub cost_usd: f64,
-    /// Wall-clock time of the run so far (across resumes).
-    pub elapsed_ms: u64,
+    /// Why the run stopped without a commit, when it did.
+    #[serde(default)]
+    pub escalation: Option<EscalationReason>,
 }
 
 /// A resume after a kill.
@@ -193,34 +74,13 @@ pub struct Recovery {
     pub at_unix_ms: u64,
 }
 
-/// How a run ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunOutcome {
-    Committed,
-    Escalated,
-    Failed,
-    NothingToDo,
-}
-
-impl RunOutcome {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            RunOutcome::Committed => "committed",
-            RunOutcome::Escalated => "escalated",
-            RunOutcome::Failed => "failed",
-            RunOutcome::NothingToDo => "nothing_to_do",
-        }
-    }
-}
-
 impl LoopState {
     /// Build-test-improve cycles that reached the gates (the number people read as "iterations").
     pub fn iterations_run(&self) -> u32 {
         u32::try_from(
             self.history
                 .iter()
-                .filter(|step| step.phase == "test")
+                .filter(|step| step.phase == StepPhase::Test)
                 .count(),
         )
         .unwrap_or(u32::MAX)
@@ -236,7 +96,7 @@ impl LoopState {
         self.history
             .iter()
             .rev()
-            .filter(|step| step.phase == "test")
+            .filter(|step| step.phase == StepPhase::Test)
             .nth(1)
             .map(|step| step.signatures.iter().map(|s| s.id.clone()).collect())
     }
@@ -376,7 +236,8 @@ mod tests {
     const CANARY: &str = "StateCanary-0123456789abcdef";
 
     fn state_with(text: &str) -> LoopState {
-        let task = Task::from_text(&format!("Fix {text}")).unwrap();
+        let mut task = Task::from_text(&format!("Fix {text}")).unwrap();
+        task.guidance = vec![format!("ghp_abcdefghijklmnopqrstuvwxyz0123 and {text}")];
         LoopState {
             version: STATE_VERSION,
             session: "s-1".into(),
@@ -393,7 +254,6 @@ mod tests {
             history: Vec::new(),
             gates: Vec::new(),
             signatures: Vec::new(),
-            guidance: vec![format!("ghp_abcdefghijklmnopqrstuvwxyz0123 and {text}")],
             usage: Usage::default(),
             flaky: Vec::new(),
             tamper: Vec::new(),
@@ -402,6 +262,7 @@ mod tests {
             recoveries: Vec::new(),
             started_unix_ms: 0,
             outcome: None,
+            escalation: None,
         }
     }
 

@@ -15,7 +15,6 @@ mod removal;
 
 use std::collections::HashMap;
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Serialize;
 
 use assertions::{disabled_assertions, weakened_assertions};
@@ -23,48 +22,7 @@ use diff::{FileDiff, Line};
 use lines::Lang;
 use removal::removed_tests;
 
-/// Paths no change may touch, whatever the configuration adds.
-pub const DEFAULT_PROTECTED: [&str; 7] = [
-    ".meta-agent.yml",
-    ".meta-agent.yaml",
-    ".github/workflows/**",
-    ".github/actions/**",
-    ".git/**",
-    "**/.git/**",
-    ".gitmodules",
-];
-
-/// Where tests live, by convention, in the ecosystems the presets know.
-pub const DEFAULT_TEST_GLOBS: [&str; 11] = [
-    "**/tests/**",
-    "**/test/**",
-    "**/__tests__/**",
-    "**/*_test.go",
-    "**/test_*.py",
-    "**/*_test.py",
-    "**/conftest.py",
-    "**/*.test.{js,ts,jsx,tsx,mjs,cjs}",
-    "**/*.spec.{js,ts,jsx,tsx,mjs,cjs}",
-    "**/*_spec.rb",
-    "**/testdata/**",
-];
-
-/// What the guard protects and where it looks for tests (globs relative to the repository root,
-/// `*` never crossing `/`). Rust files holding `#[test]` are recognised by content as well.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TamperPolicy {
-    pub protected: Vec<String>,
-    pub test_globs: Vec<String>,
-}
-
-impl Default for TamperPolicy {
-    fn default() -> Self {
-        Self {
-            protected: DEFAULT_PROTECTED.iter().map(|s| s.to_string()).collect(),
-            test_globs: DEFAULT_TEST_GLOBS.iter().map(|s| s.to_string()).collect(),
-        }
-    }
-}
+use crate::policy::Policy;
 
 /// The kind of tampering found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -100,20 +58,19 @@ pub struct TamperFinding {
 }
 
 /// Every tampering finding in `diff` (a unified git diff), in file order, without duplicates.
-/// Compiles the policy's globs on each call; use [`TamperGuard`] to inspect many diffs.
-pub fn inspect(diff: &str, policy: &TamperPolicy) -> Vec<TamperFinding> {
+pub fn inspect(diff: &str, policy: &Policy) -> Vec<TamperFinding> {
     TamperGuard::new(policy).inspect(diff)
 }
 
-/// A [`TamperPolicy`] with its globs compiled, for inspecting many diffs.
-pub struct TamperGuard {
-    matchers: Matchers,
+/// The guard of one policy, for inspecting many diffs.
+pub struct TamperGuard<'p> {
+    matchers: Matchers<'p>,
 }
 
-impl TamperGuard {
-    pub fn new(policy: &TamperPolicy) -> Self {
+impl<'p> TamperGuard<'p> {
+    pub fn new(policy: &'p Policy) -> Self {
         Self {
-            matchers: Matchers::new(policy),
+            matchers: Matchers { policy },
         }
     }
 
@@ -147,44 +104,18 @@ pub(super) fn first_of_each<T: PartialEq>(items: Vec<T>) -> Vec<T> {
     unique
 }
 
-/// The policy's globs, compiled. A glob that does not compile is matched as a literal path.
-struct Matchers {
-    protected: GlobSet,
-    protected_patterns: Vec<String>,
-    tests: GlobSet,
+/// What the guard asks of the policy: which paths an act may not change, which hold tests.
+struct Matchers<'p> {
+    policy: &'p Policy,
 }
 
-/// The globs compiled (the patch gate uses it too).
-pub(super) fn glob_set(patterns: &[String]) -> GlobSet {
-    let mut builder = GlobSetBuilder::new();
-    for pattern in patterns {
-        let glob = GlobBuilder::new(pattern)
-            .literal_separator(true)
-            .build()
-            .or_else(|_| GlobBuilder::new(&globset::escape(pattern)).build());
-        if let Ok(glob) = glob {
-            builder.add(glob);
-        }
-    }
-    builder.build().unwrap_or_else(|_| GlobSet::empty())
-}
-
-impl Matchers {
-    fn new(policy: &TamperPolicy) -> Self {
-        Self {
-            protected: glob_set(&policy.protected),
-            protected_patterns: policy.protected.clone(),
-            tests: glob_set(&policy.test_globs),
-        }
-    }
-
+impl Matchers<'_> {
     fn protected_by(&self, path: &str) -> Option<&str> {
-        let index = *self.protected.matches(path).first()?;
-        self.protected_patterns.get(index).map(String::as_str)
+        self.policy.act_may_not_change(path)
     }
 
     fn is_test_path(&self, path: &str) -> bool {
-        self.tests.is_match(path)
+        self.policy.is_test_path(path)
     }
 }
 
@@ -199,7 +130,7 @@ struct FileView<'d> {
 }
 
 impl<'d> FileView<'d> {
-    fn new(file: FileDiff<'d>, matchers: &Matchers) -> Self {
+    fn new(file: FileDiff<'d>, matchers: &Matchers<'_>) -> Self {
         let lang = Lang::of(file.path());
         let by_path = file.paths().any(|p| matchers.is_test_path(p));
         let by_content = file.lines().any(|line| {
@@ -242,7 +173,7 @@ fn quote(text: &str) -> String {
     }
 }
 
-fn protected_changes(file: &FileView<'_>, matchers: &Matchers) -> Vec<TamperFinding> {
+fn protected_changes(file: &FileView<'_>, matchers: &Matchers<'_>) -> Vec<TamperFinding> {
     file.file
         .paths()
         .filter_map(|path| {

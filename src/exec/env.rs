@@ -110,7 +110,11 @@ pub fn is_secret_name(name: &str) -> bool {
         "ACCESS_KEY",
         "AUTH",
     ];
+    // OpenTelemetry's exporter headers (`OTEL_EXPORTER_OTLP_HEADERS`, `..._TRACES_HEADERS`, ...)
+    // carry the collector's credentials.
+    let otlp_headers = upper.starts_with("OTEL_EXPORTER_OTLP_") && upper.ends_with("HEADERS");
     EXACT.contains(&upper.as_str())
+        || otlp_headers
         || PREFIXES.iter().any(|prefix| upper.starts_with(prefix))
         || MARKERS.iter().any(|marker| upper.contains(marker))
 }
@@ -190,6 +194,18 @@ mod tests {
     }
 
     #[test]
+    fn otlp_headers_never_reach_a_child_even_when_otel_is_allowlisted() {
+        let mut parent = parent();
+        parent.push(("OTEL_EXPORTER_OTLP_HEADERS".into(), "x-key=abc123".into()));
+        parent.push(("OTEL_EXPORTER_OTLP_ENDPOINT".into(), "http://c:4318".into()));
+        let env = child_env(parent.clone(), &[], []);
+        assert!(!env.keys().any(|name| name.starts_with("OTEL_")), "{env:?}");
+        let env = child_env(parent, &["OTEL_*".to_owned()], []);
+        assert!(!env.contains_key("OTEL_EXPORTER_OTLP_HEADERS"));
+        assert!(env.contains_key("OTEL_EXPORTER_OTLP_ENDPOINT"));
+    }
+
+    #[test]
     fn unlisted_variables_are_dropped_and_fixed_ones_set() {
         let env = child_env(parent(), &[], []);
         assert!(!env.contains_key("RANDOM_THING"));
@@ -209,10 +225,18 @@ mod tests {
             "META_AGENT_DATABASE_URL",
             "database_url",
             "PGPASSWORD",
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "otel_exporter_otlp_traces_headers",
         ] {
             assert!(is_secret_name(name), "{name}");
         }
-        for name in ["PATH", "HOME", "CARGO_HOME", "JEST_JUNIT_OUTPUT_DIR"] {
+        for name in [
+            "PATH",
+            "HOME",
+            "CARGO_HOME",
+            "JEST_JUNIT_OUTPUT_DIR",
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+        ] {
             assert!(!is_secret_name(name), "{name}");
         }
     }

@@ -42,8 +42,19 @@ pub struct Confinement {
     pub notes: Vec<String>,
 }
 
-/// Decides and prepares the isolation of a command run in `cwd`; `Err` is the refusal reason.
-pub fn prepare(args: &SandboxArgs, cwd: &Path) -> Result<Confinement, String> {
+/// Why a command's isolation could not be prepared: refused, or the kernel said no.
+#[derive(Debug, thiserror::Error)]
+pub enum IsolationError {
+    #[error("refused: isolation required but {}", .missing.join("; "))]
+    Required { missing: Vec<&'static str> },
+    #[error(transparent)]
+    Namespaces(#[from] NamespaceError),
+    #[error(transparent)]
+    Landlock(#[from] super::landlock::LandlockError),
+}
+
+/// Decides and prepares the isolation of a command run in `cwd`.
+pub fn prepare(args: &SandboxArgs, cwd: &Path) -> Result<Confinement, IsolationError> {
     let git = cwd.join(".git");
     let hidden: Vec<PathBuf> = always_hidden()
         .into_iter()
@@ -61,11 +72,11 @@ pub fn prepare(args: &SandboxArgs, cwd: &Path) -> Result<Confinement, String> {
     };
     let decision = decide(args, offer, situation)?;
     let namespaces = match decision.namespaces {
-        true => Some(namespace_plan(&decision, git, &hidden).map_err(|e| e.to_string())?),
+        true => Some(namespace_plan(&decision, git, &hidden)?),
         false => None,
     };
     let landlock = match decision.landlock {
-        true => Some(WriteConfinement::new(&writable(args, cwd)).map_err(|e| e.to_string())?),
+        true => Some(WriteConfinement::new(&writable(args, cwd))?),
         false => None,
     };
     Ok(Confinement {
@@ -101,7 +112,11 @@ pub struct Situation {
 
 /// The pure decision: which features to use, what to report, or why to refuse. A user namespace
 /// is used whenever the machine offers one (it also drops root's capabilities).
-pub fn decide(args: &SandboxArgs, offer: Offer, situation: Situation) -> Result<Decision, String> {
+pub fn decide(
+    args: &SandboxArgs,
+    offer: Offer,
+    situation: Situation,
+) -> Result<Decision, IsolationError> {
     let namespaces = offer.user_namespaces;
     let needs = [
         (
@@ -131,10 +146,7 @@ pub fn decide(args: &SandboxArgs, offer: Offer, situation: Situation) -> Result<
         .map(|(_, why)| *why)
         .collect();
     if args.require_isolation && !missing.is_empty() {
-        return Err(format!(
-            "refused: isolation required but {}",
-            missing.join("; ")
-        ));
+        return Err(IsolationError::Required { missing });
     }
     Ok(Decision {
         landlock: args.confine_writes && offer.landlock,
@@ -258,7 +270,9 @@ mod tests {
 
     #[test]
     fn required_isolation_on_a_bare_machine_is_refused_with_every_reason() {
-        let reason = decide(&strict(), NOTHING, WITH_GIT).unwrap_err();
+        let reason = decide(&strict(), NOTHING, WITH_GIT)
+            .unwrap_err()
+            .to_string();
         assert!(reason.contains("Landlock"), "{reason}");
         assert!(reason.contains("network cannot be cut"), "{reason}");
         assert!(reason.contains(".git"), "{reason}");

@@ -15,19 +15,11 @@ use serde::Serialize;
 
 use crate::config::raw::GateKind;
 use crate::exec::Termination;
+use crate::protocol::records::GateRecord;
+use crate::protocol::records::GateStatus;
 use crate::report::{Finding, JunitSummary};
 
 pub use runner::{GateNetworkMode, GateRunContext, run_gates, run_gates_with};
-
-/// Whether a gate passed, failed, or was not run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GateStatus {
-    Passed,
-    Failed,
-    /// An optional gate whose required program is missing.
-    Skipped,
-}
 
 /// Coverage as measured against the gate's threshold.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -98,5 +90,39 @@ impl GatesSummary {
             .collect();
         let passed = !ran.is_empty() && ran.iter().all(|g| g.passed);
         GatesSummary { passed, gates }
+    }
+
+    /// The compact records of every gate, for the loop's history.
+    pub fn records(&self) -> Vec<GateRecord> {
+        self.gates.iter().map(GateRecord::from).collect()
+    }
+}
+
+impl From<&GateResult> for GateRecord {
+    fn from(gate: &GateResult) -> GateRecord {
+        GateRecord {
+            name: gate.name.clone(),
+            kind: gate.kind,
+            result: gate.status,
+            duration_ms: gate.duration_ms,
+            reasons: gate.reasons.clone(),
+            tests_passed: gate.tests.as_ref().map(|t| t.passed),
+            tests_total: gate.tests.as_ref().map(|t| t.tests),
+            failing_tests: gate
+                .tests
+                .iter()
+                .flat_map(|t| t.failures.iter())
+                .map(|f| {
+                    if f.classname.is_empty() {
+                        f.name.clone()
+                    } else {
+                        format!("{}::{}", f.classname, f.name)
+                    }
+                })
+                .collect(),
+            coverage: gate.coverage.as_ref().map(|c| c.line_percent),
+            coverage_threshold: gate.coverage.as_ref().map(|c| c.threshold),
+            findings: gate.lint.as_ref().map(|l| l.findings),
+        }
     }
 }

@@ -18,12 +18,13 @@ use std::time::{Duration, SystemTime};
 use futures::StreamExt;
 
 use super::verdict::{self, Evidence, ReportEvidence};
-use super::{GateResult, GateStatus, GatesSummary};
+use super::{GateResult, GatesSummary};
 use crate::config::raw::GateNetwork;
 use crate::config::{GateCommand, GateSpec, SandboxSettings};
-use crate::event::{Event, EventSink};
 use crate::exec::sandbox::{Isolation, NetworkPolicy};
 use crate::exec::{CommandOutput, CommandRunner, CommandSpec, Program, env::child_env};
+use crate::protocol::event::{Event, EventSink};
+use crate::protocol::records::GateStatus;
 use crate::report::{self, Limits, ReportError};
 
 /// The placeholder for a gate's report directory.
@@ -37,6 +38,8 @@ pub struct GateRunContext<'a, R: CommandRunner> {
     /// The parent's environment, filtered by [`child_env`] for each gate.
     pub parent_env: &'a [(String, String)],
     pub sandbox: &'a SandboxSettings,
+    /// Where commands may write besides the worktree and the temporary directory.
+    pub policy: &'a crate::policy::Policy,
     /// Each gate gets `report_root/<gate name>/`, emptied before it runs.
     pub report_root: &'a Path,
     pub limits: Limits,
@@ -125,7 +128,7 @@ async fn run_gate<R: CommandRunner>(
     let network = network_of(gate, mode);
     let prepared = match prepare(ctx, gate, network) {
         Ok(prepared) => prepared,
-        Err(reason) => return not_run(gate, String::new(), GateStatus::Failed, reason),
+        Err(err) => return not_run(gate, String::new(), GateStatus::Failed, err.to_string()),
     };
     let command = prepared.program.display();
     if let Some(missing) = missing_program(gate, &prepared.env) {
@@ -155,7 +158,7 @@ async fn run_gate<R: CommandRunner>(
             network,
             ..Isolation::for_repository_commands(
                 &prepared.env,
-                &writable_dirs(ctx.repo_root, &ctx.sandbox.writable),
+                &ctx.policy.writable_dirs(ctx.repo_root),
             )
         },
     };
@@ -198,14 +201,35 @@ fn finish<R: CommandRunner>(ctx: &GateRunContext<'_, R>, result: GateResult) -> 
     result
 }
 
+/// Why a gate's command could not be prepared (the gate fails with this as its reason).
+#[derive(Debug, thiserror::Error)]
+enum PrepareError {
+    #[error("cannot prepare {}: {source}", dir.display())]
+    ReportDir {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`files` entry `{0}` must be a plain file name")]
+    NotPlain(String),
+    #[error("cannot write {name}: {source}")]
+    Write {
+        name: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 fn prepare<R: CommandRunner>(
     ctx: &GateRunContext<'_, R>,
     gate: &GateSpec,
     network: NetworkPolicy,
-) -> Result<PreparedGate, String> {
+) -> Result<PreparedGate, PrepareError> {
     let report_dir = ctx.report_root.join(&gate.name);
-    fresh_dir(&report_dir)
-        .map_err(|err| format!("cannot prepare {}: {err}", report_dir.display()))?;
+    fresh_dir(&report_dir).map_err(|source| PrepareError::ReportDir {
+        dir: report_dir.clone(),
+        source,
+    })?;
     let dir = report_dir.to_string_lossy().into_owned();
     let expand = |text: &str| text.replace(REPORT_DIR_PLACEHOLDER, &dir);
     write_files(&gate.files, &report_dir, &expand)?;
@@ -252,16 +276,18 @@ fn write_files(
     files: &BTreeMap<String, String>,
     dir: &Path,
     expand: &dyn Fn(&str) -> String,
-) -> Result<(), String> {
+) -> Result<(), PrepareError> {
     for (name, content) in files {
         let plain = Path::new(name)
             .file_name()
             .is_some_and(|file| file == name.as_str());
         if !plain {
-            return Err(format!("`files` entry `{name}` must be a plain file name"));
+            return Err(PrepareError::NotPlain(name.clone()));
         }
-        std::fs::write(dir.join(name), expand(content))
-            .map_err(|err| format!("cannot write {name}: {err}"))?;
+        std::fs::write(dir.join(name), expand(content)).map_err(|source| PrepareError::Write {
+            name: name.clone(),
+            source,
+        })?;
     }
     Ok(())
 }
@@ -273,11 +299,6 @@ fn missing_program<'a>(gate: &'a GateSpec, env: &BTreeMap<String, String>) -> Op
         .iter()
         .map(String::as_str)
         .find(|program| find_on_path(program, path).is_none())
-}
-
-/// The configured writable directories, relative ones under the repository root.
-pub fn writable_dirs(repo_root: &Path, writable: &[PathBuf]) -> Vec<PathBuf> {
-    writable.iter().map(|dir| repo_root.join(dir)).collect()
 }
 
 /// Where `program` would be found on `path` (a `:`-separated list), if anywhere.
@@ -599,7 +620,7 @@ mod tests {
     fn run_with(mode: GateNetworkMode) -> (GatesSummary, Vec<CommandSpec>) {
         let dir = tempfile::tempdir().expect("tempdir");
         let runner = Recording::default();
-        let events = crate::event::Recorder::default();
+        let events = crate::protocol::event::Recorder::default();
         let sandbox = SandboxSettings {
             env_allow: vec![],
             output_cap: 1 << 16,
@@ -610,6 +631,7 @@ mod tests {
             repo_root: dir.path(),
             parent_env: &[],
             sandbox: &sandbox,
+            policy: &crate::policy::Policy::default(),
             report_root: &dir.path().join("reports"),
             limits: Limits::default(),
             concurrency: 1,

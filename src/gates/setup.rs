@@ -10,12 +10,12 @@
 
 use std::fmt;
 
-use super::runner::{GateRunContext, writable_dirs};
+use super::runner::GateRunContext;
 use super::verdict;
 use crate::config::{GateCommand, SetupCommand};
-use crate::event::Event;
 use crate::exec::sandbox::{Isolation, NetworkPolicy};
 use crate::exec::{CommandRunner, CommandSpec, Program, env::child_env};
+use crate::protocol::event::Event;
 
 /// Lines of a failed command's output quoted in the failure message.
 const TAIL_LINES: usize = 5;
@@ -69,10 +69,7 @@ async fn run_one<R: CommandRunner>(
     let cwd = ctx.repo_root.join(&setup.workdir);
     let isolation = Isolation {
         network: NetworkPolicy::On,
-        ..Isolation::for_repository_commands(
-            &env,
-            &writable_dirs(ctx.repo_root, &ctx.sandbox.writable),
-        )
+        ..Isolation::for_repository_commands(&env, &ctx.policy.writable_dirs(ctx.repo_root))
     };
     let spec = CommandSpec {
         program,

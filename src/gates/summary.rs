@@ -1,12 +1,16 @@
 //! Renders gate results for people and machines: a terminal table, Markdown (job summaries and
-//! comments) and JSON. Pure functions of a [`GatesSummary`]; printing is the caller's business.
+//! comments), JSON and JUnit XML (CI test reporters). Pure functions of a [`GatesSummary`];
+//! printing and writing files is the caller's business.
 
 use std::fmt::Write;
+use std::time::Duration;
 
 use super::verdict::human_ms;
-use super::{GateResult, GateStatus, GatesSummary};
+use super::{GateResult, GatesSummary};
 use crate::config::raw::GateKind;
 use crate::exec::Termination;
+use crate::protocol::records::GateStatus;
+use crate::report::junit_writer::{self, Case, JunitWriteError, Suite, Verdict};
 
 /// Failing tests listed per gate before "and N more".
 const FAILURES_SHOWN: usize = 10;
@@ -151,6 +155,52 @@ pub fn to_terminal(summary: &GatesSummary) -> String {
     };
     let _ = writeln!(out, "\n{verdict}");
     out
+}
+
+/// The gates as JUnit XML (`meta-agent gates --junit`): one case per gate, classname
+/// `meta-agent.gates.<kind>`, its duration and command; a failed gate fails with its first
+/// reason and the failure text, a gate that did not finish (timeout, signal, not started) is an
+/// error, a skipped gate is skipped with its reason.
+pub fn to_junit(summary: &GatesSummary) -> Result<String, JunitWriteError> {
+    let suite = Suite {
+        name: "meta-agent gates".into(),
+        cases: summary.gates.iter().map(junit_case).collect(),
+    };
+    junit_writer::to_xml("meta-agent", &[suite])
+}
+
+fn junit_case(gate: &GateResult) -> Case {
+    let reason = |fallback: &str| {
+        gate.reasons
+            .first()
+            .cloned()
+            .unwrap_or_else(|| fallback.to_owned())
+    };
+    let verdict = match gate.status {
+        GateStatus::Passed => Verdict::Passed,
+        GateStatus::Skipped => Verdict::Skipped {
+            message: reason("skipped"),
+        },
+        GateStatus::Failed => {
+            let (message, detail) = (reason("failed"), failure_text(gate));
+            match &gate.termination {
+                None | Some(Termination::Exited { .. }) => Verdict::Failed { message, detail },
+                Some(
+                    Termination::Signaled { .. }
+                    | Termination::TimedOut
+                    | Termination::Cancelled
+                    | Termination::NotStarted { .. },
+                ) => Verdict::Errored { message, detail },
+            }
+        }
+    };
+    Case {
+        name: gate.name.clone(),
+        classname: Some(format!("meta-agent.gates.{}", kind_word(gate.kind))),
+        duration: Some(Duration::from_millis(gate.duration_ms)),
+        verdict,
+        properties: vec![("command".into(), gate.command.clone())],
+    }
 }
 
 /// What went wrong in one gate, for the terminal.

@@ -2,6 +2,15 @@
 //! real implementation over reqwest ([`super::rest::RestClient`]), and the typed values it
 //! exchanges. Only the fields the bot reads are modelled; GitHub's answers carry many more.
 //!
+//! Pull requests are decoded with octocrab's model (then kept as [`PullRequest`]). Issues,
+//! comments, collaborator permissions, jobs and artifacts keep models of their own, because
+//! octocrab's are stricter than the API's schema: its `Issue.user` and `Comment.user` are a
+//! non-null `Author` with seventeen required URL fields where the schema has
+//! `nullable-simple-user`, its `RepoPermission.user` is required where the schema has
+//! `nullable-collaborator`, its `Job.workflow_name`/`head_branch` are required strings and its
+//! `Conclusion` a closed enum (one new conclusion would fail the whole page), and its
+//! `WorkflowListArtifact.expires_at` is required where the schema allows `null`.
+//!
 //! Nothing here decides anything: authorization, idempotency and what to write live in the
 //! modules that call this one. This module must not log tokens or bodies.
 

@@ -2,11 +2,12 @@
 //! lookup function, into one value. Pure: no file is read here (the event payload is read by the
 //! caller from [`ActionsContext::event_path`]).
 //!
-//! The token is kept in memory only and never shown by `Debug`.
+//! The token and the App's key are kept in memory only and never shown by `Debug`.
 
 use std::path::PathBuf;
 
 use super::api::RepoId;
+use super::app::{AppCredentials, AppError};
 
 /// What a `meta-agent github` step knows about where it runs.
 #[derive(Clone)]
@@ -24,8 +25,11 @@ pub struct ActionsContext {
     pub step_summary: Option<PathBuf>,
     /// `GITHUB_OUTPUT`: the step's outputs file.
     pub output: Option<PathBuf>,
-    /// `GITHUB_TOKEN`, in memory only.
+    /// `GITHUB_TOKEN`, in memory only; replaced by the App's installation token once minted
+    /// (empty until then when only an App is configured).
     pub token: String,
+    /// The GitHub App to act as (`META_AGENT_APP_ID`, `META_AGENT_APP_PRIVATE_KEY`), if any.
+    pub app: Option<AppCredentials>,
 }
 
 impl std::fmt::Debug for ActionsContext {
@@ -38,12 +42,13 @@ impl std::fmt::Debug for ActionsContext {
             .field("server_url", &self.server_url)
             .field("run_id", &self.run_id)
             .field("token", &"[hidden]")
+            .field("app", &self.app)
             .finish_non_exhaustive()
     }
 }
 
 /// A variable missing or malformed.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error)]
 pub enum ContextError {
     #[error(
         "{0} is not set: `meta-agent github` runs inside a GitHub Actions job (use `meta-agent run` elsewhere)"
@@ -55,11 +60,13 @@ pub enum ContextError {
         value: String,
         expected: &'static str,
     },
+    #[error(transparent)]
+    App(#[from] AppError),
 }
 
 impl ActionsContext {
     /// Reads the context through `lookup` (the process environment in production). Empty values
-    /// count as unset.
+    /// count as unset. `GITHUB_TOKEN` may be missing only when a GitHub App is configured.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ContextError> {
         let get = |name: &str| lookup(name).filter(|value| !value.trim().is_empty());
         let require = |name: &'static str| get(name).ok_or(ContextError::Missing(name));
@@ -83,6 +90,12 @@ impl ActionsContext {
                 });
             }
         }
+        let app = AppCredentials::from_lookup(get)?;
+        let token = match (get("GITHUB_TOKEN"), &app) {
+            (Some(token), _) => token,
+            (None, Some(_)) => String::new(),
+            (None, None) => return Err(ContextError::Missing("GITHUB_TOKEN")),
+        };
         Ok(Self {
             event_name: require("GITHUB_EVENT_NAME")?,
             event_path: PathBuf::from(require("GITHUB_EVENT_PATH")?),
@@ -93,7 +106,8 @@ impl ActionsContext {
             run_attempt: number(&get, "GITHUB_RUN_ATTEMPT")?,
             step_summary: get("GITHUB_STEP_SUMMARY").map(PathBuf::from),
             output: get("GITHUB_OUTPUT").map(PathBuf::from),
-            token: require("GITHUB_TOKEN")?,
+            token,
+            app,
         })
     }
 
@@ -102,10 +116,19 @@ impl ActionsContext {
         format!("{}/{}.git", self.server_url, self.repository)
     }
 
-    /// The link to this workflow run, when known.
+    /// The page of an issue (or pull request) of this repository.
+    pub fn issue_url(&self, number: u64) -> String {
+        format!("{}/{}/issues/{number}", self.server_url, self.repository)
+    }
+
+    /// The page of a workflow run of this repository.
+    pub fn workflow_run_url(&self, id: u64) -> String {
+        format!("{}/{}/actions/runs/{id}", self.server_url, self.repository)
+    }
+
+    /// The page of this job's workflow run, when Actions says which.
     pub fn run_url(&self) -> Option<String> {
-        self.run_id
-            .map(|id| format!("{}/{}/actions/runs/{id}", self.server_url, self.repository))
+        self.run_id.map(|id| self.workflow_run_url(id))
     }
 }
 
@@ -163,16 +186,38 @@ mod tests {
     }
 
     #[test]
+    fn an_app_stands_in_for_a_missing_token_and_half_an_app_is_refused() {
+        let key = include_str!("../../fixtures/github-app/test-only-private-key.pem");
+        let mut with_app: Vec<_> = FULL
+            .iter()
+            .copied()
+            .filter(|(k, _)| *k != "GITHUB_TOKEN")
+            .collect();
+        with_app.push(("META_AGENT_APP_ID", "12345"));
+        with_app.push(("META_AGENT_APP_PRIVATE_KEY", key));
+        let context = ActionsContext::from_lookup(env(&with_app)).unwrap();
+        assert_eq!(context.app.as_ref().map(|app| app.app_id), Some(12345));
+        assert_eq!(context.token, "");
+        assert!(!format!("{context:?}").contains("MII"));
+        with_app.pop();
+        let err = ActionsContext::from_lookup(env(&with_app)).unwrap_err();
+        assert!(
+            err.to_string().contains("META_AGENT_APP_PRIVATE_KEY"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn missing_and_malformed_variables_are_named() {
         let without_token: Vec<_> = FULL
             .iter()
             .copied()
             .filter(|(k, _)| *k != "GITHUB_TOKEN")
             .collect();
-        assert_eq!(
+        assert!(matches!(
             ActionsContext::from_lookup(env(&without_token)).unwrap_err(),
             ContextError::Missing("GITHUB_TOKEN")
-        );
+        ));
         let mut bad = FULL.to_vec();
         bad[2] = ("GITHUB_REPOSITORY", "no-slash");
         let err = ActionsContext::from_lookup(env(&bad)).unwrap_err();

@@ -1,9 +1,11 @@
 //! meta-agent on GitHub: the run's context as Actions provides it, the triggering event,
-//! authorization, the REST calls, the idempotent status comment, the push and the pull request,
-//! and the job summary. The orchestrator holds the token here, in memory; no child process ever
-//! sees it (the push hands it to git through the environment of that one trusted command).
+//! authorization, the GitHub App identity, the REST calls, the idempotent status comment, the
+//! push and the pull request, and the job summary. The orchestrator holds the token here, in
+//! memory; no child process ever sees it (the push hands it to git through the environment of
+//! that one trusted command).
 
 pub mod api;
+pub mod app;
 pub mod authz;
 pub mod ci_failure;
 pub mod command;

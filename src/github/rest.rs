@@ -1,7 +1,15 @@
 //! The real [`GitHubApi`] over reqwest (rustls): builds each request (bearer token, API
-//! version, `per_page=100` pagination through `Link: rel="next"`), paces it against GitHub's
-//! rate limits (the decisions live in [`super::rate`]), and turns answers into the typed values
-//! and errors of [`super::api`].
+//! version, `per_page=100` pagination, each page read by octocrab's `Page` from the `Link`
+//! header), paces it against GitHub's rate limits (the decisions live in [`super::rate`]), and
+//! turns answers into the typed values and errors of [`super::api`] (pull requests and the
+//! App's objects through octocrab's models).
+//!
+//! octocrab is the GitHub library here, but its HTTP client is not the transport: its default
+//! client appends `User-Agent: octocrab` to every request (ours would be a second one), its
+//! typed calls read whole bodies without a cap, and its reqwest connector needs reqwest 0.13
+//! (a second HTTP stack beside the LLM clients' 0.12); the policy below needs each request and
+//! raw answer anyway. So requests go out through reqwest, and octocrab reads what comes back:
+//! pages, pull requests, and the App's JWT and objects ([`super::app`]).
 //!
 //! Reads retry transient failures (lost connections, 5xx) with capped, jittered back-off.
 //! Writes (POST/PATCH) go one at a time through a single lock and are sent once: a 5xx or a lost
@@ -17,16 +25,17 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue, LINK};
+use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue};
 use reqwest::{Method, Response, Url};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 mod answer;
+mod apps;
 mod failure;
 
-use self::answer::{decode, decode_value, read_capped, read_tail, unzip};
+use self::answer::{decode, page, read_capped, read_tail, unzip};
 use self::failure::{status_error, unreachable};
 use super::api::{
     Artifact, Comment, GitHubApi, GitHubError, Issue, Job, NewPullRequest, Permission, PullRequest,
@@ -45,6 +54,7 @@ const JSON_BODY_CAP: usize = 32 << 20;
 const ERROR_BODY_CAP: usize = 64 << 10;
 
 /// How to reach GitHub.
+#[derive(Clone)]
 pub struct RestSettings {
     /// The API root (`GITHUB_API_URL`): `https://api.github.com`, or
     /// `https://ghes.example.com/api/v3` on Enterprise Server; a trailing slash is fine.
@@ -169,11 +179,16 @@ impl RestClient {
 
     /// `{api}/repos/{owner}/{name}/{rest...}`, each segment percent-encoded.
     fn repo_url(&self, repo: &RepoId, rest: &[&str]) -> Url {
+        let mut segments = vec!["repos", repo.owner.as_str(), repo.name.as_str()];
+        segments.extend(rest);
+        self.api_url(&segments)
+    }
+
+    /// `{api}/{segments...}`, each segment percent-encoded.
+    fn api_url(&self, segments: &[&str]) -> Url {
         let mut url = self.base.clone();
         if let Ok(mut path) = url.path_segments_mut() {
-            path.pop_if_empty()
-                .extend(["repos", repo.owner.as_str(), repo.name.as_str()])
-                .extend(rest);
+            path.pop_if_empty().extend(segments);
         }
         url
     }
@@ -333,13 +348,13 @@ impl RestClient {
         decode(&bytes, &call.what)
     }
 
-    /// Every item over all pages; `key` names the array inside an object page
-    /// (`{"total_count": n, "jobs": [...]}`), `None` for a bare array page.
+    /// Every item over all pages. Each page is read by octocrab's [`octocrab::Page`] (the
+    /// `Link` header's `rel="next"`, and the items of a bare array or of the object's list,
+    /// as in `{"total_count": n, "jobs": [...]}`); the bodies are read here, capped.
     async fn paginate<T: DeserializeOwned>(
         &self,
         mut url: Url,
         what: &str,
-        key: Option<&str>,
     ) -> Result<Vec<T>, GitHubError> {
         url.query_pairs_mut().append_pair("per_page", PER_PAGE);
         let mut next = Some(url);
@@ -351,13 +366,9 @@ impl RestClient {
             let (headers, bytes) = self
                 .fetch(&Call::get(url, what.to_owned()), JSON_BODY_CAP)
                 .await?;
-            next = self.next_page(&headers, what)?;
-            let page: Value = decode(&bytes, what)?;
-            let list = match key {
-                Some(key) => page.get(key).cloned().unwrap_or(Value::Null),
-                None => page,
-            };
-            items.extend(decode_value::<Vec<T>>(list, what)?);
+            let mut page = page::<T>(headers, bytes, what).await?;
+            next = self.next_page(page.next.take(), what)?;
+            items.extend(page.take_items());
         }
         match next {
             None => Ok(items),
@@ -368,15 +379,12 @@ impl RestClient {
         }
     }
 
-    /// The `rel="next"` link, refused when it leaves the API's origin (the token would follow).
-    fn next_page(&self, headers: &HeaderMap, what: &str) -> Result<Option<Url>, GitHubError> {
-        let Some(link) = headers.get(LINK).and_then(|value| value.to_str().ok()) else {
+    /// The next page's URL, refused when it leaves the API's origin (the token would follow).
+    fn next_page(&self, next: Option<http::Uri>, what: &str) -> Result<Option<Url>, GitHubError> {
+        let Some(next) = next else {
             return Ok(None);
         };
-        let Some(next) = next_link(link) else {
-            return Ok(None);
-        };
-        match Url::parse(next) {
+        match Url::parse(&next.to_string()) {
             Ok(url) if url.origin() == self.base.origin() => Ok(Some(url)),
             _ => Err(GitHubError::Decode {
                 what: what.to_owned(),
@@ -407,7 +415,7 @@ impl GitHubApi for RestClient {
     async fn comments(&self, repo: &RepoId, issue: u64) -> Result<Vec<Comment>, GitHubError> {
         let url = self.repo_url(repo, &["issues", &issue.to_string(), "comments"]);
         let what = format!("the comments of issue #{issue} of {repo}");
-        self.paginate(url, &what, None).await
+        self.paginate(url, &what).await
     }
 
     async fn create_comment(
@@ -461,7 +469,7 @@ impl GitHubApi for RestClient {
             .append_pair("per_page", PER_PAGE);
         let what = format!("the open pull requests from {branch} in {repo}");
         let pulls: Vec<PullAnswer> = self.json(Call::get(url, what)).await?;
-        Ok(pulls.into_iter().next().map(PullRequest::from))
+        Ok(pulls.into_iter().next().map(pull_request))
     }
 
     async fn create_pull(
@@ -475,7 +483,7 @@ impl GitHubApi for RestClient {
         let answer: PullAnswer = self
             .json(Call::write(Method::POST, url, what, body))
             .await?;
-        Ok(answer.into())
+        Ok(pull_request(answer))
     }
 
     async fn update_pull_body(
@@ -490,14 +498,14 @@ impl GitHubApi for RestClient {
         let answer: PullAnswer = self
             .json(Call::write(Method::PATCH, url, what, body))
             .await?;
-        Ok(answer.into())
+        Ok(pull_request(answer))
     }
 
     async fn jobs(&self, repo: &RepoId, run: u64) -> Result<Vec<Job>, GitHubError> {
         let mut url = self.repo_url(repo, &["actions", "runs", &run.to_string(), "jobs"]);
         url.query_pairs_mut().append_pair("filter", "latest");
         let what = format!("the jobs of run {run} of {repo}");
-        self.paginate(url, &what, Some("jobs")).await
+        self.paginate(url, &what).await
     }
 
     async fn job_log(&self, repo: &RepoId, job: u64, cap: usize) -> Result<String, GitHubError> {
@@ -510,7 +518,7 @@ impl GitHubApi for RestClient {
     async fn artifacts(&self, repo: &RepoId, run: u64) -> Result<Vec<Artifact>, GitHubError> {
         let url = self.repo_url(repo, &["actions", "runs", &run.to_string(), "artifacts"]);
         let what = format!("the artifacts of run {run} of {repo}");
-        self.paginate(url, &what, Some("artifacts")).await
+        self.paginate(url, &what).await
     }
 
     async fn artifact_files(
@@ -533,34 +541,24 @@ impl GitHubApi for RestClient {
     }
 }
 
-/// A pull request as GitHub answers it (only what [`PullRequest`] keeps).
-#[derive(Deserialize)]
-struct PullAnswer {
-    number: u64,
-    html_url: String,
-    state: String,
-    head: BranchRef,
-    base: BranchRef,
-    #[serde(default)]
-    body: Option<String>,
-}
+/// A pull request as GitHub answers it: octocrab's model.
+type PullAnswer = octocrab::models::pulls::PullRequest;
 
-#[derive(Deserialize)]
-struct BranchRef {
-    #[serde(rename = "ref")]
-    name: String,
-}
-
-impl From<PullAnswer> for PullRequest {
-    fn from(answer: PullAnswer) -> Self {
-        Self {
-            number: answer.number,
-            html_url: answer.html_url,
-            state: answer.state,
-            head_ref: answer.head.name,
-            base_ref: answer.base.name,
-            body: answer.body.unwrap_or_default(),
-        }
+/// What the bot keeps of a pull request.
+fn pull_request(answer: PullAnswer) -> PullRequest {
+    use octocrab::models::IssueState;
+    let state = match answer.state {
+        Some(IssueState::Open) => "open",
+        Some(IssueState::Closed) => "closed",
+        _ => "",
+    };
+    PullRequest {
+        number: answer.number,
+        html_url: answer.html_url.map(String::from).unwrap_or_default(),
+        state: state.to_owned(),
+        head_ref: answer.head.ref_field,
+        base_ref: answer.base.ref_field,
+        body: answer.body.unwrap_or_default(),
     }
 }
 
@@ -615,39 +613,9 @@ fn rate_headers(headers: &HeaderMap, now_unix: u64) -> RateHeaders {
     }
 }
 
-/// The URL of the `rel="next"` entry of a `Link` header.
-fn next_link(link: &str) -> Option<&str> {
-    link.split(',').find_map(|entry| {
-        let (target, params) = entry.split_once(';')?;
-        let is_next = params.split(';').any(|param| {
-            param
-                .trim()
-                .strip_prefix("rel=")
-                .map(|rel| {
-                    rel.trim_matches('"')
-                        .split_whitespace()
-                        .any(|r| r == "next")
-                })
-                .unwrap_or(false)
-        });
-        let target = target.trim().strip_prefix('<')?.strip_suffix('>')?;
-        is_next.then_some(target)
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn next_link_finds_rel_next_among_others() {
-        let link = r#"<https://api.github.com/repositories/1/issues/1/comments?per_page=100&page=1>; rel="prev", <https://api.github.com/repositories/1/issues/1/comments?per_page=100&page=3>; rel="next", <https://api.github.com/repositories/1/issues/1/comments?per_page=100&page=5>; rel="last""#;
-        assert_eq!(
-            next_link(link),
-            Some("https://api.github.com/repositories/1/issues/1/comments?per_page=100&page=3")
-        );
-        assert_eq!(next_link(r#"<https://x/y?page=1>; rel="first""#), None);
-    }
 
     #[test]
     fn api_urls_join_with_or_without_slash_and_prefix() {
@@ -710,18 +678,19 @@ mod tests {
             rate: RatePolicy::default(),
         })
         .unwrap();
-        let mut headers = HeaderMap::new();
-        let same =
-            r#"<https://api.github.com/repositories/1/issues/1/comments?page=2>; rel="next""#;
-        headers.insert(LINK, HeaderValue::from_static(same));
-        let next = client.next_page(&headers, "c").unwrap().unwrap();
+        let same: http::Uri = "https://api.github.com/repositories/1/issues/1/comments?page=2"
+            .parse()
+            .unwrap();
+        let next = client.next_page(Some(same), "c").unwrap().unwrap();
         assert_eq!(
             next.as_str(),
             "https://api.github.com/repositories/1/issues/1/comments?page=2"
         );
-        let foreign = r#"<https://evil.example/steal?page=2>; rel="next""#;
-        headers.insert(LINK, HeaderValue::from_static(foreign));
-        assert!(client.next_page(&headers, "c").is_err());
+        let foreign: http::Uri = "https://evil.example/steal?page=2".parse().unwrap();
+        assert!(client.next_page(Some(foreign), "c").is_err());
+        let other_port: http::Uri = "https://api.github.com:8443/x?page=2".parse().unwrap();
+        assert!(client.next_page(Some(other_port), "c").is_err());
+        assert_eq!(client.next_page(None, "c").unwrap(), None);
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! Rendered from the run's state, which the engine's events built. Pure: the caller writes the
 //! files and prints the commands (after the redactor).
 
-use crate::engine::state::{GateRecord, LoopState};
+use crate::engine::state::LoopState;
+use crate::protocol::records::{GateRecord, GateStatus};
 
 /// What the summary needs besides the state.
 #[derive(Debug, Clone, Default)]
@@ -69,11 +70,7 @@ fn gate_table(state: &LoopState) -> String {
             (Some(passed), Some(total)) => format!("{passed}/{total}"),
             _ => String::new(),
         };
-        let result = match gate.result.as_str() {
-            "pass" => "✅ pass",
-            "fail" => "❌ fail",
-            _ => "⏭ skip",
-        };
+        let result = status_cell(gate.result);
         out.push_str(&format!(
             "| {iteration} | {} | {result} | {tests} | {:.1} s |\n",
             table_cell(&gate.name),
@@ -81,6 +78,15 @@ fn gate_table(state: &LoopState) -> String {
         ));
     }
     out
+}
+
+/// A gate status with its mark, for tables.
+fn status_cell(status: GateStatus) -> &'static str {
+    match status {
+        GateStatus::Passed => "✅ pass",
+        GateStatus::Failed => "❌ fail",
+        GateStatus::Skipped => "⏭ skip",
+    }
 }
 
 fn table_cell(text: &str) -> String {
@@ -133,11 +139,7 @@ pub fn markdown_result(state: &LoopState) -> String {
 }
 
 fn gate_row(gate: &GateRecord) -> String {
-    let result = match gate.result.as_str() {
-        "pass" => "✅ pass",
-        "fail" => "❌ fail",
-        _ => "⏭ skip",
-    };
+    let result = status_cell(gate.result);
     let tests = match (gate.tests_passed, gate.tests_total) {
         (Some(passed), Some(total)) => format!("{passed}/{total}"),
         _ => String::new(),
@@ -174,7 +176,7 @@ pub fn annotations(state: &LoopState) -> Vec<String> {
             let title = signature
                 .test
                 .clone()
-                .unwrap_or_else(|| format!("{} failure", signature.kind));
+                .unwrap_or_else(|| format!("{} failure", signature.kind.as_str()));
             Some(format!(
                 "::error file={},line={line},title={}::{}",
                 escape_property(file),

@@ -61,7 +61,7 @@ pub fn build(comments: &[Comment], window: &Window<'_>) -> Thread {
 }
 
 fn clean(text: &str) -> String {
-    let text = crate::agent::untrusted::sanitize(text);
+    let text = crate::protocol::untrusted::sanitize(text);
     let trimmed: String = text.trim().chars().take(MAX_COMMENT_CHARS).collect();
     if trimmed.chars().count() < text.trim().chars().count() {
         format!("{trimmed} [...]")
@@ -97,7 +97,7 @@ fn summarize(older: &[&Comment], total: usize) -> Option<String> {
         who.join(", ")
     );
     for comment in older.iter().rev().take(10).rev() {
-        let first = crate::agent::untrusted::sanitize(&comment.body);
+        let first = crate::protocol::untrusted::sanitize(&comment.body);
         let first: String = first
             .lines()
             .map(str::trim)

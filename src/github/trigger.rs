@@ -245,11 +245,7 @@ pub fn classify(
             serde_json::from_slice(payload).map_err(decode_error)?,
             settings,
         )),
-        "workflow_dispatch" => dispatch(serde_json::from_slice(payload).map_err(decode_error)?)
-            .map_err(|message| PayloadError {
-                event: event.to_owned(),
-                message,
-            }),
+        "workflow_dispatch" => dispatch(serde_json::from_slice(payload).map_err(decode_error)?),
         other => Ok(Classified::Ignore(format!(
             "the `{other}` event is not one meta-agent handles"
         ))),
@@ -368,7 +364,7 @@ fn workflow_run(event: WorkflowRunEvent, settings: &TriggerSettings) -> Classifi
     })
 }
 
-fn dispatch(event: DispatchEvent) -> Result<Classified, String> {
+fn dispatch(event: DispatchEvent) -> Result<Classified, PayloadError> {
     let inputs = event.inputs.unwrap_or_default();
     let text = |name: &str| {
         inputs
@@ -379,12 +375,17 @@ fn dispatch(event: DispatchEvent) -> Result<Classified, String> {
             .map(str::to_owned)
     };
     let issue = match text("issue") {
-        Some(value) => Some(
-            value
-                .trim_start_matches('#')
-                .parse::<u64>()
-                .map_err(|_| format!("input `issue` is {value:?}, not an issue number"))?,
-        ),
+        Some(value) => {
+            Some(
+                value
+                    .trim_start_matches('#')
+                    .parse::<u64>()
+                    .map_err(|_| PayloadError {
+                        event: "workflow_dispatch".to_owned(),
+                        message: format!("input `issue` is {value:?}, not an issue number"),
+                    })?,
+            )
+        }
         None => None,
     };
     Ok(Classified::Run(Trigger::Dispatch {

@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use crate::config::values::{UnknownName, parse_name};
 use crate::hindsight::SignatureKind;
 use crate::hindsight::signature::{
     self, ExtractOptions, ExtractedSignature, InputFormat, SignatureError,
@@ -186,21 +187,20 @@ fn open(ctx: &HindsightContext) -> Result<Store, HindsightError> {
     })?)
 }
 
-fn parse_kind(text: &str) -> Result<SignatureKind, String> {
-    serde_json::from_value(serde_json::Value::String(text.replace('-', "_")))
-        .map_err(|_| format!("unknown kind {text:?}"))
+fn parse_kind(text: &str) -> Result<SignatureKind, UnknownName> {
+    parse_name(
+        text,
+        "signature kind",
+        "compile, test-failure, test-error, lint, crash, timeout, other",
+    )
 }
 
-fn parse_status(text: &str) -> Result<Status, String> {
-    serde_json::from_value(serde_json::Value::String(text.to_string()))
-        .map_err(|_| format!("unknown status {text:?} (resolved, unresolved, escalated)"))
+fn parse_status(text: &str) -> Result<Status, UnknownName> {
+    parse_name(text, "status", "resolved, unresolved, escalated")
 }
 
 fn kind_name(kind: SignatureKind) -> String {
-    serde_json::to_value(kind)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
+    kind.as_str().to_owned()
 }
 
 fn signatures(

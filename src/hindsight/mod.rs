@@ -32,6 +32,21 @@ pub enum SignatureKind {
     Other,
 }
 
+impl SignatureKind {
+    /// The snake_case name (as serialised).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SignatureKind::Compile => "compile",
+            SignatureKind::TestFailure => "test_failure",
+            SignatureKind::TestError => "test_error",
+            SignatureKind::Lint => "lint",
+            SignatureKind::Crash => "crash",
+            SignatureKind::Timeout => "timeout",
+            SignatureKind::Other => "other",
+        }
+    }
+}
+
 /// A stable identity for a failure: the same failure from two checkouts, at different times, gives
 /// the same `id`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

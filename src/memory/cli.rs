@@ -94,11 +94,13 @@ pub struct MemoryContext<'a> {
     pub store_dir: PathBuf,
     pub catalog: bool,
     pub env: &'a [(String, String)],
+    /// The process's redactor (built once from `env`).
+    pub redactor: Arc<Redactor>,
 }
 
 impl MemoryContext<'_> {
     fn redactor(&self) -> Arc<Redactor> {
-        Arc::new(Redactor::from_env(self.env.iter().cloned()))
+        self.redactor.clone()
     }
 
     fn repository(&self) -> String {

@@ -11,10 +11,10 @@
 use std::time::Duration;
 
 use super::{ConversationMessage, SessionRecord, SessionState};
-use crate::agent::untrusted::{fenced, sanitize};
 use crate::github::thread::{MAX_COMMENT_CHARS, RECENT, SUMMARIZE_AFTER};
 use crate::hindsight::store::Timestamp;
 use crate::llm::{ChatRequest, Message, Provider};
+use crate::protocol::untrusted::{fenced, sanitize};
 
 /// Whether `session` is over: idle longer than `idle`, and not waiting for a maintainer.
 pub fn expired(session: &SessionRecord, now: Timestamp, idle: Duration) -> bool {

@@ -27,14 +27,15 @@ use super::{
     Role, SessionRecord, SessionState, StoredEntry,
 };
 use crate::agent::tokens::TokenCounter;
-use crate::engine::state::{LoopState, RunOutcome};
-use crate::event::LoopPhase;
+use crate::engine::state::LoopState;
 use crate::hindsight::Signature;
 use crate::hindsight::signature::family_key;
 use crate::hindsight::store::{
     Fix, RankedResolution, ResolutionSource, Store, StoreOptions, Timestamp, rank,
 };
 use crate::llm::AnyProvider;
+use crate::protocol::event::LoopPhase;
+use crate::protocol::records::RunOutcome;
 use crate::redact::Redactor;
 
 /// Weight of a resolution found through the family rather than the exact signature.
@@ -595,7 +596,7 @@ pub fn task_key(state: &LoopState) -> String {
 /// The maintainer's message of this run: the request on a new conversation, the latest
 /// guidance (or the request again) on a continued one.
 fn request_text(state: &LoopState, continued: bool) -> String {
-    match (continued, state.guidance.last()) {
+    match (continued, state.task.guidance.last()) {
         (true, Some(guidance)) => format!("Guidance: {guidance}"),
         _ => format!("{}\n\n{}", state.task.title, state.task.requirements),
     }
@@ -752,13 +753,13 @@ mod tests {
 
     #[test]
     fn a_session_awaits_guidance_after_an_escalation_and_ends_with_a_commit() {
-        let task = crate::engine::task::Task::from_text("x").unwrap();
+        let task = crate::protocol::task::Task::from_text("x").unwrap();
         let base = |outcome: Option<RunOutcome>, phase: LoopPhase| {
             let mut state: LoopState = serde_json::from_value(serde_json::json!({
-                "version": 1, "session": "s", "task": task, "branch": "b", "base_commit": "c",
+                "version": crate::engine::state::STATE_VERSION, "session": "s", "task": task, "branch": "b", "base_commit": "c",
                 "dry_run": false, "phase": phase, "iteration": 0, "max_iterations": 1,
                 "plan": null, "worktree_diff": "", "builder_calls": 0, "history": [],
-                "gates": [], "signatures": [], "guidance": [], "usage": crate::engine::state::Usage::default(), "flaky": [],
+                "gates": [], "signatures": [], "usage": crate::protocol::records::Usage::default(), "flaky": [],
                 "tamper": [], "transient_retries": 0, "recoveries": [], "started_unix_ms": 0,
                 "outcome": null
             }))

@@ -54,15 +54,14 @@ pub struct Redactor {
 impl Redactor {
     /// A redactor for the secrets among `vars` (a process environment): every variable whose
     /// name [`crate::exec::env::is_secret_name`] flags, with a value of at least
-    /// [`MIN_SECRET_LEN`] characters.
+    /// [`MIN_SECRET_LEN`] characters. The password of a URL with credentials (a database URL)
+    /// counts on its own, and the OTLP header variables count header by header too: each value
+    /// is sent (and could be echoed) on its own.
     pub fn from_env(vars: impl IntoIterator<Item = (String, String)>) -> Redactor {
         let values = vars
             .into_iter()
             .filter(|(name, _)| crate::exec::env::is_secret_name(name))
-            .flat_map(|(_, value)| {
-                let password = url_password(&value);
-                std::iter::once(value).chain(password)
-            });
+            .flat_map(|(name, value)| secret_values(&name, value));
         Redactor::from_values(values)
     }
 
@@ -162,6 +161,20 @@ pub fn outbound_markdown(redactor: &Redactor, text: &str, allowed_hosts: &[&str]
     neutralize_markdown(&redacted, allowed_hosts)
 }
 
+/// The secrets in a secret variable: its value, the password of a URL with credentials
+/// (a database URL), and each header's value of an OTLP headers list.
+fn secret_values(name: &str, value: String) -> Vec<String> {
+    let mut values = Vec::new();
+    values.extend(url_password(&value));
+    if name.to_ascii_uppercase().ends_with("_HEADERS")
+        && let Ok(headers) = crate::telemetry::otlp::settings::parse_headers(&value)
+    {
+        values.extend(headers.into_iter().map(|(_, header)| header));
+    }
+    values.push(value);
+    values
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -216,6 +229,18 @@ mod tests {
         assert_eq!(
             url_password("https://a:b@c:d@host/p").as_deref(),
             Some("b@c:d")
+        );
+    }
+
+    #[test]
+    fn each_otlp_header_value_is_a_secret() {
+        let redactor = Redactor::from_env([(
+            "OTEL_EXPORTER_OTLP_HEADERS".to_owned(),
+            format!("x-team=acme,x-api-key={CANARY}"),
+        )]);
+        assert_eq!(
+            redactor.redact_text(&format!("key {CANARY} sent")),
+            "key [REDACTED:secret] sent"
         );
     }
 

@@ -1,13 +1,15 @@
-//! Readers for the reports quality gates produce: JUnit XML, coverage (lcov, Cobertura) and SARIF.
+//! Readers for the reports quality gates produce: JUnit XML, coverage (lcov, Cobertura) and SARIF;
+//! and [`junit_writer`], the JUnit XML the bot writes itself for CI test reporters.
 //!
 //! Every reader streams its input and keeps memory bounded whatever the file holds: passing tests
 //! cost a counter, failures and findings are kept up to a cap and trimmed to [`Limits`]. Bad input
 //! (malformed, truncated, the wrong format, empty, non-UTF-8, entity tricks, gigabyte files) is a
 //! [`ReportError`] naming the file and the position, never a panic. This module does no I/O other
-//! than reading the report files it is given, and prints nothing.
+//! than reading the report files it is given, and prints nothing (the writer returns its text).
 
 pub mod coverage;
 pub mod junit;
+pub mod junit_writer;
 pub mod sarif;
 
 use std::path::PathBuf;

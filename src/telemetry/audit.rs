@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::clock::{Clock, format_time};
 use super::line_writer::LineWriter;
 use super::{Redact, TelemetryError};
-use crate::event::{Event, EventSink};
+use crate::protocol::event::{Event, EventSink};
 
 /// Who performed an audited action.
 ///
@@ -175,6 +175,7 @@ mod tests {
             tool: "edit_file".into(),
             input: "{}".into(),
             success: false,
+            started_unix_ms: 1_795_314_548_000,
             duration_ms: 3,
         };
         let entry = audit_entry(&event).unwrap();

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::Redact;
 use super::line_writer::LineWriter;
-use crate::event::{Event, EventSink};
+use crate::protocol::event::{Event, EventSink};
 
 /// Events as JSON lines on a writer, flushed line by line.
 pub struct JsonLines<W> {

@@ -1,15 +1,18 @@
-//! Metrics from events, under the names dashboards rely on, exported as Prometheus text: a file
-//! written atomically at the end of a run, or a body and URL for a push gateway. The HTTP request
-//! itself is not made here (the crate has no HTTP client); the caller sends [`MetricsSink::push_body`]
-//! with `PUT` to [`push_url`].
+//! Metrics from events, under the names dashboards rely on, rendered in the Prometheus text
+//! exposition format by `metrics-exporter-prometheus`: a file written atomically at the end of a
+//! run, and the body [`super::PushGateway`] sends to a push gateway. The exporter's recorder is
+//! this sink's own (installed locally around each event, never as the global recorder), and it
+//! is used only to record and render: its HTTP listener and periodic push gateway are not
+//! compiled in.
 
 use std::io::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::prometheus::PrometheusText;
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusRecorder};
+
 use super::{NoRedaction, Redact, TelemetryError};
-use crate::event::{Event, EventSink};
+use crate::protocol::event::{Event, EventSink};
 
 /// Iterations a run took (histogram).
 pub const LOOP_ITERATIONS: &str = "meta_agent.loop.iterations";
@@ -48,7 +51,7 @@ const MILLISECOND_BUCKETS: &[f64] = &[
 
 /// Records the metrics of a run in its own recorder (never the global one).
 pub struct MetricsSink {
-    recorder: PrometheusText,
+    recorder: PrometheusRecorder,
     redactor: Arc<dyn Redact>,
 }
 
@@ -62,19 +65,16 @@ impl MetricsSink {
     /// A sink whose rendered text passes `redactor` (label values come from gate names and
     /// outcomes, which are repository data).
     pub fn new(redactor: Arc<dyn Redact>) -> Self {
-        let recorder = PrometheusText::new(bucket_bounds);
+        let recorder = recorder();
         metrics::with_local_recorder(&recorder, describe_metrics);
         Self { recorder, redactor }
     }
 
     /// Everything recorded so far in the Prometheus text exposition format, redacted.
     pub fn render_prometheus(&self) -> String {
-        self.redactor.redact(&self.recorder.render()).into_owned()
-    }
-
-    /// The body to `PUT` to a push gateway at [`push_url`]: the same text as the file.
-    pub fn push_body(&self) -> String {
-        self.render_prometheus()
+        self.redactor
+            .redact(&self.recorder.handle().render())
+            .into_owned()
     }
 
     /// Writes [`Self::render_prometheus`] to `path` atomically (a temporary file in the same
@@ -103,50 +103,17 @@ impl EventSink for MetricsSink {
     }
 }
 
-/// The push gateway URL for a session's metrics: `{gateway}/metrics/job/meta-agent/session/{session}`.
-/// A session id with characters outside RFC 3986's unreserved set is sent in the gateway's
-/// `session@base64/{base64url}` form, so no id can change the path.
-pub fn push_url(gateway: &str, session: &str) -> String {
-    let gateway = gateway.trim_end_matches('/');
-    let unreserved = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~');
-    if !session.is_empty() && session.chars().all(unreserved) && session != "." && session != ".." {
-        format!("{gateway}/metrics/job/meta-agent/session/{session}")
-    } else {
-        let encoded = base64_url(session.as_bytes());
-        format!("{gateway}/metrics/job/meta-agent/session@base64/{encoded}")
-    }
-}
-
-/// RFC 4648 base64url with padding (`=` alone for empty input, as the push gateway expects).
-fn base64_url(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    if bytes.is_empty() {
-        return "=".to_owned();
-    }
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for (i, shift) in [18, 12, 6, 0].into_iter().enumerate() {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[((n >> shift) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-fn bucket_bounds(name: &str) -> &'static [f64] {
-    if name == LOOP_ITERATIONS {
-        ITERATION_BUCKETS
-    } else {
-        MILLISECOND_BUCKETS
+/// The exporter's recorder: histograms with explicit buckets (true Prometheus histograms, not
+/// summaries), counters without a `_total` suffix (the documented names predate it).
+fn recorder() -> PrometheusRecorder {
+    let builder = PrometheusBuilder::new().with_recommended_naming(false);
+    let buckets = builder
+        .set_buckets_for_metric(Matcher::Full(LOOP_ITERATIONS.to_owned()), ITERATION_BUCKETS)
+        .and_then(|builder| builder.set_buckets(MILLISECOND_BUCKETS));
+    match buckets {
+        Ok(builder) => builder.build_recorder(),
+        // Only empty bucket lists are refused, and ours are constants that are not empty.
+        Err(_) => PrometheusBuilder::new().build_recorder(),
     }
 }
 
@@ -179,9 +146,9 @@ fn record(event: &Event) {
             outcome,
             iteration: _,
         } => {
-            metrics::histogram!(PHASE_DURATION_MS, "phase" => phase.clone())
+            metrics::histogram!(PHASE_DURATION_MS, "phase" => phase.as_str())
                 .record(*duration_ms as f64);
-            metrics::counter!(PHASE_TOTAL, "phase" => phase.clone(), "outcome" => outcome.clone())
+            metrics::counter!(PHASE_TOTAL, "phase" => phase.as_str(), "outcome" => outcome.clone())
                 .increment(1);
         }
         Event::GateFinished {
@@ -224,36 +191,6 @@ fn record(event: &Event) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn push_url_plain_and_encoded() {
-        assert_eq!(
-            push_url("http://gw:9091/", "s-20261122.1"),
-            "http://gw:9091/metrics/job/meta-agent/session/s-20261122.1"
-        );
-        assert_eq!(
-            push_url("http://gw:9091", "a/b"),
-            "http://gw:9091/metrics/job/meta-agent/session@base64/YS9i"
-        );
-        assert_eq!(
-            push_url("http://gw", ""),
-            "http://gw/metrics/job/meta-agent/session@base64/="
-        );
-    }
-
-    #[test]
-    fn base64_url_matches_rfc4648_vectors() {
-        let cases = [
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foob", "Zm9vYg=="),
-        ];
-        for (input, expected) in cases {
-            assert_eq!(base64_url(input.as_bytes()), expected);
-        }
-        assert_eq!(base64_url(&[0xfb, 0xff]), "-_8=");
-    }
 
     #[test]
     fn a_skipped_gate_counts_without_latency() {

@@ -1,15 +1,17 @@
-//! Consumers of the event stream that leave a record: Prometheus metrics, the audit log, the trace
-//! file and the `--json` stream on stdout. Each implements [`crate::event::EventSink`]; none of
-//! them decides anything or can stop a run: a sink that cannot write logs one `tracing` warning
-//! and keeps going. Every line of text they write passes a [`Redact`] hook first (identity unless
-//! the caller plugs the real redactor in). No globals: the metrics recorder lives in its sink.
+//! Consumers of the event stream that leave a record: Prometheus metrics (a file, and a push
+//! gateway), the audit log, the trace file, the OpenTelemetry trace (OTLP) and the `--json`
+//! stream on stdout. Each implements [`crate::protocol::event::EventSink`]; none of them decides anything or
+//! can stop a run: a sink that cannot write logs one `tracing` warning and keeps going. Every text
+//! they write or send passes a [`Redact`] hook first (identity unless the caller plugs the real
+//! redactor in). No globals: the metrics recorder lives in its sink, the span processor in its.
 
 mod audit;
 mod clock;
+mod http;
 mod json_lines;
 mod line_writer;
 mod metrics_sink;
-mod prometheus;
+pub mod otlp;
 mod push;
 mod trace;
 
@@ -19,8 +21,9 @@ use std::path::PathBuf;
 pub use audit::{Actor, AuditLog};
 pub use clock::{Clock, SystemClock, format_time};
 pub use json_lines::JsonLines;
-pub use metrics_sink::{MetricsSink, push_url};
-pub use push::push;
+pub use metrics_sink::MetricsSink;
+pub use otlp::OtlpTrace;
+pub use push::{PUSH_TIMEOUT, PushGateway, push_url};
 pub use trace::TraceFile;
 
 /// Why a telemetry file could not be opened or written. Every variant names the destination.
@@ -28,6 +31,12 @@ pub use trace::TraceFile;
 pub enum TelemetryError {
     #[error("cannot push metrics to {url}: {message}")]
     Push { url: String, message: String },
+    #[error("cannot export the trace to {endpoint}: {message}")]
+    Otlp { endpoint: String, message: String },
+    #[error("cannot use {path} as trusted certificates: {message}")]
+    Certificate { path: PathBuf, message: String },
+    #[error("cannot build the telemetry HTTP client: {message}")]
+    Client { message: String },
     #[error("cannot open {path}: {source}")]
     Open {
         path: PathBuf,

@@ -1,10 +1,9 @@
-//! The request side of the loopback mock servers (mock LLM, mock GitHub): one HTTP/1.1 request
-//! read from a tokio stream, header names in lower case, the body read to its `content-length`,
-//! and kept as the servers record it.
+//! The request side of the loopback mock servers (mock LLM, mock GitHub, the telemetry
+//! collector): one HTTP/1.1 request read from a tokio stream (TCP or TLS), header names in lower
+//! case, the body read to its `content-length`, and kept as the servers record it.
 
 use serde_json::Value;
-use tokio::io::AsyncReadExt;
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncReadExt};
 
 /// One request as received.
 #[derive(Debug, Clone)]
@@ -16,6 +15,8 @@ pub struct Recorded {
     pub headers: Vec<(String, String)>,
     /// The body as lossy UTF-8.
     pub body: String,
+    /// The body as received (binary bodies: protobuf).
+    pub bytes: Vec<u8>,
 }
 
 impl Recorded {
@@ -32,7 +33,7 @@ impl Recorded {
 }
 
 /// Reads one request; `None` when the client closed before a whole head arrived.
-pub async fn read_request(stream: &mut TcpStream) -> Option<Recorded> {
+pub async fn read_request(stream: &mut (impl AsyncRead + Unpin)) -> Option<Recorded> {
     let mut buffer = Vec::new();
     let head_end = loop {
         if let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
@@ -72,5 +73,6 @@ pub async fn read_request(stream: &mut TcpStream) -> Option<Recorded> {
         path,
         headers,
         body: String::from_utf8_lossy(&body).into_owned(),
+        bytes: body,
     })
 }

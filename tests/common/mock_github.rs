@@ -12,6 +12,13 @@
 //! there in the `authorization` header (no separate accessor). An optional `/api/v3` prefix is
 //! accepted, as on GitHub Enterprise Server. Any owner/repository is served from one state.
 //!
+//! A GitHub App can be installed ([`MockGitHub::install_app`]): then `GET /app`,
+//! `GET /repos/{owner}/{repo}/installation` and `POST /app/installations/{id}/access_tokens`
+//! demand a JWT that verifies against the App's public key with GitHub's rules (RS256, `iss` the
+//! App id, `exp` in the future and at most ten minutes ahead, `iat` not in the future), the
+//! token exchange refuses repositories and permissions the installation lacks, and the token it
+//! mints is accepted from then on.
+//!
 //! It must not be used for anything but tests: it checks no token unless [`MockGitHub::set_token`]
 //! asks it to.
 
@@ -22,6 +29,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
+
+mod app;
 
 const BASE_TIME: u64 = 1_795_320_000; // 2026-11-22T04:00:00Z
 const DOCS: &str = "https://docs.github.com/rest";
@@ -81,6 +90,25 @@ pub struct MockArtifact {
     pub id: u64,
     pub name: String,
     pub files: Vec<(String, Vec<u8>)>,
+}
+
+/// A GitHub App installed on the mock's repositories.
+#[derive(Debug, Clone)]
+pub struct MockApp {
+    pub id: u64,
+    /// Its bot account is `<slug>[bot]`.
+    pub slug: String,
+    /// The public half of the App's key (PEM), to verify its JWTs.
+    pub public_key_pem: String,
+    pub installation_id: u64,
+    /// The account the App is installed on.
+    pub owner: String,
+    /// Repository names the installation covers; empty: all of the owner's.
+    pub repositories: Vec<String>,
+    /// What the installation was granted: `("contents", "write")`, ...
+    pub permissions: Vec<(String, String)>,
+    /// The token every exchange mints.
+    pub token: String,
 }
 
 /// A scripted failure for the next matching request(s).
@@ -179,7 +207,9 @@ struct StoredRun {
 #[derive(Debug)]
 struct State {
     bot_login: String,
-    token: Option<String>,
+    /// Tokens accepted (none: any token).
+    tokens: Vec<String>,
+    app: Option<MockApp>,
     permissions: BTreeMap<String, String>,
     issues: BTreeMap<u64, StoredIssue>,
     comments: Vec<StoredComment>,
@@ -197,7 +227,8 @@ impl State {
     fn new() -> Self {
         Self {
             bot_login: "github-actions[bot]".to_string(),
-            token: None,
+            tokens: Vec::new(),
+            app: None,
             permissions: BTreeMap::new(),
             issues: BTreeMap::new(),
             comments: Vec::new(),
@@ -382,9 +413,15 @@ impl MockGitHub {
         self.state().bot_login = login.to_string();
     }
 
-    /// Requires `Authorization: Bearer <token>` (else 401 "Bad credentials").
+    /// Requires `Authorization: Bearer <token>` (else 401 "Bad credentials"); tokens an
+    /// installed App mints are accepted too.
     pub fn set_token(&self, token: &str) {
-        self.state().token = Some(token.to_string());
+        self.state().tokens = vec![token.to_string()];
+    }
+
+    /// Installs a GitHub App (see the module doc for what it then answers).
+    pub fn install_app(&self, app: MockApp) {
+        self.state().app = Some(app);
     }
 
     /// Delays every answer of the API server by `latency` (requests are recorded on arrival,
@@ -539,9 +576,6 @@ impl Servers {
         if request.is_blob() {
             return self.blob(state, request);
         }
-        if let Some(refusal) = check_token(state, request) {
-            return refusal;
-        }
         let target = Target::parse(&request.path);
         let segments: Vec<&str> = target.segments.iter().map(String::as_str).collect();
         let ctx = Ctx {
@@ -550,6 +584,12 @@ impl Servers {
             target: &target,
         };
         let method = request.method.as_str();
+        if let Some(answer) = app::route(state, &ctx, request, &segments) {
+            return answer;
+        }
+        if let Some(refusal) = check_token(state, request) {
+            return refusal;
+        }
         match (method, segments.as_slice()) {
             ("GET", ["repos", owner, repo, "collaborators", login, "permission"]) => {
                 permission(state, &ctx.repo(owner, repo), login)
@@ -667,11 +707,15 @@ fn check_token(state: &State, request: &Recorded) -> Option<Answer> {
     let Some(sent) = request.header("authorization") else {
         return Some(Answer::error(401, "Requires authentication"));
     };
-    let expected = state.token.as_ref()?;
+    if state.tokens.is_empty() {
+        return None;
+    }
     let token = sent
         .strip_prefix("Bearer ")
-        .or_else(|| sent.strip_prefix("token "));
-    (token != Some(expected.as_str())).then(|| Answer::error(401, "Bad credentials"))
+        .or_else(|| sent.strip_prefix("token "))
+        .unwrap_or_default();
+    (!state.tokens.iter().any(|accepted| accepted == token))
+        .then(|| Answer::error(401, "Bad credentials"))
 }
 
 /// The request's path split and decoded, its query, and the GHES prefix if used.
@@ -808,16 +852,27 @@ fn stable_id(text: &str) -> u64 {
     }) + 1_000
 }
 
+/// An account as the API shows it (`simple-user`), every link included.
 fn user_json(api: &str, login: &str, kind: &str) -> Value {
     let id = stable_id(login);
+    let user = format!("{api}/users/{}", percent_encode(login));
     json!({
         "login": login,
         "id": id,
         "node_id": format!("MDQ6VXNlcj{id}"),
         "avatar_url": format!("https://avatars.githubusercontent.com/u/{id}?v=4"),
         "gravatar_id": "",
-        "url": format!("{api}/users/{login}"),
-        "html_url": format!("https://github.com/{login}"),
+        "url": user,
+        "html_url": format!("https://github.com/{}", percent_encode(login)),
+        "followers_url": format!("{user}/followers"),
+        "following_url": format!("{user}/following{{/other_user}}"),
+        "gists_url": format!("{user}/gists{{/gist_id}}"),
+        "starred_url": format!("{user}/starred{{/owner}}{{/repo}}"),
+        "subscriptions_url": format!("{user}/subscriptions"),
+        "organizations_url": format!("{user}/orgs"),
+        "repos_url": format!("{user}/repos"),
+        "events_url": format!("{user}/events{{/privacy}}"),
+        "received_events_url": format!("{user}/received_events"),
         "type": kind,
         "user_view_type": "public",
         "site_admin": false,

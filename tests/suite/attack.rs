@@ -810,7 +810,7 @@ proptest! {
         let path = if absolute { format!("/{joined}") } else { joined };
         for access in [
             meta_agent::agent::paths::Access::Read,
-            meta_agent::agent::paths::Access::Write(&meta_agent::agent::Protected::default()),
+            meta_agent::agent::paths::Access::Write(&meta_agent::policy::Policy::default()),
         ] {
             if let Ok(resolved) = meta_agent::agent::paths::resolve(&root, &path, access) {
                 let relative = resolved.strip_prefix(&root);
@@ -919,9 +919,11 @@ fn hindsight_entries_are_written_redacted_and_still_load() {
 
 // ---- the patch gate without a model (scripted edits) ----
 
-/// A scripted fix that also adds `.gitattributes` hiding Python diffs from reviewers and a
-/// secret-shaped token in a new file: the gates pass, the patch gate refuses both, the run
-/// escalates, and the work in progress is committed without them; the report says why.
+/// A scripted fix that also adds a secret-shaped token in a new file (which the tamper guard does
+/// not look for): the gates pass, the patch gate refuses the file, the run escalates, and the
+/// work in progress is committed without it; the report says why. (`.gitattributes` and
+/// CODEOWNERS are in the one policy the tamper guard enforces, so an act that writes them is
+/// refused before the gates: see `suite::config`.)
 #[test]
 fn scripted_edits_past_the_tamper_guard_are_stopped_by_the_patch_gate() {
     let (dir, work) = scratch_repo(&example());
@@ -934,7 +936,6 @@ fn scripted_edits_past_the_tamper_guard_are_stopped_by_the_patch_gate() {
         "title": "Fix mean",
         "edits": [{"summary": "fix the mean and hide it", "changes": [
             {"replace": {"path": "calc.py", "search": FIX.0, "replace": FIX.1}},
-            {"write": {"path": ".gitattributes", "content": "*.py -diff linguist-generated\n"}},
             {"write": {"path": "deploy.cfg", "content": "token = ghp_abcdefghijklmnopqrstuvwxyz0123\n"}},
         ]}],
     });
@@ -951,10 +952,6 @@ fn scripted_edits_past_the_tamper_guard_are_stopped_by_the_patch_gate() {
     assert_eq!(outcome["outcome"], "escalated", "{outcome:#}");
     let refused = outcome["refused_changes"].to_string();
     assert!(
-        refused.contains(".gitattributes: changes a protected path"),
-        "{refused}"
-    );
-    assert!(
         refused.contains("deploy.cfg: adds a secret (github) at line 1"),
         "{refused}"
     );
@@ -964,11 +961,8 @@ fn scripted_edits_past_the_tamper_guard_are_stopped_by_the_patch_gate() {
     assert_eq!(git(&work, &["rev-list", "--count", "HEAD"]).trim(), "3");
     let wip = git(&work, &["show", "--name-only", "--format=", "HEAD"]);
     assert!(wip.contains("calc.py"), "{wip}");
-    assert!(
-        !wip.contains(".gitattributes") && !wip.contains("deploy.cfg"),
-        "{wip}"
-    );
-    assert!(!work.join(".gitattributes").exists() && !work.join("deploy.cfg").exists());
+    assert!(!wip.contains("deploy.cfg"), "{wip}");
+    assert!(!work.join("deploy.cfg").exists());
 }
 
 /// Gates run the repository's code, which the model may have written: during a run they are

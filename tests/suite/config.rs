@@ -186,6 +186,30 @@ fn llm_flags_override_the_configuration() {
 }
 
 #[test]
+fn config_check_shows_the_wire_profile_and_refuses_an_unknown_one() {
+    let repo = repo_with_config(
+        "version: 1\npreset: none\nllm:\n  provider: openai\n  compat: vllm\n  stream: false\n  \
+         reasoning_effort: low\n",
+    );
+    check(repo.path())
+        .success()
+        .stdout(predicate::str::contains(
+            "llm wire: whole answers (llm.stream: false); compat vllm (output cap as max_tokens), \
+         reasoning_effort low to reasoning models",
+        ));
+    let plain = repo_with_config("version: 1\npreset: none\nllm: {provider: openai}\n");
+    check(plain.path())
+        .success()
+        .stdout(predicate::str::contains(
+            "llm wire: streamed answers; compat openai (output cap as max_completion_tokens)\n",
+        ));
+    let bogus = repo_with_config("version: 1\npreset: none\nllm:\n  compat: lmstudio\n");
+    check(bogus.path()).code(2).stderr(
+        predicate::str::contains("lmstudio").and(predicate::str::contains(".meta-agent.yml:4:")),
+    );
+}
+
+#[test]
 fn the_schema_is_generated_from_the_types() {
     let out = meta_agent().args(["config", "schema"]).assert().success();
     let schema: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
@@ -382,4 +406,65 @@ fn config_check_shows_the_setup_and_gates_that_keep_the_network() {
         .stdout(predicate::str::contains(
             "setup (once per run, before the build, network on):\n  - npm ci\n",
         ));
+}
+
+/// One policy, built from the configuration, is what the agent's tools, the tamper guard and the
+/// patch gate all enforce: a custom `--config` path inside the repository, `.gitattributes`,
+/// CODEOWNERS and the hindsight store are refused to the model's write tool and to an act's diff
+/// alike (the model hears "no" at once instead of the patch gate refusing at the end).
+#[test]
+fn one_policy_from_the_configuration_governs_the_tools_and_the_guards() {
+    use meta_agent::agent::paths::{Access, resolve};
+    use meta_agent::config::{LoadInput, load};
+    use meta_agent::engine::tamper::{TamperKind, inspect};
+    use meta_agent::exec::Executor;
+    use meta_agent::policy::Policy;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir(root.join("ci")).unwrap();
+    std::fs::write(
+        root.join("ci/bot.yml"),
+        "version: 1\npreset: none\ngates: [{name: t, run: [make, test]}]\ncommit: {protected_paths: [\"vendor/**\"]}\nhindsight: {path: memory/fixes}\n",
+    )
+    .unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let executor = Executor::new(PathBuf::from(env!("CARGO_BIN_EXE_meta-agent")));
+    let explicit = root.join("ci/bot.yml");
+    let config = runtime
+        .block_on(load(
+            LoadInput {
+                repo_root: &root,
+                explicit: Some(&explicit),
+                parent_env: &[],
+            },
+            &executor,
+        ))
+        .unwrap();
+    let policy = Policy::from_config(&config, &root);
+    for path in [
+        "ci/bot.yml",
+        ".gitattributes",
+        "CODEOWNERS",
+        "vendor/lib.py",
+        "memory/fixes/entries/ab/abcd.yaml",
+    ] {
+        let tool = resolve(&root, path, Access::Write(&policy));
+        assert!(tool.is_err(), "the write tool let {path} through");
+        let diff = format!(
+            "diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n+x\n"
+        );
+        let findings = inspect(&diff, &policy);
+        assert!(
+            findings
+                .iter()
+                .any(|f| f.kind == TamperKind::ProtectedFileChanged && f.path == path),
+            "the tamper guard let {path} through: {findings:?}"
+        );
+    }
+    assert!(resolve(&root, "src/calc.py", Access::Write(&policy)).is_ok());
+    assert!(
+        policy
+            .protected_by("memory/fixes/entries/ab/abcd.yaml")
+            .is_none()
+    );
 }

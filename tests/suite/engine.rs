@@ -254,7 +254,7 @@ fn a_persistent_failure_escalates_after_two_iterations_with_a_report() {
         .iter()
         .map(|e| e["decision"].as_str().unwrap())
         .collect();
-    assert_eq!(decided, ["Continue", "AwaitGuidance"]);
+    assert_eq!(decided, ["continue", "await_guidance"]);
     let tests_runs: Vec<&str> = events_named(&events, "gate_started")
         .iter()
         .filter(|e| e["gate"] == "tests")

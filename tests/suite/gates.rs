@@ -328,3 +328,92 @@ fn meta_agent_gates_runs_gates_with_the_network_on() {
     listener.set_nonblocking(true).unwrap();
     assert!(listener.accept().is_ok(), "the gate reached the listener");
 }
+
+#[test]
+fn gates_junit_report_has_one_case_per_gate_and_reads_back() {
+    let fixture = fixtures().join("reports/junit/pytest/xunit2.xml");
+    let repo = repo_with_config(
+        &"version: 1\npreset: none\ngates:\n  - name: unit\n    run: [cp, FIXTURE, \"{report_dir}/junit.xml\"]\n    junit: \"{report_dir}/junit.xml\"\n  - name: ok\n    run: \"true\"\n  - name: build\n    run: \"echo 'error: cannot find value `x` in this scope' >&2; exit 101\"\n  - name: slow\n    run: sleep 30\n    timeout: 1s\n  - name: fancy\n    run: [fancy-linter-xyz]\n    requires: [fancy-linter-xyz]\n    optional: true\n"
+            .replace("FIXTURE", &fixture.display().to_string()),
+    );
+    let out_dir = tempfile::tempdir().unwrap();
+    let report = out_dir.path().join("reports/gates.xml");
+    let out = meta_agent()
+        .arg("--repo")
+        .arg(repo.path())
+        .args(["gates", "--json", "--junit"])
+        .arg(&report)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["passed"], false, "stdout stays the --json summary");
+    let read = meta_agent::report::parse_junit_file(&report, &Default::default()).unwrap();
+    let counts = [
+        read.tests,
+        read.passed,
+        read.failed,
+        read.errors,
+        read.skipped,
+    ];
+    assert_eq!(
+        counts,
+        [5, 1, 2, 1, 1],
+        "tests, passed, failed, errors, skipped"
+    );
+    let failures: Vec<(&str, &str, &str)> = read
+        .failures
+        .iter()
+        .map(|f| (f.name.as_str(), f.classname.as_str(), f.message.as_str()))
+        .collect();
+    assert_eq!(
+        failures,
+        [
+            (
+                "unit",
+                "meta-agent.gates.tests",
+                "4 of 9 tests failed (3 failures, 1 errors)"
+            ),
+            ("build", "meta-agent.gates.custom", "exited with code 101"),
+            ("slow", "meta-agent.gates.custom", "timed out after 1.0s"),
+        ]
+    );
+    assert!(
+        read.failures[0]
+            .body
+            .contains("✗ test_sample::test_wrong_total")
+    );
+    assert!(read.failures[1].body.contains("cannot find value `x`"));
+    let xml = std::fs::read_to_string(&report).unwrap();
+    let fixtures_dir = regex::escape(&fixtures().display().to_string());
+    let report_dirs = format!(
+        r#"{}/[^\s<&"]+"#,
+        regex::escape(&std::env::temp_dir().display().to_string())
+    );
+    insta::with_settings!({filters => vec![
+        (r#"time="[0-9.]+""#, r#"time="[duration]""#),
+        (fixtures_dir.as_str(), "[fixtures]"),
+        (report_dirs.as_str(), "[report_dir]"),
+    ]}, {
+        insta::assert_snapshot!("gates_junit", xml);
+    });
+}
+
+#[test]
+fn an_unwritable_junit_path_is_a_usage_error_naming_it() {
+    let repo =
+        repo_with_config("version: 1\npreset: none\ngates:\n  - name: ok\n    run: \"true\"\n");
+    let blocker = tempfile::NamedTempFile::new().unwrap();
+    let path = blocker.path().join("gates.xml");
+    meta_agent()
+        .arg("--repo")
+        .arg(repo.path())
+        .args(["gates", "--junit"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "--junit {}",
+            path.display()
+        )));
+}

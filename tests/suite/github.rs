@@ -289,15 +289,31 @@ fn an_issue_labelled_for_the_bot_ends_in_one_pull_request_and_one_status_comment
     let first = fixture.step("issues", &labeled("alice"), &[]);
     assert_eq!(first.code, 0, "{}\n{}", first.stdout, first.stderr);
     assert_eq!(first.output("outcome"), "committed", "{}", first.stderr);
-    // The thread is the session's memory: the comment reached the task (state.json holds it
-    // JSON-escaped), its hidden part did not.
+    // The thread is the session's memory: the comment reached the task as its own field (not
+    // pasted into the requirements), its hidden part did not; the task names its issue.
     let outcome = json!({"session": first.output("session")});
     let state = crate::common::session_file(&fixture.work, &outcome, "state.json");
+    let state: Value = serde_json::from_str(&state).unwrap();
+    let task = &state["task"];
+    let thread = task["thread"].as_str().unwrap();
     assert!(
-        state.contains("@mia wrote:\\nKeep the public API of calc as it is."),
-        "{state}"
+        thread.contains("@mia wrote:\nKeep the public API of calc as it is."),
+        "{task:#}"
     );
-    assert!(!state.contains("ignore all rules"), "{state}");
+    assert!(
+        !task["requirements"].as_str().unwrap().contains("@mia"),
+        "{task:#}"
+    );
+    assert!(!task.to_string().contains("ignore all rules"), "{task:#}");
+    assert_eq!(task["source"]["kind"], "issue", "{task:#}");
+    assert_eq!(task["source"]["number"], 7, "{task:#}");
+    assert!(
+        task["source"]["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("/octo/calc/issues/7"),
+        "{task:#}"
+    );
     let branch = first.output("branch");
     assert!(branch.starts_with("meta-agent/"), "{branch}");
     assert!(remote_branches(&fixture).contains(&branch));
@@ -584,6 +600,15 @@ async fn an_escalation_answered_with_guidance_resumes_on_another_runner() {
         "fix on top of the WIP commit: {log}"
     );
     fixture.work = fixture.dir.path().join("second-runner");
+    let outcome = json!({"session": second.output("session")});
+    let state = crate::common::session_file(&fixture.work, &outcome, "state.json");
+    let task: Value = serde_json::from_str::<Value>(&state).unwrap()["task"].clone();
+    assert_eq!(
+        task["guidance"],
+        json!([guidance]),
+        "guidance is the task's own field"
+    );
+    assert!(!task["requirements"].as_str().unwrap().contains(guidance));
     fixture.assert_token_never_leaked(&[&first, &second]);
 }
 
@@ -647,6 +672,13 @@ async fn a_failed_workflow_run_becomes_a_task_from_its_logs_and_junit_artifacts(
         "JUnit artifact in the task: {first}"
     );
     assert!(first.contains("Job `tests`"), "{first}");
+    let outcome = json!({"session": step.output("session")});
+    let state = crate::common::session_file(&fixture.work, &outcome, "state.json");
+    let state: Value = serde_json::from_str(&state).unwrap();
+    let source = &state["task"]["source"];
+    assert_eq!(source["kind"], "workflow_run", "{source}");
+    assert_eq!(source["id"], 777, "{source}");
+    assert_eq!(source["workflow"], "CI", "{source}");
     assert!(!first.contains("Job `lint`"), "only failed jobs: {first}");
     assert_eq!(fixture.github.pulls().len(), 1);
     assert!(
@@ -658,14 +690,10 @@ async fn a_failed_workflow_run_becomes_a_task_from_its_logs_and_junit_artifacts(
 /// Every real payload GitHub documents parses; each is classified as its content says.
 #[test]
 fn the_real_github_payloads_conform() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/github-payloads");
-    if !dir.is_dir() {
-        eprintln!(
-            "SKIPPED: {} is absent (CI has it beside the checkout)",
-            dir.display()
-        );
+    let Some(dir) = crate::common::shared("github-payloads") else {
+        eprintln!("SKIPPED: no shared/github-payloads beside the checkout or its ancestors");
         return;
-    }
+    };
     let settings = TriggerSettings {
         phrase: "/agent".into(),
         label: "meta-agent".into(),
@@ -917,4 +945,122 @@ fn a_dry_run_writes_nothing_to_github_or_the_remote() {
         "nothing pushed"
     );
     assert_eq!(remote_branches(&fixture), vec!["main".to_owned()]);
+}
+
+/// Acting as a GitHub App: the workflow's token (refused by the mock) is never used; the bot
+/// mints a token for this repository and the issue trigger's permissions, pushes and writes
+/// with it as the App's bot, finds its own status comment again on a re-run, ignores its own
+/// commands, and the private key appears in no request, output or log.
+#[test]
+fn as_a_github_app_the_bot_writes_with_a_scoped_installation_token() {
+    const APP_BOT: &str = "meta-agent-ci[bot]";
+    const WORKFLOW_TOKEN: &str = "ghs_WorkflowTokenTheAppMustNotUse012345";
+    let fixture = Fixture::new(&examples("broken-calc"), |_| {});
+    let fixtures = crate::common::fixtures().join("github-app");
+    let key = std::fs::read_to_string(fixtures.join("test-only-private-key.pem")).unwrap();
+    fixture.github.set_bot_login(APP_BOT);
+    fixture
+        .github
+        .install_app(crate::common::mock_github::MockApp {
+            id: 4242,
+            slug: "meta-agent-ci".into(),
+            public_key_pem: std::fs::read_to_string(fixtures.join("test-only-public-key.pem"))
+                .unwrap(),
+            installation_id: 77,
+            owner: "octo".into(),
+            repositories: vec!["calc".into()],
+            permissions: [
+                ("contents", "write"),
+                ("issues", "write"),
+                ("pull_requests", "write"),
+                ("metadata", "read"),
+            ]
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect(),
+            // The smart-HTTP remote accepts only this token: the push must carry the App's.
+            token: TOKEN.into(),
+        });
+    let env = [
+        ("GITHUB_TOKEN", WORKFLOW_TOKEN),
+        ("META_AGENT_APP_ID", "4242"),
+        ("META_AGENT_APP_PRIVATE_KEY", key.as_str()),
+    ];
+    let first = fixture.step("issues", &labeled("alice"), &env);
+    assert_eq!(first.code, 0, "{}\n{}", first.stdout, first.stderr);
+    assert_eq!(first.output("outcome"), "committed", "{}", first.stderr);
+
+    let requests = fixture.github.requests();
+    let exchange = requests
+        .iter()
+        .find(|r| r.path == "/app/installations/77/access_tokens")
+        .expect("the token exchange");
+    assert_eq!(
+        exchange.json(),
+        json!({"repositories": ["calc"],
+               "permissions": {"contents": "write", "issues": "write",
+                               "metadata": "read", "pull_requests": "write"}})
+    );
+    let writes: Vec<_> = requests
+        .iter()
+        .filter(|r| r.method != "GET" && !r.path.starts_with("/app/"))
+        .collect();
+    assert!(!writes.is_empty());
+    for write in &writes {
+        assert_eq!(
+            write.header("authorization"),
+            Some(format!("Bearer {TOKEN}").as_str()),
+            "{}",
+            write.path
+        );
+    }
+    let pushes = fixture
+        .git
+        .requests()
+        .into_iter()
+        .filter(|r| r.target.contains("git-receive-pack"))
+        .count();
+    assert!(pushes > 0, "pushed with the App's token");
+    let app_comments = |fixture: &Fixture| -> Vec<_> {
+        fixture
+            .github
+            .comments(7)
+            .into_iter()
+            .filter(|c| c.author == APP_BOT)
+            .collect()
+    };
+    assert_eq!(app_comments(&fixture).len(), 1);
+    assert_eq!(fixture.github.pulls().len(), 1);
+
+    // A re-run finds the App's own status comment (its login is the App's bot, not the default).
+    let second = fixture.step("issues", &labeled("alice"), &env);
+    assert_eq!(second.output("outcome"), "committed", "{}", second.stderr);
+    assert_eq!(app_comments(&fixture).len(), 1);
+    assert_eq!(fixture.github.pulls().len(), 1);
+    // The App's own comment is never a trigger.
+    let own = comment_event(&fixture, APP_BOT, "/agent fix");
+    let third = fixture.step("issue_comment", &own, &env);
+    assert_eq!(third.output("outcome"), "ignored", "{}", third.stderr);
+
+    let key_body = key.lines().nth(5).expect("a line of the key");
+    for request in fixture.github.requests() {
+        let headers: String = request
+            .headers
+            .iter()
+            .map(|(k, v)| format!("{k}:{v}\n"))
+            .collect();
+        assert!(!request.body.contains(key_body) && !headers.contains(key_body));
+        assert_ne!(
+            request.header("authorization"),
+            Some(format!("Bearer {WORKFLOW_TOKEN}").as_str()),
+            "{}",
+            request.path
+        );
+    }
+    for step in [&first, &second, &third] {
+        for text in [&step.stdout, &step.stderr, &step.outputs, &step.summary] {
+            assert!(!text.contains(key_body), "the key in the step's output");
+        }
+    }
+    fixture.assert_token_never_leaked(&[&first, &second, &third]);
 }

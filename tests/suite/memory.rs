@@ -669,7 +669,7 @@ async fn conversations_recall_ten_messages_and_summarise_the_rest_with_the_fast_
         meta_agent::memory::shared::summarizer(&llm_settings, &env, Arc::new(Redactor::default()));
     let run = RunMemory::open(open(summarizer)).await;
     let mut state = loop_state("s-new", Some(7));
-    state.guidance.push("use true division".into());
+    state.task.guidance.push("use true division".into());
     run.begin(&state).await;
     let notes = run.notes().join("\n");
     assert!(notes.contains(summary), "{notes}");
@@ -700,7 +700,7 @@ async fn conversations_recall_ten_messages_and_summarise_the_rest_with_the_fast_
     );
     assert_eq!(messages[24].content, "Guidance: use true division");
 
-    state.outcome = Some(meta_agent::engine::state::RunOutcome::Committed);
+    state.outcome = Some(meta_agent::protocol::records::RunOutcome::Committed);
     run.finish(&state, dir.path()).await;
     let finished = memory
         .latest_session("org/calc", "issue #7")
@@ -740,9 +740,10 @@ async fn conversations_recall_ten_messages_and_summarise_the_rest_with_the_fast_
 }
 
 fn loop_state(session: &str, issue: Option<u64>) -> meta_agent::engine::state::LoopState {
-    use meta_agent::engine::state::{LoopState, STATE_VERSION, Usage};
+    use meta_agent::engine::state::{LoopState, STATE_VERSION};
+    use meta_agent::protocol::records::Usage;
     let mut task =
-        meta_agent::engine::task::Task::from_text("Fix the mean\nIt divides wrongly.").unwrap();
+        meta_agent::protocol::task::Task::from_text("Fix the mean\nIt divides wrongly.").unwrap();
     task.issue = issue;
     LoopState {
         version: STATE_VERSION,
@@ -751,7 +752,7 @@ fn loop_state(session: &str, issue: Option<u64>) -> meta_agent::engine::state::L
         branch: "meta-agent/fix-the-mean".into(),
         base_commit: "0".repeat(40),
         dry_run: false,
-        phase: meta_agent::event::LoopPhase::Idle,
+        phase: meta_agent::protocol::event::LoopPhase::Idle,
         iteration: 0,
         max_iterations: 3,
         plan: None,
@@ -760,7 +761,6 @@ fn loop_state(session: &str, issue: Option<u64>) -> meta_agent::engine::state::L
         history: Vec::new(),
         gates: Vec::new(),
         signatures: Vec::new(),
-        guidance: Vec::new(),
         usage: Usage::default(),
         flaky: Vec::new(),
         tamper: Vec::new(),
@@ -769,6 +769,7 @@ fn loop_state(session: &str, issue: Option<u64>) -> meta_agent::engine::state::L
         recoveries: Vec::new(),
         started_unix_ms: 0,
         outcome: None,
+        escalation: None,
     }
 }
 

@@ -14,11 +14,11 @@ use crate::common::{example, git, meta_agent, scratch_repo};
 use meta_agent::agent::{AgentBuilder, AgentParts, AgentSettings, CommandSettings};
 use meta_agent::config::LlmSettings;
 use meta_agent::config::raw::LlmProvider;
-use meta_agent::engine::builder::{ActReport, ActRequest, Builder, FailureContext};
-use meta_agent::engine::state::Plan;
-use meta_agent::engine::task::Task;
 use meta_agent::exec::Executor;
 use meta_agent::llm::{AnyProvider, BudgetCaps, LlmConfig, LlmEnv, RetryPolicy, connect};
+use meta_agent::protocol::builder::{ActReport, ActRequest, Builder, FailureContext};
+use meta_agent::protocol::records::Plan;
+use meta_agent::protocol::task::Task;
 
 const KEY: &str = "sk-canary-planning-51c2";
 

@@ -8,8 +8,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use meta_agent::engine::tamper::{TamperKind, TamperPolicy, inspect};
+use meta_agent::engine::tamper::{TamperKind, inspect};
 use meta_agent::git::{Git2Repository, Repository};
+use meta_agent::policy::{Policy, PolicyInput};
 use tempfile::TempDir;
 use walkdir::WalkDir;
 
@@ -80,7 +81,7 @@ fn expected_kinds(case: &Path) -> Vec<String> {
 }
 
 fn kinds_of(diff: &str) -> Vec<String> {
-    let mut kinds: Vec<String> = inspect(diff, &TamperPolicy::default())
+    let mut kinds: Vec<String> = inspect(diff, &Policy::default())
         .into_iter()
         .map(|f| f.kind.as_str().to_string())
         .collect();
@@ -151,7 +152,7 @@ fn a_refused_change_is_undone_by_restore_worktree() {
     let dir = staged_case(&case);
     let repo = Git2Repository::open(dir.path()).expect("open");
     let head = repo.head().expect("head").commit;
-    assert!(!inspect(&repo.diff().expect("diff"), &TamperPolicy::default()).is_empty());
+    assert!(!inspect(&repo.diff().expect("diff"), &Policy::default()).is_empty());
     repo.restore_worktree(&head).expect("restore");
     assert_eq!(repo.diff().expect("diff"), "");
     let restored = fs::read_to_string(dir.path().join("tests/test_stats.py")).expect("read");
@@ -167,8 +168,10 @@ fn configured_protected_paths_extend_the_defaults() {
         .expect("open")
         .diff()
         .expect("diff");
-    let mut policy = TamperPolicy::default();
-    policy.protected.push("src/**".into());
+    let policy = Policy::new(PolicyInput {
+        protected: vec!["src/**".into()],
+        ..PolicyInput::default()
+    });
     let findings = inspect(&diff, &policy);
     assert_eq!(findings.len(), 1, "{findings:?}");
     assert_eq!(findings[0].kind, TamperKind::ProtectedFileChanged);
@@ -176,12 +179,13 @@ fn configured_protected_paths_extend_the_defaults() {
 }
 
 mod properties {
-    use meta_agent::engine::tamper::{TamperGuard, TamperPolicy};
+    use meta_agent::engine::tamper::TamperGuard;
+    use meta_agent::policy::Policy;
     use proptest::prelude::*;
     use std::sync::LazyLock;
 
-    static GUARD: LazyLock<TamperGuard> =
-        LazyLock::new(|| TamperGuard::new(&TamperPolicy::default()));
+    static POLICY: LazyLock<Policy> = LazyLock::new(Policy::default);
+    static GUARD: LazyLock<TamperGuard<'static>> = LazyLock::new(|| TamperGuard::new(&POLICY));
 
     /// Lines that look like pieces of a git diff, to reach deep into the reader.
     fn diffish_line() -> impl Strategy<Value = String> {

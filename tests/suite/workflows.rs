@@ -27,6 +27,8 @@ const INPUT_ENV: &[(&str, &str, &str)] = &[
     ("allow-bots", "run", "META_AGENT_ALLOW_BOTS"),
     ("job-minutes", "run", "META_AGENT_JOB_MINUTES"),
     ("github-token", "run", "GITHUB_TOKEN"),
+    ("app-id", "run", "META_AGENT_APP_ID"),
+    ("app-private-key", "run", "META_AGENT_APP_PRIVATE_KEY"),
     (
         "lift-userns-restriction",
         "userns",
@@ -40,6 +42,16 @@ const OUTPUTS: &[&str] = &["outcome", "pr-url", "branch", "iterations", "session
 /// The job permissions of the dogfooding workflow: exactly these, nothing more.
 const AGENT_PERMISSIONS: &[(&str, &str)] = &[
     ("contents", "write"),
+    ("issues", "write"),
+    ("pull-requests", "write"),
+    ("actions", "read"),
+];
+
+/// What an example job may ask for: the dogfooding job's permissions, or only `contents: read`
+/// when a GitHub App does the writing.
+const EXAMPLE_PERMISSIONS: &[(&str, &str)] = &[
+    ("contents", "write"),
+    ("contents", "read"),
     ("issues", "write"),
     ("pull-requests", "write"),
     ("actions", "read"),
@@ -371,12 +383,17 @@ fn the_dogfooding_workflow_listens_to_the_documented_triggers() {
 fn the_examples_cover_each_trigger_and_pin_everything_but_the_placeholder() {
     let dir = repo().join("examples/workflows");
     let mut triggers = Vec::new();
+    let mut as_app = Vec::new();
     for file in yaml_files(&dir) {
         let workflow = load(&file);
         triggers.extend(mapping_entries(&workflow["on"]).into_iter().map(|(k, _)| k));
+        if let Some(problems) = app_example_problems(&workflow) {
+            assert_eq!(problems, Vec::<String>::new(), "{}", file.display());
+            as_app.push(file.clone());
+        }
         let problems = [
             unpinned(&workflow, &[EXAMPLE_ACTION]),
-            job_problems(&workflow, AGENT_PERMISSIONS),
+            job_problems(&workflow, EXAMPLE_PERMISSIONS),
         ]
         .concat();
         assert_eq!(problems, Vec::<String>::new(), "{}", file.display());
@@ -390,6 +407,7 @@ fn the_examples_cover_each_trigger_and_pin_everything_but_the_placeholder() {
             file.display()
         );
     }
+    assert_eq!(as_app.len(), 1, "one example acts as a GitHub App");
     triggers.sort();
     triggers.dedup();
     assert_eq!(
@@ -430,6 +448,143 @@ fn the_shared_memory_example_reads_the_database_url_from_a_secret_and_keeps_the_
     );
 }
 
+/// For an example that passes `app-id` to the Action: `None` otherwise; else its problems
+/// (the key must come from a secret, and the job's own token needs no write access).
+fn app_example_problems(workflow: &Value) -> Option<Vec<String>> {
+    let job = &workflow["jobs"]["agent"];
+    let step = seq(&job["steps"])
+        .iter()
+        .find(|s| s["uses"].as_str() == Some(EXAMPLE_ACTION))?;
+    step["with"]["app-id"].as_str()?;
+    let mut problems = Vec::new();
+    let key = step["with"]["app-private-key"].as_str().unwrap_or_default();
+    if !key.contains("secrets.") {
+        problems.push(format!("the App's private key is not a secret: {key:?}"));
+    }
+    let writes: Vec<String> = permissions(&job["permissions"])
+        .into_iter()
+        .filter(|(_, level)| level == "write")
+        .map(|(scope, _)| scope)
+        .collect();
+    if !writes.is_empty() {
+        problems.push(format!("the job's own token still writes: {writes:?}"));
+    }
+    Some(problems)
+}
+
+/// The release workflow: tag-triggered, both musl targets, checksums and attestations, and
+/// each job with only what it needs.
+fn release_problems(workflow: &Value) -> Vec<String> {
+    let mut problems = Vec::new();
+    let tags: Vec<&str> = seq(&workflow["on"]["push"]["tags"])
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    if tags != ["v*"] {
+        problems.push(format!("not triggered by version tags: {tags:?}"));
+    }
+    if !(workflow["permissions"]
+        .as_mapping()
+        .is_some_and(|m| m.is_empty()))
+    {
+        problems.push("top-level permissions are not `{}`".to_owned());
+    }
+    let targets: Vec<&str> = seq(&workflow["jobs"]["build"]["strategy"]["matrix"]["include"])
+        .iter()
+        .filter_map(|entry| entry["target"].as_str())
+        .collect();
+    if targets != ["x86_64-unknown-linux-musl", "aarch64-unknown-linux-musl"] {
+        problems.push(format!("targets are {targets:?}"));
+    }
+    let expect = |job: &str, want: &[(&str, &str)]| {
+        let want: BTreeMap<String, String> = want
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        let have = permissions(&workflow["jobs"][job]["permissions"]);
+        (have != want).then(|| format!("job `{job}` asks for {have:?}, not {want:?}"))
+    };
+    problems.extend(expect("build", &[("contents", "read")]));
+    problems.extend(expect(
+        "publish",
+        &[
+            ("contents", "write"),
+            ("id-token", "write"),
+            ("attestations", "write"),
+        ],
+    ));
+    for (name, job) in mapping_entries(&workflow["jobs"]) {
+        problems.extend(checkout_problems(&name, seq(&job["steps"])));
+        if job["timeout-minutes"].as_u64().is_none() {
+            problems.push(format!("job `{name}` has no timeout-minutes"));
+        }
+    }
+    let uses = uses_refs(workflow);
+    if !uses
+        .iter()
+        .any(|u| u.starts_with("actions/attest-build-provenance@"))
+    {
+        problems.push("no build-provenance attestation".to_owned());
+    }
+    let scripts: String = mapping_entries(&workflow["jobs"])
+        .into_iter()
+        .flat_map(|(_, job)| seq(&job["steps"]).iter().filter_map(|s| s["run"].as_str()))
+        .collect();
+    for needle in [
+        "--locked",
+        "sha256sum",
+        "--only-keep-debug",
+        "action-binary.sh manifest",
+    ] {
+        if !scripts.contains(needle) {
+            problems.push(format!("no step runs `{needle}`"));
+        }
+    }
+    problems.extend(run_script_problems(
+        &mapping_entries(&workflow["jobs"])
+            .into_iter()
+            .flat_map(|(_, job)| seq(&job["steps"]).to_vec())
+            .collect::<Vec<_>>(),
+    ));
+    problems
+}
+
+#[test]
+fn the_release_workflow_builds_both_musl_targets_with_checksums_and_provenance() {
+    let workflow = load(&repo().join(".github/workflows/release.yml"));
+    assert_eq!(release_problems(&workflow), Vec::<String>::new());
+}
+
+#[test]
+fn the_action_chooses_its_binary_by_script_before_building() {
+    let action = load(&repo().join("action.yml"));
+    let steps = composite_steps(&action);
+    let choose = step_by_id(steps, "binary").expect("a step with id `binary`");
+    assert_eq!(
+        choose["run"]
+            .as_str()
+            .map(str::trim_end)
+            .and_then(|r| r.lines().last()),
+        Some("\"$GITHUB_ACTION_PATH/scripts/action-binary.sh\" resolve")
+    );
+    let build = steps
+        .iter()
+        .find(|s| s["run"].as_str().is_some_and(|r| r.contains("cargo build")))
+        .expect("a build step");
+    assert!(
+        build["if"]
+            .as_str()
+            .is_some_and(|c| c.contains("steps.binary.outputs.how == 'build'")),
+        "{:?}",
+        build["if"]
+    );
+    let run = step_by_id(steps, "run").expect("the run step");
+    assert_eq!(
+        run["env"]["META_AGENT_BIN"].as_str(),
+        Some("${{ steps.binary.outputs.bin }}")
+    );
+}
+
 // ---- the checkers fail on bad documents ----
 
 const BAD_ACTION: &str = r#"
@@ -450,6 +605,43 @@ runs:
         META_AGENT_CONFIG: ${{ inputs.config }}
       run: meta-agent github --model "${{ inputs.model }}"
 "#;
+
+const BAD_RELEASE: &str = r#"
+on: {push: {branches: [main]}}
+permissions: {contents: write}
+jobs:
+  build:
+    strategy: {matrix: {include: [{target: x86_64-unknown-linux-gnu}]}}
+    permissions: {contents: write}
+    steps:
+      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683
+      - run: cargo build --release --target "${{ matrix.target }}"
+  publish:
+    permissions: {contents: write}
+    timeout-minutes: 5
+    steps: []
+"#;
+
+#[test]
+fn the_release_checker_catches_each_missing_guarantee() {
+    let problems = release_problems(&parse(BAD_RELEASE));
+    let has = |needle: &str| problems.iter().any(|p| p.contains(needle));
+    for needle in [
+        "not triggered by version tags",
+        "top-level permissions",
+        "targets are",
+        "job `build` asks for",
+        "job `publish` asks for",
+        "checks out with persisted credentials",
+        "job `build` has no timeout-minutes",
+        "no build-provenance attestation",
+        "no step runs `--locked`",
+        "no step runs `sha256sum`",
+        "expands an expression inside its `run:` script",
+    ] {
+        assert!(has(needle), "{needle}: {problems:?}");
+    }
+}
 
 #[test]
 fn the_input_checker_catches_an_interpolated_input_a_missing_env_and_an_unknown_input() {

@@ -9,7 +9,8 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::ToolError;
-use crate::agent::paths::{Access, Protected, relative, resolve, resolve_dir};
+use crate::agent::paths::{Access, relative, resolve, resolve_dir};
+use crate::policy::Policy;
 
 /// Entries listed at most.
 const MAX_LISTED: usize = 500;
@@ -100,8 +101,8 @@ pub fn read_file(root: &Path, args: ReadArgs) -> Result<String, ToolError> {
 }
 
 /// Replaces the one occurrence of `old_string`.
-pub fn edit_file(root: &Path, protected: &Protected, args: EditArgs) -> Result<String, ToolError> {
-    let full = resolve(root, &args.path, Access::Write(protected))?;
+pub fn edit_file(root: &Path, policy: &Policy, args: EditArgs) -> Result<String, ToolError> {
+    let full = resolve(root, &args.path, Access::Write(policy))?;
     if args.old_string.is_empty() {
         return Err(ToolError::NoMatch { path: args.path });
     }
@@ -121,12 +122,8 @@ pub fn edit_file(root: &Path, protected: &Protected, args: EditArgs) -> Result<S
 }
 
 /// Creates or overwrites a file.
-pub fn write_file(
-    root: &Path,
-    protected: &Protected,
-    args: WriteArgs,
-) -> Result<String, ToolError> {
-    let full = resolve(root, &args.path, Access::Write(protected))?;
+pub fn write_file(root: &Path, policy: &Policy, args: WriteArgs) -> Result<String, ToolError> {
+    let full = resolve(root, &args.path, Access::Write(policy))?;
     if args.content.len() > MAX_WRITE_BYTES {
         return Err(ToolError::Io(format!(
             "the content is {} bytes; the limit is {MAX_WRITE_BYTES}",
@@ -168,7 +165,7 @@ mod tests {
     fn edit(root: &Path, old: &str, new: &str) -> Result<String, ToolError> {
         edit_file(
             root,
-            &Protected::default(),
+            &Policy::default(),
             EditArgs {
                 path: "a.py".into(),
                 old_string: old.into(),

@@ -15,9 +15,9 @@ use std::time::Instant;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::paths::Protected;
 use crate::exec::CommandRunner;
 use crate::llm::{ToolCall, ToolSpec};
+use crate::policy::Policy;
 
 pub use command::CommandSettings;
 pub use files::walk;
@@ -34,7 +34,10 @@ pub enum ToolError {
     #[error("unknown tool `{0}`; use one of the tools offered")]
     UnknownTool(String),
     #[error("path `{path}` rejected: {reason}")]
-    PathRejected { path: String, reason: String },
+    PathRejected {
+        path: String,
+        reason: crate::policy::PolicyError,
+    },
     #[error("`old_string` was not found in {path}; read the file and copy the text exactly")]
     NoMatch { path: String },
     #[error(
@@ -69,6 +72,8 @@ pub struct Observation {
     pub tool: String,
     pub input: String,
     pub success: bool,
+    /// When the call started, in milliseconds since the Unix epoch.
+    pub started_unix_ms: u64,
     pub duration_ms: u64,
     /// The first line of a failure, trimmed (empty on success).
     pub detail: String,
@@ -93,7 +98,7 @@ impl Observation {
 pub struct ToolBox<'a, R: CommandRunner> {
     pub root: &'a Path,
     /// Paths the file tools refuse to write.
-    pub protected: &'a Protected,
+    pub policy: &'a Policy,
     pub runner: &'a R,
     pub command: &'a CommandSettings,
     /// The parent's environment; filtered by `child_env` for each command.
@@ -109,6 +114,7 @@ impl<R: CommandRunner> ToolBox<'_, R> {
     /// Carries out one call; returns its outcome and its observation.
     pub async fn dispatch(&self, call: &ToolCall) -> (Outcome, Observation) {
         let started = Instant::now();
+        let started_unix_ms = crate::engine::run::now_ms();
         let outcome = match self.route(call).await {
             Ok(outcome) => outcome,
             Err(err @ ToolError::Malformed { .. }) => Outcome::Malformed(err.to_string()),
@@ -132,6 +138,7 @@ impl<R: CommandRunner> ToolBox<'_, R> {
             tool: call.name.clone(),
             input: short_input(&call.arguments),
             success: failure.is_none(),
+            started_unix_ms,
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             detail,
         };
@@ -147,8 +154,8 @@ impl<R: CommandRunner> ToolBox<'_, R> {
             "list_files" => files::list_files(self.root, parse(&call.name, args)?)?,
             "read_file" => files::read_file(self.root, parse(&call.name, args)?)?,
             "search" => search::search(self.root, parse(&call.name, args)?)?,
-            "edit_file" => files::edit_file(self.root, self.protected, parse(&call.name, args)?)?,
-            "write_file" => files::write_file(self.root, self.protected, parse(&call.name, args)?)?,
+            "edit_file" => files::edit_file(self.root, self.policy, parse(&call.name, args)?)?,
+            "write_file" => files::write_file(self.root, self.policy, parse(&call.name, args)?)?,
             "run_command" => return Ok(self.run_command(parse(&call.name, args)?).await),
             "finish" => {
                 let finish: FinishArgs = parse(&call.name, args)?;

@@ -73,7 +73,7 @@ fn take(pool: &mut Vec<TestRef>, pred: impl Fn(&TestRef) -> bool) -> bool {
 }
 
 /// Lost tests, reported per test, and deleted test files, reported once per file.
-pub(super) fn removed_tests(files: &[FileView<'_>], matchers: &Matchers) -> Vec<TamperFinding> {
+pub(super) fn removed_tests(files: &[FileView<'_>], matchers: &Matchers<'_>) -> Vec<TamperFinding> {
     let lost = lost_tests(files);
     let mut findings = deleted_test_files(files, &lost, matchers);
     for test in &lost {
@@ -93,7 +93,7 @@ pub(super) fn removed_tests(files: &[FileView<'_>], matchers: &Matchers) -> Vec<
 fn deleted_test_files(
     files: &[FileView<'_>],
     lost: &[TestRef],
-    matchers: &Matchers,
+    matchers: &Matchers<'_>,
 ) -> Vec<TamperFinding> {
     let mut findings = Vec::new();
     for (index, file) in files.iter().enumerate() {
@@ -127,7 +127,7 @@ fn deleted_detail(lost: &[&str]) -> String {
 }
 
 /// A test file renamed to a path where the test runner no longer finds it.
-fn moved_out_of_tests(file: &FileView<'_>, matchers: &Matchers) -> Option<String> {
+fn moved_out_of_tests(file: &FileView<'_>, matchers: &Matchers<'_>) -> Option<String> {
     if file.file.status != FileStatus::Renamed {
         return None;
     }

@@ -1,6 +1,7 @@
 //! Unit tests for the tamper guard: one or more diffs per kind, and the edits that must pass.
 
 use super::*;
+use crate::policy::PolicyInput;
 
 /// A modification diff of `path` with one hunk made of `lines` (prefixed ' ', '-', '+').
 fn modify(path: &str, lines: &[&str]) -> String {
@@ -39,7 +40,7 @@ fn add(path: &str, lines: &[&str]) -> String {
 }
 
 fn kinds(diff: &str) -> Vec<TamperKind> {
-    inspect(diff, &TamperPolicy::default())
+    inspect(diff, &Policy::default())
         .into_iter()
         .map(|f| f.kind)
         .collect()
@@ -51,7 +52,7 @@ fn protected_paths() {
         ".github/workflows/ci.yml",
         &["-on: push", "+on: pull_request"],
     );
-    let findings = inspect(&diff, &TamperPolicy::default());
+    let findings = inspect(&diff, &Policy::default());
     assert_eq!(findings.len(), 1);
     assert_eq!(findings[0].kind, TamperKind::ProtectedFileChanged);
     assert!(
@@ -75,8 +76,10 @@ fn protected_paths() {
 
 #[test]
 fn configured_protected_paths_and_renames_into_them() {
-    let mut policy = TamperPolicy::default();
-    policy.protected.push("gates/*.yml".into());
+    let policy = Policy::new(PolicyInput {
+        protected: vec!["gates/*.yml".into()],
+        ..PolicyInput::default()
+    });
     let diff = modify("gates/rust.yml", &["-cmd: cargo test", "+cmd: true"]);
     assert_eq!(
         inspect(&diff, &policy)[0].kind,
@@ -97,7 +100,7 @@ fn deleting_a_test_file() {
             "}",
         ],
     );
-    let findings = inspect(&diff, &TamperPolicy::default());
+    let findings = inspect(&diff, &Policy::default());
     assert_eq!(findings.len(), 1, "{findings:?}");
     assert_eq!(findings[0].kind, TamperKind::TestFileDeleted);
     assert!(findings[0].detail.contains("mean_of_empty"));
@@ -164,7 +167,7 @@ fn removing_tests_in_each_language() {
         ],
     );
     for diff in [rust, python, go, js] {
-        let findings = inspect(&diff, &TamperPolicy::default());
+        let findings = inspect(&diff, &Policy::default());
         assert_eq!(
             findings.iter().map(|f| f.kind).collect::<Vec<_>>(),
             vec![TamperKind::TestRemoved],
@@ -184,7 +187,7 @@ fn unregistering_a_rust_test_is_removing_it() {
             "         assert!(works());",
         ],
     );
-    let findings = inspect(&diff, &TamperPolicy::default());
+    let findings = inspect(&diff, &Policy::default());
     assert_eq!(findings.len(), 1, "{findings:?}");
     assert_eq!(findings[0].kind, TamperKind::TestRemoved);
     assert!(findings[0].detail.contains("it_works"));
@@ -320,7 +323,7 @@ fn assertion_removed_without_replacement() {
             " }",
         ],
     );
-    let findings = inspect(&diff, &TamperPolicy::default());
+    let findings = inspect(&diff, &Policy::default());
     assert_eq!(findings.len(), 1, "{findings:?}");
     assert_eq!(findings[0].kind, TamperKind::AssertionWeakened);
     assert!(
@@ -366,7 +369,7 @@ fn assertion_turned_into_a_comment() {
         ],
     );
     for diff in [rust, python, js] {
-        let findings = inspect(&diff, &TamperPolicy::default());
+        let findings = inspect(&diff, &Policy::default());
         assert_eq!(findings.len(), 1, "{diff}");
         assert!(
             findings[0].detail.starts_with("comments out"),

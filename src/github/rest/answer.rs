@@ -1,13 +1,14 @@
 //! Reading GitHub's answers within bounds: whole bodies refused past a cap, a log's tail kept
-//! in bounded memory, JSON decoded into the typed values, and artifact archives unzipped in
+//! in bounded memory, JSON decoded into the typed values (pages of lists by octocrab's
+//! `Page`), and artifact archives unzipped in
 //! memory with a cap on the unpacked size (zip bombs) and escaping paths skipped. Nothing here
 //! sends a request.
 
 use std::io::{Cursor, Read};
 
 use reqwest::Response;
+use reqwest::header::HeaderMap;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
 
 use super::failure::body_error;
 use crate::github::api::GitHubError;
@@ -78,14 +79,26 @@ pub(super) fn decode<T: DeserializeOwned>(bytes: &[u8], what: &str) -> Result<T,
     })
 }
 
-pub(super) fn decode_value<T: DeserializeOwned>(
-    value: Value,
+/// One page of a list as octocrab reads it ([`octocrab::Page`]): the items (a bare array, or
+/// the list inside `{"total_count": n, "jobs": [...]}`) and the `Link` header's neighbours.
+/// The body was already read, within its cap.
+pub(super) async fn page<T: DeserializeOwned>(
+    headers: HeaderMap,
+    body: Vec<u8>,
     what: &str,
-) -> Result<T, GitHubError> {
-    serde_json::from_value(value).map_err(|error| GitHubError::Decode {
-        what: what.to_owned(),
-        message: error.to_string(),
-    })
+) -> Result<octocrab::Page<T>, GitHubError> {
+    use http_body_util::BodyExt;
+    use octocrab::FromResponse;
+    let body = http_body_util::Full::new(bytes::Bytes::from(body))
+        .map_err(|never: std::convert::Infallible| -> octocrab::Error { match never {} });
+    let mut response = http::Response::new(body);
+    *response.headers_mut() = headers;
+    octocrab::Page::<T>::from_response(response)
+        .await
+        .map_err(|error| GitHubError::Decode {
+            what: what.to_owned(),
+            message: error.to_string(),
+        })
 }
 
 /// The regular files of a zip archive, refusing more than `cap` bytes unpacked; entries with an

@@ -18,6 +18,25 @@ const ENTRIES_DIR: &str = "entries";
 const LOCK_FILE: &str = ".lock";
 const GITIGNORE: &str = "# written by meta-agent: lock and temporary files are not history\n/.lock\n/.cache.jsonl\n.tmp*\n";
 
+/// Why an entry file is unusable.
+#[derive(Debug, thiserror::Error)]
+pub enum EntryError {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error("not UTF-8: {0}")]
+    Utf8(#[from] std::string::FromUtf8Error),
+    #[error(transparent)]
+    Yaml(#[from] serde_yaml::Error),
+    #[error("signature {0:?} is not a hex id")]
+    BadId(String),
+    #[error("holds signature {signature} but that belongs in {}", belongs.display())]
+    Misplaced { signature: String, belongs: PathBuf },
+    #[error("resolution {id} does not match its content (its id is {actual})")]
+    ResolutionId { id: String, actual: String },
+    #[error("the reader thread panicked")]
+    ReaderPanicked,
+}
+
 /// A file the load skipped, and why.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct SkippedFile {
@@ -68,7 +87,7 @@ pub fn load_dir(dir: &Path, use_cache: bool) -> Result<(Vec<Entry>, LoadReport),
             Ok(file) => loaded.push((path.as_path(), file)),
             Err(reason) => report.skipped.push(SkippedFile {
                 path: path.clone(),
-                reason,
+                reason: reason.to_string(),
             }),
         }
     }
@@ -103,7 +122,7 @@ struct FileRead {
 }
 
 /// Reads `paths` in order, on as many threads as there are cores (parsing YAML dominates).
-fn read_all(dir: &Path, paths: &[PathBuf], cache: &LoadCache) -> Vec<Result<FileRead, String>> {
+fn read_all(dir: &Path, paths: &[PathBuf], cache: &LoadCache) -> Vec<Result<FileRead, EntryError>> {
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let chunk = paths.len().div_ceil(threads).max(256);
     std::thread::scope(|scope| {
@@ -121,19 +140,17 @@ fn read_all(dir: &Path, paths: &[PathBuf], cache: &LoadCache) -> Vec<Result<File
         workers
             .into_iter()
             .flat_map(|(len, worker)| {
-                worker.join().unwrap_or_else(|_| {
-                    (0..len)
-                        .map(|_| Err("reader thread panicked".to_string()))
-                        .collect()
-                })
+                worker
+                    .join()
+                    .unwrap_or_else(|_| (0..len).map(|_| Err(EntryError::ReaderPanicked)).collect())
             })
             .collect()
     })
 }
 
 /// One entry file, from the cache when its bytes are unchanged.
-fn read_file(dir: &Path, path: &Path, cache: &LoadCache) -> Result<FileRead, String> {
-    let bytes = fs::read(path).map_err(|e| e.to_string())?;
+fn read_file(dir: &Path, path: &Path, cache: &LoadCache) -> Result<FileRead, EntryError> {
+    let bytes = fs::read(path)?;
     let hash = cache::content_hash(&bytes);
     if let Some(entry) = cache.get(path, &hash) {
         return Ok(FileRead {
@@ -142,7 +159,7 @@ fn read_file(dir: &Path, path: &Path, cache: &LoadCache) -> Result<FileRead, Str
             from_cache: true,
         });
     }
-    let text = String::from_utf8(bytes).map_err(|e| e.to_string())?;
+    let text = String::from_utf8(bytes)?;
     let entry = parse_entry(dir, path, &text)?;
     Ok(FileRead {
         entry,
@@ -176,36 +193,36 @@ fn is_entry_file(path: &Path) -> bool {
 }
 
 /// Reads and checks one entry file; the error is the reason it is unusable.
-fn read_entry(dir: &Path, path: &Path) -> Result<Entry, String> {
-    let text = fs::read_to_string(path).map_err(|e| e.to_string())?;
+fn read_entry(dir: &Path, path: &Path) -> Result<Entry, EntryError> {
+    let text = fs::read_to_string(path)?;
     parse_entry(dir, path, &text)
 }
 
-fn parse_entry(dir: &Path, path: &Path, text: &str) -> Result<Entry, String> {
-    let mut entry: Entry = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
+fn parse_entry(dir: &Path, path: &Path, text: &str) -> Result<Entry, EntryError> {
+    let mut entry: Entry = serde_yaml::from_str(text)?;
     check_entry(dir, path, &entry)?;
     entry.normalize();
     Ok(entry)
 }
 
-fn check_entry(dir: &Path, path: &Path, entry: &Entry) -> Result<(), String> {
+fn check_entry(dir: &Path, path: &Path, entry: &Entry) -> Result<(), EntryError> {
     if !valid_id(&entry.signature) {
-        return Err(format!("signature {:?} is not a hex id", entry.signature));
+        return Err(EntryError::BadId(entry.signature.clone()));
     }
-    if entry_path(dir, &entry.signature) != path {
-        return Err(format!(
-            "holds signature {} but that belongs in {}",
-            entry.signature,
-            entry_path(dir, &entry.signature).display()
-        ));
+    let belongs = entry_path(dir, &entry.signature);
+    if belongs != path {
+        return Err(EntryError::Misplaced {
+            signature: entry.signature.clone(),
+            belongs,
+        });
     }
     for resolution in &entry.resolutions {
         let actual = resolution.fix.id();
         if resolution.id != actual {
-            return Err(format!(
-                "resolution {} does not match its content (its id is {actual})",
-                resolution.id
-            ));
+            return Err(EntryError::ResolutionId {
+                id: resolution.id.clone(),
+                actual,
+            });
         }
     }
     Ok(())

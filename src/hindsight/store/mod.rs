@@ -50,7 +50,11 @@ pub enum StoreError {
     },
     /// An entry file exists but cannot be read; it is left as it is.
     #[error("refusing to overwrite corrupt entry file {path}: {reason}")]
-    Corrupt { path: PathBuf, reason: String },
+    Corrupt {
+        path: PathBuf,
+        #[source]
+        reason: files::EntryError,
+    },
     #[error("cannot write {path}: {source}")]
     Serialize {
         path: PathBuf,

@@ -55,11 +55,31 @@ pub enum Edit {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum TaskSource {
+    /// A task file (`--task`).
     File { path: PathBuf },
+    /// A line of text (`--text`).
     Text,
+    /// A GitHub issue (labelled, commented on, or named by a dispatch).
+    Issue { number: u64, url: String },
+    /// A failed GitHub Actions workflow run.
+    WorkflowRun {
+        id: u64,
+        url: String,
+        workflow: String,
+    },
 }
 
-/// The task of a run.
+/// What maintainers allowed for this one task, beyond the defaults.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskPermissions {
+    /// The model may change existing test code and test configuration (every such change is
+    /// listed in the pull request).
+    #[serde(default)]
+    pub allow_test_edits: bool,
+}
+
+/// The task of a run. Every text in it is untrusted: shown to the model fenced, never obeyed by
+/// the bot.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Task {
     pub title: String,
@@ -67,6 +87,15 @@ pub struct Task {
     pub acceptance: Vec<String>,
     pub issue: Option<u64>,
     pub source: TaskSource,
+    /// Guidance from maintainers, oldest first: given with the task (`/agent fix <guidance>`, a
+    /// dispatch input) or later, when a run is resumed.
+    #[serde(default)]
+    pub guidance: Vec<String>,
+    /// The discussion the task came with (an issue's comments, windowed and summarized), if any.
+    #[serde(default)]
+    pub thread: String,
+    #[serde(default)]
+    pub permissions: TaskPermissions,
     pub script: Vec<ScriptStep>,
 }
 
@@ -119,6 +148,9 @@ impl Task {
             source: TaskSource::File {
                 path: path.to_owned(),
             },
+            guidance: Vec::new(),
+            thread: String::new(),
+            permissions: TaskPermissions::default(),
             script: file.edits,
         })
     }
@@ -139,6 +171,9 @@ impl Task {
             acceptance: Vec::new(),
             issue: None,
             source: TaskSource::Text,
+            guidance: Vec::new(),
+            thread: String::new(),
+            permissions: TaskPermissions::default(),
             script: Vec::new(),
         })
     }

@@ -4,6 +4,10 @@
 
 use serde::Serialize;
 
+use crate::hindsight::SignatureKind;
+use crate::protocol::ending::DecisionKind;
+use crate::protocol::records::StepPhase;
+
 /// The states of the build-test-improve loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -59,9 +63,9 @@ pub enum Event {
         iteration: u32,
         reason: String,
     },
-    /// A phase of the loop (`build`, `test`, `improve`, `commit`, `escalate`) ended.
+    /// A step of the loop (build, improve, test) ended.
     PhaseFinished {
-        phase: String,
+        phase: StepPhase,
         iteration: u32,
         duration_ms: u64,
         outcome: String,
@@ -80,7 +84,7 @@ pub enum Event {
     /// A failure was turned into an error signature.
     SignatureFound {
         signature: String,
-        kind: String,
+        kind: SignatureKind,
         template: String,
     },
     /// A known resolution from hindsight is being applied (no LLM call).
@@ -119,6 +123,8 @@ pub enum Event {
         input_tokens: u64,
         output_tokens: u64,
         cost_usd: f64,
+        /// When the request was sent, in milliseconds since the Unix epoch.
+        started_unix_ms: u64,
         duration_ms: u64,
     },
     /// An agent tool call — for the audit log.
@@ -126,12 +132,14 @@ pub enum Event {
         tool: String,
         input: String,
         success: bool,
+        /// When the call started, in milliseconds since the Unix epoch.
+        started_unix_ms: u64,
         duration_ms: u64,
     },
     /// The pure decision after an observation.
     Decided {
         iteration: u32,
-        decision: String,
+        decision: DecisionKind,
         reason: String,
     },
     /// A change tried to delete or skip tests, weaken assertions or edit protected files.

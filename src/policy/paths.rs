@@ -1,0 +1,135 @@
+//! Where a path the model (or a task file) names may point: beneath the worktree, never into
+//! `.git`, never through a symlink out of the tree, never at a protected file for a write. Every
+//! path is checked here before anything opens it.
+
+use std::path::{Component, Path, PathBuf};
+
+use super::{Policy, PolicyError};
+
+/// The path under `root`, refusing absolute paths, `..`, `.git` and empty paths. Looks at no
+/// file.
+pub fn inside(root: &Path, path: &str) -> Result<PathBuf, PolicyError> {
+    let mut clean = PathBuf::new();
+    for component in Path::new(path).components() {
+        match component {
+            Component::Normal(part) if part == ".git" => {
+                return Err(PolicyError::InsideGit(path.to_owned()));
+            }
+            Component::Normal(part) => clean.push(part),
+            Component::CurDir => {}
+            Component::ParentDir | Component::RootDir | Component::Prefix(_) => {
+                return Err(PolicyError::Outside(path.to_owned()));
+            }
+        }
+    }
+    if clean.as_os_str().is_empty() {
+        return Err(PolicyError::Empty);
+    }
+    Ok(root.join(clean))
+}
+
+/// `path` under `root` for reading: no NUL byte, inside the tree, and no symlink on its existing
+/// part leading out of the tree. No policy is needed to read.
+pub fn beneath(root: &Path, path: &str) -> Result<PathBuf, PolicyError> {
+    if path.contains('\0') {
+        return Err(PolicyError::Nul);
+    }
+    let full = inside(root, path)?;
+    stays_inside(root, &full)?;
+    Ok(full)
+}
+
+impl Policy {
+    /// `path` under `root` for an act's write: as [`beneath`], and not a path the policy keeps
+    /// from acts.
+    pub fn writable_path(&self, root: &Path, path: &str) -> Result<PathBuf, PolicyError> {
+        if path.contains('\0') {
+            return Err(PolicyError::Nul);
+        }
+        let full = inside(root, path)?;
+        let relative = full.strip_prefix(root).unwrap_or(&full).to_string_lossy();
+        if let Some(glob) = self.act_may_not_change(&relative) {
+            return Err(PolicyError::Protected {
+                glob: glob.to_owned(),
+            });
+        }
+        stays_inside(root, &full)?;
+        Ok(full)
+    }
+}
+
+/// Refuses a path whose existing part leads, through a symlink, out of the tree.
+fn stays_inside(root: &Path, full: &Path) -> Result<(), PolicyError> {
+    let canonical_root = root
+        .canonicalize()
+        .map_err(|_| PolicyError::RootUnresolvable)?;
+    let existing = full
+        .ancestors()
+        .find(|ancestor| std::fs::symlink_metadata(ancestor).is_ok())
+        .unwrap_or(root);
+    match existing.canonicalize() {
+        Ok(real) if real.starts_with(&canonical_root) => Ok(()),
+        Ok(_) => Err(PolicyError::SymlinkOut),
+        Err(err) => Err(PolicyError::Unresolvable(err.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::PolicyInput;
+
+    #[test]
+    fn paths_stay_inside_the_repository() {
+        let root = Path::new("/repo");
+        assert_eq!(
+            inside(root, "src/a.py"),
+            Ok(PathBuf::from("/repo/src/a.py"))
+        );
+        assert!(inside(root, "../etc/passwd").is_err());
+        assert!(inside(root, "/etc/passwd").is_err());
+        assert!(inside(root, ".git/hooks/pre-commit").is_err());
+        assert!(inside(root, "a/../../b").is_err());
+        assert_eq!(inside(root, "./"), Err(PolicyError::Empty));
+    }
+
+    #[test]
+    fn protected_and_outside_paths_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("a.py"), "x").unwrap();
+        let policy = Policy::new(PolicyInput {
+            protected: vec!["secrets/**".to_owned()],
+            ..PolicyInput::default()
+        });
+        let write = |path| policy.writable_path(root, path);
+        assert!(write("a.py").is_ok());
+        assert!(write("new/b.py").is_ok());
+        assert!(write("secrets/key.pem").is_err());
+        assert!(beneath(root, "../../etc/passwd").is_err());
+        assert!(beneath(root, "/etc/passwd").is_err());
+        assert!(beneath(root, "/proc/self/environ").is_err());
+        assert!(beneath(root, ".git/config").is_err());
+        assert_eq!(beneath(root, "a\0b"), Err(PolicyError::Nul));
+        assert_eq!(write("a\0b"), Err(PolicyError::Nul));
+        assert!(beneath(root, ".meta-agent.yml").is_ok());
+        assert!(write(".meta-agent.yml").is_err());
+        assert!(write(".github/workflows/ci.yml").is_err());
+        assert!(write(".gitattributes").is_err());
+        assert!(write("CODEOWNERS").is_err());
+    }
+
+    #[test]
+    fn symlinks_out_of_the_tree_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::os::unix::fs::symlink(outside.path(), root.join("out")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", root.join("pw")).unwrap();
+        assert_eq!(
+            Policy::default().writable_path(root, "out/x.txt"),
+            Err(PolicyError::SymlinkOut)
+        );
+        assert!(beneath(root, "pw").is_err());
+    }
+}

@@ -1,0 +1,123 @@
+//! The Builder contract: what the loop asks of whatever edits the repository (the LLM agent, the
+//! scripted builder, the offline stand-in) and what it gets back. Plain data and one trait; the
+//! engine calls it, the agent implements it, neither knows the other.
+
+use std::future::Future;
+use std::path::Path;
+
+use crate::llm::LlmError;
+use crate::protocol::records::{Plan, Usage};
+use crate::protocol::task::Task;
+
+/// What the previous attempts taught: given to every improve step, so the next attempt knows what
+/// failed, what was tried and that it must try something different.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FailureContext {
+    /// The failures still present (parsed digests, not raw logs), one per signature.
+    pub failures: Vec<String>,
+    /// Actions attempted in earlier iterations.
+    pub attempts: Vec<String>,
+    pub files_changed: Vec<String>,
+    /// Relevant command output, bounded.
+    pub output: String,
+    /// A summary of the failure patterns (kinds and counts, persistence).
+    pub patterns: String,
+    /// Explicit instruction for this attempt.
+    pub instruction: String,
+    /// Guidance from hindsight and from maintainers (untrusted text).
+    pub guidance: Vec<String>,
+}
+
+/// One request to the builder.
+#[derive(Debug, Clone)]
+pub struct ActRequest<'a> {
+    pub task: &'a Task,
+    pub plan: &'a Plan,
+    pub iteration: u32,
+    /// How many requests came before this one in the session (scripted steps resume from here).
+    pub call_index: u32,
+    pub repo_root: &'a Path,
+    pub context: FailureContext,
+    /// Cap on agent steps within this phase.
+    pub max_steps: u32,
+}
+
+/// What the builder did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ActReport {
+    pub summary: String,
+    pub actions: Vec<String>,
+    /// Every tool call the agent made, for the audit log (empty for scripted and offline).
+    pub tool_calls: Vec<ToolCallRecord>,
+    pub usage: Usage,
+    /// Set when the builder could do nothing (no LLM, script exhausted).
+    pub gave_up: Option<String>,
+    /// Every model call of the act (planning, exploring, coding, reflecting), in order, for the
+    /// `LlmCall` events (empty for scripted and offline).
+    pub llm_calls: Vec<LlmCallRecord>,
+}
+
+/// One model call, as the `LlmCall` event reports it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LlmCallRecord {
+    pub provider: String,
+    pub model: String,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost_usd: f64,
+    /// When the request was sent, in milliseconds since the Unix epoch.
+    pub started_unix_ms: u64,
+    pub duration_ms: u64,
+    /// Why the call failed (empty when it answered).
+    pub error: String,
+}
+
+/// One tool call of the agent, as the audit log records it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolCallRecord {
+    pub tool: String,
+    /// The call's arguments, shortened.
+    pub input: String,
+    pub success: bool,
+    /// When the call started, in milliseconds since the Unix epoch.
+    pub started_unix_ms: u64,
+    pub duration_ms: u64,
+}
+
+/// Why the builder failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The model's service failed; [`BuildError::is_transient`] says whether another act may
+    /// succeed later.
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+}
+
+impl BuildError {
+    /// Worth another act later: a transient fault, or retries exhausted on one (the engine then
+    /// retries the act a bounded number of times). Everything else ends the run.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            BuildError::Llm(LlmError::RetriesExhausted { last, .. }) => last.is_transient(),
+            BuildError::Llm(other) => other.is_transient(),
+        }
+    }
+
+    /// The provider refused the request for good (key, model, request, context length, spend
+    /// limit): the run ends escalated with the provider's reason, not as an internal error.
+    pub fn is_refusal(&self) -> bool {
+        match self {
+            BuildError::Llm(error) => error.fault() == crate::llm::Fault::Refused,
+        }
+    }
+}
+
+/// Edits the repository for the loop.
+pub trait Builder: Send + Sync {
+    /// Whether a request with this index could do anything.
+    fn available(&self, call_index: u32) -> bool;
+    fn act(
+        &self,
+        request: ActRequest<'_>,
+    ) -> impl Future<Output = Result<ActReport, BuildError>> + Send;
+}

@@ -1,0 +1,12 @@
+//! The plain data every layer shares: what a run is asked to do ([`task`]), what can happen
+//! during it ([`event`]), and how untrusted text is made safe to show a model ([`untrusted`]).
+//!
+//! No I/O beyond reading a task file, no policy, no decisions: the engine, the agent, the session
+//! layer and the renderers all depend on this module, and it depends on none of them.
+
+pub mod builder;
+pub mod ending;
+pub mod event;
+pub mod records;
+pub mod task;
+pub mod untrusted;

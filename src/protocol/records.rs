@@ -1,0 +1,192 @@
+//! The records a run keeps of itself: what each step did, what each gate said, which failures
+//! were seen and which resolutions tried, what was spent. The engine writes them into its
+//! persisted state; the renderers, the GitHub session and the hindsight store read them.
+//!
+//! Every state is an enum, serialized in snake_case; nothing here is compared as a string.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::raw::GateKind;
+use crate::hindsight::SignatureKind;
+
+/// Whether a gate passed, failed, or was not run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GateStatus {
+    #[serde(alias = "pass")]
+    Passed,
+    #[serde(alias = "fail")]
+    Failed,
+    /// An optional gate whose required program is missing.
+    #[serde(alias = "skip")]
+    Skipped,
+}
+
+impl GateStatus {
+    /// The short word of trailers and tables: `pass`, `fail`, `skip`.
+    pub fn short(self) -> &'static str {
+        match self {
+            GateStatus::Passed => "pass",
+            GateStatus::Failed => "fail",
+            GateStatus::Skipped => "skip",
+        }
+    }
+}
+
+/// A gate result in the compact form kept in history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GateRecord {
+    pub name: String,
+    pub kind: GateKind,
+    pub result: GateStatus,
+    pub duration_ms: u64,
+    pub reasons: Vec<String>,
+    pub tests_passed: Option<u64>,
+    pub tests_total: Option<u64>,
+    pub failing_tests: Vec<String>,
+    pub coverage: Option<f64>,
+    pub coverage_threshold: Option<f64>,
+    pub findings: Option<u64>,
+}
+
+impl GateRecord {
+    pub fn passed(&self) -> bool {
+        self.result == GateStatus::Passed
+    }
+
+    pub fn failed(&self) -> bool {
+        self.result == GateStatus::Failed
+    }
+}
+
+/// Whether every gate that ran passed, and at least one ran: commit readiness.
+pub fn gates_passed(gates: &[GateRecord]) -> bool {
+    gates.iter().all(|g| !g.failed()) && gates.iter().any(GateRecord::passed)
+}
+
+/// What a step of the loop was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepPhase {
+    /// The first act: the change built from the requirements.
+    Build,
+    /// An act that fixes failures (hindsight or the agent).
+    Improve,
+    /// An observation: the gates ran.
+    Test,
+}
+
+impl StepPhase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepPhase::Build => "build",
+            StepPhase::Improve => "improve",
+            StepPhase::Test => "test",
+        }
+    }
+
+    /// An acting step (build or improve), as opposed to an observation.
+    pub fn is_act(self) -> bool {
+        match self {
+            StepPhase::Build | StepPhase::Improve => true,
+            StepPhase::Test => false,
+        }
+    }
+}
+
+/// What happened in one phase of one iteration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    pub phase: StepPhase,
+    pub iteration: u32,
+    pub started_unix_ms: u64,
+    pub duration_ms: u64,
+    /// One line on how the step ended (the builder's summary, or what the gates said).
+    pub outcome: String,
+    /// What was done, one line each (edits, commands, resolutions).
+    pub actions: Vec<String>,
+    /// The change this step made (Acting steps).
+    pub diff: String,
+    pub files_changed: Vec<String>,
+    pub gates: Vec<GateRecord>,
+    pub signatures: Vec<SignatureRecord>,
+    pub resolutions: Vec<ResolutionTried>,
+}
+
+/// An error signature as kept in history.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct SignatureRecord {
+    pub id: String,
+    pub kind: SignatureKind,
+    pub template: String,
+    /// The gate that produced it.
+    pub gate: String,
+    pub excerpt: String,
+    pub location: Option<String>,
+    pub test: Option<String>,
+    pub frames: Vec<String>,
+}
+
+/// A hindsight resolution applied in an iteration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResolutionTried {
+    pub signature: String,
+    pub resolution: String,
+    pub description: String,
+    /// Whether the signature was gone at the next observation (unknown until then).
+    pub cured: Option<bool>,
+}
+
+/// LLM and time spent so far.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    pub llm_calls: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost_usd: f64,
+    /// Wall-clock time of the run so far (across resumes).
+    pub elapsed_ms: u64,
+}
+
+/// The step the loop will take in Acting.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Plan {
+    /// Produce the change from the requirements.
+    Build,
+    /// Apply known resolutions from hindsight (no LLM).
+    Hindsight,
+    /// Ask the agent for a fix with the full failure context.
+    AgentFix { different_approach: bool },
+}
+
+impl Plan {
+    /// The step phase an act with this plan records.
+    pub fn phase(&self) -> StepPhase {
+        match self {
+            Plan::Build => StepPhase::Build,
+            Plan::Hindsight | Plan::AgentFix { .. } => StepPhase::Improve,
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunOutcome {
+    Committed,
+    Escalated,
+    Failed,
+    NothingToDo,
+}
+
+impl RunOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunOutcome::Committed => "committed",
+            RunOutcome::Escalated => "escalated",
+            RunOutcome::Failed => "failed",
+            RunOutcome::NothingToDo => "nothing_to_do",
+        }
+    }
+}
