@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
 use super::{
-    Approval, Change, ConversationMessage, Learned, MemoryBackend, MemoryError, MemoryStatus,
-    RecallQuery, Recorded, ReviewedFix, SessionRecord, StoredEntry,
+    Approval, Change, ClaimedNow, ConversationMessage, Learned, MemoryBackend, MemoryError,
+    MemoryStatus, RecallQuery, Recorded, ReviewedFix, SessionRecord, StoredEntry,
 };
 use crate::hindsight::signature::family_key;
 use crate::hindsight::store::{Entry, Store, StoreOptions};
@@ -142,6 +142,31 @@ impl FileMemory {
                 reason: "not loaded".into(),
             }),
         }
+    }
+
+    /// Ids of the writes applied here (`writes.log`); none when it cannot be read.
+    fn applied_writes(&self) -> BTreeSet<String> {
+        fs::read_to_string(self.memory_dir.join(WRITES))
+            .map(|text| text.lines().map(str::to_owned).collect())
+            .unwrap_or_default()
+    }
+
+    /// Appends ids to `writes.log` (under [`FileMemory::lock`]).
+    fn log_writes(&self, ids: &[&str]) -> Result<(), MemoryError> {
+        let log = self.memory_dir.join(WRITES);
+        let io = |source| MemoryError::Io {
+            path: log.clone(),
+            source,
+        };
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .map_err(io)?;
+        for id in ids {
+            writeln!(file, "{id}").map_err(io)?;
+        }
+        Ok(())
     }
 
     fn lock(&self) -> Result<File, MemoryError> {
@@ -366,25 +391,11 @@ impl MemoryBackend for FileMemory {
 
     async fn record(&self, learned: &Learned) -> Result<Recorded, MemoryError> {
         let _lock = self.lock()?;
-        let log = self.memory_dir.join(WRITES);
-        let applied = match fs::read_to_string(&log) {
-            Ok(text) => text.lines().any(|line| line == learned.id),
-            Err(_) => false,
-        };
-        if applied {
+        if self.applied_writes().contains(&learned.id) {
             return Ok(Recorded::AlreadyApplied);
         }
         self.apply(learned)?;
-        let io = |source| MemoryError::Io {
-            path: log.clone(),
-            source,
-        };
-        let mut file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log)
-            .map_err(io)?;
-        writeln!(file, "{}", learned.id).map_err(io)?;
+        self.log_writes(&[learned.id.as_str()])?;
         Ok(Recorded::Applied)
     }
 
@@ -448,18 +459,37 @@ impl MemoryBackend for FileMemory {
     }
 
     async fn import(&self, entries: &[StoredEntry]) -> Result<u64, MemoryError> {
-        let reviewed = self.with_loaded(|loaded| {
-            let mut reviewed = Vec::new();
-            for stored in entries {
+        let lock = self.lock()?;
+        let mut applied = self.applied_writes();
+        let mut reviewed = Vec::new();
+        for stored in entries {
+            let claims = stored.import_claims();
+            let fresh = ClaimedNow {
+                entry: applied.insert(claims.entry.clone()),
+                resolutions: claims
+                    .resolutions
+                    .iter()
+                    .map(|id| applied.insert(id.clone()))
+                    .collect(),
+            };
+            let stored = stored.unclaimed(&fresh);
+            self.with_loaded(|loaded| {
                 loaded.store.merge_entry(&stored.entry)?;
                 loaded.index(&stored.entry.signature);
-                reviewed.extend(stored.reviewed.iter().map(|id| ReviewedFix {
-                    signature: stored.entry.signature.clone(),
-                    resolution: id.clone(),
-                }));
-            }
-            Ok(reviewed)
-        })?;
+                Ok(())
+            })?;
+            reviewed.extend(stored.reviewed.iter().map(|id| ReviewedFix {
+                signature: stored.entry.signature.clone(),
+                resolution: id.clone(),
+            }));
+            let new: Vec<&str> = std::iter::once(&claims.entry)
+                .chain(&claims.resolutions)
+                .zip(std::iter::once(fresh.entry).chain(fresh.resolutions))
+                .filter_map(|(id, fresh)| fresh.then_some(id.as_str()))
+                .collect();
+            self.log_writes(&new)?;
+        }
+        drop(lock);
         self.add_reviewed(&reviewed)?;
         Ok(entries.len() as u64)
     }

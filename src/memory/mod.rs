@@ -121,6 +121,71 @@ impl StoredEntry {
         entry.resolutions.retain(|r| self.reviewed.contains(&r.id));
         entry
     }
+
+    /// The identities of the counts an import of this entry adds, claimed in the write log
+    /// like a learned change's id: importing the same export again adds nothing.
+    pub fn import_claims(&self) -> ImportClaims {
+        let entry = &self.entry;
+        let key = (self.repository.as_str(), entry.signature.as_str());
+        let occurrences = (
+            key,
+            entry.occurrences,
+            unix_secs(entry.first_seen),
+            unix_secs(entry.last_seen),
+        );
+        ImportClaims {
+            entry: format!("import {occurrences:?}"),
+            resolutions: entry
+                .resolutions
+                .iter()
+                .map(|r| {
+                    let o = &r.outcomes;
+                    let counts = (o.applied, o.succeeded, o.failed, o.last_used.map(unix_secs));
+                    format!("import {:?}", (key, r.id.as_str(), counts))
+                })
+                .collect(),
+        }
+    }
+
+    /// This entry without the counts an earlier import already added: `fresh` says which of
+    /// its [`ImportClaims`] were claimed now (the entry's, then each resolution's in order).
+    /// Everything else (status, tags, dates, resolutions, reviewed flags) merges idempotently.
+    pub fn unclaimed(&self, fresh: &ClaimedNow) -> StoredEntry {
+        let mut out = self.clone();
+        if !fresh.entry {
+            out.entry.occurrences = 0;
+        }
+        for (resolution, fresh) in out.entry.resolutions.iter_mut().zip(&fresh.resolutions) {
+            if !fresh {
+                let outcomes = &mut resolution.outcomes;
+                (outcomes.applied, outcomes.succeeded, outcomes.failed) = (0, 0, 0);
+            }
+        }
+        out
+    }
+}
+
+/// The write-log ids of what importing one [`StoredEntry`] adds
+/// ([`StoredEntry::import_claims`]): its occurrences, and each resolution's outcomes, each
+/// named by the counts it carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportClaims {
+    pub entry: String,
+    /// One per resolution, in the entry's order.
+    pub resolutions: Vec<String>,
+}
+
+/// Which of an entry's [`ImportClaims`] were new to the write log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimedNow {
+    pub entry: bool,
+    pub resolutions: Vec<bool>,
+}
+
+fn unix_secs(at: Timestamp) -> u64 {
+    at.system_time()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// What one recorded change does to the entry of its signature.
@@ -354,6 +419,8 @@ pub trait MemoryBackend: Send + Sync {
     fn export(&self) -> impl Future<Output = Result<Vec<StoredEntry>, MemoryError>> + Send;
 
     /// Merges entries (counts added, resolutions unioned, reviewed flags kept); returns how many.
+    /// Idempotent: counts an earlier import of the same entry added are not added again
+    /// ([`StoredEntry::import_claims`]).
     fn import(
         &self,
         entries: &[StoredEntry],

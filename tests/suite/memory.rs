@@ -307,6 +307,67 @@ async fn contract<B: MemoryBackend>(memory: &B, repository: &str) {
     );
 }
 
+/// Importing one export twice counts it once; another entry, or the same entry with other
+/// counts (a later export), is another import.
+async fn import_twice<B: MemoryBackend>(memory: &B, repository: &str) {
+    let one = mean_failure("test_mean");
+    let mut first = stored(repository, &one, fmt_fix(), true);
+    first.entry.occurrences = 3;
+    let two = mean_failure("test_median");
+    let second = stored(repository, &two, fmt_fix(), false);
+    let counts = |exported: &[StoredEntry], id: &str| {
+        let entry = &exported
+            .iter()
+            .find(|s| s.entry.signature == id)
+            .unwrap()
+            .entry;
+        let outcomes = &entry.resolutions[0].outcomes;
+        (entry.occurrences, outcomes.applied, outcomes.succeeded)
+    };
+    for _ in 0..2 {
+        let imported = memory.import(&[first.clone()]).await.unwrap();
+        assert_eq!(imported, 1);
+    }
+    let exported = memory.export().await.unwrap();
+    assert_eq!(counts(&exported, &one.id), (3, 5, 5), "counted once");
+    let reviewed = exported.iter().find(|s| s.entry.signature == one.id);
+    assert!(reviewed.unwrap().reviewed.contains(&fmt_fix().id()));
+
+    memory.import(&[first.clone(), second]).await.unwrap();
+    let exported = memory.export().await.unwrap();
+    assert_eq!(counts(&exported, &one.id), (3, 5, 5), "still once");
+    assert_eq!(
+        counts(&exported, &two.id),
+        (0, 5, 5),
+        "another entry is imported"
+    );
+
+    let mut later = first.clone();
+    later.entry.occurrences = 4;
+    later.entry.resolutions[0].outcomes.record(false, at(9));
+    memory.import(&[later]).await.unwrap();
+    let exported = memory.export().await.unwrap();
+    assert_eq!(
+        counts(&exported, &one.id),
+        (7, 11, 10),
+        "an export with other counts adds them"
+    );
+}
+
+#[tokio::test]
+async fn the_postgres_backend_imports_an_export_once() {
+    let Some(db) = postgres::database("import_twice").await else {
+        return;
+    };
+    import_twice(&pg(&db).await, "org/calc").await;
+}
+
+#[tokio::test]
+async fn the_file_backend_imports_an_export_once() {
+    let dir = tempfile::tempdir().unwrap();
+    import_twice(&file_memory(dir.path(), "org/calc"), "org/calc").await;
+}
+
 #[tokio::test]
 async fn the_postgres_backend_keeps_the_contract() {
     let Some(db) = postgres::database("contract").await else {

@@ -13,7 +13,8 @@ use crate::hindsight::store::entry::Outcomes;
 use crate::hindsight::store::files::valid_id;
 use crate::hindsight::store::{Entry, EscalationContext, Fix, Resolution, Status, Timestamp};
 use crate::memory::{
-    Approval, Change, Learned, MemoryError, RecallQuery, Recorded, ReviewedFix, StoredEntry,
+    Approval, Change, ClaimedNow, Learned, MemoryError, RecallQuery, Recorded, ReviewedFix,
+    StoredEntry,
 };
 
 const ENTRY_COLUMNS: &str = "e.repository, e.signature, e.family_key, e.kind, e.template, \
@@ -207,11 +208,7 @@ pub async fn record(client: &mut Client, learned: &Learned) -> Result<Recorded, 
         return Err(MemoryError::InvalidId(signature.id.clone()));
     }
     let tx = client.transaction().await?;
-    if tx
-        .execute(CLAIM, &[&learned.id, &learned.repository])
-        .await?
-        == 0
-    {
+    if !claim(&tx, &learned.id, &learned.repository).await? {
         tx.rollback().await?;
         return Ok(Recorded::AlreadyApplied);
     }
@@ -411,13 +408,25 @@ const MERGE_ENTRY: &str = "INSERT INTO hindsight_entries AS h
         updated_at = now()";
 
 /// Merges one exported entry in one transaction: counts added, resolutions unioned, reviewed
-/// flags kept.
+/// flags kept. Each count is claimed in `memory_writes` by its identity in the same
+/// transaction, so importing the same export again adds nothing.
 pub async fn import_one(client: &mut Client, exported: &StoredEntry) -> Result<(), MemoryError> {
-    let entry = &exported.entry;
-    if !valid_id(&entry.signature) {
-        return Err(MemoryError::InvalidId(entry.signature.clone()));
+    if !valid_id(&exported.entry.signature) {
+        return Err(MemoryError::InvalidId(exported.entry.signature.clone()));
     }
     let tx = client.transaction().await?;
+    let claims = exported.import_claims();
+    let mut fresh = ClaimedNow {
+        entry: claim(&tx, &claims.entry, &exported.repository).await?,
+        resolutions: Vec::new(),
+    };
+    for id in &claims.resolutions {
+        fresh
+            .resolutions
+            .push(claim(&tx, id, &exported.repository).await?);
+    }
+    let exported = exported.unclaimed(&fresh);
+    let entry = &exported.entry;
     let escalation = entry
         .escalation
         .as_ref()
@@ -453,4 +462,13 @@ pub async fn import_one(client: &mut Client, exported: &StoredEntry) -> Result<(
     }
     tx.commit().await?;
     Ok(())
+}
+
+/// Records write `id` as applied; false when it was applied before.
+async fn claim(
+    tx: &tokio_postgres::Transaction<'_>,
+    id: &str,
+    repository: &str,
+) -> Result<bool, MemoryError> {
+    Ok(tx.execute(CLAIM, &[&id, &repository]).await? == 1)
 }
