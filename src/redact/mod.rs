@@ -53,24 +53,17 @@ pub struct Redactor {
 
 impl Redactor {
     /// A redactor for the secrets among `vars` (a process environment): every variable whose
-    /// name [`crate::exec::env::is_secret_name`] flags or whose value carries a credential (a
-    /// URL's userinfo and password are redacted on their own too), with a value of at least
-    /// [`MIN_SECRET_LEN`] characters. The OTLP header variables count header by header too:
-    /// each value is sent (and could be echoed) on its own.
+    /// name [`crate::exec::env::is_secret_name`] flags or whose value carries a credential
+    /// ([`crate::exec::env::carries_credential`]), with a value of at least [`MIN_SECRET_LEN`]
+    /// characters. A URL's userinfo and password count on their own, and the OTLP header
+    /// variables count header by header too: each value is sent (and could be echoed) on its own.
     pub fn from_env(vars: impl IntoIterator<Item = (String, String)>) -> Redactor {
         let values = vars
             .into_iter()
             .filter(|(name, value)| crate::exec::env::is_secret_var(name, value))
             .flat_map(|(name, value)| {
                 let userinfo = crate::exec::env::url_userinfo(&value).map(str::to_owned);
-                let password = userinfo
-                    .as_deref()
-                    .and_then(|info| info.split_once(':'))
-                    .map(|(_, password)| password.to_owned());
-                secret_values(&name, value)
-                    .into_iter()
-                    .chain(userinfo)
-                    .chain(password)
+                secret_values(&name, value).into_iter().chain(userinfo)
             });
         Redactor::from_values(values)
     }
@@ -148,6 +141,14 @@ impl Redactor {
     }
 }
 
+/// The password of a URL-shaped secret (`scheme://user:password@host...`, such as a database
+/// URL), so that it is redacted wherever it appears on its own.
+fn url_password(value: &str) -> Option<String> {
+    let userinfo = crate::exec::env::url_userinfo(value)?;
+    let (_, password) = userinfo.split_once(':')?;
+    (!password.is_empty()).then(|| password.to_owned())
+}
+
 impl crate::telemetry::Redact for Redactor {
     fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         self.redact_text(text)
@@ -161,9 +162,11 @@ pub fn outbound_markdown(redactor: &Redactor, text: &str, allowed_hosts: &[&str]
     neutralize_markdown(&redacted, allowed_hosts)
 }
 
-/// The secrets in a secret variable: its value, and each header's value of an OTLP headers list.
+/// The secrets in a secret variable: its value, the password of a URL with credentials
+/// (a database URL), and each header's value of an OTLP headers list.
 fn secret_values(name: &str, value: String) -> Vec<String> {
     let mut values = Vec::new();
+    values.extend(url_password(&value));
     if name.to_ascii_uppercase().ends_with("_HEADERS")
         && let Ok(headers) = crate::telemetry::otlp::settings::parse_headers(&value)
     {
@@ -213,6 +216,21 @@ mod tests {
         assert_eq!(kinds, ["secret", "github"], "{found:?}");
         assert!(found[0].is_exact() && !found[1].is_exact());
         assert!(redactor.find_secrets("plain text").is_empty());
+    }
+
+    #[test]
+    fn a_database_url_and_its_password_are_secrets() {
+        let redactor = Redactor::from_env([(
+            "META_AGENT_DATABASE_URL".to_owned(),
+            "postgres://bot:Pg-Canary-0123@db.example.com/memory".to_owned(),
+        )]);
+        let out = redactor.redact_text("password Pg-Canary-0123 and url db.example.com");
+        assert_eq!(out, "password [REDACTED:secret] and url db.example.com");
+        assert_eq!(url_password("postgres://bot@db/x"), None);
+        assert_eq!(
+            url_password("https://a:b@c:d@host/p").as_deref(),
+            Some("b@c:d")
+        );
     }
 
     #[test]
