@@ -341,7 +341,7 @@ fn meta_agent_gates_runs_gates_with_the_network_on() {
 fn gates_junit_report_has_one_case_per_gate_and_reads_back() {
     let fixture = fixtures().join("reports/junit/pytest/xunit2.xml");
     let repo = repo_with_config(
-        &"version: 1\npreset: none\ngates:\n  - name: unit\n    run: [cp, xunit2.xml, \"{report_dir}/junit.xml\"]\n    junit: \"{report_dir}/junit.xml\"\n  - name: ok\n    run: \"true\"\n  - name: build\n    run: \"echo 'error: cannot find value `x` in this scope' >&2; exit 101\"\n  - name: slow\n    run: sleep 30\n    timeout: 1s\n  - name: fancy\n    run: [fancy-linter-xyz]\n    requires: [fancy-linter-xyz]\n    optional: true\n",
+        "version: 1\npreset: none\ngates:\n  - name: unit\n    run: [cp, xunit2.xml, \"{report_dir}/junit.xml\"]\n    junit: \"{report_dir}/junit.xml\"\n  - name: ok\n    run: \"true\"\n  - name: build\n    run: \"echo 'error: cannot find value `x` in this scope' >&2; exit 101\"\n  - name: slow\n    run: sleep 30\n    timeout: 1s\n  - name: fancy\n    run: [fancy-linter-xyz]\n    requires: [fancy-linter-xyz]\n    optional: true\n",
     );
     // Gates read only the worktree, the toolchains and the system: the fixture goes in the tree.
     std::fs::copy(&fixture, repo.path().join("xunit2.xml")).unwrap();
