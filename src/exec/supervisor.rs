@@ -76,6 +76,9 @@ extern "C" fn request_stop(_: i32) {
 
 /// Runs the supervisor; returns the process exit code it should end with.
 pub fn supervise(args: &SupervisorArgs) -> u8 {
+    // Re-executed through a descriptor (`/proc/self/fd/N`), the process would be named after the
+    // descriptor's number; named after the bot, `ps` and people can tell what it is.
+    let _ = nix::sys::prctl::set_name(c"meta-agent");
     let Some(mut channel) = status_channel(args.status_fd) else {
         return 125;
     };
