@@ -61,6 +61,7 @@ impl Provider for InstantModel {
             },
             cost_usd: 0.0,
             stop_reason: StopReason::ToolUse,
+            cut_call: None,
         })
     }
 

@@ -26,4 +26,5 @@ pub mod policy;
 pub mod protocol;
 pub mod redact;
 pub mod report;
+pub mod session;
 pub mod telemetry;

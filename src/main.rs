@@ -8,6 +8,7 @@ use clap::Parser;
 use meta_agent::cli::{self, Cli, Command};
 use meta_agent::exec::supervisor;
 use meta_agent::exit::{Code, FailureClass};
+use meta_agent::session::Environment;
 
 fn main() -> ExitCode {
     // Before anything else: children of the same user must not read our memory or environ.
@@ -16,14 +17,16 @@ fn main() -> ExitCode {
     if let Command::Supervise(args) = &cli.command {
         return ExitCode::from(supervisor::supervise(args));
     }
-    init_tracing(cli.verbose);
+    // The environment is read once: its redactor covers stderr and every session of the process.
+    let env = Environment::from_process();
+    init_tracing(cli.verbose, &env);
     if let Err(err) = protected {
         tracing::warn!("cannot mark meta-agent non-dumpable: {err}");
     }
-    Code::pick(run(&cli)).into()
+    Code::pick(run(&cli, &env)).into()
 }
 
-fn run(cli: &Cli) -> Result<meta_agent::exit::Outcome, FailureClass> {
+fn run(cli: &Cli, env: &Environment) -> Result<meta_agent::exit::Outcome, FailureClass> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -31,7 +34,7 @@ fn run(cli: &Cli) -> Result<meta_agent::exit::Outcome, FailureClass> {
             eprintln!("error: cannot start the async runtime: {err}");
             FailureClass::Internal
         })?;
-    match runtime.block_on(cli::run(cli)) {
+    match runtime.block_on(cli::run(cli, env)) {
         Ok(done) => {
             let mut stdout = std::io::stdout().lock();
             if stdout
@@ -51,7 +54,7 @@ fn run(cli: &Cli) -> Result<meta_agent::exit::Outcome, FailureClass> {
     }
 }
 
-fn init_tracing(verbose: u8) {
+fn init_tracing(verbose: u8, env: &Environment) {
     let default = match verbose {
         0 => "meta_agent=info",
         1 => "meta_agent=debug",
@@ -60,11 +63,7 @@ fn init_tracing(verbose: u8) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let redactor =
-        meta_agent::redact::Redactor::from_env(std::env::vars_os().filter_map(|(name, value)| {
-            Some((name.into_string().ok()?, value.into_string().ok()?))
-        }));
-    let stderr = meta_agent::redact::writer::RedactingStderr::new(std::sync::Arc::new(redactor));
+    let stderr = meta_agent::redact::writer::RedactingStderr::new(env.redactor.clone());
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(stderr)

@@ -106,6 +106,7 @@ mod tests {
                     },
                     cost_usd: 0.5,
                     stop_reason: StopReason::EndTurn,
+                    cut_call: None,
                 }),
                 2 => Err(LlmError::Unavailable {
                     status: 503,

@@ -4,13 +4,16 @@
 //!
 //! Layers: [`AgentBuilder::act`] meters every model call ([`metered`]), runs the act ([`act`]:
 //! relevant files, explorer, token-budgeted opening from [`context`], plan from [`planner`]) and
-//! reflects ([`reflect`]); [`turn`] runs each loop, one turn at a time; [`paths`] keeps every
-//! path inside the worktree.
+//! reflects ([`reflect`]); [`turn`] runs each loop, one turn at a time, sending back only what
+//! [`answer`] sorted as sendable and shortening the conversation ([`compact`]) when the model
+//! refuses it as too long; [`paths`] keeps every path inside the worktree.
 //! The agent proposes edits in the worktree only: the engine validates the change, runs the
 //! gates and commits. It never reads the process environment (the parent's variables are passed
 //! in) and never prints.
 
 pub mod act;
+pub mod answer;
+pub mod compact;
 pub mod context;
 pub mod metered;
 pub mod paths;

@@ -2,9 +2,11 @@
 //!
 //! The answer is read from a `plan` tool call or a JSON object in the text, then checked by
 //! [`super::plan::parse_plan`]. A refused plan (unknown dependency, cycle, bad shape) is asked
-//! for once more with the reason; a second refusal falls back to the whole task as one sub-task.
+//! for once more with the reason (the first answer sent back as [`super::answer`] sorts it: no
+//! empty message, no cut call); a second refusal falls back to the whole task as one sub-task.
 //! LLM errors are returned to the caller unchanged. No tool execution here.
 
+use super::answer;
 use super::plan::{self, Complexity, PlanError, SubTask, TaskPlan, json_in_text};
 use crate::llm::{ChatRequest, Completion, LlmError, Message, Provider, ToolResult};
 use crate::protocol::task::Task;
@@ -100,20 +102,20 @@ impl<P: Provider> Planner<'_, P> {
         };
         let refusal =
             format!("That plan cannot be used: {error}. Call `plan` again with a corrected plan.");
-        messages.push(Message::Assistant {
-            text: first.text.clone(),
-            tool_calls: first.tool_calls.clone(),
-        });
-        if first.tool_calls.is_empty() {
-            messages.push(Message::user(refusal));
-        } else {
-            messages.extend(first.tool_calls.iter().map(|call| {
-                Message::Tool(ToolResult {
-                    call_id: call.id.clone(),
-                    content: refusal.clone(),
-                    is_error: true,
-                })
-            }));
+        let sorted = answer::sort(&first);
+        messages.extend(sorted.echo);
+        messages.extend(sorted.calls.iter().map(|call| {
+            Message::Tool(ToolResult {
+                call_id: call.id.clone(),
+                content: refusal.clone(),
+                is_error: true,
+            })
+        }));
+        let note = sorted
+            .note
+            .map_or(String::new(), |note| format!("{note}\n\n"));
+        if sorted.calls.is_empty() || !note.is_empty() {
+            messages.push(Message::user(format!("{note}{refusal}")));
         }
         let second = self.send(&messages).await?;
         Ok(match self.read(&second) {

@@ -1,13 +1,21 @@
 //! The ReAct loop of one act, in layers: [`run`] repeats turns up to the step cap; [`turn`] asks
-//! the model once and carries out its tool calls; [`ask`] sends the request and sorts its errors.
+//! the model once and carries out its tool calls; [`ask_fitting`] sends the request, once more on
+//! a smaller conversation ([`super::compact`]) when the model refused it as too long.
 //!
 //! The loop ends when the model calls `finish`, at the step cap, after three malformed turns in
-//! a row, or when the LLM budget runs out — each reported honestly in the act report. Only an
-//! LLM fault ends it with an error: transient (the engine may retry the act) or fatal. No prompt text and no tool logic here.
+//! a row, when the model declines to go on (a refusal), or when the LLM budget runs out — each
+//! reported honestly in the act report. What goes back into the conversation is what
+//! [`super::answer`] sorted: never an empty message, never a cut or malformed call. Only an LLM
+//! fault ends the loop with an error: transient (the engine may retry the act), a refusal by the
+//! provider (the run escalates), or internal. No prompt text and no tool logic here.
 
+use super::answer::{self, Sorted};
+use super::compact;
 use super::tools::{Observation, Outcome, ToolBox};
 use crate::exec::CommandRunner;
-use crate::llm::{ChatRequest, Completion, LlmError, Message, Provider, ToolResult, ToolSpec};
+use crate::llm::{
+    ChatRequest, Completion, LlmError, Message, Provider, StopReason, ToolResult, ToolSpec,
+};
 use crate::protocol::builder::{ActReport, BuildError};
 use crate::protocol::records::Usage;
 
@@ -42,6 +50,8 @@ struct Progress {
     observations: Vec<Observation>,
     usage: Usage,
     malformed_streak: u32,
+    /// What the loop did besides tool calls (a conversation shortened to fit), for the report.
+    notes: Vec<String>,
 }
 
 /// How a turn ended.
@@ -80,7 +90,7 @@ async fn turn<P: Provider, R: CommandRunner>(
     session: &Session<'_, P, R>,
     progress: &mut Progress,
 ) -> Result<TurnEnd, BuildError> {
-    let completion = match ask(session, &progress.messages).await {
+    let completion = match ask_fitting(session, progress).await {
         Ok(completion) => completion,
         Err(LlmError::BudgetExceeded { what }) => {
             return Ok(TurnEnd::Stopped(format!("the LLM budget ran out: {what}")));
@@ -88,25 +98,29 @@ async fn turn<P: Provider, R: CommandRunner>(
         Err(err) => return Err(BuildError::Llm(err)),
     };
     count(&mut progress.usage, &completion);
-    progress.messages.push(Message::Assistant {
-        text: completion.text.clone(),
-        tool_calls: completion.tool_calls.clone(),
-    });
-    if completion.tool_calls.is_empty() {
-        progress.messages.push(Message::user(NUDGE));
+    if completion.stop_reason == StopReason::Refusal {
+        return Ok(TurnEnd::Stopped(answer::refusal(&completion)));
+    }
+    let sorted = answer::sort(&completion);
+    progress.messages.extend(sorted.echo.clone());
+    if sorted.calls.is_empty() && sorted.note.is_none() {
+        progress
+            .messages
+            .push(Message::user(answer::nudge(&completion, NUDGE)));
         return Ok(TurnEnd::Continue);
     }
-    carry_out(session, progress, &completion).await
+    carry_out(session, progress, sorted).await
 }
 
-/// Carries out the calls of one answer, in order, answering each.
+/// Carries out the usable calls of one answer, in order, answering each; then tells the model
+/// about the calls that were not carried out.
 async fn carry_out<P: Provider, R: CommandRunner>(
     session: &Session<'_, P, R>,
     progress: &mut Progress,
-    completion: &Completion,
+    sorted: Sorted,
 ) -> Result<TurnEnd, BuildError> {
-    let mut malformed = 0;
-    for call in &completion.tool_calls {
+    let mut malformed = sorted.malformed;
+    for call in &sorted.calls {
         let (outcome, observation) = session.tools.dispatch(call).await;
         progress.observations.push(observation);
         let (content, is_error) = match outcome {
@@ -128,7 +142,10 @@ async fn carry_out<P: Provider, R: CommandRunner>(
             is_error,
         }));
     }
-    let all_malformed = malformed == completion.tool_calls.len();
+    if let Some(note) = sorted.note {
+        progress.messages.push(Message::user(note));
+    }
+    let all_malformed = malformed > 0 && malformed == sorted.calls.len() + sorted.malformed;
     progress.malformed_streak = if all_malformed {
         progress.malformed_streak + 1
     } else {
@@ -141,6 +158,30 @@ async fn carry_out<P: Provider, R: CommandRunner>(
         )));
     }
     Ok(TurnEnd::Continue)
+}
+
+/// Asks; when the model refuses the conversation as too long for its context window, asks once
+/// more on a smaller one, if one can be built (the smaller one then stays).
+async fn ask_fitting<P: Provider, R: CommandRunner>(
+    session: &Session<'_, P, R>,
+    progress: &mut Progress,
+) -> Result<Completion, LlmError> {
+    let refused = match ask(session, &progress.messages).await {
+        Err(refused @ LlmError::ContextTooLong { .. }) => refused,
+        other => return other,
+    };
+    let Some(smaller) = compact::smaller(&progress.messages) else {
+        return Err(refused);
+    };
+    let note = format!(
+        "the conversation was shortened to fit the model's context window ({} -> {} bytes)",
+        compact::size(&progress.messages),
+        compact::size(&smaller)
+    );
+    tracing::info!("{note}");
+    progress.notes.push(note);
+    progress.messages = smaller;
+    ask(session, &progress.messages).await
 }
 
 /// Sends the conversation with the tools.
@@ -174,6 +215,7 @@ fn report(progress: Progress, summary: String, gave_up: Option<String>) -> ActRe
             .observations
             .iter()
             .map(Observation::line)
+            .chain(progress.notes)
             .collect(),
         tool_calls: progress
             .observations

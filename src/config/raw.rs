@@ -98,6 +98,42 @@ pub struct RawLlm {
     /// After each attempt, ask the fast model to score it and name what is missing (default
     /// true). The gates still decide completion.
     pub reflect: Option<bool>,
+    /// Ask for streamed (SSE) answers (default true). `false` asks for whole answers, for
+    /// servers that stream badly.
+    pub stream: Option<bool>,
+    /// The wire profile of an OpenAI-compatible server (`provider: openai` only): `openai` (the
+    /// default) sends `max_completion_tokens` as OpenAI's reference has it; `vllm` and `ollama`
+    /// send the older `max_tokens` for servers that need it.
+    pub compat: Option<LlmCompat>,
+    /// Reasoning effort sent to reasoning models (o-series, gpt-5) with `provider: openai`:
+    /// `none`, `minimal`, `low`, `medium`, `high`, `xhigh`. Not sent to other models (they refuse
+    /// it); unset, the model's default applies.
+    pub reasoning_effort: Option<ReasoningEffort>,
+}
+
+/// How an OpenAI-compatible server wants its requests (`llm.compat`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LlmCompat {
+    /// OpenAI's current reference: `max_completion_tokens`.
+    #[default]
+    Openai,
+    /// vLLM servers that read the older `max_tokens`.
+    Vllm,
+    /// Ollama's OpenAI endpoint, which reads the older `max_tokens`.
+    Ollama,
+}
+
+/// `reasoning_effort` of OpenAI's reasoning models (`llm.reasoning_effort`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ReasoningEffort {
+    None,
+    Minimal,
+    Low,
+    Medium,
+    High,
+    Xhigh,
 }
 
 /// The LLM providers meta-agent can talk to.

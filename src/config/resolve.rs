@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use super::ConfigError;
 use super::raw::{
-    FailOn, GateKind, GateNetwork, LlmProvider, RawCommand, RawCommit, RawConfig, RawGate,
-    RawHindsight, RawLlm, RawLoop, RawRerun, RawSandbox, RawSetup,
+    FailOn, GateKind, GateNetwork, LlmCompat, LlmProvider, RawCommand, RawCommit, RawConfig,
+    RawGate, RawHindsight, RawLlm, RawLoop, RawRerun, RawSandbox, RawSetup, ReasoningEffort,
 };
 use crate::exec::env::is_secret_name;
 use crate::report::FindingLevel;
@@ -87,6 +87,12 @@ pub struct LlmSettings {
     pub api_version: Option<String>,
     /// Reflection after each attempt.
     pub reflect: bool,
+    /// Streamed answers (`llm.stream`, default true).
+    pub stream: bool,
+    /// The wire profile of an OpenAI-compatible server (`llm.compat`, default `openai`).
+    pub compat: LlmCompat,
+    /// Reasoning effort for reasoning models (`llm.reasoning_effort`), when set.
+    pub reasoning_effort: Option<ReasoningEffort>,
 }
 
 /// Default token budget of the agent's opening context.
@@ -505,6 +511,9 @@ fn resolve_llm(raw: RawLlm) -> LlmSettings {
         record: raw.record,
         api_version: raw.api_version,
         reflect: raw.reflect.unwrap_or(true),
+        stream: raw.stream.unwrap_or(true),
+        compat: raw.compat.unwrap_or_default(),
+        reasoning_effort: raw.reasoning_effort,
     }
 }
 
@@ -622,6 +631,21 @@ mod tests {
         assert_eq!(plain.provider, LlmProvider::None);
         assert_eq!(plain.context_tokens, DEFAULT_CONTEXT_TOKENS);
         assert!(plain.reflect);
+        assert!(
+            plain.stream,
+            "answers are streamed unless llm.stream says false"
+        );
+        assert_eq!(plain.compat, LlmCompat::Openai);
+        assert_eq!(plain.reasoning_effort, None);
+        let whole = resolve_llm(RawLlm {
+            stream: Some(false),
+            compat: Some(LlmCompat::Vllm),
+            reasoning_effort: Some(ReasoningEffort::High),
+            ..RawLlm::default()
+        });
+        assert!(!whole.stream);
+        assert_eq!(whole.compat, LlmCompat::Vllm);
+        assert_eq!(whole.reasoning_effort, Some(ReasoningEffort::High));
         let explicit = resolve_llm(RawLlm {
             provider: Some(LlmProvider::Openai),
             replay: Some("run.jsonl".into()),

@@ -268,7 +268,11 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             match state.phase {
                 LoopPhase::Idle => self.transition(state, LoopPhase::Planning, "run started"),
                 LoopPhase::Planning => self.plan(state),
-                LoopPhase::Acting => self.act(state).await?,
+                LoopPhase::Acting => {
+                    if let Some(refused) = self.act(state).await? {
+                        ending = refused;
+                    }
+                }
                 LoopPhase::Observing => last_gates = Some(self.observe(state).await),
                 LoopPhase::Reflecting => ending = self.reflect(state).await?,
                 LoopPhase::Complete
@@ -321,7 +325,8 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         self.transition(state, LoopPhase::Acting, &reason);
     }
 
-    async fn act(&self, state: &mut LoopState) -> Result<(), EngineError> {
+    /// One Acting step; `Some` when the LLM provider refused for good and the run escalated.
+    async fn act(&self, state: &mut LoopState) -> Result<Option<Ending>, EngineError> {
         let started = Instant::now();
         let started_ms = now_ms();
         let plan = state.plan.clone().unwrap_or(Plan::Build);
@@ -343,7 +348,14 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                         LoopPhase::Reflecting,
                         "transient failure of the builder",
                     );
-                    return Ok(());
+                    return Ok(None);
+                }
+                Err(error) if error.is_refusal() => {
+                    self.checked_change(state)?;
+                    let reason = EscalationReason::ProviderRefused {
+                        reason: error.to_string(),
+                    };
+                    return self.escalate(state, reason).map(Some);
                 }
                 Err(error) => return Err(EngineError::Builder(error)),
             },
@@ -372,7 +384,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         });
         state.transient_retries = 0;
         self.transition(state, LoopPhase::Observing, "run the gates");
-        Ok(())
+        Ok(None)
     }
 
     /// Calls the builder; returns actions, no resolutions, and an outcome line.

@@ -5,7 +5,7 @@
 //! [`Provider`] trait. No environment reads here.
 
 use super::anthropic::Anthropic;
-use super::openai::OpenAi;
+use super::openai::{OpenAi, WireProfile};
 use super::replay::{Recorder, Replay};
 use super::retry::RetryPolicy;
 use super::settings::OPENAI_BASE_URL;
@@ -113,7 +113,10 @@ fn unrecorded(config: &LlmConfig, retry: RetryPolicy) -> Result<AnyProvider, Llm
                     variable: "OPENAI_API_KEY",
                 });
             }
-            let provider = OpenAi::new(transport(config, retry)?, key);
+            let provider = OpenAi::new(transport(config, retry)?, key).with_profile(WireProfile {
+                compat: config.compat,
+                reasoning_effort: config.reasoning_effort,
+            });
             Ok(AnyProvider::OpenAi(match &config.azure {
                 Some(azure) => provider.azure(azure, &config.base_url),
                 None => provider,

@@ -1,6 +1,7 @@
 //! The LLM provider layer: one [`Provider`] trait for chat with tool calling, its real
 //! implementations (OpenAI-compatible Chat Completions and the Anthropic Messages API, whole or
-//! streamed), the offline `none` provider, replay and recording of transcripts, per-run budgets,
+//! streamed, each request shaped as the provider's reference defines it), the offline `none`
+//! provider, replay and recording of transcripts, per-run budgets,
 //! and the handling of faults (retries with backoff, discarded partial streams, friendly errors).
 //!
 //! This layer only talks to models. It holds no agent logic (tools, context, planning) and never
@@ -25,16 +26,16 @@ use std::future::Future;
 pub use anthropic::{API_VERSION as ANTHROPIC_API_VERSION, Anthropic};
 pub use budget::{BudgetCaps, Budgeted, Spent, first_exceeded};
 pub use connect::{AnyProvider, Live, Offline, connect};
-pub use error::LlmError;
-pub use openai::OpenAi;
+pub use error::{Fault, LlmError};
+pub use openai::{OpenAi, WireProfile, is_reasoning_model};
 pub use price::cost_usd;
 pub use replay::{Exchange, Recorder, Replay};
 pub use retry::{RetryPolicy, Sleeper, TokioSleeper, backoff};
-pub use settings::{AZURE_API_VERSION, ApiKey, Azure, LlmConfig, LlmEnv, detect_azure};
+pub use settings::{AZURE_API_VERSION, ApiKey, Azure, LlmConfig, LlmEnv, detect_azure, wire_line};
 pub use transport::{Transport, TransportSettings};
 pub(crate) use transport::{innermost, read_capped};
 pub use types::{
-    ChatRequest, Completion, Message, StopReason, ToolCall, ToolResult, ToolSpec, Usage,
+    ChatRequest, Completion, CutCall, Message, StopReason, ToolCall, ToolResult, ToolSpec, Usage,
 };
 
 /// A chat model that can call tools.

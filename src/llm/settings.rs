@@ -12,7 +12,7 @@ use std::time::Duration;
 use super::budget::BudgetCaps;
 use super::retry::DEFAULT_MAX_ATTEMPTS;
 use crate::config::LlmSettings;
-use crate::config::raw::LlmProvider;
+use crate::config::raw::{LlmCompat, LlmProvider, ReasoningEffort};
 
 /// Default OpenAI base URL (the `/v1` prefix included, as `OPENAI_BASE_URL` has it).
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
@@ -82,8 +82,12 @@ pub struct LlmConfig {
     /// Output cap of one call.
     pub max_output_tokens: u32,
     pub temperature: Option<f32>,
-    /// Ask for streamed answers.
+    /// Ask for streamed answers (`llm.stream`).
     pub stream: bool,
+    /// The wire profile of an OpenAI-compatible server (`llm.compat`).
+    pub compat: LlmCompat,
+    /// Sent to reasoning models (`llm.reasoning_effort`).
+    pub reasoning_effort: Option<ReasoningEffort>,
     pub timeout: Duration,
     pub connect_timeout: Duration,
     /// Attempts per call, the first included.
@@ -182,7 +186,9 @@ impl LlmConfig {
             api_key: env.configured_key.clone().or(key),
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             temperature: None,
-            stream: true,
+            stream: settings.stream,
+            compat: settings.compat,
+            reasoning_effort: settings.reasoning_effort,
             timeout: DEFAULT_TIMEOUT,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             max_attempts: DEFAULT_MAX_ATTEMPTS,
@@ -207,9 +213,71 @@ impl LlmConfig {
     }
 }
 
+/// One line on how requests go on the wire, for `config check`: streamed or whole answers, and
+/// for `provider: openai` the output-cap field (`llm.compat`) and the reasoning effort.
+pub fn wire_line(settings: &LlmSettings) -> String {
+    let answers = if settings.stream {
+        "streamed answers"
+    } else {
+        "whole answers (llm.stream: false)"
+    };
+    let compat = serde_json::to_value(settings.compat)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let effort = settings.reasoning_effort.map_or(String::new(), |effort| {
+        let name = serde_json::to_value(effort).unwrap_or_default();
+        format!(
+            ", reasoning_effort {} to reasoning models",
+            name.as_str().unwrap_or_default()
+        )
+    });
+    let openai = format!(
+        "compat {compat} (output cap as {}){effort}",
+        super::openai::token_field(settings.compat)
+    );
+    match settings.provider {
+        LlmProvider::Openai => format!("llm wire: {answers}; {openai}"),
+        LlmProvider::Anthropic
+            if settings.compat != LlmCompat::Openai || settings.reasoning_effort.is_some() =>
+        {
+            format!(
+                "llm wire: {answers}; llm.compat and llm.reasoning_effort are ignored by anthropic"
+            )
+        }
+        LlmProvider::Anthropic | LlmProvider::None | LlmProvider::Replay => {
+            format!("llm wire: {answers}")
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_wire_line_names_the_cap_field_the_effort_and_streaming() {
+        let openai = LlmSettings {
+            provider: LlmProvider::Openai,
+            reasoning_effort: Some(ReasoningEffort::High),
+            ..LlmSettings::default()
+        };
+        assert_eq!(
+            wire_line(&openai),
+            "llm wire: streamed answers; compat openai (output cap as max_completion_tokens), \
+             reasoning_effort high to reasoning models"
+        );
+        let ollama = LlmSettings {
+            provider: LlmProvider::Openai,
+            compat: LlmCompat::Ollama,
+            stream: false,
+            ..LlmSettings::default()
+        };
+        assert_eq!(
+            wire_line(&ollama),
+            "llm wire: whole answers (llm.stream: false); compat ollama (output cap as max_tokens)"
+        );
+    }
 
     #[test]
     fn azure_is_detected_from_the_host_the_path_or_the_api_version() {

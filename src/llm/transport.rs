@@ -206,6 +206,9 @@ pub fn classify(failure: &Failure<'_>, base_url: &str) -> LlmError {
     if status == 402 || is_spend_limit(failure.body) {
         return LlmError::SpendLimit { status, message };
     }
+    if matches!(status, 400 | 413 | 422) && is_context_too_long(status, failure.body) {
+        return LlmError::ContextTooLong { status, message };
+    }
     match status {
         401 | 403 => LlmError::AuthRejected {
             status,
@@ -234,6 +237,21 @@ fn is_spend_limit(body: &str) -> bool {
     ]
     .iter()
     .any(|marker| body.contains(marker))
+}
+
+/// OpenAI's `context_length_exceeded` (vLLM says "maximum context length" too), Anthropic's
+/// "prompt is too long" and its 413 `request_too_large`.
+fn is_context_too_long(status: u16, body: &str) -> bool {
+    let lower = body.to_ascii_lowercase();
+    status == 413
+        || [
+            "context_length_exceeded",
+            "maximum context length",
+            "prompt is too long",
+            "request_too_large",
+        ]
+        .iter()
+        .any(|marker| lower.contains(marker))
 }
 
 /// `error.message` of either provider's error body, else the body's start.
@@ -331,6 +349,25 @@ mod tests {
             );
             assert!(!error.is_transient());
         }
+    }
+
+    #[test]
+    fn context_length_refusals_are_recognised_from_either_provider() {
+        let openai = r#"{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130001 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
+        let anthropic = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}"#;
+        for body in [openai, anthropic] {
+            let error = failure(400, body);
+            assert!(
+                matches!(error, LlmError::ContextTooLong { status: 400, .. }),
+                "{error:?}"
+            );
+        }
+        assert!(matches!(
+            failure(413, "request_too_large"),
+            LlmError::ContextTooLong { status: 413, .. }
+        ));
+        let other = failure(400, r#"{"error":{"message":"Unsupported parameter"}}"#);
+        assert!(matches!(other, LlmError::Rejected { .. }), "{other:?}");
     }
 
     #[test]

@@ -95,6 +95,8 @@ pub enum StopReason {
     StopSequence,
     /// The service filtered the answer.
     ContentFilter,
+    /// The model declined to answer (Anthropic's `refusal`, OpenAI's `refusal` text).
+    Refusal,
     /// Anything else the service reported, verbatim.
     Other(String),
 }
@@ -108,6 +110,19 @@ pub struct Completion {
     /// Cost in US dollars from the price table (0 for a model not in it).
     pub cost_usd: f64,
     pub stop_reason: StopReason,
+    /// The tool call the output limit cut short, if any: left out of `tool_calls`, never to be
+    /// carried out nor sent back as a call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut_call: Option<CutCall>,
+}
+
+/// A tool call cut short by the output limit (`max_tokens` / `length`), as far as it got.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CutCall {
+    pub id: String,
+    pub name: String,
+    /// The argument text the model had sent when it was cut, verbatim.
+    pub partial_arguments: String,
 }
 
 /// One call to the model.

@@ -102,6 +102,14 @@ impl BuildError {
             BuildError::Llm(other) => other.is_transient(),
         }
     }
+
+    /// The provider refused the request for good (key, model, request, context length, spend
+    /// limit): the run ends escalated with the provider's reason, not as an internal error.
+    pub fn is_refusal(&self) -> bool {
+        match self {
+            BuildError::Llm(error) => error.fault() == crate::llm::Fault::Refused,
+        }
+    }
 }
 
 /// Edits the repository for the loop.

@@ -46,6 +46,9 @@ pub enum EscalationReason {
         recorded: bool,
         refusals: Vec<String>,
     },
+    /// The LLM provider refused the requests for good (key, model, request, context length,
+    /// spend limit): its reason, in its words.
+    ProviderRefused { reason: String },
     /// A setup command failed before the build.
     SetupFailed {
         command: String,
@@ -87,6 +90,9 @@ impl EscalationReason {
                     refusals.join("; ")
                 )
             }
+            EscalationReason::ProviderRefused { reason } => {
+                format!("the LLM provider refused the request: {reason}")
+            }
             EscalationReason::SetupFailed {
                 command,
                 reason,
@@ -113,6 +119,7 @@ impl EscalationReason {
             | EscalationReason::NoWayForward
             | EscalationReason::TransientErrors { .. }
             | EscalationReason::PatchRefused { .. }
+            | EscalationReason::ProviderRefused { .. }
             | EscalationReason::SetupFailed { .. } => false,
         }
     }

@@ -8,8 +8,20 @@ pub mod collector;
 pub mod file_server;
 pub mod git_http;
 pub mod http;
+pub mod llmwire;
 pub mod mock_github;
 pub mod mock_llm;
+
+/// `name` in the design documents' `shared/` directory: beside the checkout (CI clones there),
+/// else beside any ancestor of it (a worktree under `wt/NAME`). `None` when there is none.
+pub fn shared_dir(name: &str) -> Option<PathBuf> {
+    let checkout = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    checkout
+        .ancestors()
+        .skip(1)
+        .map(|dir| dir.join("shared").join(name))
+        .find(|dir| dir.is_dir())
+}
 
 /// The repository's `fixtures/` directory.
 pub fn fixtures() -> PathBuf {

@@ -15,12 +15,12 @@ use meta_agent::agent::{AgentBuilder, AgentParts, AgentSettings, CommandSettings
 use meta_agent::config::LlmSettings;
 use meta_agent::config::raw::LlmProvider;
 use meta_agent::exec::Executor;
-use meta_agent::llm::{AnyProvider, BudgetCaps, LlmConfig, LlmEnv, RetryPolicy, connect};
+use meta_agent::llm::{AnyProvider, BudgetCaps, LlmConfig, LlmEnv, LlmError, RetryPolicy, connect};
 use meta_agent::protocol::builder::{ActReport, ActRequest, BuildError, Builder, FailureContext};
 use meta_agent::protocol::records::Plan;
 use meta_agent::protocol::task::Task;
 
-const KEY: &str = "sk-canary-agent-7f3a9c";
+pub(crate) const KEY: &str = "sk-canary-agent-7f3a9c";
 
 /// An OpenAI answer calling tools: `(id, name, raw argument text)`.
 fn calls(calls: &[(&str, &str, &str)]) -> Reply {
@@ -262,10 +262,16 @@ async fn three_malformed_turns_in_a_row_end_the_act() {
     );
     let requests = mock.requests();
     assert_eq!(requests.len(), 3, "re-prompted twice, then stopped");
-    let reprompt = tool_result(&requests[1], "call_1");
+    let sent = messages(&requests[1]);
     assert!(
-        reprompt.contains("malformed arguments for `read_file`"),
-        "{reprompt}"
+        sent.iter().all(|m| m["tool_calls"].is_null()),
+        "a call that is not JSON is never sent back as a call: {sent:?}"
+    );
+    let reprompt = sent.last().unwrap()["content"].as_str().unwrap().to_owned();
+    assert!(
+        reprompt.contains("malformed arguments for `read_file`")
+            && reprompt.contains("<<<\n{not json\n>>>"),
+        "the model is told, with the text it sent: {reprompt}"
     );
     let missing = tool_result(&requests[2], "call_2");
     assert!(missing.contains("missing field `old_string`"), "{missing}");
@@ -320,21 +326,68 @@ async fn a_text_answer_is_nudged_back_to_the_tools() {
 }
 
 #[tokio::test]
-async fn a_rejected_key_ends_the_act_as_fatal_and_an_outage_as_transient() {
+async fn a_rejected_key_ends_the_act_as_a_refusal_and_an_outage_as_transient() {
     let denied = Reply::status(401, json!({"error": {"message": "Incorrect API key"}}));
     let down = Reply::status(503, json!({"error": {"message": "overloaded"}}));
     let mock = MockLlm::start(vec![denied, down]).await;
     let repo = small_repo();
     let agent = agent(&mock.base_url, BudgetCaps::default());
-    let fatal = act_with(&agent, repo.path(), 5).await;
+    let refused = act_with(&agent, repo.path(), 5).await;
     assert!(
-        matches!(&fatal, Err(error) if !error.is_transient() && error.to_string().contains("rejected")),
-        "{fatal:?}"
+        matches!(
+            &refused,
+            Err(error @ BuildError::Llm(LlmError::AuthRejected { status: 401, .. }))
+                if error.is_refusal() && !error.is_transient()
+        ),
+        "{refused:?}"
     );
     let transient = act_with(&agent, repo.path(), 5).await;
     assert!(
         matches!(&transient, Err(error) if error.is_transient()),
         "{transient:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_context_length_refusal_is_retried_once_on_a_smaller_conversation() {
+    let too_long = Reply::status(
+        400,
+        json!({"error": {"message": "prompt is too long: 210000 tokens > 200000 maximum",
+            "type": "invalid_request_error", "code": "context_length_exceeded"}}),
+    );
+    let mock = MockLlm::start(vec![
+        call("call_1", "read_file", json!({"path": "big.py"})),
+        call("call_2", "read_file", json!({"path": "calc.py"})),
+        too_long,
+        finish("read both"),
+    ])
+    .await;
+    let repo = small_repo();
+    std::fs::write(repo.path().join("big.py"), "x = 1\n".repeat(2_000)).unwrap();
+    let report = act(&mock.base_url, repo.path(), 10).await;
+    assert_eq!(report.summary, "read both");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 4);
+    assert!(
+        requests[3].body.len() < requests[2].body.len() / 2,
+        "the retry is smaller: {} then {}",
+        requests[2].body.len(),
+        requests[3].body.len()
+    );
+    let older = tool_result(&requests[3], "call_1");
+    assert!(older.contains("output omitted to fit"), "{older}");
+    assert_eq!(
+        tool_result(&requests[3], "call_2"),
+        tool_result(&requests[2], "call_2"),
+        "the latest exchange is kept whole"
+    );
+    assert!(
+        report
+            .actions
+            .iter()
+            .any(|a| a.contains("shortened to fit the model's context window")),
+        "{:?}",
+        report.actions
     );
 }
 
@@ -450,7 +503,7 @@ fn example_for(base_url: &str) -> (tempfile::TempDir, std::path::PathBuf) {
 }
 
 /// The example with the `//` bug and this `llm:` line, committed.
-fn example_with(llm: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+pub(crate) fn example_with(llm: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     let (dir, work) = scratch_repo(&example());
     wrong_mean(&work);
     let config = work.join(".meta-agent.yml");
@@ -461,9 +514,12 @@ fn example_with(llm: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     (dir, work)
 }
 
-fn run_json(work: &Path, args: &[&str]) -> (i32, Value) {
+/// Runs the binary with `--json` (both providers' keys set), returning its exit code and the
+/// outcome line; fails when the last line is not one.
+pub(crate) fn run_json(work: &Path, args: &[&str]) -> (i32, Value) {
     let out = meta_agent()
         .env("OPENAI_API_KEY", KEY)
+        .env("ANTHROPIC_API_KEY", KEY)
         .arg("--repo")
         .arg(work)
         .args(args)

@@ -186,6 +186,30 @@ fn llm_flags_override_the_configuration() {
 }
 
 #[test]
+fn config_check_shows_the_wire_profile_and_refuses_an_unknown_one() {
+    let repo = repo_with_config(
+        "version: 1\npreset: none\nllm:\n  provider: openai\n  compat: vllm\n  stream: false\n  \
+         reasoning_effort: low\n",
+    );
+    check(repo.path())
+        .success()
+        .stdout(predicate::str::contains(
+            "llm wire: whole answers (llm.stream: false); compat vllm (output cap as max_tokens), \
+         reasoning_effort low to reasoning models",
+        ));
+    let plain = repo_with_config("version: 1\npreset: none\nllm: {provider: openai}\n");
+    check(plain.path())
+        .success()
+        .stdout(predicate::str::contains(
+            "llm wire: streamed answers; compat openai (output cap as max_completion_tokens)\n",
+        ));
+    let bogus = repo_with_config("version: 1\npreset: none\nllm:\n  compat: lmstudio\n");
+    check(bogus.path()).code(2).stderr(
+        predicate::str::contains("lmstudio").and(predicate::str::contains(".meta-agent.yml:4:")),
+    );
+}
+
+#[test]
 fn the_schema_is_generated_from_the_types() {
     let out = meta_agent().args(["config", "schema"]).assert().success();
     let schema: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();

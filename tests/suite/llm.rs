@@ -1008,10 +1008,44 @@ fn the_schema_documents_the_new_llm_keys() {
         "record",
         "api_version",
         "reflect",
+        "stream",
+        "compat",
+        "reasoning_effort",
     ] {
         assert!(schema.contains(&format!("\"{key}\"")), "{key}");
     }
     assert!(schema.contains("Replay this recorded transcript"));
+    for value in ["\"vllm\"", "\"ollama\"", "\"xhigh\""] {
+        assert!(schema.contains(value), "{value}");
+    }
+}
+
+/// `llm.compat: vllm` (or `ollama`) sends the older `max_tokens` to a compatible server, which
+/// the mock accepts as such a server does; the default sends `max_completion_tokens`.
+#[tokio::test]
+async fn a_compatible_server_profile_sends_max_tokens_and_openai_gets_max_completion_tokens() {
+    let compatible = MockLlm::start_compatible(vec![Reply::ok(openai_text_answer("hi"))]).await;
+    let mut vllm = settings(LlmProvider::Openai, "qwen2.5-coder", &compatible.base_url);
+    vllm.compat = meta_agent::config::raw::LlmCompat::Vllm;
+    let config = LlmConfig::from_settings(&vllm, &env_with_keys());
+    let provider = connect(&config, RetryPolicy::default()).unwrap();
+    provider
+        .chat(&request("qwen2.5-coder", false))
+        .await
+        .unwrap();
+    let body = compatible.requests()[0].json();
+    assert_eq!(body["max_tokens"], 512);
+    assert_eq!(body.get("max_completion_tokens"), None);
+
+    let openai_mock = MockLlm::start(vec![Reply::ok(openai_text_answer("hi"))]).await;
+    openai(&openai_mock.base_url)
+        .provider
+        .chat(&request("gpt-4o-mini", false))
+        .await
+        .unwrap();
+    let body = openai_mock.requests()[0].json();
+    assert_eq!(body["max_completion_tokens"], 512);
+    assert_eq!(body.get("max_tokens"), None);
 }
 
 /// Every request body leaves through the run's redactor, and so does the recorded transcript:

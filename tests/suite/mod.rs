@@ -16,6 +16,7 @@ mod github_app;
 mod hindsight_signature;
 mod hindsight_store;
 mod llm;
+mod llm_wire;
 mod planning;
 mod redact;
 mod report_coverage;

@@ -2,9 +2,11 @@
 //! the task built from the issue, its thread or a failed run, and a new or resumed engine run.
 
 use super::*;
+use crate::session::builder::builder_for;
+use crate::session::run::Begin;
 
 impl Step<'_> {
-    pub(super) async fn dispatch(&self, prepared: &crate::cli::Prepared) -> Result<Done, CliError> {
+    pub(super) async fn dispatch(&self, prepared: &Prepared) -> Result<Done, SessionError> {
         let mut status = self.status_comment();
         let record = match (self.saved_record(&mut status).await?, &self.trigger) {
             (None, Trigger::ReviewComment { pull, .. }) => self.pull_record(*pull).await?,
@@ -73,11 +75,11 @@ impl Step<'_> {
     /// it again instead of running twice.
     pub(super) async fn republish(
         &self,
-        prepared: &crate::cli::Prepared,
+        prepared: &Prepared,
         status: &mut Option<StatusComment>,
         record: &SessionRecord,
         fresh_request: bool,
-    ) -> Result<Option<Done>, CliError> {
+    ) -> Result<Option<Done>, SessionError> {
         if record.outcome != "committed" || fresh_request || self.args.dry_run {
             return Ok(None);
         }
@@ -124,7 +126,7 @@ impl Step<'_> {
     }
 
     /// The task for a new session.
-    pub(super) async fn task(&self, guidance: Option<String>) -> Result<Task, CliError> {
+    pub(super) async fn task(&self, guidance: Option<String>) -> Result<Task, SessionError> {
         let (number, title, body, until, trigger_comment) = match &self.trigger {
             Trigger::Issue { issue, .. } => (
                 issue.number,
@@ -158,12 +160,12 @@ impl Step<'_> {
             }
             Trigger::FailedRun { .. } => return self.failed_run_task().await,
             Trigger::Dispatch { issue: None, .. } => {
-                return Err(CliError::Usage(
+                return Err(SessionError::Usage(
                     "nothing to work on: give the dispatch an `issue` input".into(),
                 ));
             }
             Trigger::ReviewComment { pull, .. } => {
-                return Err(CliError::Usage(format!(
+                return Err(SessionError::Usage(format!(
                     "pull request #{pull} carries no session of the bot to continue"
                 )));
             }
@@ -204,7 +206,7 @@ impl Step<'_> {
 
     /// A failed workflow run as a task: the failed jobs, the tail of their logs (parsed into
     /// failures, not pasted raw), and failing tests from JUnit artifacts when there are any.
-    pub(super) async fn failed_run_task(&self) -> Result<Task, CliError> {
+    pub(super) async fn failed_run_task(&self) -> Result<Task, SessionError> {
         let Trigger::FailedRun {
             run_id,
             workflow,
@@ -213,7 +215,7 @@ impl Step<'_> {
             ..
         } = &self.trigger
         else {
-            return Err(CliError::Internal("not a failed run".into()));
+            return Err(SessionError::Internal("not a failed run".into()));
         };
         let digest = crate::github::ci_failure::digest(self.api, &self.actions.repository, *run_id)
             .await
@@ -242,32 +244,30 @@ impl Step<'_> {
 
     pub(super) async fn start(
         &self,
-        prepared: &crate::cli::Prepared,
+        prepared: &Prepared,
         status: &mut Option<StatusComment>,
         guidance: Option<String>,
-    ) -> Result<Done, CliError> {
+    ) -> Result<Done, SessionError> {
         let task = self.task(guidance).await?;
         let trigger = self.trigger.describe();
         self.post_status(status, &View::Working { trigger }, None)
             .await?;
-        let ctx = self.context(prepared);
-        let config = ctx.config;
+        let ctx = prepared.context(false);
         let repo = run::open_repo(&prepared.repo)?;
-        let builder = run::builder_for(&ctx, &task)?;
-        let session = new_session_id();
+        let builder = builder_for(&ctx, &task)?;
         let options = StartOptions {
-            session: session.clone(),
+            session: new_session_id(),
             dry_run: self.args.dry_run,
             max_iterations: self
                 .args
                 .max_iterations
-                .unwrap_or(config.loop_.max_iterations),
+                .unwrap_or(ctx.config.loop_.max_iterations),
         };
-        let (report, done) =
-            run::drive_report(&ctx, &repo, &builder, &session, false, move |engine| {
-                Box::pin(engine.start(task, options))
-            })
-            .await?;
+        let begin = Begin::Start {
+            task: Box::new(task),
+            options,
+        };
+        let (report, done) = run::drive(&ctx, &repo, &builder, begin, false).await?;
         self.publish(prepared, &repo, status, report, done).await
     }
 
@@ -275,11 +275,11 @@ impl Step<'_> {
     /// file, and lets the engine continue with the guidance in the next plan.
     pub(super) async fn resume(
         &self,
-        prepared: &crate::cli::Prepared,
+        prepared: &Prepared,
         status: &mut Option<StatusComment>,
         mut state: LoopState,
         guidance: Option<String>,
-    ) -> Result<Done, CliError> {
+    ) -> Result<Done, SessionError> {
         let trigger = self.trigger.describe();
         self.post_status(status, &View::Working { trigger }, None)
             .await?;
@@ -291,7 +291,7 @@ impl Step<'_> {
             &self.branch_rules(&repo),
         )
         .await
-        .map_err(|err| CliError::Internal(err.to_string()))?;
+        .map_err(|err| SessionError::Internal(err.to_string()))?;
         // The pushed branch holds every change so far, already verified by the tamper guard
         // and the patch gate of the run that made it: this runner continues from its tip.
         repo.checkout_existing(&state.branch).map_err(internal)?;
@@ -299,40 +299,31 @@ impl Step<'_> {
         state.worktree_diff.clear();
         let sessions = SessionStore::for_git_dir(&repo.git_dir());
         sessions.save(&state).map_err(internal)?;
-        let ctx = self.context(prepared);
-        let builder = run::builder_for(&ctx, &state.task)?;
-        let session = state.session.clone();
+        let ctx = prepared.context(false);
+        let builder = builder_for(&ctx, &state.task)?;
         let guidance = guidance.map(|text| {
             self.redactor
                 .redact_text(&crate::protocol::untrusted::sanitize(&text))
                 .into_owned()
         });
-        let id = session.clone();
-        let (report, done) =
-            run::drive_report(&ctx, &repo, &builder, &session, false, move |engine| {
-                Box::pin(async move { engine.resume(Some(&id), guidance).await })
-            })
-            .await?;
+        let begin = Begin::Resume {
+            session: state.session.clone(),
+            guidance,
+        };
+        let (report, done) = run::drive(&ctx, &repo, &builder, begin, false).await?;
         self.publish(prepared, &repo, status, report, done).await
     }
 
-    pub(super) fn context<'p>(&self, prepared: &'p crate::cli::Prepared) -> RunContext<'p> {
-        RunContext {
-            repo_root: &prepared.repo,
-            config: &prepared.config,
-            policy: &prepared.policy,
-            executor: &prepared.executor,
-            parent_env: &prepared.env,
-            verbose: false,
-        }
-    }
-
-    pub(super) fn remote(&self, prepared: &crate::cli::Prepared) -> Remote {
+    pub(super) fn remote(&self, prepared: &Prepared) -> Remote {
         Remote {
             url: self.actions.git_url(),
             token: self.actions.token.clone(),
             workdir: prepared.repo.clone(),
-            path_env: lookup(&prepared.env, "PATH").unwrap_or_else(|| "/usr/bin:/bin".into()),
+            path_env: prepared
+                .env
+                .get("PATH")
+                .unwrap_or("/usr/bin:/bin")
+                .to_owned(),
             timeout: Duration::from_secs(300),
         }
     }

@@ -11,8 +11,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::run::{self, RunContext};
-use super::{CliError, Done};
+use super::run;
+use super::{Done, Environment, Overrides, Prepared, SessionError};
 use crate::engine::run::{RunReport, StartOptions, new_session_id};
 use crate::engine::state::{LoopState, SessionStore};
 use crate::exit::Outcome;
@@ -33,43 +33,32 @@ use crate::protocol::task::{Task, TaskPermissions, TaskSource};
 use crate::redact::{Redactor, outbound_markdown};
 
 mod comments;
+mod dispatch;
 mod publish;
-mod session;
 
-/// `meta-agent github`. Every option also reads an environment variable, so the Action passes
-/// its inputs through `env:` and never into a shell script.
-#[derive(Debug, Clone, clap::Args)]
-pub struct GithubArgs {
-    /// Change nothing on GitHub or the remote: run, then report in the job summary only.
-    #[arg(long, env = "META_AGENT_DRY_RUN", num_args = 0..=1, default_value = "false",
-          default_missing_value = "true", value_parser = clap::builder::BoolishValueParser::new())]
+/// What a step was asked, from the Action's inputs (see `meta-agent github --help`).
+#[derive(Debug, Clone)]
+pub struct StepSettings {
+    /// Change nothing on GitHub or the remote.
     pub dry_run: bool,
     /// Improve iterations before escalating (default: loop.max_iterations).
-    #[arg(long, env = "META_AGENT_MAX_ITERATIONS", value_name = "N")]
     pub max_iterations: Option<u32>,
     /// Cap on the run's LLM cost in US dollars (overrides llm.max_cost_usd).
-    #[arg(long, env = "META_AGENT_BUDGET_USD", value_name = "USD")]
     pub budget_usd: Option<f64>,
     /// The phrase that starts a command in a comment.
-    #[arg(long, env = "META_AGENT_TRIGGER", default_value = "/agent")]
     pub trigger_phrase: String,
     /// The label that hands an issue to the bot.
-    #[arg(long, env = "META_AGENT_LABEL", default_value = "meta-agent")]
     pub label: String,
-    /// The bot's own login: its comments are never triggers, and only its status comment is
-    /// trusted. Acting as a GitHub App, the default becomes the App's `<slug>[bot]`.
-    #[arg(long, env = "META_AGENT_BOT_LOGIN", default_value = DEFAULT_BOT_LOGIN)]
+    /// The bot's own login: its comments are never triggers, only its status comment is trusted.
     pub bot_login: String,
-    /// Bot accounts allowed to trigger the bot (comma-separated).
-    #[arg(long, env = "META_AGENT_ALLOW_BOTS", value_delimiter = ',')]
+    /// Bot accounts allowed to trigger the bot.
     pub allow_bots: Vec<String>,
-    /// Minutes the job may last: GitHub rate-limit waits stop early enough to post a final status.
-    #[arg(long, env = "META_AGENT_JOB_MINUTES", default_value_t = 60)]
+    /// Minutes the job may last.
     pub job_minutes: u64,
 }
 
 /// Who writes with the workflow's `GITHUB_TOKEN`.
-const DEFAULT_BOT_LOGIN: &str = "github-actions[bot]";
+pub const DEFAULT_BOT_LOGIN: &str = "github-actions[bot]";
 
 /// The `outcome` output when the step did not run the engine.
 const IGNORED: &str = "ignored";
@@ -79,24 +68,20 @@ const REFUSED: &str = "refused";
 struct Step<'a> {
     actions: &'a ActionsContext,
     api: &'a RestClient,
-    args: &'a GithubArgs,
-    redactor: Redactor,
+    args: &'a StepSettings,
+    redactor: std::sync::Arc<Redactor>,
     trigger: Trigger,
     started: Instant,
 }
 
-/// Runs the step. `prepare` loads the configuration (only once the event needs a run).
-pub(crate) async fn github<P, F>(
-    args: &GithubArgs,
-    env: &[(String, String)],
-    prepare: P,
-) -> Result<Done, CliError>
-where
-    P: FnOnce() -> F,
-    F: std::future::Future<Output = Result<crate::cli::Prepared, CliError>>,
-{
-    let mut actions = ActionsContext::from_lookup(|name| lookup(env, name))
-        .map_err(|err| CliError::Usage(err.to_string()))?;
+/// Runs the step. The configuration is loaded only once the event needs a run.
+pub async fn github(
+    args: &StepSettings,
+    overrides: &Overrides,
+    env: &Environment,
+) -> Result<Done, SessionError> {
+    let mut actions = ActionsContext::from_lookup(|name| env.get(name).map(str::to_owned))
+        .map_err(|err| SessionError::Usage(err.to_string()))?;
     let payload = read_event(&actions.event_path)?;
     let branch_prefix = "meta-agent/".to_owned();
     let settings = TriggerSettings {
@@ -105,7 +90,7 @@ where
         branch_prefix,
     };
     let classified = trigger::classify(&actions.event_name, &payload, &settings)
-        .map_err(|err| CliError::Usage(err.to_string()))?;
+        .map_err(|err| SessionError::Usage(err.to_string()))?;
     let trigger = match classified {
         Classified::Ignore(reason) => return finish_early(&actions, IGNORED, &reason),
         Classified::Run(trigger) => trigger,
@@ -119,14 +104,25 @@ where
     };
     let minted = app_identity(&mut actions, &trigger, &settings).await?;
     let args = &as_app(args, minted.as_ref());
-    let secrets = minted.iter().flat_map(app::Minted::as_secret_env);
+    let env = match &minted {
+        // The App's token and JWT are secrets of this step: redacted everywhere, the engine's
+        // outputs included.
+        Some(minted) => Environment::new(
+            env.vars
+                .iter()
+                .cloned()
+                .chain(minted.as_secret_env())
+                .collect(),
+        ),
+        None => env.clone(),
+    };
     let api = RestClient::new(RestSettings {
         token: actions.token.clone(),
         ..settings
     })
-    .map_err(|err| CliError::Internal(err.to_string()))?;
+    .map_err(|err| SessionError::Internal(err.to_string()))?;
     let step = Step {
-        redactor: Redactor::from_env(env.iter().cloned().chain(secrets)),
+        redactor: env.redactor.clone(),
         actions: &actions,
         api: &api,
         args,
@@ -137,7 +133,7 @@ where
         return refusal;
     }
     step.acknowledge().await;
-    let result = match prepare().await {
+    let result = match prepare(args, overrides, &env).await {
         Ok(prepared) => step.dispatch(&prepared).await,
         Err(err) => Err(err),
     };
@@ -153,24 +149,24 @@ async fn app_identity(
     actions: &mut ActionsContext,
     trigger: &Trigger,
     settings: &RestSettings,
-) -> Result<Option<app::Minted>, CliError> {
+) -> Result<Option<app::Minted>, SessionError> {
     let reads_runs = matches!(trigger, Trigger::FailedRun { .. });
     app::authenticate(actions, reads_runs, settings.clone())
         .await
         .map_err(|err| {
             if err.is_configuration() {
-                CliError::Usage(err.to_string())
+                SessionError::Usage(err.to_string())
             } else {
-                CliError::Internal(err.to_string())
+                SessionError::Internal(err.to_string())
             }
         })
 }
 
 /// Acting as a GitHub App, the bot's own login is the App's bot account unless one was given.
-fn as_app(args: &GithubArgs, minted: Option<&app::Minted>) -> GithubArgs {
+fn as_app(args: &StepSettings, minted: Option<&app::Minted>) -> StepSettings {
     let app_login = minted.and_then(|minted| minted.bot_login.clone());
     match app_login {
-        Some(login) if args.bot_login == DEFAULT_BOT_LOGIN => GithubArgs {
+        Some(login) if args.bot_login == DEFAULT_BOT_LOGIN => StepSettings {
             bot_login: login,
             ..args.clone()
         },
@@ -178,30 +174,41 @@ fn as_app(args: &GithubArgs, minted: Option<&app::Minted>) -> GithubArgs {
     }
 }
 
-fn lookup(env: &[(String, String)], name: &str) -> Option<String> {
-    env.iter()
-        .find(|(key, _)| key == name)
-        .map(|(_, value)| value.clone())
+/// The run's preparation, with the step's budget (an Action input) over the configuration's.
+async fn prepare(
+    args: &StepSettings,
+    overrides: &Overrides,
+    env: &Environment,
+) -> Result<Prepared, SessionError> {
+    let mut prepared = Prepared::load(overrides, env).await?;
+    if let Some(budget) = args.budget_usd {
+        prepared.config.llm.max_cost_usd = Some(budget);
+    }
+    Ok(prepared)
 }
 
 /// The event payload, bounded (GitHub's are far smaller).
-fn read_event(path: &Path) -> Result<Vec<u8>, CliError> {
+fn read_event(path: &Path) -> Result<Vec<u8>, SessionError> {
     const MAX_EVENT_BYTES: u64 = 25 << 20;
     let size = std::fs::metadata(path)
-        .map_err(|err| CliError::Usage(format!("GITHUB_EVENT_PATH {}: {err}", path.display())))?
+        .map_err(|err| SessionError::Usage(format!("GITHUB_EVENT_PATH {}: {err}", path.display())))?
         .len();
     if size > MAX_EVENT_BYTES {
-        return Err(CliError::Usage(format!(
+        return Err(SessionError::Usage(format!(
             "GITHUB_EVENT_PATH {}: {size} bytes is not an event payload",
             path.display()
         )));
     }
     std::fs::read(path)
-        .map_err(|err| CliError::Usage(format!("GITHUB_EVENT_PATH {}: {err}", path.display())))
+        .map_err(|err| SessionError::Usage(format!("GITHUB_EVENT_PATH {}: {err}", path.display())))
 }
 
 /// Ends without a run: the reason in the log, the job summary and the outputs.
-fn finish_early(actions: &ActionsContext, outcome: &str, reason: &str) -> Result<Done, CliError> {
+fn finish_early(
+    actions: &ActionsContext,
+    outcome: &str,
+    reason: &str,
+) -> Result<Done, SessionError> {
     let input = SummaryInput {
         trigger: &actions.event_name,
         isolation: "not needed",
@@ -224,15 +231,15 @@ fn write_step_files(
     actions: &ActionsContext,
     job_summary: &str,
     outputs: &[(&str, String)],
-) -> Result<(), CliError> {
-    let append = |path: &Path, text: &str| -> Result<(), CliError> {
+) -> Result<(), SessionError> {
+    let append = |path: &Path, text: &str| -> Result<(), SessionError> {
         use std::io::Write;
         std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
             .and_then(|mut file| file.write_all(text.as_bytes()))
-            .map_err(|err| CliError::Internal(format!("{}: {err}", path.display())))
+            .map_err(|err| SessionError::Internal(format!("{}: {err}", path.display())))
     };
     if let Some(path) = &actions.step_summary {
         append(path, job_summary)?;
@@ -246,7 +253,7 @@ fn write_step_files(
 impl Step<'_> {
     /// `Some(done)` when the actor may not trigger the bot (said with a reaction, never a
     /// comment an attacker could use as an amplifier).
-    async fn authorize(&self) -> Result<Option<Result<Done, CliError>>, CliError> {
+    async fn authorize(&self) -> Result<Option<Result<Done, SessionError>>, SessionError> {
         let actor = self.trigger.actor();
         let policy = Policy {
             bot_login: self.args.bot_login.clone(),
@@ -262,7 +269,7 @@ impl Step<'_> {
                     .api
                     .permission(&self.actions.repository, &actor.login)
                     .await
-                    .map_err(|err| CliError::Internal(err.to_string()))?;
+                    .map_err(|err| SessionError::Internal(err.to_string()))?;
                 match authz::decide(actor, permission) {
                     Decision::Allowed => return Ok(None),
                     Decision::Refused(reason) => reason,
@@ -278,7 +285,7 @@ impl Step<'_> {
 
     /// Every step ends with the truth where maintainers look: an error that stopped the run is
     /// written into the status comment (keeping the recorded session) and the job summary.
-    async fn report_failure(&self, err: &CliError) {
+    async fn report_failure(&self, err: &SessionError) {
         let reason = format!("The step stopped with an error: {err}");
         let mut status = self.status_comment();
         let record = match &mut status {
@@ -341,6 +348,6 @@ fn host_of(url: &str) -> &str {
         .map_or(authority, |(host, _)| host)
 }
 
-fn internal(err: impl std::fmt::Display) -> CliError {
-    CliError::Internal(err.to_string())
+fn internal(err: impl std::fmt::Display) -> SessionError {
+    SessionError::Internal(err.to_string())
 }

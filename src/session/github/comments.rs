@@ -18,7 +18,7 @@ impl Step<'_> {
     pub(super) async fn saved_record(
         &self,
         status: &mut Option<StatusComment>,
-    ) -> Result<Option<SessionRecord>, CliError> {
+    ) -> Result<Option<SessionRecord>, SessionError> {
         let Some(status) = status else {
             return Ok(None);
         };
@@ -28,7 +28,10 @@ impl Step<'_> {
 
     /// The session recorded in the body of the bot's own pull request (a review comment on it
     /// resumes that session).
-    pub(super) async fn pull_record(&self, pull: u64) -> Result<Option<SessionRecord>, CliError> {
+    pub(super) async fn pull_record(
+        &self,
+        pull: u64,
+    ) -> Result<Option<SessionRecord>, SessionError> {
         let issue = self
             .api
             .issue(&self.actions.repository, pull)
@@ -55,7 +58,7 @@ impl Step<'_> {
         status: &mut Option<StatusComment>,
         view: &View,
         record: Option<&SessionRecord>,
-    ) -> Result<(), CliError> {
+    ) -> Result<(), SessionError> {
         let Some(status) = status else {
             return Ok(());
         };
@@ -75,7 +78,7 @@ impl Step<'_> {
         &self,
         status: &mut Option<StatusComment>,
         record: Option<SessionRecord>,
-    ) -> Result<Done, CliError> {
+    ) -> Result<Done, SessionError> {
         let summary = match &record {
             Some(record) => format!(
                 "Session `{}` on `{}`: {}{}.",
@@ -101,7 +104,7 @@ impl Step<'_> {
         &self,
         status: &mut Option<StatusComment>,
         record: Option<SessionRecord>,
-    ) -> Result<Done, CliError> {
+    ) -> Result<Done, SessionError> {
         let record = record.map(|record| SessionRecord {
             stopped: true,
             ..record

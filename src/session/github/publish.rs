@@ -8,12 +8,12 @@ impl Step<'_> {
     /// summary and the outputs, all from the run's report.
     pub(super) async fn publish(
         &self,
-        prepared: &crate::cli::Prepared,
+        prepared: &Prepared,
         repo: &Git2Repository,
         status: &mut Option<StatusComment>,
         report: RunReport,
         done: Done,
-    ) -> Result<Done, CliError> {
+    ) -> Result<Done, SessionError> {
         let mut published = report.state.clone();
         let pushed = !published.dry_run
             && matches!(
@@ -50,7 +50,7 @@ impl Step<'_> {
                 let pull = self
                     .open_or_reuse_pull(state, &base, report.commit_message.as_deref())
                     .await
-                    .map_err(|err| CliError::Internal(err.to_string()))?;
+                    .map_err(|err| SessionError::Internal(err.to_string()))?;
                 pull_url = Some(pull.clone());
                 View::Committed {
                     pull_url: pull,
@@ -108,10 +108,10 @@ impl Step<'_> {
     /// Returns the remote branch's name.
     pub(super) async fn push_branch(
         &self,
-        prepared: &crate::cli::Prepared,
+        prepared: &Prepared,
         repo: &Git2Repository,
         state: &LoopState,
-    ) -> Result<String, CliError> {
+    ) -> Result<String, SessionError> {
         let remote = self.remote(prepared);
         let rules = self.branch_rules(repo);
         let branch = &state.branch;

@@ -1,0 +1,220 @@
+//! The command line's shape: clap types for the global flags and every subcommand, and nothing
+//! else. What each command does lives in the session layer (`crate::session`).
+//!
+//! Command names and JSON shapes are a contract other tools rely on: `run`, `resume`, `gates`,
+//! `github`, `report junit`, `report coverage`, `report sarif`, `config check`, `config schema`,
+//! `hindsight ...`.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::exec::supervisor::SupervisorArgs;
+use crate::hindsight::cli::HindsightArgs;
+use crate::session::github::DEFAULT_BOT_LOGIN;
+
+/// meta-agent: a CI-native build-test-improve bot. Runs a repository's quality gates, reads what
+/// they produce, and only ever reports what the gates verified.
+#[derive(Debug, Parser)]
+#[command(name = "meta-agent", version, about, max_term_width = 100)]
+pub struct Cli {
+    /// The repository to work on.
+    #[arg(long, global = true, default_value = ".", value_name = "DIR")]
+    pub repo: PathBuf,
+    /// Configuration file (default: .meta-agent.yml at the repository root, if present).
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        env = "META_AGENT_CONFIG",
+        hide_env_values = true
+    )]
+    pub config: Option<PathBuf>,
+    /// More diagnostics on stderr (repeat for more).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// LLM provider, overriding `llm.provider` (none, openai, anthropic, replay).
+    #[arg(long, global = true, value_name = "PROVIDER", value_parser = parse_provider, env = "META_AGENT_LLM_PROVIDER", hide_env_values = true)]
+    pub llm_provider: Option<crate::config::raw::LlmProvider>,
+    /// Primary model, overriding `llm.model`.
+    #[arg(
+        long,
+        global = true,
+        value_name = "MODEL",
+        env = "META_AGENT_MODEL",
+        hide_env_values = true
+    )]
+    pub model: Option<String>,
+    /// LLM API base URL, overriding `llm.base_url` and `OPENAI_BASE_URL`.
+    #[arg(
+        long,
+        global = true,
+        value_name = "URL",
+        env = "META_AGENT_LLM_BASE_URL",
+        hide_env_values = true
+    )]
+    pub llm_base_url: Option<String>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the build-test-improve loop on a task: a verified commit or an escalation report.
+    Run(RunArgs),
+    /// Continue a run that was killed, or that awaits guidance.
+    Resume(ResumeArgs),
+    /// One GitHub Actions step: read the event, authorize, run, and publish (branch, pull
+    /// request, status comment, job summary, outputs).
+    Github(GithubArgs),
+    /// Run the configured quality gates and print their summary; the exit code says whether all
+    /// passed (0) or not (1).
+    Gates(GatesArgs),
+    /// Read a report file and print what it says.
+    #[command(subcommand)]
+    Report(ReportCommand),
+    /// Validate the configuration, or print its JSON Schema.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// Error signatures and the store of fixes that cured them.
+    Hindsight(HindsightArgs),
+    /// Runs one command under supervision (internal: used by meta-agent for every child process).
+    #[command(name = "__supervise", hide = true)]
+    Supervise(SupervisorArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct GatesArgs {
+    /// Run only these gates (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub only: Vec<String>,
+    /// Print JSON: {"passed": bool, "gates": [...]}.
+    #[arg(long, conflicts_with = "markdown")]
+    pub json: bool,
+    /// Print the summary as Markdown (for job summaries and comments).
+    #[arg(long)]
+    pub markdown: bool,
+    /// Also write the results as JUnit XML to FILE (one test case per gate), for CI test
+    /// reporters.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ReportCommand {
+    /// JUnit XML files (merged): test counts and failures.
+    Junit {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// An lcov or Cobertura coverage report.
+    Coverage {
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// A SARIF 2.1.0 log.
+    Sarif {
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Load and validate the configuration; print the resolved gates.
+    Check,
+    /// Print the JSON Schema of .meta-agent.yml (for editor completion).
+    Schema,
+}
+
+/// `meta-agent run`.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// A YAML task file: title, requirements, acceptance, issue, optional scripted edits.
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "text",
+        required_unless_present = "text"
+    )]
+    pub task: Option<PathBuf>,
+    /// The task as text (first line is the title).
+    #[arg(long, value_name = "TEXT")]
+    pub text: Option<String>,
+    /// Change nothing outside the working tree: no branch, no commit, no push, no comment; print
+    /// the diff, the gates and the commit message or escalation report it would have produced.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Improve iterations before escalating (default: loop.max_iterations, 3).
+    #[arg(long, value_name = "N")]
+    pub max_iterations: Option<u32>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Where `run` and `resume` put what they produce besides the session directory.
+#[derive(Debug, clap::Args)]
+pub struct OutputArgs {
+    /// Stream events as JSON lines; the last line is the outcome.
+    #[arg(long)]
+    pub json: bool,
+    /// Also copy the run's result files (report.md, outcome.json, metrics.prom, trace.jsonl,
+    /// audit.jsonl) into this directory: artifacts for any CI (GitLab, Jenkins, Buildkite).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// `meta-agent resume`.
+#[derive(Debug, clap::Args)]
+pub struct ResumeArgs {
+    /// The session to resume (default: the latest).
+    pub session: Option<String>,
+    /// Guidance for the next plan (resumes a run that awaits guidance or escalated).
+    #[arg(long, value_name = "TEXT")]
+    pub guidance: Option<String>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// `meta-agent github`. Every option also reads an environment variable, so the Action passes
+/// its inputs through `env:` and never into a shell script.
+#[derive(Debug, Clone, clap::Args)]
+pub struct GithubArgs {
+    /// Change nothing on GitHub or the remote: run, then report in the job summary only.
+    #[arg(long, env = "META_AGENT_DRY_RUN", num_args = 0..=1, default_value = "false",
+          default_missing_value = "true", value_parser = clap::builder::BoolishValueParser::new())]
+    pub dry_run: bool,
+    /// Improve iterations before escalating (default: loop.max_iterations).
+    #[arg(long, env = "META_AGENT_MAX_ITERATIONS", value_name = "N")]
+    pub max_iterations: Option<u32>,
+    /// Cap on the run's LLM cost in US dollars (overrides llm.max_cost_usd).
+    #[arg(long, env = "META_AGENT_BUDGET_USD", value_name = "USD")]
+    pub budget_usd: Option<f64>,
+    /// The phrase that starts a command in a comment.
+    #[arg(long, env = "META_AGENT_TRIGGER", default_value = "/agent")]
+    pub trigger_phrase: String,
+    /// The label that hands an issue to the bot.
+    #[arg(long, env = "META_AGENT_LABEL", default_value = "meta-agent")]
+    pub label: String,
+    /// The bot's own login: its comments are never triggers, and only its status comment is
+    /// trusted. Acting as a GitHub App, the default becomes the App's `<slug>[bot]`.
+    #[arg(long, env = "META_AGENT_BOT_LOGIN", default_value = DEFAULT_BOT_LOGIN)]
+    pub bot_login: String,
+    /// Bot accounts allowed to trigger the bot (comma-separated).
+    #[arg(long, env = "META_AGENT_ALLOW_BOTS", value_delimiter = ',')]
+    pub allow_bots: Vec<String>,
+    /// Minutes the job may last: GitHub rate-limit waits stop early enough to post a final status.
+    #[arg(long, env = "META_AGENT_JOB_MINUTES", default_value_t = 60)]
+    pub job_minutes: u64,
+}
+
+/// `--llm-provider`: the same names as `llm.provider` in the configuration.
+fn parse_provider(
+    text: &str,
+) -> Result<crate::config::raw::LlmProvider, crate::config::values::UnknownName> {
+    crate::config::values::parse_name(text, "provider", "none, openai, anthropic, replay")
+}

@@ -1,0 +1,126 @@
+//! From a parsed command line to the session that does the work: the global flags become the
+//! session's [`Overrides`], each subcommand's arguments its request.
+
+use super::args::{
+    Cli, Command, ConfigCommand, GatesArgs, GithubArgs, OutputArgs, ReportCommand, ResumeArgs,
+    RunArgs,
+};
+use crate::session::commands::{self, GatesFormat, GatesRequest, ReportRequest};
+use crate::session::github::StepSettings;
+use crate::session::run::{self, Output, ResumeRequest, RunRequest, TaskInput};
+use crate::session::{Done, Environment, Overrides, Prepared, SessionError};
+
+/// Runs an async command (everything but the supervisor).
+pub async fn run(cli: &Cli, env: &Environment) -> Result<Done, SessionError> {
+    let overrides = overrides(cli);
+    match &cli.command {
+        Command::Run(args) => {
+            let prepared = Prepared::load(&overrides, env).await?;
+            run::run(prepared.context(overrides.verbose), &run_request(args)?).await
+        }
+        Command::Resume(args) => {
+            let prepared = Prepared::load(&overrides, env).await?;
+            run::resume(prepared.context(overrides.verbose), &resume_request(args)).await
+        }
+        Command::Github(args) => {
+            crate::session::github::github(&step_settings(args), &overrides, env).await
+        }
+        Command::Gates(args) => commands::gates(&overrides, env, &gates_request(args)).await,
+        Command::Report(command) => commands::report(&report_request(command)),
+        Command::Config(ConfigCommand::Check) => commands::config_check(&overrides, env).await,
+        Command::Config(ConfigCommand::Schema) => Ok(commands::config_schema()),
+        Command::Hindsight(args) => commands::hindsight(&overrides, env, args).await,
+        Command::Supervise(_) => Err(SessionError::Internal(
+            "the supervisor runs without a runtime".into(),
+        )),
+    }
+}
+
+fn overrides(cli: &Cli) -> Overrides {
+    Overrides {
+        repo: cli.repo.clone(),
+        config: cli.config.clone(),
+        llm_provider: cli.llm_provider,
+        model: cli.model.clone(),
+        llm_base_url: cli.llm_base_url.clone(),
+        verbose: cli.verbose > 0,
+    }
+}
+
+fn output(args: &OutputArgs) -> Output {
+    Output {
+        json: args.json,
+        out: args.out.clone(),
+    }
+}
+
+fn run_request(args: &RunArgs) -> Result<RunRequest, SessionError> {
+    let task = match (&args.task, &args.text) {
+        (Some(path), _) => TaskInput::File(path.clone()),
+        (None, Some(text)) => TaskInput::Text(text.clone()),
+        (None, None) => {
+            return Err(SessionError::Usage(
+                "give --task FILE or --text TEXT".into(),
+            ));
+        }
+    };
+    Ok(RunRequest {
+        task,
+        dry_run: args.dry_run,
+        max_iterations: args.max_iterations,
+        output: output(&args.output),
+    })
+}
+
+fn resume_request(args: &ResumeArgs) -> ResumeRequest {
+    ResumeRequest {
+        session: args.session.clone(),
+        guidance: args.guidance.clone(),
+        output: output(&args.output),
+    }
+}
+
+fn gates_request(args: &GatesArgs) -> GatesRequest {
+    let format = if args.json {
+        GatesFormat::Json
+    } else if args.markdown {
+        GatesFormat::Markdown
+    } else {
+        GatesFormat::Terminal
+    };
+    GatesRequest {
+        only: args.only.clone(),
+        format,
+        junit: args.junit.clone(),
+    }
+}
+
+fn report_request(command: &ReportCommand) -> ReportRequest {
+    match command {
+        ReportCommand::Junit { files, json } => ReportRequest::Junit {
+            files: files.clone(),
+            json: *json,
+        },
+        ReportCommand::Coverage { file, json } => ReportRequest::Coverage {
+            file: file.clone(),
+            json: *json,
+        },
+        ReportCommand::Sarif { file, json } => ReportRequest::Sarif {
+            file: file.clone(),
+            json: *json,
+        },
+    }
+}
+
+fn step_settings(args: &GithubArgs) -> StepSettings {
+    StepSettings {
+        dry_run: args.dry_run,
+        max_iterations: args.max_iterations,
+        budget_usd: args.budget_usd,
+        trigger_phrase: args.trigger_phrase.clone(),
+        label: args.label.clone(),
+        bot_login: args.bot_login.clone(),
+        allow_bots: args.allow_bots.clone(),
+        job_minutes: args.job_minutes,
+    }
+}

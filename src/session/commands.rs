@@ -1,0 +1,314 @@
+//! The smaller commands' sessions: `gates` (run the configured gates), `report` (read a report
+//! file), `config check`/`config schema`, and `hindsight`. Each loads what it needs, does its
+//! one thing and returns the text to print with how it ended.
+
+use std::path::{Path, PathBuf};
+
+use super::prepared::{executor, load_config, repo_root};
+use super::{Done, Environment, Overrides, SessionError};
+use crate::config::{self, Config};
+use crate::exit::Outcome;
+use crate::gates::{self, GateRunContext, summary};
+use crate::hindsight::cli::{HindsightArgs, HindsightContext};
+use crate::protocol::event::TracingSink;
+use crate::report::{self, Limits};
+
+/// How `gates` prints its summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GatesFormat {
+    Terminal,
+    Markdown,
+    Json,
+}
+
+/// What `meta-agent gates` was asked.
+#[derive(Debug, Clone)]
+pub struct GatesRequest {
+    /// Only these gates (all when empty).
+    pub only: Vec<String>,
+    pub format: GatesFormat,
+    /// Also write the results as JUnit XML here.
+    pub junit: Option<PathBuf>,
+}
+
+/// What `meta-agent report` was asked to read.
+#[derive(Debug, Clone)]
+pub enum ReportRequest {
+    Junit { files: Vec<PathBuf>, json: bool },
+    Coverage { file: PathBuf, json: bool },
+    Sarif { file: PathBuf, json: bool },
+}
+
+/// `meta-agent config schema`.
+pub fn config_schema() -> Done {
+    Done::ok(pretty(&config::json_schema()))
+}
+
+/// `meta-agent gates`: runs the configured gates (network on: no model is involved) and says
+/// whether all passed.
+pub async fn gates(
+    overrides: &Overrides,
+    env: &Environment,
+    request: &GatesRequest,
+) -> Result<Done, SessionError> {
+    let repo = repo_root(overrides)?;
+    let executor = executor()?;
+    let config = load_config(overrides, &repo, &executor, env).await?;
+    let selected = select_gates(&config, &request.only)?;
+    let report_root = tempfile::Builder::new()
+        .prefix("meta-agent-reports-")
+        .tempdir()
+        .map_err(|err| {
+            SessionError::Internal(format!("cannot create a report directory: {err}"))
+        })?;
+    let policy = crate::policy::Policy::from_config(&config, &repo);
+    let ctx = GateRunContext {
+        repo_root: &repo,
+        parent_env: &env.vars,
+        sandbox: &config.sandbox,
+        policy: &policy,
+        report_root: report_root.path(),
+        limits: Limits::default(),
+        concurrency: config.loop_.gate_concurrency,
+        runner: &executor,
+        events: &TracingSink,
+    };
+    let result = gates::run_gates(&ctx, &selected).await;
+    if let Some(path) = &request.junit {
+        write_junit(path, &result, env)?;
+    }
+    let stdout = match request.format {
+        GatesFormat::Json => format!("{}\n", summary::to_json(&result)),
+        GatesFormat::Markdown => summary::to_markdown(&result),
+        GatesFormat::Terminal => summary::to_terminal(&result),
+    };
+    let outcome = if result.passed {
+        Outcome::Success
+    } else {
+        Outcome::GatesFailed
+    };
+    Ok(Done { stdout, outcome })
+}
+
+/// Writes the `--junit` report, redacted, atomically.
+fn write_junit(
+    path: &Path,
+    result: &gates::GatesSummary,
+    env: &Environment,
+) -> Result<(), SessionError> {
+    let xml = summary::to_junit(result).map_err(|err| SessionError::Internal(err.to_string()))?;
+    let xml = env.redactor.redact_text(&xml);
+    crate::engine::state::write_atomic(path, xml.as_bytes())
+        .map_err(|err| SessionError::Usage(format!("--junit {}: {err}", path.display())))
+}
+
+/// The gates named by `--only` (all when empty), in configuration order.
+fn select_gates(config: &Config, only: &[String]) -> Result<Vec<config::GateSpec>, SessionError> {
+    if config.gates.is_empty() {
+        return Err(SessionError::Usage(format!(
+            "no gates to run: {} — add a .meta-agent.yml with `gates:` or a `preset:`",
+            config.preset_reason
+        )));
+    }
+    if let Some(unknown) = only
+        .iter()
+        .find(|name| !config.gates.iter().any(|gate| &gate.name == *name))
+    {
+        let known: Vec<&str> = config.gates.iter().map(|gate| gate.name.as_str()).collect();
+        return Err(SessionError::Usage(format!(
+            "--only {unknown}: no such gate (gates: {})",
+            known.join(", ")
+        )));
+    }
+    Ok(config
+        .gates
+        .iter()
+        .filter(|gate| only.is_empty() || only.contains(&gate.name))
+        .cloned()
+        .collect())
+}
+
+/// `meta-agent report ...`: reads one kind of report and says what it holds.
+pub fn report(request: &ReportRequest) -> Result<Done, SessionError> {
+    let limits = Limits::default();
+    let stdout = match request {
+        ReportRequest::Junit { files, json } => {
+            let summary = report::parse_junit_files(files, &limits)?;
+            if *json {
+                junit_json(&summary)
+            } else {
+                junit_text(&summary)
+            }
+        }
+        ReportRequest::Coverage { file, json } => {
+            let coverage = report::parse_coverage_file(file)?;
+            if *json {
+                pretty(&to_value(&coverage))
+            } else {
+                coverage_text(&coverage)
+            }
+        }
+        ReportRequest::Sarif { file, json } => {
+            let sarif = report::parse_sarif_file(file, &limits)?;
+            if *json {
+                pretty(&to_value(&sarif))
+            } else {
+                sarif_text(&sarif)
+            }
+        }
+    };
+    Ok(Done::ok(stdout))
+}
+
+fn to_value<T: serde::Serialize>(value: &T) -> serde_json::Value {
+    serde_json::to_value(value)
+        .unwrap_or_else(|err| serde_json::json!({ "error": err.to_string() }))
+}
+
+fn junit_json(summary: &report::JunitSummary) -> String {
+    let mut value = to_value(summary);
+    if let Some(object) = value.as_object_mut() {
+        object.insert("pass_rate".into(), serde_json::json!(summary.pass_rate()));
+    }
+    pretty(&value)
+}
+
+fn junit_text(summary: &report::JunitSummary) -> String {
+    let mut out = format!(
+        "{} tests: {} passed, {} failed, {} errors, {} skipped, {} flaky (pass rate {:.1}%)\n",
+        summary.tests,
+        summary.passed,
+        summary.failed,
+        summary.errors,
+        summary.skipped,
+        summary.flaky,
+        summary.pass_rate() * 100.0
+    );
+    for failure in &summary.failures {
+        let id = if failure.classname.is_empty() {
+            failure.name.clone()
+        } else {
+            format!("{}::{}", failure.classname, failure.name)
+        };
+        out.push_str(&format!(
+            "  ✗ {id}: {}\n",
+            failure.message.lines().next().unwrap_or("")
+        ));
+    }
+    if summary.failures_omitted > 0 {
+        out.push_str(&format!("  … and {} more\n", summary.failures_omitted));
+    }
+    out
+}
+
+fn coverage_text(coverage: &report::CoverageReport) -> String {
+    let mut out = format!(
+        "lines: {:.2}% ({}/{})\n",
+        coverage.line_percent, coverage.lines_covered, coverage.lines_total
+    );
+    if let (Some(percent), Some(covered), Some(total)) = (
+        coverage.branch_percent,
+        coverage.branches_covered,
+        coverage.branches_total,
+    ) {
+        out.push_str(&format!("branches: {percent:.2}% ({covered}/{total})\n"));
+    }
+    for file in &coverage.files {
+        out.push_str(&format!("  {:6.2}%  {}\n", file.line_percent, file.path));
+    }
+    out
+}
+
+fn sarif_text(sarif: &report::SarifReport) -> String {
+    let mut out = format!(
+        "{} findings: {} errors, {} warnings\n",
+        sarif.findings, sarif.errors, sarif.warnings
+    );
+    for finding in &sarif.results {
+        let location = match (&finding.file, finding.line) {
+            (Some(file), Some(line)) => format!("{file}:{line}"),
+            (Some(file), None) => file.clone(),
+            _ => "-".into(),
+        };
+        let rule = finding.rule_id.as_deref().unwrap_or("-");
+        out.push_str(&format!(
+            "  {location}: [{rule}] {}\n",
+            finding.message.lines().next().unwrap_or("")
+        ));
+    }
+    out
+}
+
+/// `meta-agent hindsight ...`: the store of fixes, and signatures of reports.
+pub async fn hindsight(
+    overrides: &Overrides,
+    env: &Environment,
+    args: &HindsightArgs,
+) -> Result<Done, SessionError> {
+    let repo = repo_root(overrides)?;
+    let config = load_config(overrides, &repo, &executor()?, env).await?;
+    let ctx = HindsightContext {
+        store_dir: repo.join(&config.hindsight.path),
+        repo_root: repo,
+        use_catalog: config.hindsight.catalog,
+        now: std::time::SystemTime::now(),
+    };
+    Ok(Done::ok(crate::hindsight::cli::run(args, &ctx)?))
+}
+
+/// `meta-agent config check`: loads and validates the configuration, lists the resolved gates.
+pub async fn config_check(overrides: &Overrides, env: &Environment) -> Result<Done, SessionError> {
+    let repo = repo_root(overrides)?;
+    let executor = executor()?;
+    let config = load_config(overrides, &repo, &executor, env).await?;
+    let source = config
+        .source
+        .as_ref()
+        .map_or("no configuration file (defaults)".to_owned(), |p| {
+            p.display().to_string()
+        });
+    let preset = config.preset.as_deref().unwrap_or("none");
+    let llm = &config.llm;
+    let provider = serde_json::to_value(llm.provider)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let model = llm.model.as_deref().unwrap_or("default model");
+    let base = llm.base_url.as_deref().unwrap_or("default URL");
+    let mut out = format!(
+        "configuration OK: {source}\npreset: {preset} ({})\nllm: {provider}, {model}, {base}\n{}\ngates:\n",
+        config.preset_reason,
+        crate::llm::wire_line(llm)
+    );
+    for gate in &config.gates {
+        let network = match gate.network {
+            config::raw::GateNetwork::On => " [network: on — runs model-written code online]",
+            config::raw::GateNetwork::Off => "",
+        };
+        out.push_str(&format!(
+            "  - {} ({}): {}{network}\n",
+            gate.name,
+            summary::kind_word(gate.kind),
+            command_line(&gate.command)
+        ));
+    }
+    if !config.setup.is_empty() {
+        out.push_str("setup (once per run, before the build, network on):\n");
+        for step in &config.setup {
+            out.push_str(&format!("  - {}\n", command_line(&step.command)));
+        }
+    }
+    Ok(Done::ok(out))
+}
+
+fn command_line(command: &config::GateCommand) -> String {
+    match command {
+        config::GateCommand::Shell(line) => line.clone(),
+        config::GateCommand::Argv(argv) => argv.join(" "),
+    }
+}
+fn pretty(value: &serde_json::Value) -> String {
+    let mut text = serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string());
+    text.push('\n');
+    text
+}

@@ -1,0 +1,360 @@
+//! `meta-agent run` and `meta-agent resume`: wire the engine to the real repository, runner,
+//! builder, hindsight and telemetry, then render what the run produced.
+//!
+//! Every run writes its files to its session directory (`.git/meta-agent/sessions/<id>/`):
+//! `state.json` (for resume), `trace.jsonl`, `audit.jsonl`, `metrics.prom`, `report.md` and
+//! `outcome.json`. With `--json`, events stream to stdout as JSON lines and the last line is the
+//! outcome object.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::builder::{TaskBuilder, builder_for};
+use super::sinks::Sinks;
+use super::{Done, Environment, Prepared, SessionError};
+use crate::config::Config;
+use crate::engine::improve::HindsightView;
+use crate::engine::run::{Engine, EngineError, RunReport, StartOptions, new_session_id};
+use crate::engine::state::SessionStore;
+use crate::exec::Executor;
+use crate::exit::Outcome;
+use crate::gates::summary;
+use crate::git::{Git2Repository, Identity, Repository};
+use crate::policy::Policy;
+use crate::protocol::records::RunOutcome;
+use crate::protocol::task::Task;
+use crate::redact::Redactor;
+
+/// Where a new run's task comes from.
+#[derive(Debug, Clone)]
+pub enum TaskInput {
+    /// A YAML task file.
+    File(PathBuf),
+    /// A line (or more) of text; the first line is the title.
+    Text(String),
+}
+
+/// Where `run` and `resume` put what they produce besides the session directory.
+#[derive(Debug, Clone, Default)]
+pub struct Output {
+    /// Stream events as JSON lines; the last line is the outcome.
+    pub json: bool,
+    /// Also copy the run's result files here.
+    pub out: Option<PathBuf>,
+}
+
+/// What `meta-agent run` was asked.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    pub task: TaskInput,
+    pub dry_run: bool,
+    /// Improve iterations before escalating (default: `loop.max_iterations`).
+    pub max_iterations: Option<u32>,
+    pub output: Output,
+}
+
+/// What `meta-agent resume` was asked.
+#[derive(Debug, Clone)]
+pub struct ResumeRequest {
+    /// The session to resume (default: the latest).
+    pub session: Option<String>,
+    /// Guidance for the next plan.
+    pub guidance: Option<String>,
+    pub output: Output,
+}
+
+/// How the engine begins: a new session, or one resumed.
+#[derive(Debug)]
+pub enum Begin {
+    Start {
+        task: Box<Task>,
+        options: StartOptions,
+    },
+    Resume {
+        session: String,
+        guidance: Option<String>,
+    },
+}
+
+impl Begin {
+    fn session(&self) -> &str {
+        match self {
+            Begin::Start { options, .. } => &options.session,
+            Begin::Resume { session, .. } => session,
+        }
+    }
+
+    async fn drive<B: crate::protocol::builder::Builder>(
+        self,
+        engine: &Engine<'_, Executor, Git2Repository, B>,
+    ) -> Result<RunReport, EngineError> {
+        match self {
+            Begin::Start { task, options } => engine.start(*task, options).await,
+            Begin::Resume { session, guidance } => engine.resume(Some(&session), guidance).await,
+        }
+    }
+}
+
+/// The files of a run that `--out` copies.
+pub const RESULT_FILES: [&str; 5] = [
+    "report.md",
+    "outcome.json",
+    "metrics.prom",
+    "trace.jsonl",
+    "audit.jsonl",
+];
+
+/// Copies the session's result files into `out` (created if missing).
+pub(super) fn export(
+    repo: &Git2Repository,
+    session: &str,
+    out: Option<&Path>,
+) -> Result<(), SessionError> {
+    let Some(out) = out else {
+        return Ok(());
+    };
+    let dir = SessionStore::for_git_dir(&repo.git_dir()).session_dir(session);
+    std::fs::create_dir_all(out)
+        .map_err(|err| SessionError::Usage(format!("--out {}: {err}", out.display())))?;
+    for name in RESULT_FILES {
+        let from = dir.join(name);
+        if from.exists() {
+            std::fs::copy(&from, out.join(name)).map_err(|err| {
+                SessionError::Internal(format!("{}: {err}", out.join(name).display()))
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// What a run needs that `main` does not hold.
+pub struct RunContext<'a> {
+    pub repo_root: &'a Path,
+    pub config: &'a Config,
+    /// The run's one policy (built once from the configuration).
+    pub policy: &'a Arc<Policy>,
+    pub executor: &'a Executor,
+    pub env: &'a Environment,
+    pub verbose: bool,
+}
+
+impl Prepared {
+    /// The context of a run of this preparation.
+    pub fn context(&self, verbose: bool) -> RunContext<'_> {
+        RunContext {
+            repo_root: &self.repo,
+            config: &self.config,
+            policy: &self.policy,
+            executor: &self.executor,
+            env: &self.env,
+            verbose,
+        }
+    }
+}
+
+pub(super) fn open_repo(root: &Path) -> Result<Git2Repository, SessionError> {
+    Git2Repository::open(root).map_err(|err| {
+        SessionError::Usage(format!(
+            "{}: not a usable git repository: {err}",
+            root.display()
+        ))
+    })
+}
+
+/// The task with the bot's secrets taken out of every text: it feeds prompts, branch names,
+/// commit messages and reports, all outbound.
+pub(super) fn redacted_task(mut task: Task, redactor: &Redactor) -> Task {
+    let clean = |text: &str| redactor.redact_text(text).into_owned();
+    task.title = clean(&task.title);
+    task.requirements = clean(&task.requirements);
+    task.acceptance = task.acceptance.iter().map(|item| clean(item)).collect();
+    task.guidance = task.guidance.iter().map(|item| clean(item)).collect();
+    task.thread = clean(&task.thread);
+    task
+}
+
+/// Starts a new run.
+pub async fn run(ctx: RunContext<'_>, request: &RunRequest) -> Result<Done, SessionError> {
+    let task = match &request.task {
+        TaskInput::File(path) => Task::from_file(path),
+        TaskInput::Text(text) => Task::from_text(text),
+    }
+    .map_err(|err| SessionError::Usage(err.to_string()))?;
+    let task = redacted_task(task, &ctx.env.redactor);
+    let repo = open_repo(ctx.repo_root)?;
+    if !repo
+        .changed_files()
+        .map_err(|err| SessionError::Internal(err.to_string()))?
+        .is_empty()
+    {
+        return Err(SessionError::Usage(format!(
+            "{} has uncommitted changes: commit or stash them first, so the bot's change stays its own",
+            ctx.repo_root.display()
+        )));
+    }
+    let options = StartOptions {
+        session: new_session_id(),
+        dry_run: request.dry_run,
+        max_iterations: request
+            .max_iterations
+            .unwrap_or(ctx.config.loop_.max_iterations),
+    };
+    let session = options.session.clone();
+    let builder = builder_for(&ctx, &task)?;
+    let begin = Begin::Start {
+        task: Box::new(task),
+        options,
+    };
+    let (_, done) = drive(&ctx, &repo, &builder, begin, request.output.json).await?;
+    export(&repo, &session, request.output.out.as_deref())?;
+    Ok(done)
+}
+
+/// Resumes a session.
+pub async fn resume(ctx: RunContext<'_>, request: &ResumeRequest) -> Result<Done, SessionError> {
+    let repo = open_repo(ctx.repo_root)?;
+    let sessions = SessionStore::for_git_dir(&repo.git_dir());
+    let state = sessions
+        .load(request.session.as_deref())
+        .map_err(|err| SessionError::Usage(err.to_string()))?;
+    let builder = builder_for(&ctx, &state.task)?;
+    let session = state.session.clone();
+    let begin = Begin::Resume {
+        session: session.clone(),
+        guidance: request.guidance.clone(),
+    };
+    let (_, done) = drive(&ctx, &repo, &builder, begin, request.output.json).await?;
+    export(&repo, &session, request.output.out.as_deref())?;
+    Ok(done)
+}
+
+/// Sets up the engine and its sinks, begins the run, writes the session files and renders; the
+/// run's report is kept for the caller (the GitHub step publishes from it).
+pub(super) async fn drive(
+    ctx: &RunContext<'_>,
+    repo: &Git2Repository,
+    builder: &TaskBuilder,
+    begin: Begin,
+    json: bool,
+) -> Result<(RunReport, Done), SessionError> {
+    let session = begin.session().to_owned();
+    let isolation = crate::exec::detect::detect().describe();
+    tracing::info!("isolation available here: {isolation}");
+    let redactor = ctx.env.redactor.clone();
+    let sessions = SessionStore::for_git_dir(&repo.git_dir()).with_redactor(redactor.clone());
+    let dir = sessions.session_dir(&session);
+    std::fs::create_dir_all(&dir)
+        .map_err(|err| SessionError::Internal(format!("{}: {err}", dir.display())))?;
+    let sinks = Sinks::open(&dir, json, redactor.clone(), ctx)?;
+    let reviewed_rev = repo
+        .default_branch()
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| "HEAD".to_owned());
+    let reviewed_blob = |path: &Path| -> Option<Vec<u8>> {
+        repo.read_blob(&reviewed_rev, &path.to_string_lossy())
+            .ok()
+            .flatten()
+    };
+    let hindsight = HindsightView::load(
+        ctx.repo_root,
+        &ctx.config.hindsight.path,
+        ctx.config.hindsight.catalog,
+        &reviewed_blob,
+    )
+    .map_err(|err| SessionError::Internal(format!("hindsight store: {err}")))?
+    .with_redactor(redactor.clone());
+    let report_root = tempfile::Builder::new()
+        .prefix("meta-agent-reports-")
+        .tempdir()
+        .map_err(|err| SessionError::Internal(err.to_string()))?;
+    let fanout = sinks.fanout();
+    let engine = Engine {
+        config: ctx.config,
+        policy: ctx.policy,
+        runner: ctx.executor,
+        repo,
+        builder,
+        events: &fanout,
+        sessions: &sessions,
+        hindsight: &hindsight,
+        parent_env: &ctx.env.vars,
+        report_root: report_root.path(),
+        identity: Identity::default(),
+    };
+    let report = begin
+        .drive(&engine)
+        .await
+        .map_err(|err| SessionError::Internal(err.to_string()))?;
+    sinks.finish(&dir, &session).await?;
+    let rendered = redactor
+        .redact_text(&render(&report, ctx.verbose))
+        .into_owned();
+    write_file(&dir.join("report.md"), &rendered)?;
+    let mut outcome = outcome_json(&report);
+    outcome["isolation"] = serde_json::Value::String(isolation);
+    let outcome = redactor.redact_text(&format!("{outcome}\n")).into_owned();
+    write_file(&dir.join("outcome.json"), &outcome)?;
+    let stdout = if json { outcome } else { rendered };
+    let done = Done {
+        stdout,
+        outcome: exit_outcome(&report),
+    };
+    Ok((report, done))
+}
+
+fn write_file(path: &Path, text: &str) -> Result<(), SessionError> {
+    crate::engine::state::write_atomic(path, text.as_bytes())
+        .map_err(|err| SessionError::Internal(err.to_string()))
+}
+
+fn exit_outcome(report: &RunReport) -> Outcome {
+    match report.state.outcome {
+        Some(RunOutcome::Committed) | Some(RunOutcome::NothingToDo) => Outcome::Success,
+        Some(RunOutcome::Escalated) => Outcome::Escalated,
+        Some(RunOutcome::Failed) | None => Outcome::GatesFailed,
+    }
+}
+
+/// The outcome object (`--json`'s last line, and `outcome.json`).
+pub fn outcome_json(report: &RunReport) -> serde_json::Value {
+    let state = &report.state;
+    serde_json::json!({
+        "outcome": state.outcome.as_ref().map_or("failed", |o| o.as_str()),
+        "iterations": state.iterations_run(),
+        "llm_calls": state.usage.llm_calls,
+        "session": state.session,
+        "branch": state.branch,
+        "commit": report.commit,
+        "dry_run": state.dry_run,
+        "gates": crate::engine::outcome::gates_trailer(&state.gates),
+        "flaky": state.flaky,
+        "refused_changes": state.tamper,
+    })
+}
+
+/// What a person reads at the end: summary, and in a dry run the diff; the gates; the commit
+/// message or the escalation report.
+fn render(report: &RunReport, verbose: bool) -> String {
+    let mut out = crate::engine::outcome::final_summary(&report.state, verbose);
+    if report.state.dry_run && !report.diff.is_empty() {
+        out.push_str("\n--- diff (dry run: not committed) ---\n");
+        out.push_str(&report.diff);
+    }
+    if let Some(gates) = &report.gates {
+        out.push_str("\n--- gates ---\n");
+        out.push_str(&summary::to_terminal(gates));
+    }
+    if let Some(message) = &report.commit_message {
+        let label = if report.state.dry_run {
+            "commit message (dry run: not committed)"
+        } else {
+            "commit message"
+        };
+        out.push_str(&format!("\n--- {label} ---\n{message}"));
+    }
+    if let Some(escalation) = &report.escalation {
+        out.push_str(&format!("\n--- escalation report ---\n{escalation}"));
+    }
+    out
+}

@@ -1,0 +1,92 @@
+//! The event sinks of a run: the trace file, the audit log, the metrics (written as
+//! `metrics.prom` and pushed to a gateway when configured), the OpenTelemetry export, and the
+//! `--json` stream on stdout. Opened before the engine starts, finished after it stops.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::SessionError;
+use super::run::RunContext;
+use crate::protocol::event::{EventSink, Fanout, TracingSink};
+use crate::redact::Redactor;
+use crate::telemetry::{
+    AuditLog, JsonLines, MetricsSink, OtlpTrace, PUSH_TIMEOUT, PushGateway, SystemClock, TraceFile,
+};
+
+/// The event sinks of a run.
+pub(super) struct Sinks {
+    trace: TraceFile,
+    audit: AuditLog,
+    metrics: MetricsSink,
+    json: Option<JsonLines<std::io::Stdout>>,
+    /// The OpenTelemetry trace, when `OTEL_EXPORTER_OTLP_*` configures it.
+    otlp: Option<OtlpTrace>,
+    /// The push gateway of `telemetry.push_gateway`.
+    push: Option<PushGateway>,
+}
+
+impl Sinks {
+    pub(super) fn open(
+        dir: &Path,
+        json: bool,
+        redactor: Arc<Redactor>,
+        ctx: &RunContext<'_>,
+    ) -> Result<Sinks, SessionError> {
+        let clock = Arc::new(SystemClock);
+        let internal =
+            |err: crate::telemetry::TelemetryError| SessionError::Internal(err.to_string());
+        Ok(Sinks {
+            trace: TraceFile::open(&dir.join("trace.jsonl"), clock.clone(), redactor.clone())
+                .map_err(internal)?,
+            audit: AuditLog::open(&dir.join("audit.jsonl"), clock.clone(), redactor.clone())
+                .map_err(internal)?,
+            metrics: MetricsSink::new(redactor.clone()),
+            json: json.then(|| JsonLines::new(std::io::stdout(), "stdout", redactor.clone())),
+            otlp: OtlpTrace::from_env(&ctx.env.vars, redactor, clock),
+            push: push_gateway(ctx),
+        })
+    }
+
+    pub(super) fn fanout(&self) -> Fanout<'_> {
+        let mut sinks: Vec<&dyn EventSink> =
+            vec![&TracingSink, &self.trace, &self.audit, &self.metrics];
+        if let Some(json) = &self.json {
+            sinks.push(json);
+        }
+        if let Some(otlp) = &self.otlp {
+            sinks.push(otlp);
+        }
+        Fanout { sinks }
+    }
+
+    /// Writes `metrics.prom`, pushes the metrics when a gateway is configured and exports the
+    /// rest of the trace (a failed push or export is a warning, not a failure of the run).
+    pub(super) async fn finish(self, dir: &Path, session: &str) -> Result<(), SessionError> {
+        let written = self.metrics.write_prometheus(&dir.join("metrics.prom"));
+        if let Some(gateway) = &self.push
+            && let Err(err) = gateway
+                .push(session, self.metrics.render_prometheus())
+                .await
+        {
+            tracing::warn!("{err}");
+        }
+        if let Some(otlp) = self.otlp {
+            otlp.shutdown().await;
+        }
+        written.map_err(|err| SessionError::Internal(err.to_string()))
+    }
+}
+
+/// The push gateway of the configuration, trusting `SSL_CERT_FILE`'s certificates too; `None`
+/// (with a warning) when it cannot be used.
+fn push_gateway(ctx: &RunContext<'_>) -> Option<PushGateway> {
+    let gateway = ctx.config.telemetry.push_gateway.as_deref()?;
+    let ca_file = ctx
+        .env
+        .get("SSL_CERT_FILE")
+        .filter(|path| !path.is_empty())
+        .map(Path::new);
+    PushGateway::new(gateway, ca_file, PUSH_TIMEOUT)
+        .inspect_err(|err| tracing::warn!("{err}"))
+        .ok()
+}
