@@ -33,7 +33,7 @@
 //! signatures are kept per input (the first ones met).
 
 mod cargo;
-mod family;
+pub mod family;
 mod hash;
 mod junit;
 mod log;
