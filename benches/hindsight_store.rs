@@ -209,7 +209,10 @@ fn load(c: &mut Criterion) {
         return;
     };
     // The lock writes the store's .gitignore, which lets loads keep the derived cache.
-    if files::StoreLock::acquire(tmp.path()).is_err() {
+    let Ok(dir) = files::StoreDir::open(tmp.path(), None) else {
+        return;
+    };
+    if files::StoreLock::acquire(&dir).is_err() {
         return;
     }
     // Plain writes (no fsync per file) to set up quickly; the layout is the store's.

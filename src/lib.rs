@@ -18,6 +18,7 @@ pub mod config;
 pub mod engine;
 pub mod exec;
 pub mod exit;
+pub mod fsafe;
 pub mod gates;
 pub mod git;
 pub mod github;

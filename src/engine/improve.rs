@@ -51,6 +51,8 @@ pub struct HindsightView {
     /// The reviewed store: learned resolutions are applied only if it holds them.
     pub reviewed: Store,
     pub dir: PathBuf,
+    /// The worktree `dir` lies in: the store is written beneath it without following links.
+    pub anchor: PathBuf,
     pub catalog: bool,
     /// What the run learns passes it before it is written (token patterns only until
     /// [`HindsightView::with_redactor`]).
@@ -78,6 +80,7 @@ impl HindsightView {
         };
         let options = StoreOptions {
             dir: Some(dir.clone()),
+            anchor: Some(repo_root.to_owned()),
             catalog: catalog_rules,
             ..StoreOptions::default()
         };
@@ -104,6 +107,7 @@ impl HindsightView {
             store,
             reviewed,
             dir,
+            anchor: repo_root.to_owned(),
             catalog,
             redactor: Arc::new(Redactor::default()),
             memory: None,
@@ -534,6 +538,7 @@ fn writable(view: &HindsightView) -> Result<Store, HindsightStepError> {
     };
     Store::open(StoreOptions {
         dir: Some(view.dir.clone()),
+        anchor: Some(view.anchor.clone()),
         catalog,
         redactor: view.redactor.clone(),
         ..StoreOptions::default()

@@ -54,7 +54,8 @@ fn files_changed(state: &LoopState) -> BTreeSet<&str> {
         .collect()
 }
 
-/// The commit message: subject, what changed per iteration, the task reference, trailers.
+/// The commit message: subject, what changed per iteration, the task reference, trailers. All
+/// but the trailers pass the Markdown neutraliser comments pass.
 pub fn commit_message(state: &LoopState, trailers: bool) -> String {
     let mut subject = format!("meta-agent: {}", state.task.title);
     if subject.chars().count() > SUBJECT_CHARS {
@@ -90,6 +91,9 @@ pub fn commit_message(state: &LoopState, trailers: bool) -> String {
     if let Some(issue) = state.task.issue {
         let _ = write!(message, "\nFixes #{issue}\n");
     }
+    // The title and the step descriptions come from the task and the model: outbound text,
+    // neutralised as comments are (foreign images and links, mention floods).
+    let mut message = crate::redact::neutralize_markdown(&message, &["github.com"]);
     if trailers {
         message.push('\n');
         message.push_str(&trailer_block(state));

@@ -100,6 +100,7 @@ pub fn check(input: &PatchInput<'_>, policy: &Policy) -> Vec<Refusal> {
         ));
     }
     for change in input.changes {
+        refusals.extend(name_refusals(input, change));
         refusals.extend(path_refusals(change, policy));
         if change.status != ChangeStatus::Deleted {
             refusals.extend(file_refusals(input, &change.path, limits));
@@ -125,6 +126,54 @@ fn refusal(path: &str, kind: RefusalKind, detail: impl Into<String>) -> Refusal 
         kind,
         detail: detail.into(),
     }
+}
+
+/// A held secret or a token (raw or encoded) in the change's names: the path, a rename's source,
+/// a symlink's target, each also with its separators removed (a secret split across
+/// directories). The refusal names the path with the secret cut out.
+fn name_refusals(input: &PatchInput<'_>, change: &FileChange) -> Vec<Refusal> {
+    let mut names = vec![change.path.clone()];
+    if let ChangeStatus::Renamed { from } = &change.status {
+        names.push(from.clone());
+    }
+    if is_plain(&change.path)
+        && symlinked_ancestor(input.worktree, &change.path).is_none()
+        && let Ok(target) = std::fs::read_link(input.worktree.join(&change.path))
+    {
+        names.push(target.to_string_lossy().into_owned());
+    }
+    let joined: Vec<String> = names.iter().map(|name| name.replace('/', "")).collect();
+    names.extend(joined);
+    let found = names
+        .iter()
+        .find_map(|name| input.redactor.find_secrets(name).into_iter().next());
+    match found {
+        Some(found) => vec![refusal(
+            &without_secrets(&change.path, input.redactor),
+            RefusalKind::Secret,
+            format!(
+                "a secret ({}) in the file's name or link target",
+                found.kind
+            ),
+        )],
+        None => Vec::new(),
+    }
+}
+
+/// `path` with every secret found in it replaced by a marker (shown in refusals).
+fn without_secrets(path: &str, redactor: &Redactor) -> String {
+    let mut shown = String::new();
+    let mut last = 0;
+    for found in redactor.find_secrets(path) {
+        if found.range.start < last {
+            continue;
+        }
+        shown.push_str(&path[last..found.range.start]);
+        shown.push_str("[secret]");
+        last = found.range.end;
+    }
+    shown.push_str(&path[last..]);
+    shown
 }
 
 /// The change's own path and a rename's source: plain, and not protected.
@@ -678,6 +727,31 @@ mod tests {
             ]
         );
         assert!(lines.iter().all(|l| !l.contains(CANARY)));
+    }
+
+    /// A secret the bot holds, put into a committed file's name (raw, base64-encoded, split
+    /// across directories) or a link's target, is refused, and the refusal does not quote it.
+    #[test]
+    fn secrets_in_file_names_and_link_targets_are_refused_without_quoting_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let b64 = crate::redact::base64(CANARY.as_bytes());
+        let (first, second) = CANARY.split_at(10);
+        let split = format!("{first}/{second}.txt");
+        let names = [format!("raw-{CANARY}.txt"), format!("{b64}.txt"), split];
+        std::os::unix::fs::symlink(format!("x{CANARY}"), dir.path().join("link")).unwrap();
+        let mut changes: Vec<FileChange> = names.iter().map(|n| change(n)).collect();
+        changes.push(change("link"));
+        changes.push(change("clean.txt"));
+        let found = run(dir.path(), &changes, "", &Policy::default());
+        let secret: Vec<&Refusal> = found
+            .iter()
+            .filter(|r| r.kind == RefusalKind::Secret)
+            .collect();
+        assert_eq!(secret.len(), 4, "{found:?}");
+        for refusal in &found {
+            assert!(!refusal.to_string().contains(CANARY), "{refusal}");
+        }
+        assert!(secret[0].path.contains("[secret]"), "{found:?}");
     }
 
     #[test]

@@ -843,31 +843,15 @@ fn refusal_note(refused: &[Refusal], committed_without: bool) -> String {
 }
 
 /// Replaces whatever is at `path` under `root` (a file, a symlink, never followed) with `blob`,
-/// or removes it when `blob` is `None`. False when a directory on the way is a symlink or the
-/// filesystem says no. (A symlink in HEAD comes back as a file holding its target.)
+/// or removes it when `blob` is `None`, through [`crate::fsafe`]: beneath the worktree, never
+/// through a link. False when a directory on the way is a symlink or the filesystem says no. (A
+/// symlink in HEAD comes back as a file holding its target.)
 fn restore_path(root: &Path, path: &str, blob: Option<Vec<u8>>) -> bool {
-    if patch_gate::symlinked_ancestor(root, path).is_some() {
+    let Ok(files) = crate::fsafe::Beneath::open(root) else {
         return false;
-    }
-    let full = root.join(path);
-    if let Ok(meta) = full.symlink_metadata() {
-        let removed = if meta.is_dir() {
-            std::fs::remove_dir_all(&full)
-        } else {
-            std::fs::remove_file(&full)
-        };
-        if removed.is_err() {
-            return false;
-        }
-    }
-    match blob {
-        None => true,
-        Some(bytes) => {
-            full.parent()
-                .is_some_and(|dir| std::fs::create_dir_all(dir).is_ok())
-                && std::fs::write(&full, bytes).is_ok()
-        }
-    }
+    };
+    let path = Path::new(path);
+    files.remove(path).is_ok() && blob.is_none_or(|bytes| files.write(path, &bytes, false).is_ok())
 }
 
 /// The part of a unified diff about one file.

@@ -211,22 +211,15 @@ impl SessionStore {
     }
 }
 
-/// Temporary file in the same directory, then rename: a reader, or a run resumed after the
+/// [`crate::fsafe::write_atomic`] without fsync: a reader, or a run resumed after the
 /// process was killed at any instant, sees the old file or the new one, never a mix. (No fsync:
 /// that guards against power loss, which a CI runner does not survive anyway, and it would cost
 /// milliseconds on every transition.)
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), SessionError> {
-    use std::io::Write;
-    let io = |source| SessionError::Io {
+    crate::fsafe::write_atomic(path, bytes, false).map_err(|source| SessionError::Io {
         path: path.to_owned(),
         source,
-    };
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(io)?;
-    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
-    file.write_all(bytes).map_err(io)?;
-    file.persist(path).map_err(|err| io(err.error))?;
-    Ok(())
+    })
 }
 
 #[cfg(test)]

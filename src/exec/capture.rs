@@ -66,22 +66,70 @@ impl BoundedBuffer {
     }
 }
 
-/// Reads a stream to its end, keeping at most `cap` bytes.
-pub async fn capture<R: AsyncRead + Unpin>(mut reader: R, cap: usize) -> std::io::Result<Captured> {
+/// How long a stream is still read after the command's supervisor ended. Every process of the
+/// command is gone by then (its PID namespace, or the supervisor's kill), so the pipe is at its
+/// end at once; this bounds the wait if something escaped and holds it open.
+pub const DRAIN_AFTER_EXIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Said at the end of a stream that was still held open after the command ended.
+pub const HELD_OPEN_MARKER: &str =
+    "\n[meta-agent: stopped reading: the output was still held open after the command ended]\n";
+
+/// Reads a stream to its end, keeping at most `cap` bytes; once `ended` resolves (or its sender
+/// is dropped), reads at most [`DRAIN_AFTER_EXIT`] longer and says so if it had to stop.
+pub async fn capture<R: AsyncRead + Unpin>(
+    mut reader: R,
+    cap: usize,
+    ended: tokio::sync::oneshot::Receiver<()>,
+) -> std::io::Result<Captured> {
     let mut buffer = BoundedBuffer::new(cap);
     let mut chunk = vec![0u8; 64 * 1024];
+    let deadline = async {
+        let _ = ended.await;
+        tokio::time::sleep(DRAIN_AFTER_EXIT).await;
+    };
+    tokio::pin!(deadline);
     loop {
-        let read = reader.read(&mut chunk).await?;
-        if read == 0 {
-            return Ok(buffer.finish());
+        tokio::select! {
+            read = reader.read(&mut chunk) => {
+                let read = read?;
+                if read == 0 {
+                    return Ok(buffer.finish());
+                }
+                buffer.push(&chunk[..read]);
+            }
+            () = &mut deadline => {
+                buffer.push(HELD_OPEN_MARKER.as_bytes());
+                return Ok(buffer.finish());
+            }
         }
-        buffer.push(&chunk[..read]);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A descendant that escaped and holds the pipe must not make the bot wait forever.
+    #[tokio::test]
+    async fn a_stream_held_open_after_the_end_is_read_for_a_bounded_time() {
+        let (mut writer, reader) = tokio::io::duplex(1024);
+        tokio::io::AsyncWriteExt::write_all(&mut writer, b"partial")
+            .await
+            .unwrap();
+        let (ended, on_end) = tokio::sync::oneshot::channel();
+        drop(ended);
+        let started = std::time::Instant::now();
+        let captured = capture(reader, 1024, on_end).await.unwrap();
+        assert!(started.elapsed() < DRAIN_AFTER_EXIT * 3);
+        assert!(captured.text.starts_with("partial"), "{}", captured.text);
+        assert!(
+            captured.text.contains("still held open"),
+            "{}",
+            captured.text
+        );
+        drop(writer);
+    }
 
     #[test]
     fn small_output_is_kept_whole() {

@@ -26,13 +26,13 @@ impl Capabilities {
     /// One line for logs and job summaries.
     pub fn describe(&self) -> String {
         let landlock = match self.landlock_abi {
-            Some(abi) => format!("Landlock ABI {abi} (writes confined)"),
-            None => "no Landlock (writes NOT confined)".to_owned(),
+            Some(abi) => format!("Landlock ABI {abi} (writes and reads confined)"),
+            None => "no Landlock (writes and reads NOT confined)".to_owned(),
         };
         let namespaces = if self.user_namespaces {
-            "user+network namespaces (network can be cut, .git read-only, credentials hidden)"
+            "user+PID+network namespaces (no process outlives its command, network can be cut, .git read-only, credentials hidden)"
         } else {
-            "no user namespaces (network NOT cut, .git writable, credentials visible)"
+            "no user namespaces (processes MAY outlive their command, network NOT cut, .git writable, credentials visible)"
         };
         let nproc = if self.nproc_enforced {
             "process limit enforced"

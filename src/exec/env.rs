@@ -119,6 +119,26 @@ pub fn is_secret_name(name: &str) -> bool {
         || MARKERS.iter().any(|marker| upper.contains(marker))
 }
 
+/// True when a variable's value carries a credential whatever its name: a URL with userinfo
+/// (`https://user:password@index/simple`, `https://token@host`) or a token of a known shape.
+/// Such a variable is a secret: never passed to a child, redacted everywhere.
+pub fn carries_credential(value: &str) -> bool {
+    url_userinfo(value).is_some() || !crate::redact::patterns::find(value).is_empty()
+}
+
+/// The userinfo part of every URL in `value` (`user:password` of `scheme://user:password@host`).
+pub fn url_userinfo(value: &str) -> Option<&str> {
+    let (_, rest) = value.split_once("://")?;
+    let authority = rest.split(['/', '?', '#', ' ']).next()?;
+    let (userinfo, _) = authority.rsplit_once('@')?;
+    (!userinfo.is_empty()).then_some(userinfo)
+}
+
+/// A secret variable: by its name ([`is_secret_name`]) or by its value ([`carries_credential`]).
+pub fn is_secret_var(name: &str, value: &str) -> bool {
+    is_secret_name(name) || carries_credential(value)
+}
+
 /// True when `name` matches an allowlist entry (exact, or `PREFIX*`).
 fn allowed(name: &str, allowlist: &[&str]) -> bool {
     allowlist.iter().any(|entry| match entry.strip_suffix('*') {
@@ -138,7 +158,7 @@ pub fn child_env<'a>(
     allowlist.extend(extra_allow.iter().map(String::as_str));
     let mut env: BTreeMap<String, String> = parent
         .into_iter()
-        .filter(|(name, _)| allowed(name, &allowlist) && !is_secret_name(name))
+        .filter(|(name, value)| allowed(name, &allowlist) && !is_secret_var(name, value))
         .collect();
     for (name, value) in FIXED {
         env.insert((*name).to_owned(), (*value).to_owned());
@@ -191,6 +211,30 @@ mod tests {
         }
         assert_eq!(env.get("PATH").map(String::as_str), Some("/usr/bin"));
         assert_eq!(env.get("LC_ALL").map(String::as_str), Some("C.UTF-8"));
+    }
+
+    /// An allowlisted index URL with `user:password@` is a credential: not passed on.
+    #[test]
+    fn an_allowlisted_variable_whose_value_carries_a_credential_is_a_secret() {
+        let mut parent = parent();
+        parent.push((
+            "PIP_INDEX_URL".into(),
+            "https://bob:CANARY-pass@pypi.example/simple".into(),
+        ));
+        parent.push((
+            "PIP_EXTRA_INDEX_URL".into(),
+            "https://pypi.example/simple".into(),
+        ));
+        parent.push((
+            "PIP_TRUSTED".into(),
+            "ghp_abcdefghijklmnopqrstuvwxyz0123456789".into(),
+        ));
+        let env = child_env(parent, &["PIP_*".to_owned()], []);
+        assert!(!env.contains_key("PIP_INDEX_URL"), "{env:?}");
+        assert!(!env.contains_key("PIP_TRUSTED"), "{env:?}");
+        assert!(env.contains_key("PIP_EXTRA_INDEX_URL"));
+        assert_eq!(url_userinfo("https://t@h/x"), Some("t"));
+        assert_eq!(url_userinfo("https://h/a@b"), None);
     }
 
     #[test]

@@ -40,6 +40,8 @@ pub struct Confinement {
     landlock: Option<WriteConfinement>,
     /// Isolation asked for but missing on this machine (best effort).
     pub notes: Vec<String>,
+    /// The command's throwaway `HOME` (confined commands), removed when this is dropped.
+    pub home: Option<super::home::FreshHome>,
 }
 
 /// Why a command's isolation could not be prepared: refused, or the kernel said no.
@@ -51,6 +53,8 @@ pub enum IsolationError {
     Namespaces(#[from] NamespaceError),
     #[error(transparent)]
     Landlock(#[from] super::landlock::LandlockError),
+    #[error("cannot create the command's fresh home directory: {0}")]
+    Home(#[source] std::io::Error),
 }
 
 /// Decides and prepares the isolation of a command run in `cwd`.
@@ -75,8 +79,17 @@ pub fn prepare(args: &SandboxArgs, cwd: &Path) -> Result<Confinement, IsolationE
         true => Some(namespace_plan(&decision, git, &hidden)?),
         false => None,
     };
+    let home = match args.confine_writes {
+        true => Some(super::home::FreshHome::create().map_err(IsolationError::Home)?),
+        false => None,
+    };
     let landlock = match decision.landlock {
-        true => Some(WriteConfinement::new(&writable(args, cwd))?),
+        true => {
+            let mut writable = writable(args, cwd);
+            writable.extend(home.iter().map(|home| home.path().to_owned()));
+            let readable = super::home::readable_dirs(&home_env());
+            Some(WriteConfinement::new(&writable, &readable)?)
+        }
         false => None,
     };
     Ok(Confinement {
@@ -84,7 +97,21 @@ pub fn prepare(args: &SandboxArgs, cwd: &Path) -> Result<Confinement, IsolationE
         namespaces,
         landlock,
         notes: decision.notes,
+        home,
     })
+}
+
+/// The command's own `HOME`, `PATH` and toolchain variables, as the supervisor received them.
+pub fn home_env() -> super::home::HomeEnv {
+    let var = |name: &str| std::env::var_os(name).map(PathBuf::from);
+    super::home::HomeEnv {
+        home: var("HOME"),
+        path: std::env::var_os("PATH").unwrap_or_default(),
+        toolchains: super::home::TOOLCHAIN_VARS
+            .iter()
+            .map(|(name, _)| (*name, var(name)))
+            .collect(),
+    }
 }
 
 fn namespace_plan(
@@ -121,7 +148,11 @@ pub fn decide(
     let needs = [
         (
             args.confine_writes && !offer.landlock,
-            "writes cannot be confined (Landlock is not available)",
+            "writes and reads cannot be confined (Landlock is not available)",
+        ),
+        (
+            args.confine_writes && !namespaces,
+            "a process may outlive its command (no PID namespace: user namespaces are not available)",
         ),
         (
             args.no_network && !namespaces,
@@ -218,6 +249,7 @@ impl Confinement {
         self.rlimits.apply()?;
         if let Some(namespaces) = &self.namespaces {
             namespaces.enter()?;
+            super::namespaces::enter_pid_namespace()?;
         }
         nix::sys::prctl::set_no_new_privs()?;
         if let Some(landlock) = &mut self.landlock {
@@ -287,7 +319,12 @@ mod tests {
         };
         let decision = decide(&args, NOTHING, BARE).unwrap();
         assert!(!decision.landlock && !decision.namespaces && !decision.network_off);
-        assert_eq!(decision.notes.len(), 2, "{:?}", decision.notes);
+        assert_eq!(decision.notes.len(), 3, "{:?}", decision.notes);
+        assert!(
+            decision.notes.iter().any(|n| n.contains("outlive")),
+            "{:?}",
+            decision.notes
+        );
     }
 
     #[test]
@@ -310,7 +347,11 @@ mod tests {
         };
         let decision = decide(&args, only_landlock, root).unwrap();
         assert!(decision.landlock && !decision.namespaces);
-        assert!(decision.notes[0].contains("root"), "{:?}", decision.notes);
+        assert!(
+            decision.notes.iter().any(|n| n.contains("root")),
+            "{:?}",
+            decision.notes
+        );
         let required = SandboxArgs {
             require_isolation: true,
             ..args

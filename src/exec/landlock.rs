@@ -1,5 +1,7 @@
-//! Write confinement with Landlock: the command may read and execute everything, but write only
-//! beneath the directories it is given (and to a few harmless device files such as `/dev/null`);
+//! Confinement with Landlock: the command may write only beneath the directories it is given (and
+//! to a few harmless device files such as `/dev/null`), and read or execute only beneath those
+//! and the read-only directories it is given (system and toolchain directories): never the real
+//! home directory, never the checkout's siblings;
 //! where the kernel has scopes (ABI 6), it cannot signal processes or reach abstract UNIX sockets
 //! outside its sandbox either.
 //!
@@ -46,9 +48,11 @@ pub struct WriteConfinement {
 }
 
 impl WriteConfinement {
-    /// Writes allowed beneath `writable` (missing directories are skipped).
-    pub fn new(writable: &[PathBuf]) -> Result<Self, LandlockError> {
-        let handled = write_access();
+    /// Writes (and reads) allowed beneath `writable`, reads and execution beneath `readable`
+    /// (missing directories are skipped).
+    pub fn new(writable: &[PathBuf], readable: &[PathBuf]) -> Result<Self, LandlockError> {
+        let read = read_access();
+        let handled = write_access() | read;
         // Scoped (ABI 6 and later; dropped on older kernels): the command can neither signal a
         // process outside its sandbox (the bot, the supervisor, the CI runner) nor connect to an
         // abstract UNIX socket created outside it.
@@ -56,10 +60,22 @@ impl WriteConfinement {
             .handle_access(handled)?
             .scope(Scope::Signal | Scope::AbstractUnixSocket)?
             .create()?;
-        for dir in writable.iter().filter(|dir| dir.is_dir()) {
-            ruleset = ruleset.add_rule(beneath(dir, handled)?)?;
+        for path in writable.iter().filter(|path| path.exists()) {
+            let rights = match path.is_dir() {
+                true => handled,
+                // A lock file such as `$CARGO_HOME/.package-cache`.
+                false => handled & (AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate),
+            };
+            ruleset = ruleset.add_rule(beneath(path, rights)?)?;
         }
-        let device = handled & !(AccessFs::RemoveDir | AccessFs::MakeDir);
+        for path in readable.iter().filter(|path| path.exists()) {
+            let rights = match path.is_dir() {
+                true => read,
+                false => read & (AccessFs::ReadFile | AccessFs::Execute),
+            };
+            ruleset = ruleset.add_rule(beneath(path, rights)?)?;
+        }
+        let device = write_access() & !(AccessFs::RemoveDir | AccessFs::MakeDir);
         for path in WRITABLE_DEVICES
             .iter()
             .map(Path::new)
@@ -82,6 +98,11 @@ impl WriteConfinement {
             RulesetStatus::NotEnforced => Err(LandlockError::NotEnforced),
         }
     }
+}
+
+/// Reading files, listing directories, executing.
+fn read_access() -> BitFlags<AccessFs> {
+    AccessFs::ReadFile | AccessFs::ReadDir | AccessFs::Execute
 }
 
 /// The write rights Landlock can handle, with the newest ABI the crate knows (downgraded to what

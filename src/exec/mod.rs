@@ -12,12 +12,14 @@
 pub mod capture;
 pub mod detect;
 pub mod env;
+pub mod home;
 pub mod isolate;
 mod landlock;
 mod namespaces;
 mod rlimits;
 pub mod sandbox;
 pub mod supervisor;
+pub mod trusted;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -128,7 +130,7 @@ pub enum ExecError {
         #[source]
         source: std::io::Error,
     },
-    #[error("cannot create a status file: {0}")]
+    #[error("cannot create the supervisor's status pipe: {0}")]
     StatusFile(#[source] std::io::Error),
 }
 
@@ -144,12 +146,27 @@ pub trait CommandRunner: Send + Sync {
 #[derive(Debug, Clone)]
 pub struct Executor {
     supervisor: PathBuf,
+    /// Keeps the descriptor `supervisor` names open.
+    _held: Option<trusted::OwnBinary>,
 }
 
 impl Executor {
-    /// `supervisor` is the meta-agent binary (normally `std::env::current_exe()`).
+    /// `supervisor` is a meta-agent binary at a path (tests; the bot itself uses
+    /// [`Executor::from_own_binary`]).
     pub fn new(supervisor: PathBuf) -> Self {
-        Executor { supervisor }
+        Executor {
+            supervisor,
+            _held: None,
+        }
+    }
+
+    /// Runs the supervisor from the bot's own binary, held open since start-up and executed
+    /// through that descriptor, never by path ([`trusted`]).
+    pub fn from_own_binary(own: trusted::OwnBinary) -> Self {
+        Executor {
+            supervisor: own.exec_path(),
+            _held: Some(own),
+        }
     }
 }
 
@@ -159,28 +176,35 @@ impl CommandRunner for Executor {
             path: spec.cwd.clone(),
             source,
         })?;
-        let status_dir = tempfile::tempdir().map_err(ExecError::StatusFile)?;
-        let status_file = status_dir.path().join("status.json");
+        let (status_read, status_write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
+            .map_err(|e| ExecError::StatusFile(e.into()))?;
         let started = Instant::now();
-        let mut child = self.spawn_supervisor(&spec, &status_file)?;
+        let spawned = self.spawn_supervisor(&spec, &status_write);
+        // The supervisor holds the only other copy: its exit is the pipe's end of file.
+        drop(status_write);
+        let mut child = spawned?;
         let cap = spec.output_cap;
+        let (stdout_end, stdout_ended) = tokio::sync::oneshot::channel();
+        let (stderr_end, stderr_ended) = tokio::sync::oneshot::channel();
         let stdout = child
             .stdout
             .take()
-            .map(|out| tokio::spawn(capture::capture(out, cap)));
+            .map(|out| tokio::spawn(capture::capture(out, cap, stdout_ended)));
         let stderr = child
             .stderr
             .take()
-            .map(|err| tokio::spawn(capture::capture(err, cap)));
+            .map(|err| tokio::spawn(capture::capture(err, cap, stderr_ended)));
         let backstop = spec.timeout + spec.kill_grace + Duration::from_secs(10);
         let waited = tokio::time::timeout(backstop, child.wait()).await;
         if waited.is_err() {
             stop_supervisor(&mut child).await;
         }
+        // The supervisor is gone: reading its output is bounded from here on.
+        drop((stdout_end, stderr_end));
         let command = spec.program.display();
         let stdout = join_capture(stdout, &command).await?;
         let stderr = join_capture(stderr, &command).await?;
-        let status = read_status(&status_file);
+        let status = read_status(status_read);
         report_missing_isolation(&status, &command);
         Ok(CommandOutput {
             termination: termination_of(&status, waited.is_err()),
@@ -196,8 +220,10 @@ impl Executor {
     fn spawn_supervisor(
         &self,
         spec: &CommandSpec,
-        status_file: &std::path::Path,
+        status: &std::os::fd::OwnedFd,
     ) -> Result<tokio::process::Child, ExecError> {
+        use std::os::fd::AsRawFd;
+        let status_fd = status.as_raw_fd();
         let mut command = tokio::process::Command::new(&self.supervisor);
         command
             .arg(SUPERVISE_SUBCOMMAND)
@@ -205,8 +231,8 @@ impl Executor {
             .arg(spec.timeout.as_millis().to_string())
             .arg("--grace-ms")
             .arg(spec.kill_grace.as_millis().to_string())
-            .arg("--status-file")
-            .arg(status_file)
+            .arg("--status-fd")
+            .arg(status_fd.to_string())
             .args(sandbox::SandboxArgs::from_policy(&spec.isolation, spec.timeout).to_argv())
             .arg("--")
             .args(spec.program.argv())
@@ -217,6 +243,18 @@ impl Executor {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
+        // SAFETY: only a system call on a descriptor number between fork and exec: the status
+        // pipe's write end is the one descriptor the supervisor inherits besides stdio.
+        unsafe {
+            command.pre_exec(move || {
+                let fd = std::os::fd::BorrowedFd::borrow_raw(status_fd);
+                nix::fcntl::fcntl(
+                    fd,
+                    nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()),
+                )?;
+                Ok(())
+            });
+        }
         command.spawn().map_err(|source| ExecError::Supervisor {
             path: self.supervisor.clone(),
             source,
@@ -266,10 +304,20 @@ fn report_missing_isolation(status: &Option<SupervisorStatus>, command: &str) {
     }
 }
 
-fn read_status(path: &std::path::Path) -> Option<SupervisorStatus> {
-    let bytes = std::fs::read(path).ok()?;
+/// The supervisor's status from its pipe, read after it exited (so the read cannot block: no
+/// other process holds the write end). Bounded; absent when the supervisor wrote none.
+fn read_status(pipe: std::os::fd::OwnedFd) -> Option<SupervisorStatus> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::from(pipe)
+        .take(MAX_STATUS_BYTES)
+        .read_to_end(&mut bytes)
+        .ok()?;
     serde_json::from_slice(&bytes).ok()
 }
+
+/// Far more than a status takes.
+const MAX_STATUS_BYTES: u64 = 1 << 20;
 
 /// How the command ended, from the supervisor's status (absent when the supervisor itself died).
 fn termination_of(status: &Option<SupervisorStatus>, backstop_hit: bool) -> Termination {

@@ -1,6 +1,9 @@
 //! Private namespaces for a command: a user namespace (our uid and gid mapped to themselves), a
 //! mount namespace where chosen paths (the worktree's `.git`) are bind-mounted read-only, and,
-//! when the network is off, a network namespace with only a loopback interface, down. Hidden
+//! when the network is off, a network namespace with only a loopback interface, down; and a PID
+//! namespace, whose first process is the command ([`enter_pid_namespace`]): when it ends, the
+//! kernel kills every process left in the namespace, whatever it did to hide (a thread outliving
+//! its leader, `setsid`, a double fork, a ptrace stop). Hidden
 //! paths are covered: a directory by an empty read-only tmpfs, a file or socket by `/dev/null`.
 //!
 //! A [`NamespacePlan`] is prepared before `fork` (all allocation happens there); [`NamespacePlan::enter`]
@@ -59,7 +62,8 @@ pub struct NamespacePlan {
 impl NamespacePlan {
     /// A plan that cuts the network when `network_off` and makes `read_only` paths read-only.
     pub fn new(network_off: bool, read_only: &[PathBuf]) -> Result<Self, NamespaceError> {
-        let mut flags = CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS;
+        let mut flags =
+            CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID;
         if network_off {
             flags |= CloneFlags::CLONE_NEWNET;
         }
@@ -109,6 +113,48 @@ impl NamespacePlan {
             cover(entry)?;
         }
         Ok(())
+    }
+}
+
+/// After [`NamespacePlan::enter`] (which unshared the PID namespace for the caller's children):
+/// forks, and returns in the child, the namespace's first process, which goes on to `exec` the
+/// command. The caller becomes a relay that never returns: it closes every descriptor it does not
+/// need (so the command's output pipes and the exec-error pipe see only the command), waits for
+/// the command and ends as it ended. If the relay is killed, the command is killed with it
+/// (parent-death signal), which ends the namespace. System calls only: safe between `fork` and
+/// `exec` of a single-threaded parent.
+pub fn enter_pid_namespace() -> nix::Result<()> {
+    use nix::sys::signal::{SigHandler, Signal, signal};
+    use nix::sys::wait::{WaitStatus, waitpid};
+    // SAFETY: called between fork and exec of the single-threaded supervisor's child.
+    match unsafe { nix::unistd::fork() }? {
+        nix::unistd::ForkResult::Child => {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
+            Ok(())
+        }
+        nix::unistd::ForkResult::Parent { child } => {
+            // SAFETY: close_range takes plain integers; the relay needs no descriptor.
+            unsafe { nix::libc::syscall(nix::libc::SYS_close_range, 0u32, u32::MAX, 0u32) };
+            for sig in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
+                // SAFETY: ignoring a signal installs no handler code.
+                let _ = unsafe { signal(sig, SigHandler::SigIgn) };
+            }
+            let code = loop {
+                match waitpid(child, None) {
+                    Ok(WaitStatus::Exited(_, code)) => break code,
+                    Ok(WaitStatus::Signaled(_, sig, _)) => {
+                        // SAFETY: restoring the default action, then dying of the same signal.
+                        let _ = unsafe { signal(sig, SigHandler::SigDfl) };
+                        let _ = nix::sys::signal::raise(sig);
+                        break 128 + sig as i32;
+                    }
+                    Err(nix::errno::Errno::EINTR) | Ok(_) => continue,
+                    Err(_) => break 127,
+                }
+            };
+            // SAFETY: `_exit` ends the relay without running the parent's destructors.
+            unsafe { nix::libc::_exit(code) }
+        }
     }
 }
 

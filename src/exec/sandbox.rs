@@ -92,26 +92,29 @@ impl Default for Isolation {
 }
 
 impl Isolation {
-    /// For gates and repository commands: the default, with the toolchains' caches writable too
-    /// (read from the child's environment: `CARGO_HOME`, `~/.cargo`, `~/.cache`, `~/.npm`,
-    /// `GOPATH`, `GOCACHE`, `GOMODCACHE`, `~/.m2`, `~/.gradle`), plus the configured `writable`
-    /// paths. Builds fetch and cache dependencies there; nothing else outside the worktree and the
-    /// temporary directory is writable.
+    /// For gates and repository commands: the default, with the toolchains' download caches
+    /// writable too (`$CARGO_HOME/registry` and `/git`, `~/.cache`, `~/.npm`, `GOCACHE`,
+    /// `GOMODCACHE`, `~/.m2/repository`, `~/.gradle/caches`), plus the configured `writable`
+    /// paths. Never a toolchain's own directory or its `bin` (`~/.cargo/bin`, `~/.local/bin`):
+    /// nothing a command writes may be run later by the bot or a toolchain proxy. Builds fetch and
+    /// cache dependencies there; nothing else outside the worktree and the temporary directory is
+    /// writable.
     pub fn for_repository_commands(env: &BTreeMap<String, String>, writable: &[PathBuf]) -> Self {
         let home = env.get("HOME").map(PathBuf::from);
-        let mut extra: Vec<PathBuf> = [
-            "CARGO_HOME",
-            "GOPATH",
-            "GOCACHE",
-            "GOMODCACHE",
-            "NPM_CONFIG_CACHE",
-        ]
-        .iter()
-        .filter_map(|name| env.get(*name).map(PathBuf::from))
-        .collect();
+        let cargo_home = env
+            .get("CARGO_HOME")
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|home| home.join(".cargo")));
+        let mut extra: Vec<PathBuf> = ["GOCACHE", "GOMODCACHE", "NPM_CONFIG_CACHE"]
+            .iter()
+            .filter_map(|name| env.get(*name).map(PathBuf::from))
+            .collect();
+        if let Some(cargo) = &cargo_home {
+            extra.extend(["registry", "git", ".package-cache"].map(|dir| cargo.join(dir)));
+        }
         if let Some(home) = &home {
             extra.extend(
-                [".cargo", ".cache", ".npm", ".m2", ".gradle"]
+                [".cache", ".npm", ".m2/repository", ".gradle/caches"]
                     .iter()
                     .map(|dir| home.join(dir)),
             );

@@ -5,7 +5,8 @@
 //! child subreaper (orphans of the command are reparented to it, even double-forked daemons),
 //! starts the command in its own process group with stdin closed, and waits. When the command
 //! exits, times out, or meta-agent goes away, it kills every remaining descendant and reaps them,
-//! then writes a small JSON status file. No process outlives it. It is synchronous (no runtime),
+//! then writes a small JSON status to the pipe meta-agent gave it (an inherited descriptor: it
+//! opens no path a sandboxed command could swap for a link). No process outlives it. It is synchronous (no runtime),
 //! so reaping any child with `waitpid(-1)` is safe here.
 //!
 //! Before starting the command it prepares the command's isolation ([`super::isolate`]): resource
@@ -14,6 +15,7 @@
 //! it can write its status file. A refusal (isolation required but missing) is a spawn error.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::fs::FileTypeExt;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,9 +38,10 @@ pub struct SupervisorArgs {
     /// Time between SIGTERM and SIGKILL, in milliseconds.
     #[arg(long)]
     pub grace_ms: u64,
-    /// Where to write the status JSON.
+    /// The inherited descriptor (a pipe to meta-agent) the status JSON is written to. Never a
+    /// path: the supervisor opens nothing a sandboxed command could have replaced.
     #[arg(long)]
-    pub status_file: PathBuf,
+    pub status_fd: i32,
     /// The command's isolation.
     #[command(flatten)]
     pub sandbox: super::sandbox::SandboxArgs,
@@ -73,14 +76,40 @@ extern "C" fn request_stop(_: i32) {
 
 /// Runs the supervisor; returns the process exit code it should end with.
 pub fn supervise(args: &SupervisorArgs) -> u8 {
+    let Some(mut channel) = status_channel(args.status_fd) else {
+        return 125;
+    };
     let status = run(args);
     let written = serde_json::to_vec(&status)
         .ok()
-        .and_then(|json| std::fs::write(&args.status_file, json).ok());
+        .and_then(|json| std::io::Write::write_all(&mut channel, &json).ok());
     match (written, status.exit_code) {
         (None, _) => 125,
         (Some(()), Some(code)) => u8::try_from(code & 0xff).unwrap_or(1),
         (Some(()), None) => 1,
+    }
+}
+
+/// Takes the inherited status descriptor, marked close-on-exec first so the command never
+/// inherits it. `None` when it is not an open pipe.
+fn status_channel(fd: i32) -> Option<std::fs::File> {
+    use nix::fcntl::{FcntlArg, FdFlag, fcntl};
+    use std::os::fd::{BorrowedFd, FromRawFd};
+    if fd <= 2 {
+        return None;
+    }
+    // SAFETY: checked to be open (F_GETFD) before it is owned; nothing else here uses it.
+    unsafe {
+        fcntl(BorrowedFd::borrow_raw(fd), FcntlArg::F_GETFD).ok()?;
+        fcntl(
+            BorrowedFd::borrow_raw(fd),
+            FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC),
+        )
+        .ok()?;
+        let file = std::fs::File::from_raw_fd(fd);
+        file.metadata()
+            .is_ok_and(|meta| meta.file_type().is_fifo())
+            .then_some(file)
     }
 }
 
@@ -94,7 +123,7 @@ fn run(args: &SupervisorArgs) -> SupervisorStatus {
     }
     let mut status = SupervisorStatus::default();
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let confinement = match super::isolate::prepare(&args.sandbox, &cwd) {
+    let mut confinement = match super::isolate::prepare(&args.sandbox, &cwd) {
         Ok(confinement) => confinement,
         Err(reason) => {
             status.spawn_error = Some(format!("cannot start `{}`: {reason}", args.argv[0]));
@@ -102,7 +131,9 @@ fn run(args: &SupervisorArgs) -> SupervisorStatus {
         }
     };
     status.isolation_notes = confinement.notes.clone();
-    let child = match spawn(&args.argv, confinement) {
+    // Kept until every process of the command is gone, then removed.
+    let home = confinement.home.take();
+    let child = match spawn(&args.argv, confinement, home.as_ref()) {
         Ok(child) => child,
         Err(err) => {
             status.spawn_error = Some(format!("cannot start `{}`: {err}", args.argv[0]));
@@ -115,16 +146,29 @@ fn run(args: &SupervisorArgs) -> SupervisorStatus {
         stop_tree(child, Duration::from_millis(args.grace_ms), &mut status);
     }
     status.descendants_killed += kill_descendants();
+    drop(home);
     status.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     status
 }
 
-fn spawn(argv: &[String], mut confinement: Confinement) -> std::io::Result<Pid> {
+fn spawn(
+    argv: &[String],
+    mut confinement: Confinement,
+    home: Option<&super::home::FreshHome>,
+) -> std::io::Result<Pid> {
     let mut command = std::process::Command::new(&argv[0]);
     command
         .args(&argv[1..])
         .stdin(std::process::Stdio::null())
         .process_group(0);
+    if let Some(home) = home {
+        // The toolchains keep their own variables (read-only to the command); HOME is new.
+        let env = super::isolate::home_env();
+        for (name, dir) in env.toolchain_env() {
+            command.env(name, dir);
+        }
+        command.env("HOME", home.path());
+    }
     // SAFETY: the supervisor is single-threaded, so the child may run the prepared confinement
     // (system calls on data built before the fork) between fork and exec.
     unsafe {
@@ -222,7 +266,7 @@ fn kill_descendants() -> u32 {
     u32::try_from(killed.len()).unwrap_or(u32::MAX)
 }
 
-/// Every live (not zombie) process descended from this one, from `/proc`.
+/// Every process descended from this one (zombies included), from `/proc`.
 fn descendants() -> Vec<Pid> {
     let me = std::process::id() as i32;
     let mut children: BTreeMap<i32, Vec<i32>> = BTreeMap::new();
@@ -237,7 +281,9 @@ fn descendants() -> Vec<Pid> {
         else {
             continue;
         };
-        if let Some((ppid, false)) = read_stat(pid) {
+        // Zombies too: a leader that exited while its other threads run shows as one, and
+        // its children hang below it; SIGKILL to a real zombie is harmless.
+        if let Some((ppid, _)) = read_stat(pid) {
             children.entry(ppid).or_default().push(pid);
         }
     }

@@ -3,7 +3,10 @@
 //! For each gate: a fresh report directory, `{report_dir}` expanded in the command, environment,
 //! files and report paths, required programs looked up on the child's PATH, the command run
 //! through the exec module, and the reports it wrote found (globs, relative to the gate's working
-//! directory; files older than the gate's start are stale and ignored) and read. Independent
+//! directory; files older than the gate's start are stale and ignored) and read. Reports are
+//! written by untrusted code, so each is opened through [`crate::fsafe`] beneath the worktree or
+//! the gate's report directory: never through a link, regular files only (a FIFO is refused,
+//! never waited on), bounded in size; the parsers read that descriptor. Independent
 //! gates run concurrently up to the configured limit; results keep the configuration's order.
 //!
 //! The network of each gate comes from [`GateNetworkMode`]: `meta-agent gates` (no model involved)
@@ -104,6 +107,8 @@ pub async fn run_gates_with<R: CommandRunner>(
 struct PreparedGate {
     program: Program,
     workdir: PathBuf,
+    /// The gate's report directory (where `{report_dir}` points).
+    report_dir: PathBuf,
     env: BTreeMap<String, String>,
     junit: Vec<String>,
     coverage: Option<String>,
@@ -181,7 +186,11 @@ async fn run_gate<R: CommandRunner>(
         .unwrap_or_else(|| "exit 0".into()),
         duration_ms: u64::try_from(output.duration.as_millis()).unwrap_or(u64::MAX),
     });
-    let evidence = gather(gate, &prepared, started, &output, ctx.limits).await;
+    let reading = ReportContext {
+        repo_root: ctx.repo_root,
+        limits: ctx.limits,
+    };
+    let evidence = gather(gate, &prepared, started, &output, reading).await;
     let mut result = judged(gate, command, &output, evidence);
     if network == NetworkPolicy::Off && mode == (GateNetworkMode::AsConfigured { can_cut: false }) {
         tracing::warn!(gate = %gate.name, "{NETWORK_NOT_CUT_NOTE}");
@@ -257,6 +266,7 @@ fn prepare<R: CommandRunner>(
     Ok(PreparedGate {
         program,
         workdir: ctx.repo_root.join(&gate.workdir),
+        report_dir,
         env,
         junit: gate.junit.iter().map(|p| expand(p)).collect(),
         coverage: gate.coverage.as_ref().map(|c| expand(&c.path)),
@@ -322,23 +332,24 @@ async fn gather(
     prepared: &PreparedGate,
     started: SystemTime,
     output: &CommandOutput,
-    limits: Limits,
+    ctx: ReportContext<'_>,
 ) -> Evidence {
     let base = prepared.workdir.clone();
+    let anchors = [ctx.repo_root.to_owned(), prepared.report_dir.clone()];
+    let limits = ctx.limits;
     let junit = prepared.junit.clone();
     let coverage = prepared.coverage.clone();
     let sarif = prepared.sarif.clone();
     let reports = tokio::task::spawn_blocking(move || {
-        let junit = read_reports(&base, &junit, started, |paths| {
+        let read = |patterns: &[String]| read_reports(&base, patterns, started);
+        let junit = read(&junit).parse_with(&anchors, limits, |paths| {
             report::parse_junit_files(paths, &limits)
         });
-        let coverage = read_reports(
-            &base,
-            &coverage.into_iter().collect::<Vec<_>>(),
-            started,
-            |paths| report::parse_coverage_file(&paths[0]),
-        );
-        let sarif = read_reports(&base, &sarif, started, |paths| merge_sarif(paths, &limits));
+        let coverage_patterns: Vec<String> = coverage.into_iter().collect();
+        let coverage = read(&coverage_patterns).parse_with(&anchors, limits, |paths| {
+            report::parse_coverage_file(&paths[0])
+        });
+        let sarif = read(&sarif).parse_with(&anchors, limits, |paths| merge_sarif(paths, &limits));
         (junit, coverage, sarif)
     })
     .await;
@@ -365,28 +376,101 @@ async fn gather(
     }
 }
 
-/// Finds the report files and reads them with `parse`.
-fn read_reports<T>(
-    base: &Path,
-    patterns: &[String],
-    since: SystemTime,
-    parse: impl FnOnce(&[PathBuf]) -> Result<T, ReportError>,
-) -> ReportEvidence<T> {
+/// What reading a gate's reports needs besides the gate.
+#[derive(Clone, Copy)]
+struct ReportContext<'a> {
+    repo_root: &'a Path,
+    limits: Limits,
+}
+
+/// The report files a gate produced, before they are opened.
+enum Found {
+    NotConfigured,
+    Missing { patterns: Vec<String> },
+    Files(Vec<PathBuf>),
+}
+
+impl Found {
+    /// Opens every file safely (see the module doc) and parses them with `parse`, which reads
+    /// each through its descriptor.
+    fn parse_with<T>(
+        self,
+        anchors: &[PathBuf],
+        limits: Limits,
+        parse: impl FnOnce(&[PathBuf]) -> Result<T, ReportError>,
+    ) -> ReportEvidence<T> {
+        let files = match self {
+            Found::NotConfigured => return ReportEvidence::NotConfigured,
+            Found::Missing { patterns } => return ReportEvidence::Missing { patterns },
+            Found::Files(files) => files,
+        };
+        let mut opened = Vec::with_capacity(files.len());
+        for path in &files {
+            match open_report(path, anchors, limits.max_document_bytes) {
+                Ok(file) => opened.push(file),
+                Err(error) => return ReportEvidence::Unreadable { error },
+            }
+        }
+        let through: Vec<PathBuf> = opened.iter().map(descriptor_path).collect();
+        match parse(&through) {
+            Ok(report) => ReportEvidence::Parsed(report),
+            Err(err) => {
+                let shown = through
+                    .iter()
+                    .zip(&files)
+                    .find(|(fd, _)| fd.as_path() == err.path())
+                    .map_or(err.path().to_owned(), |(_, path)| path.clone());
+                ReportEvidence::Unreadable {
+                    error: err.for_path(&shown).to_string(),
+                }
+            }
+        }
+    }
+}
+
+/// The report at `path`, opened beneath whichever anchor (the worktree, the report directory)
+/// holds it: never through a link, a regular file of at most `limit` bytes.
+fn open_report(path: &Path, anchors: &[PathBuf], limit: u64) -> Result<std::fs::File, String> {
+    let Some((anchor, relative)) = anchors
+        .iter()
+        .find_map(|anchor| Some((anchor, path.strip_prefix(anchor).ok()?)))
+    else {
+        return Err(format!(
+            "{}: a report must be inside the worktree or the gate's report directory",
+            path.display()
+        ));
+    };
+    let (file, size) = crate::fsafe::Beneath::open(anchor)
+        .and_then(|dir| dir.open_regular(relative))
+        .map_err(|err| format!("report {}: {err}", path.display()))?;
+    if size > limit {
+        return Err(format!(
+            "report {} is {size} bytes; reports over {limit} bytes are not read",
+            path.display()
+        ));
+    }
+    Ok(file)
+}
+
+/// The path that reads `file` again through its descriptor (the same inode, whatever now lies
+/// at its name).
+fn descriptor_path(file: &std::fs::File) -> PathBuf {
+    use std::os::fd::AsRawFd;
+    PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()))
+}
+
+/// Finds the report files of one kind.
+fn read_reports(base: &Path, patterns: &[String], since: SystemTime) -> Found {
     if patterns.is_empty() {
-        return ReportEvidence::NotConfigured;
+        return Found::NotConfigured;
     }
     let files = find_reports(base, patterns, since);
     if files.is_empty() {
-        return ReportEvidence::Missing {
+        return Found::Missing {
             patterns: patterns.to_vec(),
         };
     }
-    match parse(&files) {
-        Ok(report) => ReportEvidence::Parsed(report),
-        Err(err) => ReportEvidence::Unreadable {
-            error: err.to_string(),
-        },
-    }
+    Found::Files(files)
 }
 
 fn merge_sarif(paths: &[PathBuf], limits: &Limits) -> Result<report::SarifReport, ReportError> {
@@ -683,5 +767,64 @@ mod tests {
             summary.gates[1].reasons.is_empty(),
             "`network: on` asked for it"
         );
+    }
+
+    /// Reports are the gate's output, so untrusted: a JUnit path that is a FIFO is not a report
+    /// (and must not hang the bot), and a coverage path that is a link to a secret outside the tree must not be read.
+    #[test]
+    fn a_fifo_or_a_linked_report_is_unreadable_and_nothing_is_read_through_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let outside = tempfile::tempdir().expect("tempdir");
+        std::fs::write(
+            outside.path().join("environ"),
+            "SF:CANARY_SECRET\nend_of_record\n",
+        )
+        .expect("write");
+        nix::unistd::mkfifo(
+            &dir.path().join("junit.xml"),
+            nix::sys::stat::Mode::from_bits_truncate(0o644),
+        )
+        .expect("fifo");
+        std::os::unix::fs::symlink(outside.path().join("environ"), dir.path().join("lcov.info"))
+            .expect("link");
+        let mut gate = spec("tests", GateNetwork::Off);
+        gate.junit = vec!["junit.xml".into()];
+        gate.coverage = Some(crate::config::CoverageCheck {
+            path: "lcov.info".into(),
+            threshold: 0.0,
+        });
+        let runner = Recording::default();
+        let events = crate::protocol::event::Recorder::default();
+        let sandbox = SandboxSettings {
+            env_allow: vec![],
+            output_cap: 1 << 16,
+            kill_grace: Duration::from_secs(1),
+            writable: vec![],
+        };
+        let ctx = GateRunContext {
+            repo_root: dir.path(),
+            parent_env: &[],
+            sandbox: &sandbox,
+            policy: &crate::policy::Policy::default(),
+            report_root: &dir.path().join("reports"),
+            limits: Limits::default(),
+            concurrency: 1,
+            runner: &runner,
+            events: &events,
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        let started = std::time::Instant::now();
+        let summary = runtime.block_on(run_gates(&ctx, &[gate]));
+        assert!(started.elapsed() < Duration::from_secs(5));
+        let reasons = summary.gates[0].reasons.join("\n");
+        assert!(!summary.passed);
+        assert!(
+            reasons.contains("no JUnit report found at junit.xml"),
+            "{reasons}"
+        );
+        assert!(reasons.contains("lcov.info`: a symbolic link"), "{reasons}");
+        assert!(!reasons.contains("CANARY"), "{reasons}");
     }
 }

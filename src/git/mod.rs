@@ -107,6 +107,8 @@ pub enum GitError {
         #[source]
         source: git2::Error,
     },
+    #[error("the worktree cannot be restored safely: {detail}")]
+    UnsafeWorktree { detail: String },
 }
 
 impl GitError {

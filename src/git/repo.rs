@@ -236,6 +236,9 @@ fn apply_to_workdir(
 
 fn restore(repo: &git2::Repository, to_commit: &str) -> Result<(), GitError> {
     let tree = resolve_tree(repo, to_commit)?;
+    if let Some(workdir) = repo.workdir() {
+        unlink_links_in_the_way(&tree, workdir)?;
+    }
     let mut checkout = CheckoutBuilder::new();
     checkout.force().remove_untracked(true);
     repo.checkout_tree(tree.as_object(), Some(&mut checkout))
@@ -245,6 +248,41 @@ fn restore(repo: &git2::Repository, to_commit: &str) -> Result<(), GitError> {
         .read_tree(&tree)
         .map_err(GitError::op("read tree", to_commit))?;
     index.write().map_err(GitError::op("write", "index"))
+}
+
+/// Removes every link in the worktree where `tree` holds a directory or a regular file (at that
+/// path or on the way to it): libgit2's forced checkout would write through it, out of the tree.
+/// A link the tree itself holds is left for the checkout to rewrite. Never follows a link.
+fn unlink_links_in_the_way(tree: &Tree<'_>, workdir: &Path) -> Result<(), GitError> {
+    let unsafe_tree = |source: crate::fsafe::FsError| GitError::UnsafeWorktree {
+        detail: source.to_string(),
+    };
+    let files = crate::fsafe::Beneath::open(workdir)
+        .map_err(unsafe_tree)?
+        .with_limits(crate::fsafe::PathLimits {
+            max_depth: usize::MAX,
+            max_bytes: usize::MAX,
+        });
+    let mut failure = None;
+    tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+        let path = Path::new(dir).join(String::from_utf8_lossy(entry.name_bytes()).as_ref());
+        if entry.filemode() == i32::from(git2::FileMode::Link) {
+            return git2::TreeWalkResult::Skip;
+        }
+        match files.kind(&path) {
+            Ok(Some(crate::fsafe::EntryKind::Link)) => match files.remove(&path) {
+                Ok(()) => git2::TreeWalkResult::Skip,
+                Err(err) => {
+                    failure = Some(err);
+                    git2::TreeWalkResult::Abort
+                }
+            },
+            Ok(None) | Err(crate::fsafe::FsError::Link { .. }) => git2::TreeWalkResult::Skip,
+            Ok(Some(_)) | Err(_) => git2::TreeWalkResult::Ok,
+        }
+    })
+    .map_err(GitError::op("walk", "tree"))?;
+    failure.map_or(Ok(()), |err| Err(unsafe_tree(err)))
 }
 
 fn blob_at(repo: &git2::Repository, rev: &str, path: &str) -> Result<Option<Vec<u8>>, GitError> {

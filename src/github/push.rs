@@ -23,6 +23,9 @@ pub struct Remote {
     pub token: String,
     /// The working repository.
     pub workdir: PathBuf,
+    /// The `git` resolved at start-up, before any untrusted code ran; never looked up on `PATH`
+    /// again (a gate could have planted one first on it).
+    pub git: PathBuf,
     /// The parent's `PATH` and `HOME`, so git can be found.
     pub path_env: String,
     pub timeout: Duration,
@@ -153,7 +156,7 @@ fn git_env(remote: &Remote) -> BTreeMap<String, String> {
 }
 
 fn spec(remote: &Remote, args: Vec<String>) -> CommandSpec {
-    let mut argv = vec!["git".to_owned()];
+    let mut argv = vec![remote.git.to_string_lossy().into_owned()];
     argv.extend(args);
     CommandSpec {
         program: Program::Argv(argv),
@@ -328,6 +331,7 @@ mod tests {
             url: "https://github.com/octo/hello.git".into(),
             token: "ghs_canary_token_123456".into(),
             workdir: PathBuf::from("/tmp"),
+            git: PathBuf::from("/usr/bin/git"),
             path_env: "/usr/bin".into(),
             timeout: Duration::from_secs(60),
         };

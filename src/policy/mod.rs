@@ -72,6 +72,10 @@ pub enum PolicyError {
     RootUnresolvable,
     #[error("cannot resolve the path: {0}")]
     Unresolvable(String),
+    #[error("the path is {depth} levels deep; at most {max} are allowed")]
+    TooDeep { depth: usize, max: usize },
+    #[error("the path is {len} bytes long; at most {max} are allowed")]
+    TooLong { len: usize, max: usize },
 }
 
 /// Size limits on one change.

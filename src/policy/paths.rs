@@ -5,10 +5,12 @@
 use std::path::{Component, Path, PathBuf};
 
 use super::{Policy, PolicyError};
+use crate::fsafe::PathLimits;
 
-/// The path under `root`, refusing absolute paths, `..`, `.git` and empty paths. Looks at no
-/// file.
+/// The path under `root`, refusing absolute paths, `..`, `.git`, empty paths and paths deeper or
+/// longer than [`PathLimits`] allows. Looks at no file.
 pub fn inside(root: &Path, path: &str) -> Result<PathBuf, PolicyError> {
+    within_limits(path)?;
     let mut clean = PathBuf::new();
     for component in Path::new(path).components() {
         match component {
@@ -26,6 +28,28 @@ pub fn inside(root: &Path, path: &str) -> Result<PathBuf, PolicyError> {
         return Err(PolicyError::Empty);
     }
     Ok(root.join(clean))
+}
+
+/// Refuses a path deeper or longer than the bot's file access handles.
+fn within_limits(path: &str) -> Result<(), PolicyError> {
+    let limits = PathLimits::default();
+    if path.len() > limits.max_bytes {
+        return Err(PolicyError::TooLong {
+            len: path.len(),
+            max: limits.max_bytes,
+        });
+    }
+    let depth = Path::new(path)
+        .components()
+        .filter(|c| matches!(c, Component::Normal(_)))
+        .count();
+    if depth > limits.max_depth {
+        return Err(PolicyError::TooDeep {
+            depth,
+            max: limits.max_depth,
+        });
+    }
+    Ok(())
 }
 
 /// `path` under `root` for reading: no NUL byte, inside the tree, and no symlink on its existing
@@ -91,6 +115,22 @@ mod tests {
         assert!(inside(root, ".git/hooks/pre-commit").is_err());
         assert!(inside(root, "a/../../b").is_err());
         assert_eq!(inside(root, "./"), Err(PolicyError::Empty));
+        let deep = "a/".repeat(150) + "f.txt";
+        assert_eq!(
+            inside(root, &deep),
+            Err(PolicyError::TooDeep {
+                depth: 151,
+                max: 40
+            })
+        );
+        let long = "n".repeat(1500);
+        assert_eq!(
+            inside(root, &long),
+            Err(PolicyError::TooLong {
+                len: 1500,
+                max: 1024
+            })
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 mod encode;
 mod markdown;
-mod patterns;
+pub(crate) mod patterns;
 pub mod writer;
 
 use std::borrow::Cow;
@@ -53,15 +53,18 @@ pub struct Redactor {
 
 impl Redactor {
     /// A redactor for the secrets among `vars` (a process environment): every variable whose
-    /// name [`crate::exec::env::is_secret_name`] flags, with a value of at least
-    /// [`MIN_SECRET_LEN`] characters. The password of a URL with credentials (a database URL)
-    /// counts on its own, and the OTLP header variables count header by header too: each value
-    /// is sent (and could be echoed) on its own.
+    /// name [`crate::exec::env::is_secret_name`] flags or whose value carries a credential
+    /// ([`crate::exec::env::carries_credential`]), with a value of at least [`MIN_SECRET_LEN`]
+    /// characters. A URL's userinfo and password count on their own, and the OTLP header
+    /// variables count header by header too: each value is sent (and could be echoed) on its own.
     pub fn from_env(vars: impl IntoIterator<Item = (String, String)>) -> Redactor {
         let values = vars
             .into_iter()
-            .filter(|(name, _)| crate::exec::env::is_secret_name(name))
-            .flat_map(|(name, value)| secret_values(&name, value));
+            .filter(|(name, value)| crate::exec::env::is_secret_var(name, value))
+            .flat_map(|(name, value)| {
+                let userinfo = crate::exec::env::url_userinfo(&value).map(str::to_owned);
+                secret_values(&name, value).into_iter().chain(userinfo)
+            });
         Redactor::from_values(values)
     }
 
@@ -141,9 +144,7 @@ impl Redactor {
 /// The password of a URL-shaped secret (`scheme://user:password@host...`, such as a database
 /// URL), so that it is redacted wherever it appears on its own.
 fn url_password(value: &str) -> Option<String> {
-    let (_, rest) = value.split_once("://")?;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let (userinfo, _) = authority.rsplit_once('@')?;
+    let userinfo = crate::exec::env::url_userinfo(value)?;
     let (_, password) = userinfo.split_once(':')?;
     (!password.is_empty()).then(|| password.to_owned())
 }

@@ -87,6 +87,62 @@ pub enum ReportError {
     },
 }
 
+impl ReportError {
+    /// The file the error is about.
+    pub fn path(&self) -> &std::path::Path {
+        match self {
+            ReportError::Io { path, .. }
+            | ReportError::Empty { path, .. }
+            | ReportError::WrongFormat { path, .. }
+            | ReportError::Malformed { path, .. }
+            | ReportError::TooLarge { path, .. } => path,
+        }
+    }
+
+    /// The same error naming `path` instead (a report read through a descriptor the caller
+    /// opened safely is parsed as `/proc/self/fd/N`; people read the path it was found at).
+    pub fn for_path(self, path: &std::path::Path) -> ReportError {
+        let path = path.to_owned();
+        match self {
+            ReportError::Io { source, .. } => ReportError::Io { path, source },
+            ReportError::Empty { expected, .. } => ReportError::Empty { path, expected },
+            ReportError::WrongFormat {
+                expected, found, ..
+            } => ReportError::WrongFormat {
+                path,
+                expected,
+                found,
+            },
+            ReportError::Malformed {
+                format,
+                line,
+                column,
+                offset,
+                message,
+                ..
+            } => ReportError::Malformed {
+                path,
+                format,
+                line,
+                column,
+                offset,
+                message,
+            },
+            ReportError::TooLarge {
+                format,
+                size,
+                limit,
+                ..
+            } => ReportError::TooLarge {
+                path,
+                format,
+                size,
+                limit,
+            },
+        }
+    }
+}
+
 /// Trims `text` to at most `max` bytes on a character boundary, appending a marker that says how
 /// much was cut.
 pub fn trim_to(text: &str, max: usize) -> String {

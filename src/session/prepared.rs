@@ -2,18 +2,23 @@
 //! executor (our own binary, for the supervisor), the configuration with the command line's
 //! overrides, and the one policy built from it.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{Environment, Overrides, SessionError};
 use crate::config::{self, Config};
 use crate::exec::Executor;
+use crate::exec::sandbox::{Isolation, WritePolicy};
+use crate::exec::trusted;
 use crate::policy::Policy;
 
 /// What `run`, `resume` and a GitHub step need, loaded once.
 pub struct Prepared {
     pub repo: PathBuf,
     pub executor: Executor,
+    /// `git` for fetch and push, resolved once at start-up ([`crate::exec::trusted`]).
+    pub git: PathBuf,
     pub env: Environment,
     pub config: Config,
     pub policy: Arc<Policy>,
@@ -33,9 +38,11 @@ impl Prepared {
             )));
         }
         let policy = Arc::new(Policy::from_config(&config, &repo));
+        let git = trusted_programs(&repo, &policy, env)?;
         Ok(Prepared {
             repo,
             executor,
+            git,
             env: env.clone(),
             config,
             policy,
@@ -43,11 +50,42 @@ impl Prepared {
     }
 }
 
-/// The supervisor's executable: this binary.
+/// The supervisor's executable: this binary, held open and re-executed through its descriptor.
 pub fn executor() -> Result<Executor, SessionError> {
-    std::env::current_exe().map(Executor::new).map_err(|err| {
-        SessionError::Internal(format!("cannot locate the meta-agent binary: {err}"))
-    })
+    trusted::OwnBinary::open()
+        .map(Executor::from_own_binary)
+        .map_err(|err| SessionError::Internal(err.to_string()))
+}
+
+/// Refuses to start when meta-agent's own binary or the `git` it would push with lies where a
+/// sandboxed command may write (the worktree, the temporary directories, the toolchain caches,
+/// the configured writable directories); returns that `git`, resolved once, now.
+fn trusted_programs(
+    repo: &Path,
+    policy: &Policy,
+    env: &Environment,
+) -> Result<PathBuf, SessionError> {
+    let vars: BTreeMap<String, String> = env.vars.iter().cloned().collect();
+    let mut writable = vec![
+        repo.to_owned(),
+        std::env::temp_dir(),
+        PathBuf::from("/tmp"),
+        PathBuf::from("/dev/shm"),
+    ];
+    if let WritePolicy::Confined { extra } =
+        Isolation::for_repository_commands(&vars, &policy.writable_dirs(repo)).writes
+    {
+        writable.extend(extra);
+    }
+    let refused = |err: trusted::TrustError| SessionError::Usage(err.to_string());
+    let own = trusted::OwnBinary::open().map_err(refused)?;
+    trusted::refuse_if_writable("meta-agent's own binary", own.path(), &writable)
+        .map_err(refused)?;
+    let path = vars.get("PATH").map_or("/usr/bin:/bin", String::as_str);
+    let git =
+        trusted::resolve_on_path("git", path).unwrap_or_else(|| PathBuf::from("/usr/bin/git"));
+    trusted::refuse_if_writable("git", &git, &writable).map_err(refused)?;
+    Ok(git)
 }
 
 /// `--repo`, resolved.

@@ -257,10 +257,11 @@ fn stable(text: &str) -> String {
 #[test]
 fn summaries_people_read_are_stable() {
     let repo = repo_with_config(
-        "version: 1\npreset: none\ngates:\n  - name: unit\n    run: [cp, FIXTURE, \"{report_dir}/junit.xml\"]\n    junit: \"{report_dir}/junit.xml\"\n  - name: build\n    run: \"echo 'error: cannot find value `x` in this scope' >&2; exit 101\"\n"
-            .replace("FIXTURE", &fixtures().join("reports/junit/pytest/xunit2.xml").display().to_string())
-            .as_str(),
+        "version: 1\npreset: none\ngates:\n  - name: unit\n    run: [cp, xunit2.xml, \"{report_dir}/junit.xml\"]\n    junit: \"{report_dir}/junit.xml\"\n  - name: build\n    run: \"echo 'error: cannot find value `x` in this scope' >&2; exit 101\"\n",
     );
+    // Gates read only the worktree, the toolchains and the system: the fixture goes in the tree.
+    let fixture = fixtures().join("reports/junit/pytest/xunit2.xml");
+    std::fs::copy(fixture, repo.path().join("xunit2.xml")).unwrap();
     let terminal = meta_agent()
         .arg("--repo")
         .arg(repo.path())
@@ -288,10 +289,13 @@ fn gates_write_only_to_the_worktree_tmp_toolchain_caches_and_configured_dirs() {
     // Outside /tmp, which gates may write to.
     let home = crate::common::outside_tmp();
     std::fs::create_dir_all(home.path().join(".cache")).unwrap();
+    std::fs::create_dir_all(home.path().join(".cargo/bin")).unwrap();
     std::fs::create_dir_all(home.path().join("shared-out")).unwrap();
     std::fs::create_dir_all(home.path().join("private")).unwrap();
+    std::fs::write(home.path().join("private/secret"), "CANARY-home-file").unwrap();
+    let real = home.path().display();
     let config = format!(
-        "version: 1\npreset: none\nsandbox:\n  writable: [{shared}]\ngates:\n  - name: cache\n    run: touch \"$HOME/.cache/ok\" && touch in-tree\n  - name: configured\n    run: touch {shared}/ok\n  - name: elsewhere\n    run: touch \"$HOME/private/leak\"\n",
+        "version: 1\npreset: none\nsandbox:\n  writable: [{shared}]\ngates:\n  - name: cache\n    run: touch \"$XDG_CACHE_HOME/ok\" && touch in-tree && test \"$HOME\" != {real}\n  - name: configured\n    run: touch {shared}/ok\n  - name: elsewhere\n    run: touch {real}/private/leak\n  - name: toolchain-bin\n    run: touch {real}/.cargo/bin/git\n  - name: read-home\n    run: cat {real}/private/secret\n",
         shared = home.path().join("shared-out").display()
     );
     let repo = repo_with_config(&config);
@@ -306,7 +310,11 @@ fn gates_write_only_to_the_worktree_tmp_toolchain_caches_and_configured_dirs() {
     assert_eq!(gate(&json, "cache")["passed"], true, "{json:#}");
     assert_eq!(gate(&json, "configured")["passed"], true, "{json:#}");
     assert_eq!(gate(&json, "elsewhere")["passed"], false, "{json:#}");
+    assert_eq!(gate(&json, "toolchain-bin")["passed"], false, "{json:#}");
+    assert_eq!(gate(&json, "read-home")["passed"], false, "{json:#}");
+    assert!(!json.to_string().contains("CANARY-home-file"), "{json:#}");
     assert!(home.path().join(".cache/ok").exists() && repo.path().join("in-tree").exists());
+    assert!(!home.path().join(".cargo/bin/git").exists());
     assert!(
         !home.path().join("private/leak").exists(),
         "a write outside the allowed places got through"
@@ -333,9 +341,10 @@ fn meta_agent_gates_runs_gates_with_the_network_on() {
 fn gates_junit_report_has_one_case_per_gate_and_reads_back() {
     let fixture = fixtures().join("reports/junit/pytest/xunit2.xml");
     let repo = repo_with_config(
-        &"version: 1\npreset: none\ngates:\n  - name: unit\n    run: [cp, FIXTURE, \"{report_dir}/junit.xml\"]\n    junit: \"{report_dir}/junit.xml\"\n  - name: ok\n    run: \"true\"\n  - name: build\n    run: \"echo 'error: cannot find value `x` in this scope' >&2; exit 101\"\n  - name: slow\n    run: sleep 30\n    timeout: 1s\n  - name: fancy\n    run: [fancy-linter-xyz]\n    requires: [fancy-linter-xyz]\n    optional: true\n"
-            .replace("FIXTURE", &fixture.display().to_string()),
+        "version: 1\npreset: none\ngates:\n  - name: unit\n    run: [cp, xunit2.xml, \"{report_dir}/junit.xml\"]\n    junit: \"{report_dir}/junit.xml\"\n  - name: ok\n    run: \"true\"\n  - name: build\n    run: \"echo 'error: cannot find value `x` in this scope' >&2; exit 101\"\n  - name: slow\n    run: sleep 30\n    timeout: 1s\n  - name: fancy\n    run: [fancy-linter-xyz]\n    requires: [fancy-linter-xyz]\n    optional: true\n",
     );
+    // Gates read only the worktree, the toolchains and the system: the fixture goes in the tree.
+    std::fs::copy(&fixture, repo.path().join("xunit2.xml")).unwrap();
     let out_dir = tempfile::tempdir().unwrap();
     let report = out_dir.path().join("reports/gates.xml");
     let out = meta_agent()

@@ -670,6 +670,48 @@ fn restore_worktree_discards_changes_and_keeps_ignored_files() {
     assert_eq!(t.head_sha(), head);
 }
 
+/// The tamper guard's undo is a forced checkout: a tracked directory or file the act swapped for
+/// a link (hidden from git by a self-ignoring `.gitignore`) must be replaced, never written
+/// through. Without the link removal, libgit2 writes `tests/test_x.py` and `f.txt` into the decoy.
+#[test]
+fn restore_never_writes_through_a_link_that_replaced_a_tracked_path() {
+    let t = TempRepo::with_files(&[("tests/test_x.py", "def test(): pass\n"), ("f.txt", "x\n")]);
+    let head = t.head_sha();
+    let decoy = TempDir::new().expect("decoy");
+    fs::write(decoy.path().join("target"), "ORIGINAL").expect("decoy file");
+    fs::remove_dir_all(t.path().join("tests")).expect("rm tests");
+    std::os::unix::fs::symlink(decoy.path(), t.path().join("tests")).expect("link dir");
+    fs::remove_file(t.path().join("f.txt")).expect("rm f");
+    std::os::unix::fs::symlink(decoy.path().join("target"), t.path().join("f.txt"))
+        .expect("link file");
+    t.write(".gitignore", "/tests\n/f.txt\n/.gitignore\n");
+    t.repo.restore_worktree(&head).expect("restore");
+    let mut decoy_files: Vec<String> = fs::read_dir(decoy.path())
+        .expect("list")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    decoy_files.sort();
+    assert_eq!(decoy_files, ["target"]);
+    assert_eq!(
+        fs::read_to_string(decoy.path().join("target")).expect("read"),
+        "ORIGINAL"
+    );
+    assert!(
+        fs::symlink_metadata(t.path().join("tests"))
+            .expect("tests")
+            .is_dir()
+    );
+    assert_eq!(
+        t.read("tests/test_x.py").as_deref(),
+        Some("def test(): pass\n")
+    );
+    assert!(
+        fs::symlink_metadata(t.path().join("f.txt"))
+            .expect("f")
+            .is_file()
+    );
+}
+
 #[test]
 fn read_blob_reads_committed_content() {
     let t = TempRepo::with_files(&[("dir/a.txt", "first\n")]);

@@ -84,6 +84,49 @@ fn entries_are_one_readable_file_each_and_reload_identically() {
     assert!(gitignore.contains("/.lock"));
 }
 
+/// During a run the store lies in the worktree, where commands the model proposed can plant
+/// links: a shard directory and the lock file linked out of the tree (and hidden from git by a
+/// self-ignoring `.gitignore`). Learned entries must then fail to be written, loudly, never land
+/// outside; and a store directory that is itself a link is not followed either.
+#[test]
+fn store_writes_never_follow_a_link_planted_in_the_worktree() {
+    let work = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let dir = work.path().join(".meta-agent/hindsight");
+    let s = e0308();
+    let shard = entry_path(&dir, &s.id);
+    let shard = shard.parent().unwrap();
+    fs::create_dir_all(shard.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(outside.path(), shard).unwrap();
+    fs::write(dir.join(".gitignore"), "*\n").unwrap();
+    let anchored = |dir: &Path| StoreOptions {
+        dir: Some(dir.to_owned()),
+        anchor: Some(work.path().to_owned()),
+        ..StoreOptions::default()
+    };
+    let mut store = Store::open(anchored(&dir)).unwrap();
+    let err = store
+        .record_seen(std::slice::from_ref(&s), at(T0))
+        .unwrap_err();
+    assert!(err.to_string().contains("link"), "{err}");
+    fs::remove_file(shard).unwrap();
+    let _ = fs::remove_file(dir.join(".lock"));
+    std::os::unix::fs::symlink(outside.path().join("lock"), dir.join(".lock")).unwrap();
+    let err = store
+        .record_seen(std::slice::from_ref(&s), at(T0))
+        .unwrap_err();
+    assert!(err.to_string().contains("link"), "{err}");
+    let linked = work.path().join("linked-store");
+    std::os::unix::fs::symlink(outside.path(), &linked).unwrap();
+    let mut via_link = Store::open(anchored(&linked)).unwrap();
+    assert!(
+        via_link
+            .record_seen(std::slice::from_ref(&s), at(T0))
+            .is_err()
+    );
+    assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0);
+}
+
 #[test]
 fn file_contents_are_deterministic_whatever_the_order_of_learning() {
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());

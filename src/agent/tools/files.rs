@@ -1,8 +1,10 @@
 //! The file tools: `list_files`, `read_file`, `edit_file` and `write_file`.
 //!
 //! Every path goes through [`crate::agent::paths::resolve`] first; writes are checked for
-//! protected files. Listings honour `.gitignore` (the `ignore` crate) and are capped. Nothing
-//! here runs a process.
+//! protected files. The files themselves are opened through [`crate::fsafe`]: beneath the
+//! worktree, never through a link, regular files only (a FIFO is refused, not waited on), reads
+//! bounded. Listings honour `.gitignore` (the `ignore` crate) and are capped. Nothing here runs a
+//! process.
 
 use std::path::Path;
 
@@ -10,6 +12,7 @@ use serde::Deserialize;
 
 use super::ToolError;
 use crate::agent::paths::{Access, relative, resolve, resolve_dir};
+use crate::fsafe::Beneath;
 use crate::policy::Policy;
 
 /// Entries listed at most.
@@ -80,7 +83,7 @@ pub fn walk(dir: &Path) -> impl Iterator<Item = std::path::PathBuf> {
 /// A file's lines with numbers, optionally a range of them.
 pub fn read_file(root: &Path, args: ReadArgs) -> Result<String, ToolError> {
     let full = resolve(root, &args.path, Access::Read)?;
-    let text = read_text(&full, &args.path)?;
+    let text = read_text(root, &full, &args.path)?;
     let start = args.start_line.unwrap_or(1).max(1);
     let end = args.end_line.unwrap_or(usize::MAX);
     let numbered: Vec<String> = text
@@ -106,11 +109,11 @@ pub fn edit_file(root: &Path, policy: &Policy, args: EditArgs) -> Result<String,
     if args.old_string.is_empty() {
         return Err(ToolError::NoMatch { path: args.path });
     }
-    let text = read_text(&full, &args.path)?;
+    let text = read_text(root, &full, &args.path)?;
     match text.matches(&args.old_string).count() {
         1 => {
             let edited = text.replacen(&args.old_string, &args.new_string, 1);
-            std::fs::write(&full, edited).map_err(|err| io(&args.path, &err))?;
+            write_bytes(root, &full, edited.as_bytes())?;
             Ok(format!("edited {}", args.path))
         }
         0 => Err(ToolError::NoMatch { path: args.path }),
@@ -130,10 +133,7 @@ pub fn write_file(root: &Path, policy: &Policy, args: WriteArgs) -> Result<Strin
             args.content.len()
         )));
     }
-    if let Some(parent) = full.parent() {
-        std::fs::create_dir_all(parent).map_err(|err| io(&args.path, &err))?;
-    }
-    std::fs::write(&full, &args.content).map_err(|err| io(&args.path, &err))?;
+    write_bytes(root, &full, args.content.as_bytes())?;
     Ok(format!(
         "wrote {} ({} bytes)",
         args.path,
@@ -141,21 +141,23 @@ pub fn write_file(root: &Path, policy: &Policy, args: WriteArgs) -> Result<Strin
     ))
 }
 
-fn read_text(full: &Path, shown: &str) -> Result<String, ToolError> {
-    let size = std::fs::metadata(full)
-        .map_err(|err| io(shown, &err))?
-        .len();
-    if size > MAX_READ_BYTES {
-        return Err(ToolError::Io(format!(
-            "{shown} is {size} bytes; files over {MAX_READ_BYTES} bytes are not read"
-        )));
-    }
-    let bytes = std::fs::read(full).map_err(|err| io(shown, &err))?;
+/// A checked path's text, read beneath the worktree without following links.
+fn read_text(root: &Path, full: &Path, shown: &str) -> Result<String, ToolError> {
+    let bytes = Beneath::open(root)
+        .and_then(|dir| dir.read(relative_to(root, full), MAX_READ_BYTES))
+        .map_err(|err| ToolError::Io(err.to_string()))?;
     String::from_utf8(bytes).map_err(|_| ToolError::Io(format!("{shown} is not UTF-8 text")))
 }
 
-fn io(path: &str, err: &std::io::Error) -> ToolError {
-    ToolError::Io(format!("{path}: {err}"))
+/// Replaces a checked path's content beneath the worktree (never through a link).
+fn write_bytes(root: &Path, full: &Path, bytes: &[u8]) -> Result<(), ToolError> {
+    Beneath::open(root)
+        .and_then(|dir| dir.write(relative_to(root, full), bytes, false))
+        .map_err(|err| ToolError::Io(err.to_string()))
+}
+
+fn relative_to<'a>(root: &Path, full: &'a Path) -> &'a Path {
+    full.strip_prefix(root).unwrap_or(full)
 }
 
 #[cfg(test)]
@@ -206,5 +208,48 @@ mod tests {
         assert_eq!(read_file(dir.path(), args).unwrap(), "    2\ttwo");
         let listed = list_files(dir.path(), ListArgs { path: None }).unwrap();
         assert_eq!(listed, ".gitignore\na.py");
+    }
+
+    #[test]
+    fn a_fifo_a_link_and_a_deep_path_are_tool_errors_not_hangs_or_crashes() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "CANARY").unwrap();
+        let fifo = dir.path().join("pipe.txt");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret"), dir.path().join("in.txt"))
+            .unwrap();
+        let read = |path: &str| {
+            read_file(
+                dir.path(),
+                ReadArgs {
+                    path: path.into(),
+                    start_line: None,
+                    end_line: None,
+                },
+            )
+        };
+        let err = read("pipe.txt").unwrap_err().to_string();
+        assert!(err.contains("a FIFO"), "{err}");
+        let err = read("in.txt").unwrap_err().to_string();
+        assert!(err.contains("link") && !err.contains("CANARY"), "{err}");
+        let write = |path: String| {
+            write_file(
+                dir.path(),
+                &Policy::default(),
+                WriteArgs {
+                    path,
+                    content: "x".into(),
+                },
+            )
+        };
+        let err = write("a/".repeat(150) + "f.txt").unwrap_err().to_string();
+        assert!(err.contains("151 levels deep; at most 40"), "{err}");
+        assert!(!dir.path().join("a").exists());
+        assert!(write("in.txt".into()).is_err());
+        assert_eq!(
+            std::fs::read_to_string(outside.path().join("secret")).unwrap(),
+            "CANARY"
+        );
     }
 }

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use super::ToolError;
 use super::files::walk;
 use crate::agent::paths::{relative, resolve_dir};
+use crate::fsafe::Beneath;
 
 /// Hits returned at most.
 const MAX_HITS: usize = 100;
@@ -28,10 +29,11 @@ pub fn search(root: &Path, args: SearchArgs) -> Result<String, ToolError> {
     let regex =
         regex::Regex::new(&args.pattern).map_err(|err| ToolError::Regex(err.to_string()))?;
     let dir = resolve_dir(root, args.path.as_deref())?;
+    let files = Beneath::open(root).map_err(|err| ToolError::Io(err.to_string()))?;
     let mut hits = Vec::new();
     let mut more = false;
-    for file in walk(&dir).filter(|path| searchable(path)) {
-        let Ok(text) = std::fs::read_to_string(&file) else {
+    for file in walk(&dir) {
+        let Some(text) = readable(&files, root, &file) else {
             continue;
         };
         for (index, line) in text.lines().enumerate() {
@@ -58,8 +60,12 @@ pub fn search(root: &Path, args: SearchArgs) -> Result<String, ToolError> {
     Ok(hits.join("\n"))
 }
 
-fn searchable(path: &Path) -> bool {
-    std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_file() && meta.len() <= MAX_FILE_BYTES)
+/// A walked file's text, read beneath the worktree without following links; `None` for links,
+/// FIFOs, large or binary files.
+fn readable(files: &Beneath, root: &Path, path: &Path) -> Option<String> {
+    let relative = path.strip_prefix(root).ok()?;
+    let bytes = files.read(relative, MAX_FILE_BYTES).ok()?;
+    String::from_utf8(bytes).ok()
 }
 
 #[cfg(test)]

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::StoreError;
+use super::dir::StoreDir;
 use super::entry::{Entry, stable_hash_bytes};
-use super::files::write_atomic;
 
 /// The cache file, relative to the store directory.
 pub const CACHE_FILE: &str = ".cache.jsonl";
@@ -37,10 +37,11 @@ pub struct LoadCache {
 
 impl LoadCache {
     /// The cache of `dir`, or an empty one when it is missing, unreadable or from another version.
-    pub fn read(dir: &Path) -> LoadCache {
-        let Ok(text) = std::fs::read_to_string(dir.join(CACHE_FILE)) else {
+    pub fn read(dir: &StoreDir) -> LoadCache {
+        let Ok(bytes) = dir.read(&dir.path().join(CACHE_FILE)) else {
             return LoadCache::default();
         };
+        let text = String::from_utf8_lossy(&bytes);
         let mut lines = text.lines();
         let current = lines
             .next()
@@ -79,20 +80,20 @@ pub fn content_hash(bytes: &[u8]) -> String {
 }
 
 /// Replaces the cache with `loaded`: (file path, content hash, entry) of every usable file.
-pub fn write(dir: &Path, loaded: &[(&Path, &str, &Entry)]) -> Result<(), StoreError> {
+pub fn write(dir: &StoreDir, loaded: &[(&Path, &str, &Entry)]) -> Result<(), StoreError> {
     let header = Header {
         meta_agent: env!("CARGO_PKG_VERSION").to_string(),
     };
-    let mut text = json_line(dir, &header)?;
+    let mut text = json_line(dir.path(), &header)?;
     for (path, hash, entry) in loaded {
         let cached = Cached {
             path: path.to_path_buf(),
             hash: hash.to_string(),
             entry,
         };
-        text.push_str(&json_line(dir, &cached)?);
+        text.push_str(&json_line(dir.path(), &cached)?);
     }
-    write_atomic(&dir.join(CACHE_FILE), text.as_bytes())
+    dir.write(&dir.path().join(CACHE_FILE), text.as_bytes())
 }
 
 fn json_line<T: Serialize>(dir: &Path, value: &T) -> Result<String, StoreError> {

@@ -1,17 +1,18 @@
 //! The file backend: one YAML file per entry under `<dir>/entries/<first 2 hex>/<id>.yaml`.
 //!
-//! Loading skips and reports corrupt files by name instead of failing. Writes are atomic (a
+//! Every file is reached through [`StoreDir`]: beneath a trusted anchor, never through a link,
+//! regular files only. Loading skips and reports corrupt files by name instead of failing. Writes are atomic (a
 //! temporary file in the same directory, fsync, rename, fsync of the directory), and a
 //! read-modify-write of an entry happens under an exclusive advisory lock on `<dir>/.lock`, so two
 //! processes writing at once lose no update. A corrupt file is never overwritten: reading it for an
 //! update is an error naming it. This module knows nothing about ranking or the catalog.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use super::StoreError;
 use super::cache::{self, LoadCache};
+pub use super::dir::StoreDir;
 use super::entry::Entry;
 
 const ENTRIES_DIR: &str = "entries";
@@ -23,6 +24,8 @@ const GITIGNORE: &str = "# written by meta-agent: lock and temporary files are n
 pub enum EntryError {
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    #[error(transparent)]
+    File(#[from] crate::fsafe::FsError),
     #[error("not UTF-8: {0}")]
     Utf8(#[from] std::string::FromUtf8Error),
     #[error(transparent)]
@@ -69,10 +72,10 @@ pub fn entry_path(dir: &Path, id: &str) -> PathBuf {
 /// `use_cache`, unchanged files come from the derived [`cache`](super::cache) and the cache is
 /// refreshed afterwards when the store's `.gitignore` ignores it (best effort: a cache that
 /// cannot be written is simply not written).
-pub fn load_dir(dir: &Path, use_cache: bool) -> Result<(Vec<Entry>, LoadReport), StoreError> {
-    let root = dir.join(ENTRIES_DIR);
+pub fn load_dir(dir: &StoreDir, use_cache: bool) -> Result<(Vec<Entry>, LoadReport), StoreError> {
+    let root = dir.path().join(ENTRIES_DIR);
     let mut report = LoadReport::default();
-    if !root.exists() {
+    if !dir.is_dir(&root) {
         return Ok((Vec::new(), report));
     }
     let paths = entry_files(&root, &mut report);
@@ -109,9 +112,12 @@ pub fn load_dir(dir: &Path, use_cache: bool) -> Result<(Vec<Entry>, LoadReport),
 
 /// Whether the store's `.gitignore` (written with the first entry) keeps the cache out of git.
 /// A load never creates files that git would pick up.
-fn cache_is_ignored(dir: &Path) -> bool {
-    fs::read_to_string(dir.join(".gitignore"))
-        .is_ok_and(|text| text.lines().any(|l| l.trim() == "/.cache.jsonl"))
+fn cache_is_ignored(dir: &StoreDir) -> bool {
+    dir.read(&dir.path().join(".gitignore")).is_ok_and(|bytes| {
+        String::from_utf8_lossy(&bytes)
+            .lines()
+            .any(|l| l.trim() == "/.cache.jsonl")
+    })
 }
 
 /// One usable entry file.
@@ -122,7 +128,11 @@ struct FileRead {
 }
 
 /// Reads `paths` in order, on as many threads as there are cores (parsing YAML dominates).
-fn read_all(dir: &Path, paths: &[PathBuf], cache: &LoadCache) -> Vec<Result<FileRead, EntryError>> {
+fn read_all(
+    dir: &StoreDir,
+    paths: &[PathBuf],
+    cache: &LoadCache,
+) -> Vec<Result<FileRead, EntryError>> {
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let chunk = paths.len().div_ceil(threads).max(256);
     std::thread::scope(|scope| {
@@ -149,8 +159,8 @@ fn read_all(dir: &Path, paths: &[PathBuf], cache: &LoadCache) -> Vec<Result<File
 }
 
 /// One entry file, from the cache when its bytes are unchanged.
-fn read_file(dir: &Path, path: &Path, cache: &LoadCache) -> Result<FileRead, EntryError> {
-    let bytes = fs::read(path)?;
+fn read_file(dir: &StoreDir, path: &Path, cache: &LoadCache) -> Result<FileRead, EntryError> {
+    let bytes = dir.read(path)?;
     let hash = cache::content_hash(&bytes);
     if let Some(entry) = cache.get(path, &hash) {
         return Ok(FileRead {
@@ -160,7 +170,7 @@ fn read_file(dir: &Path, path: &Path, cache: &LoadCache) -> Result<FileRead, Ent
         });
     }
     let text = String::from_utf8(bytes)?;
-    let entry = parse_entry(dir, path, &text)?;
+    let entry = parse_entry(dir.path(), path, &text)?;
     Ok(FileRead {
         entry,
         hash,
@@ -193,9 +203,9 @@ fn is_entry_file(path: &Path) -> bool {
 }
 
 /// Reads and checks one entry file; the error is the reason it is unusable.
-fn read_entry(dir: &Path, path: &Path) -> Result<Entry, EntryError> {
-    let text = fs::read_to_string(path)?;
-    parse_entry(dir, path, &text)
+fn read_entry(dir: &StoreDir, path: &Path) -> Result<Entry, EntryError> {
+    let text = String::from_utf8(dir.read(path)?)?;
+    parse_entry(dir.path(), path, &text)
 }
 
 fn parse_entry(dir: &Path, path: &Path, text: &str) -> Result<Entry, EntryError> {
@@ -230,9 +240,9 @@ fn check_entry(dir: &Path, path: &Path, entry: &Entry) -> Result<(), EntryError>
 
 /// The current on-disk entry for `id`, if any. A file that exists but cannot be used is
 /// [`StoreError::Corrupt`]: the caller must not overwrite it.
-pub fn read_current(dir: &Path, id: &str) -> Result<Option<Entry>, StoreError> {
-    let path = entry_path(dir, id);
-    if !path.exists() {
+pub fn read_current(dir: &StoreDir, id: &str) -> Result<Option<Entry>, StoreError> {
+    let path = entry_path(dir.path(), id);
+    if !dir.exists(&path)? {
         return Ok(None);
     }
     read_entry(dir, &path)
@@ -241,41 +251,27 @@ pub fn read_current(dir: &Path, id: &str) -> Result<Option<Entry>, StoreError> {
 }
 
 /// Writes `entry` atomically to its file.
-pub fn write_entry(dir: &Path, entry: &Entry) -> Result<(), StoreError> {
-    let path = entry_path(dir, &entry.signature);
+pub fn write_entry(dir: &StoreDir, entry: &Entry) -> Result<(), StoreError> {
+    let path = entry_path(dir.path(), &entry.signature);
     let text = serde_yaml::to_string(entry).map_err(|source| StoreError::Serialize {
         path: path.clone(),
         source,
     })?;
-    write_atomic(&path, text.as_bytes())
+    dir.write(&path, text.as_bytes())
 }
 
-/// Replaces `path` with `bytes`: temp file in the same directory, fsync, rename, fsync the dir.
+/// Replaces `path` with `bytes` durably, for files the user names (exports); the store's own
+/// files go through [`StoreDir`].
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-    let io = |source| StoreError::Io {
+    crate::fsafe::write_atomic(path, bytes, true).map_err(|source| StoreError::Io {
         path: path.to_owned(),
         source,
-    };
-    let parent = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(parent).map_err(io)?;
-    let mut temp = tempfile::Builder::new()
-        .prefix(".tmp")
-        .tempfile_in(parent)
-        .map_err(io)?;
-    temp.write_all(bytes).map_err(io)?;
-    temp.as_file().sync_all().map_err(io)?;
-    temp.persist(path).map_err(|e| io(e.error))?;
-    File::open(parent).and_then(|d| d.sync_all()).map_err(io)
+    })
 }
 
 /// Removes the entry file for `id` (missing is fine).
-pub fn remove_entry(dir: &Path, id: &str) -> Result<(), StoreError> {
-    let path = entry_path(dir, id);
-    match fs::remove_file(&path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(source) => Err(StoreError::Io { path, source }),
-    }
+pub fn remove_entry(dir: &StoreDir, id: &str) -> Result<(), StoreError> {
+    dir.remove(&entry_path(dir.path(), id))
 }
 
 /// An exclusive advisory lock on the store directory, released on drop.
@@ -287,29 +283,21 @@ pub struct StoreLock {
 impl StoreLock {
     /// Blocks until this process holds the store's lock. Creates the directory (with a
     /// `.gitignore` for the lock and temporary files) on first use.
-    pub fn acquire(dir: &Path) -> Result<StoreLock, StoreError> {
-        let path = dir.join(LOCK_FILE);
-        let io = |source| StoreError::Io {
-            path: path.clone(),
-            source,
-        };
-        fs::create_dir_all(dir).map_err(io)?;
+    pub fn acquire(dir: &StoreDir) -> Result<StoreLock, StoreError> {
+        let path = dir.path().join(LOCK_FILE);
+        dir.create()?;
         ensure_gitignore(dir)?;
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(io)?;
-        file.lock().map_err(io)?;
+        let file = dir.lock_file(&path)?;
+        file.lock()
+            .map_err(|source| StoreError::Io { path, source })?;
         Ok(StoreLock { _file: file })
     }
 }
 
-fn ensure_gitignore(dir: &Path) -> Result<(), StoreError> {
-    let path = dir.join(".gitignore");
-    if path.exists() {
+fn ensure_gitignore(dir: &StoreDir) -> Result<(), StoreError> {
+    let path = dir.path().join(".gitignore");
+    if dir.exists(&path)? {
         return Ok(());
     }
-    write_atomic(&path, GITIGNORE.as_bytes())
+    dir.write(&path, GITIGNORE.as_bytes())
 }

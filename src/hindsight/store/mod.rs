@@ -16,6 +16,7 @@
 
 pub mod cache;
 pub mod catalog;
+pub mod dir;
 pub mod entry;
 pub mod files;
 pub mod rank;
@@ -79,6 +80,10 @@ pub enum StoreError {
 pub struct StoreOptions {
     /// Backing directory; `None` keeps everything in memory.
     pub dir: Option<PathBuf>,
+    /// A trusted directory `dir` lies beneath: from there down, no link is followed (the
+    /// worktree, during a run, where untrusted commands have written). `None` trusts the path of
+    /// `dir` as given.
+    pub anchor: Option<PathBuf>,
     pub catalog: Catalog,
     /// Minimum Jaccard similarity for similar matches.
     pub similarity_threshold: f64,
@@ -97,6 +102,7 @@ impl Default for StoreOptions {
     fn default() -> Self {
         StoreOptions {
             dir: None,
+            anchor: None,
             catalog: Catalog::default(),
             similarity_threshold: DEFAULT_SIMILARITY_THRESHOLD,
             similar_limit: 10,
@@ -158,7 +164,10 @@ impl Store {
     /// Corrupt files are skipped and listed in [`Store::load_report`].
     pub fn open(options: StoreOptions) -> Result<Store, StoreError> {
         let (entries, report) = match &options.dir {
-            Some(dir) => files::load_dir(dir, options.load_cache)?,
+            Some(dir) => files::load_dir(
+                &files::StoreDir::open(dir, options.anchor.as_deref())?,
+                options.load_cache,
+            )?,
             None => (Vec::new(), LoadReport::default()),
         };
         let mut store = Store::from_entries(options, entries);

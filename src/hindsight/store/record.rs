@@ -152,7 +152,7 @@ impl Store {
 
     /// Deletes entries (files and memory).
     pub fn remove(&mut self, ids: &[String]) -> Result<(), StoreError> {
-        if let Some(dir) = self.options.dir.clone() {
+        if let Some(dir) = self.files()? {
             let _lock = StoreLock::acquire(&dir)?;
             for id in ids {
                 files::remove_entry(&dir, id)?;
@@ -174,7 +174,7 @@ impl Store {
                 id: signature.id.clone(),
             });
         }
-        let Some(dir) = self.options.dir.clone() else {
+        let Some(dir) = self.files()? else {
             let mut entry = self.current_or_new(signature, now);
             change(&mut entry)?;
             self.put(entry);
@@ -190,6 +190,15 @@ impl Store {
         files::write_entry(&dir, &entry)?;
         self.put(entry);
         Ok(())
+    }
+
+    /// The backing directory, reached beneath the configured anchor.
+    fn files(&self) -> Result<Option<files::StoreDir>, StoreError> {
+        self.options
+            .dir
+            .as_deref()
+            .map(|dir| files::StoreDir::open(dir, self.options.anchor.as_deref()))
+            .transpose()
     }
 
     fn current_or_new(&self, signature: &Signature, now: Timestamp) -> Entry {

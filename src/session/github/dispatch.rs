@@ -319,6 +319,7 @@ impl Step<'_> {
             url: self.actions.git_url(),
             token: self.actions.token.clone(),
             workdir: prepared.repo.clone(),
+            git: prepared.git.clone(),
             path_env: prepared
                 .env
                 .get("PATH")

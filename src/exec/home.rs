@@ -1,0 +1,183 @@
+//! The throwaway home of a confined command, and the directories it may read.
+//!
+//! A confined command (a gate, a model command) never sees the real home directory: its `HOME` is
+//! a fresh empty directory the supervisor creates and removes afterwards ([`FreshHome`]), and the
+//! toolchains it needs are reached through their own variables (`CARGO_HOME`, `RUSTUP_HOME`,
+//! `PYENV_ROOT`, ...), set to where they are today when unset, readable but not writable
+//! ([`readable_dirs`]). What it may read besides: the system directories, the toolchains on its
+//! `PATH`; the worktree and temporary directories come from the writable list. Pure decisions
+//! and one directory; the enforcement is Landlock's ([`super::landlock`]).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// Toolchain variables and their default directory under the real home.
+pub const TOOLCHAIN_VARS: &[(&str, &str)] = &[
+    ("CARGO_HOME", ".cargo"),
+    ("RUSTUP_HOME", ".rustup"),
+    ("PYENV_ROOT", ".pyenv"),
+    ("NVM_DIR", ".nvm"),
+    ("GOROOT", ".go"),
+    // The download caches a gate may write (see `Isolation::for_repository_commands`).
+    ("XDG_CACHE_HOME", ".cache"),
+    ("npm_config_cache", ".npm"),
+];
+
+/// System directories every command may read and execute from (never `/home`, `/root`,
+/// `/tmp`, `/var/tmp`, `/mnt` or `/srv`: those hold people's files and other checkouts).
+const SYSTEM_DIRS: &[&str] = &[
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/opt",
+    "/proc",
+    "/sys",
+    "/dev",
+    "/run",
+    "/var/lib",
+    "/var/cache",
+    "/nix",
+    "/snap",
+];
+
+/// What the command's environment says about homes and toolchains.
+#[derive(Debug, Clone, Default)]
+pub struct HomeEnv {
+    /// The real home (`HOME` as the bot passed it on).
+    pub home: Option<PathBuf>,
+    pub path: OsString,
+    /// Each of [`TOOLCHAIN_VARS`] with its value, when set.
+    pub toolchains: Vec<(&'static str, Option<PathBuf>)>,
+}
+
+impl HomeEnv {
+    /// The toolchain variables the command gets: as set, or the default directory under the real
+    /// home when it exists (so the tools still find their installation once `HOME` changes).
+    pub fn toolchain_env(&self) -> Vec<(&'static str, PathBuf)> {
+        TOOLCHAIN_VARS
+            .iter()
+            .filter_map(|(name, default)| {
+                let set = self
+                    .toolchains
+                    .iter()
+                    .find(|(var, _)| var == name)
+                    .and_then(|(_, value)| value.clone());
+                let dir = set.or_else(|| Some(self.home.as_ref()?.join(default)))?;
+                dir.is_dir().then_some((*name, dir))
+            })
+            .collect()
+    }
+}
+
+/// Everything a confined command may read besides what it may write: the system directories,
+/// the toolchain directories, and each `PATH` directory (for one under the real home, its
+/// top-level directory there, `~/.pyenv` for `~/.pyenv/shims`; for one named `bin`, its parent,
+/// where a virtual environment keeps its libraries).
+pub fn readable_dirs(env: &HomeEnv) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = SYSTEM_DIRS.iter().map(PathBuf::from).collect();
+    dirs.extend(env.toolchain_env().into_iter().map(|(_, dir)| dir));
+    for entry in std::env::split_paths(&env.path).filter(|dir| dir.is_absolute()) {
+        dirs.push(path_root(&entry, env.home.as_deref()));
+    }
+    dirs.sort();
+    dirs.dedup();
+    dirs
+}
+
+fn path_root(entry: &Path, home: Option<&Path>) -> PathBuf {
+    if let Some(home) = home
+        && let Ok(inside) = entry.strip_prefix(home)
+    {
+        return match inside.components().next() {
+            Some(first) => home.join(first),
+            // The home itself on PATH: only that directory's files, nothing below.
+            None => entry.to_owned(),
+        };
+    }
+    match (entry.file_name(), entry.parent()) {
+        // Never `/` itself (for `/bin`).
+        (Some(name), Some(parent)) if name == "bin" && parent.parent().is_some() => {
+            parent.to_owned()
+        }
+        _ => entry.to_owned(),
+    }
+}
+
+/// A fresh, empty, private home directory, removed (without following any link planted in it)
+/// when dropped.
+#[derive(Debug)]
+pub struct FreshHome {
+    dir: tempfile::TempDir,
+}
+
+impl FreshHome {
+    /// Creates one in the temporary directory.
+    pub fn create() -> std::io::Result<FreshHome> {
+        let dir = tempfile::Builder::new()
+            .prefix("meta-agent-home-")
+            .tempdir()?;
+        Ok(FreshHome { dir })
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_real_home_is_never_readable_only_its_toolchains() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join(".cargo/bin")).unwrap();
+        std::fs::create_dir_all(home.path().join(".pyenv/shims")).unwrap();
+        let path = std::env::join_paths([
+            home.path().join(".pyenv/shims"),
+            PathBuf::from("/work/venv/bin"),
+            PathBuf::from("/usr/bin"),
+            PathBuf::from("/bin"),
+        ])
+        .unwrap();
+        let env = HomeEnv {
+            home: Some(home.path().to_owned()),
+            path,
+            toolchains: vec![],
+        };
+        let dirs = readable_dirs(&env);
+        assert!(dirs.contains(&home.path().join(".cargo")), "{dirs:?}");
+        assert!(dirs.contains(&home.path().join(".pyenv")), "{dirs:?}");
+        assert!(dirs.contains(&PathBuf::from("/work/venv")), "{dirs:?}");
+        assert!(!dirs.iter().any(|d| d == home.path()), "{dirs:?}");
+        for never in ["/", "/tmp", "/root", "/home"] {
+            assert!(
+                !dirs.iter().any(|d| d == Path::new(never)),
+                "{never} in {dirs:?}"
+            );
+        }
+        let toolchains = env.toolchain_env();
+        assert_eq!(
+            toolchains,
+            [
+                ("CARGO_HOME", home.path().join(".cargo")),
+                ("PYENV_ROOT", home.path().join(".pyenv"))
+            ]
+        );
+    }
+
+    #[test]
+    fn a_fresh_home_is_empty_and_gone_afterwards() {
+        let home = FreshHome::create().unwrap();
+        let path = home.path().to_owned();
+        assert_eq!(std::fs::read_dir(&path).unwrap().count(), 0);
+        std::fs::write(path.join("planted"), "x").unwrap();
+        drop(home);
+        assert!(!path.exists());
+    }
+}
