@@ -1,7 +1,7 @@
 //! Gate presets: the YAML files of the top-level `gates/` directory, embedded in the binary, and
 //! the detection that picks one from what a repository contains.
 //!
-//! Detection reads files (Cargo.toml, pyproject.toml, setup.cfg, setup.py, package.json) and, for
+//! Detection reads files (Cargo.toml, the Python project and test files, package.json, go.mod) and, for
 //! Rust, asks `cargo metadata` about the workspace through the exec module. It never fails a
 //! run: a repository it cannot classify simply gets no preset, and says why.
 
@@ -11,12 +11,23 @@ use super::ConfigError;
 use super::raw::{RawGate, RawPreset};
 
 /// Every bundled preset: name and YAML text.
-pub const PRESETS: [(&str, &str); 5] = [
+pub const PRESETS: [(&str, &str); 6] = [
     ("rust", include_str!("../../gates/rust.yml")),
     ("python", include_str!("../../gates/python.yml")),
     ("node", include_str!("../../gates/node.yml")),
     ("node-jest", include_str!("../../gates/node-jest.yml")),
     ("node-vitest", include_str!("../../gates/node-vitest.yml")),
+    ("go", include_str!("../../gates/go.yml")),
+];
+
+/// Files at the root that make a repository a Python project, most telling first (the packaging
+/// files, then pytest's and tox's configuration).
+const PYTHON_FILES: [&str; 5] = [
+    "pyproject.toml",
+    "setup.cfg",
+    "setup.py",
+    "pytest.ini",
+    "tox.ini",
 ];
 
 /// The names of the bundled presets, comma-separated (for messages).
@@ -56,10 +67,7 @@ pub fn detect_files(repo_root: &Path) -> Detection {
             reason: "Cargo.toml at the repository root".into(),
         };
     }
-    if let Some(file) = ["pyproject.toml", "setup.cfg", "setup.py"]
-        .into_iter()
-        .find(|file| repo_root.join(file).is_file())
-    {
+    if let Some(file) = python_file(repo_root) {
         return Detection {
             preset: Some("python"),
             reason: format!("{file} at the repository root"),
@@ -68,11 +76,38 @@ pub fn detect_files(repo_root: &Path) -> Detection {
     if repo_root.join("package.json").is_file() {
         return detect_node(&repo_root.join("package.json"));
     }
+    if repo_root.join("go.mod").is_file() {
+        return Detection {
+            preset: Some("go"),
+            reason: "go.mod at the repository root".into(),
+        };
+    }
     Detection {
         preset: None,
-        reason: "no Cargo.toml, pyproject.toml, setup.cfg, setup.py or package.json at the root"
+        reason: "no Cargo.toml, pyproject.toml, setup.cfg, setup.py, pytest.ini, tox.ini, \
+                 requirements*.txt, package.json or go.mod at the root"
             .into(),
     }
+}
+
+/// The file that makes the root a Python project: one of [`PYTHON_FILES`], else the first
+/// `requirements*.txt` by name.
+fn python_file(repo_root: &Path) -> Option<String> {
+    if let Some(file) = PYTHON_FILES
+        .into_iter()
+        .find(|file| repo_root.join(file).is_file())
+    {
+        return Some(file.to_owned());
+    }
+    let mut requirements: Vec<String> = std::fs::read_dir(repo_root)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_ok_and(|t| t.is_file()))
+        .filter_map(|entry| entry.file_name().into_string().ok())
+        .filter(|name| name.starts_with("requirements") && name.ends_with(".txt"))
+        .collect();
+    requirements.sort();
+    requirements.into_iter().next()
 }
 
 /// Jest or Vitest from package.json's dependencies; plain `npm test` otherwise.
@@ -185,6 +220,43 @@ mod tests {
         assert_eq!(detect_files(dir.path()).preset, Some("node-jest"));
         std::fs::write(dir.path().join("Cargo.toml"), "[package]").expect("write");
         assert_eq!(detect_files(dir.path()).preset, Some("rust"));
+    }
+
+    #[test]
+    fn python_is_detected_from_test_and_requirement_files_alone() {
+        for file in [
+            "pytest.ini",
+            "tox.ini",
+            "requirements.txt",
+            "requirements-dev.txt",
+        ] {
+            let dir = tempfile::tempdir().expect("tempdir");
+            std::fs::write(dir.path().join(file), "").expect("write");
+            let detection = detect_files(dir.path());
+            assert_eq!(detection.preset, Some("python"), "{file}");
+            assert_eq!(detection.reason, format!("{file} at the repository root"));
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(dir.path().join("requirements.txt")).expect("mkdir");
+        std::fs::write(dir.path().join("requirements.in"), "").expect("write");
+        assert_eq!(
+            detect_files(dir.path()).preset,
+            None,
+            "a directory named requirements.txt or a requirements.in is not enough"
+        );
+    }
+
+    #[test]
+    fn go_modules_get_the_go_preset_unless_another_language_leads() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("go.mod"), "module example.com/x\n").expect("write");
+        let detection = detect_files(dir.path());
+        assert_eq!(detection.preset, Some("go"));
+        assert_eq!(detection.reason, "go.mod at the repository root");
+        let go = preset_gates("go").expect("parses").expect("exists");
+        assert_eq!(go.gates.len(), 2);
+        std::fs::write(dir.path().join("package.json"), "{}").expect("write");
+        assert_eq!(detect_files(dir.path()).preset, Some("node"));
     }
 
     #[test]

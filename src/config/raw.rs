@@ -22,7 +22,7 @@ pub struct RawConfig {
     /// Schema version of this file. Only `1` exists today.
     pub version: u32,
     /// Gate preset: `auto` (detect from the repository, the default), `none`, or a preset name
-    /// (`rust`, `python`, `node`, `node-jest`, `node-vitest`).
+    /// (`rust`, `python`, `node`, `node-jest`, `node-vitest`, `go`).
     #[serde(default)]
     pub preset: Option<String>,
     /// The language model the agent talks to.

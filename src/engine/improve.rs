@@ -504,6 +504,7 @@ fn reason_signature(gate: &GateResult, repo_root: &Path) -> ExtractedSignature {
     );
     ExtractedSignature {
         id: signature::signature_id(SignatureKind::Other, &template),
+        family: signature::family_key(SignatureKind::Other, &template),
         kind: SignatureKind::Other,
         template,
         file: PathBuf::from(&gate.name),
@@ -519,6 +520,7 @@ fn record(extracted: &ExtractedSignature, gate: &str) -> SignatureRecord {
         id: extracted.id.clone(),
         kind: extracted.kind,
         template: extracted.template.clone(),
+        family: extracted.family.clone(),
         gate: gate.to_owned(),
         excerpt: crate::report::trim_to(&extracted.excerpt, 2048),
         location: extracted.location.clone(),

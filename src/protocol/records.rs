@@ -119,6 +119,10 @@ pub struct SignatureRecord {
     pub id: String,
     pub kind: SignatureKind,
     pub template: String,
+    /// The family key (near-identical failures elsewhere share it); empty in records written
+    /// before families existed.
+    #[serde(default)]
+    pub family: String,
     /// The gate that produced it.
     pub gate: String,
     pub excerpt: String,

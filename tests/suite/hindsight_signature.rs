@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use meta_agent::hindsight::SignatureKind;
 use meta_agent::hindsight::signature::{
-    ExtractOptions, ExtractedSignature, InputFormat, extract_file,
+    ExtractOptions, ExtractedSignature, InputFormat, extract_file, family_key,
 };
 
 use crate::common;
@@ -246,6 +246,7 @@ fn timeouts_are_recognized_in_every_runner() {
         ("rust/nextest-junit.run1.xml", "too_slow"),
         ("python/pytest.run1.txt", "test_too_slow"),
         ("python/pytest-junit.run1.xml", "test_too_slow"),
+        ("python-library/timeout-thread.run1.txt", "pytest-timeout"),
         ("node/jest.run1.txt", "is too slow"),
         ("node/mocha.run1.txt", "is too slow"),
         ("node/vitest.run1.txt", "is too slow"),
@@ -316,7 +317,11 @@ fn crashes_keep_frames_inside_the_repository() {
     assert_eq!(py[0].kind, SignatureKind::Crash);
     assert_eq!(
         py[0].frames,
-        ["calc.py in parse", "app.py in main", "app.py in <module>"]
+        [
+            "calc.py:11 in parse",
+            "app.py:5 in main",
+            "app.py:9 in <module>"
+        ]
     );
     let go = find(
         &fixture("go/panic.run1.txt"),
@@ -345,7 +350,7 @@ fn tests_are_identified() {
     );
     assert_eq!(pytest.location.as_deref(), Some("tests/test_calc.py:7"));
     let parse = find(&fixture("python/pytest.run1.txt"), "test_parse");
-    assert_eq!(parse.frames, ["calc.py", "tests/test_calc.py"]);
+    assert_eq!(parse.frames, ["calc.py:11", "tests/test_calc.py:16"]);
 }
 
 #[test]
@@ -355,6 +360,7 @@ fn json_has_the_documented_fields() {
     for field in [
         "signature",
         "template",
+        "family",
         "kind",
         "file",
         "location",
@@ -385,6 +391,202 @@ fn handwritten_shapes_are_recognized() {
         ids(&new_panic),
         "old and new panic formats agree"
     );
+}
+
+/// The project a fixture's tool ran on, as a checkout somewhere else (another runner's log read
+/// against this repository).
+fn project(name: &str) -> PathBuf {
+    common::fixtures().join("hindsight/projects").join(name)
+}
+
+#[test]
+fn library_raised_exceptions_are_anchored_at_the_innermost_repository_frame() {
+    let crash = fixture("python-library/traceback.run1.txt");
+    assert_eq!(crash.len(), 1, "{:#?}", templates(&crash));
+    assert_eq!(crash[0].kind, SignatureKind::Crash);
+    assert_eq!(
+        crash[0].template,
+        "python packaging.version.InvalidVersion: Invalid version: 'not a version' \
+         at settings.py in minimum"
+    );
+    assert_eq!(crash[0].location.as_deref(), Some("settings.py:11"));
+    assert_eq!(
+        crash[0].frames,
+        [
+            "settings.py:11 in minimum",
+            "app.py:5 in main",
+            "app.py:9 in <module>"
+        ]
+    );
+    for name in [
+        "python-library/pytest.run1.txt",
+        "python-library/pytest-junit.run1.xml",
+    ] {
+        let sigs = fixture(name);
+        let stdlib = find(&sigs, "test_load");
+        assert!(stdlib.template.contains("JSONDecodeError"), "{name}");
+        assert_eq!(stdlib.location.as_deref(), Some("settings.py:7"), "{name}");
+        assert_eq!(stdlib.frames, ["settings.py:7", "tests/test_settings.py:5"]);
+        let installed = find(&sigs, "test_minimum");
+        assert_eq!(installed.location.as_deref(), Some("settings.py:11"));
+        assert!(installed.template.contains("InvalidVersion"), "{name}");
+    }
+}
+
+#[test]
+fn pytest_junit_failures_carry_location_and_frames_from_their_text() {
+    let sigs = fixture("python/pytest-junit.run1.xml");
+    let small = find(&sigs, "test_add_small");
+    assert_eq!(small.location.as_deref(), Some("tests/test_calc.py:7"));
+    assert_eq!(small.frames, ["tests/test_calc.py:7"]);
+    let parse = find(&sigs, "test_parse");
+    assert_eq!(parse.location.as_deref(), Some("calc.py:11"));
+    assert_eq!(parse.frames, ["calc.py:11", "tests/test_calc.py:16"]);
+    assert!(
+        sigs.iter()
+            .all(|s| s.location.is_some() && !s.frames.is_empty()),
+        "{sigs:#?}"
+    );
+}
+
+#[test]
+fn pytest_timeout_thread_dumps_are_timeouts_at_the_repository_frame() {
+    let sigs = fixture("python-library/timeout-thread.run1.txt");
+    assert_eq!(sigs.len(), 1, "{:#?}", templates(&sigs));
+    let timeout = &sigs[0];
+    assert_eq!(timeout.kind, SignatureKind::Timeout);
+    assert_eq!(
+        timeout.template,
+        "pytest-timeout: Timeout at tests/test_slow.py in wait_for_ready"
+    );
+    assert_eq!(timeout.location.as_deref(), Some("tests/test_slow.py:5"));
+    assert_eq!(
+        timeout.frames,
+        [
+            "tests/test_slow.py:5 in wait_for_ready",
+            "tests/test_slow.py:9 in test_hangs"
+        ]
+    );
+    assert_eq!(
+        timeout.test.as_deref(),
+        Some("tests/test_slow.py::test_hangs")
+    );
+}
+
+#[test]
+fn a_log_from_another_runner_resolves_against_this_checkout() {
+    let cases = [
+        ("python-library/traceback.run1.txt", "python-library"),
+        ("python-library/timeout-thread.run1.txt", "python-library"),
+        ("python/traceback.run1.txt", "python"),
+    ];
+    for (name, project_name) in cases {
+        let path = logs().join(name);
+        let here = extract(&path, Some(project(project_name)));
+        assert_eq!(
+            templates(&here),
+            templates(&extract(&path, Some(root_of(&path)))),
+            "{name}: this checkout and the runner's own root agree"
+        );
+        let run2 = logs().join(name.replace(".run1.", ".run2."));
+        assert_eq!(
+            ids(&here),
+            ids(&extract(&run2, Some(project(project_name))))
+        );
+        for sig in &here {
+            for place in sig.location.iter().chain(&sig.frames) {
+                assert!(
+                    !place.starts_with('/') && !place.contains("<tmp>"),
+                    "{name}: {place} is not repository-relative"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn runner_workspace_prefixes_do_not_reach_the_signature() {
+    let path = logs().join("python-library/traceback.run1.txt");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let recorded = root_of(&path).display().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let mut found = Vec::new();
+    for (i, prefix) in ["/home/runner/work/x/x", "/tmp/ci/x", "/__w/x/x"]
+        .iter()
+        .enumerate()
+    {
+        let copy = dir.path().join(format!("runner{i}.log"));
+        std::fs::write(&copy, text.replace(&recorded, prefix)).unwrap();
+        found.push(extract(&copy, Some(project("python-library"))));
+    }
+    assert_eq!(ids(&found[0]), ids(&found[1]));
+    assert_eq!(ids(&found[0]), ids(&found[2]));
+    assert_eq!(found[1][0].frames[0], "settings.py:11 in minimum");
+}
+
+#[test]
+fn near_misses_share_a_family_and_different_failures_do_not() {
+    let calc = fixture("python/pytest.run1.txt");
+    let settings = fixture("python-library/pytest.run1.txt");
+    let parse = find(&calc, "test_parse");
+    let port = find(&settings, "test_port");
+    assert_ne!(
+        parse.id, port.id,
+        "another test in another file and project"
+    );
+    assert_eq!(
+        parse.family, port.family,
+        "{} / {}",
+        parse.template, port.template
+    );
+    let junit_parse = find(&fixture("python/pytest-junit.run1.xml"), "test_parse");
+    let junit_port = find(
+        &fixture("python-library/pytest-junit.run1.xml"),
+        "test_port",
+    );
+    assert_eq!(junit_parse.family, junit_port.family);
+    assert_eq!(junit_parse.family, parse.family, "log and JUnit forms meet");
+    let near = fixture("rust/near-miss.run1.txt");
+    let triples = find(&near, "tests::triples");
+    let converts = find(&near, "converts_seconds");
+    let adds_small = find(&fixture("rust/cargo-test.run1.txt"), "adds_small");
+    assert_ne!(triples.id, converts.id);
+    assert_ne!(triples.id, adds_small.id);
+    assert_eq!(
+        triples.family, converts.family,
+        "the same assert_eq! failing with other values in another test and file"
+    );
+    assert_eq!(triples.family, adds_small.family, "and in another crate");
+    assert_ne!(triples.family, find(&near, "finds_the_default").family);
+    for (a, b) in [
+        (&parse, &find(&settings, "test_load")),
+        (&parse, &find(&calc, "test_fetch")),
+        (&parse, &find(&calc, "test_too_slow")),
+        (&port, &find(&settings, "test_minimum")),
+    ] {
+        assert_ne!(a.family, b.family, "{} / {}", a.template, b.template);
+    }
+    let rustc = fixture("rust/rustc-build.run1.txt");
+    let families: BTreeSet<&str> = rustc.iter().map(|s| s.family.as_str()).collect();
+    assert!(
+        families.len() > 1,
+        "different error codes: {:#?}",
+        templates(&rustc)
+    );
+}
+
+#[test]
+fn every_signature_carries_the_family_of_its_kind_and_template() {
+    for (run1, _) in pairs() {
+        for sig in extract(&run1, Some(root_of(&run1))) {
+            assert_eq!(
+                sig.family,
+                family_key(sig.kind, &sig.template),
+                "{}",
+                sig.template
+            );
+        }
+    }
 }
 
 #[test]

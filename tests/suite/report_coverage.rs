@@ -129,6 +129,39 @@ fn c8_lcov_and_cobertura_match_its_json_summary() {
 }
 
 #[test]
+fn nyc_cobertura_counts_class_lines_not_method_lines() {
+    // nyc lists each function's declaration line under <methods> only: 3 of calc.js's and 2 of
+    // util.js's lines are not in the tool's own totals (10 of 15 lines, 66.66 %).
+    let total = &json("node-nyc/coverage-summary.json")["total"];
+    let covered = total["lines"]["covered"].as_u64().unwrap();
+    let all = total["lines"]["total"].as_u64().unwrap();
+    let pct = total["lines"]["pct"].as_f64().unwrap();
+    let raw =
+        std::fs::read_to_string(coverage_dir().join("node-nyc/cobertura-coverage.xml")).unwrap();
+    assert!(
+        raw.matches("<line ").count() as u64 > all,
+        "the fixture lists method lines besides class lines"
+    );
+    let report = parse("node-nyc/cobertura-coverage.xml");
+    assert_eq!(lines(&report), (covered, all));
+    assert_eq!(
+        branches(&report),
+        (
+            total["branches"]["covered"].as_u64(),
+            total["branches"]["total"].as_u64()
+        )
+    );
+    assert!(
+        (report.line_percent - pct).abs() < 0.01,
+        "{}",
+        report.line_percent
+    );
+    let text = std::fs::read_to_string(coverage_dir().join("node-nyc/summary.txt")).unwrap();
+    let line = text.lines().find(|l| l.starts_with("Lines")).unwrap();
+    assert!(line.contains(&format!("( {covered}/{all} )")), "{line}");
+}
+
+#[test]
 fn c8_text_summary_agrees() {
     let text = std::fs::read_to_string(coverage_dir().join("node/summary.txt")).unwrap();
     let report = parse("node/lcov.info");
@@ -236,6 +269,25 @@ fn cobertura_without_lines_falls_back_to_root_attributes() {
     let report = parse_bytes(rate_only).unwrap();
     assert_eq!(report.line_percent, 50.0);
     assert_eq!(report.branch_percent, None);
+}
+
+#[test]
+fn cobertura_method_lines_never_count_and_empty_methods_close() {
+    let xml = br#"<coverage lines-covered="9" lines-valid="9"><packages><package><classes>
+        <class filename="a.js"><methods><method name="f"><lines><line number="1" hits="0"/></lines></method></methods>
+          <lines><line number="2" hits="1"/></lines></class>
+        <class filename="b.js"><methods/><lines><line number="5" hits="0"/></lines></class>
+      </classes></package></packages></coverage>"#;
+    let report = parse_bytes(xml).unwrap();
+    assert_eq!(lines(&report), (1, 2));
+    let only_methods = br#"<coverage lines-covered="3" lines-valid="4"><packages><package><classes>
+        <class filename="a.js"><methods><method name="f"><lines><line number="1" hits="0"/></lines></method></methods></class>
+      </classes></package></packages></coverage>"#;
+    assert_eq!(
+        lines(&parse_bytes(only_methods).unwrap()),
+        (3, 4),
+        "no class line: the root's totals"
+    );
 }
 
 #[test]

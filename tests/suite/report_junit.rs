@@ -109,6 +109,25 @@ fn every_report_fixture_has_expectations() {
 }
 
 #[test]
+fn pytest_rerunfailures_attempts_are_one_test_each_and_the_retried_pass_is_flaky() {
+    // 7 <testcase> elements for 4 tests: pytest-rerunfailures writes every attempt.
+    let path = junit_dir().join("pytest/rerunfailures.xml");
+    let raw = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(raw.matches("<testcase ").count(), 7);
+    let summary = parse("pytest/rerunfailures.xml");
+    assert_eq!(counts(&summary), [4, 2, 1, 0, 1, 1]);
+    let [failure] = summary.failures.as_slice() else {
+        panic!("one kept failure: {:#?}", summary.failures);
+    };
+    assert_eq!(failure.name, "test_fails_every_attempt");
+    assert!(
+        failure.body.contains("arithmetic is broken"),
+        "{}",
+        failure.body
+    );
+}
+
+#[test]
 fn nextest_retries_keep_the_final_failure_and_its_output() {
     let summary = parse("nextest/retries.xml");
     let failure = &summary.failures[0];
@@ -525,6 +544,9 @@ enum Generated {
     Skip,
     Flaky,
     Rerun,
+    /// pytest-rerunfailures: this many earlier attempts, each its own `<testcase>` with the same
+    /// name, then a last attempt that passes (flaky) or fails.
+    Attempts(u8, bool),
 }
 
 fn generated_case() -> impl Strategy<Value = (Generated, String)> {
@@ -535,6 +557,7 @@ fn generated_case() -> impl Strategy<Value = (Generated, String)> {
         Just(Generated::Skip),
         Just(Generated::Flaky),
         Just(Generated::Rerun),
+        (1u8..4, any::<bool>()).prop_map(|(n, passes)| Generated::Attempts(n, passes)),
     ];
     (outcome, "\\PC{0,40}")
 }
@@ -546,9 +569,17 @@ fn escape(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-fn render_case(out: &mut String, (outcome, text): &(Generated, String)) {
-    let name = escape(text);
-    out.push_str(&format!("<testcase classname=\"c\" name=\"{name}\">"));
+/// One generated case; `index` makes its name unique in its suite (consecutive cases with one
+/// name are attempts of one test).
+fn render_case(out: &mut String, index: usize, (outcome, text): &(Generated, String)) {
+    let name = format!("{index}-{}", escape(text));
+    let open = format!("<testcase classname=\"c\" name=\"{name}\">");
+    if let Generated::Attempts(earlier, _) = outcome {
+        for _ in 0..*earlier {
+            out.push_str(&format!("{open}</testcase>"));
+        }
+    }
+    out.push_str(&open);
     let body = format!("<![CDATA[{}]]>", text.replace("]]>", ""));
     match outcome {
         Generated::Pass => {}
@@ -557,6 +588,8 @@ fn render_case(out: &mut String, (outcome, text): &(Generated, String)) {
         Generated::Skip => out.push_str("<skipped/>"),
         Generated::Flaky => out.push_str(&format!("<flakyFailure>{body}</flakyFailure>")),
         Generated::Rerun => out.push_str("<failure/><rerunFailure/><rerunFailure/>"),
+        Generated::Attempts(_, true) => {}
+        Generated::Attempts(_, false) => out.push_str(&format!("<failure>{body}</failure>")),
     }
     out.push_str(&format!("<system-out>{name}</system-out></testcase>"));
 }
@@ -568,8 +601,8 @@ fn render(suites: &[Vec<(Generated, String)>], nest: bool) -> String {
         out.push_str(&format!(
             "<testsuite name=\"s{index}\" tests=\"7\" failures=\"0\">"
         ));
-        for case in cases {
-            render_case(&mut out, case);
+        for (at, case) in cases.iter().enumerate() {
+            render_case(&mut out, at, case);
         }
         if !nest {
             out.push_str("</testsuite>");
@@ -588,10 +621,10 @@ fn expected_counts(suites: &[Vec<(Generated, String)>]) -> [u64; 6] {
         c[0] += 1;
         match outcome {
             Generated::Pass => c[1] += 1,
-            Generated::Fail | Generated::Rerun => c[2] += 1,
+            Generated::Fail | Generated::Rerun | Generated::Attempts(_, false) => c[2] += 1,
             Generated::Error => c[3] += 1,
             Generated::Skip => c[4] += 1,
-            Generated::Flaky => {
+            Generated::Flaky | Generated::Attempts(_, true) => {
                 c[1] += 1;
                 c[5] += 1;
             }

@@ -1,127 +1,274 @@
-//! Family keys: one key for the signatures that are the same failure met in another test, file or
-//! line (`test_mean` and `test_median` failing on the same integer division; one lint rule
-//! firing in two files). Shared memory looks entries up by family when no entry has the exact
-//! signature.
+//! Family keys: near-identical failures (another test, another file, another repository) share a
+//! family, so a fix learned for one can be shown to the model as a hint for the other.
 //!
-//! The family template is the signature's template with test ids, paths and numbers replaced by
-//! placeholders; the key is [`signature_id`] of kind and family template, so it is as stable as
-//! signature ids are. A first cut, deliberately simple: later work on signatures may refine what
-//! counts as incidental, which changes keys (stored keys are then recomputed from templates).
-//! Pure; no I/O.
+//! The family of a signature is its kind plus [`family_template`]: the (already normalized)
+//! template with what tells one occurrence of a failure shape from another taken out, in order:
+//! - test ids: the test a test failure names (`pytest <node id>:`, `jest <suite › test>:`,
+//!   `go test <TestName>:`, the JUnit `<test id>:` prefix, `test <path> panicked at`, nextest's
+//!   `timeout: test <binary> <test>`) → `<test>`; the tool word before a test id goes too, so the
+//!   same failure read from a log and from JUnit can meet;
+//! - file paths (anything with a `/`, or a name ending in a source extension) with their
+//!   `:<line>:<col>` → `<path>`, and the function after `<path> in` (Python and Go frames);
+//! - literal values: numbers → `<n>`, then quoted text (`'x'`, `"x"`, `` `x` ``) → `<lit>`.
+//!
+//! What stays is the failure's shape: the tool's error code, the exception type, the words of the
+//! message. [`family_key`] is a 16-hex-digit hash of kind and family template, computed from the
+//! signature alone (kind and template), so the store can derive it for entries written before
+//! families existed. Like signature ids, these rules are part of the store's format: change them
+//! only knowing that every stored family moves. Pure string functions: no I/O.
 
 use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::hash::signature_id;
+use super::hash::{fnv_hex, kind_name};
 use super::normalize::compile;
 use crate::hindsight::SignatureKind;
 
-/// Runner words that open a test-id template (`pytest <node id>: ...`).
-const RUNNERS: &[&str] = &["pytest", "jest", "vitest", "mocha", "test", "timeout:"];
+/// Tool words that precede a test id in test-failure templates (see the module doc of
+/// `signature`).
+const TEST_TOOLS: &[&str] = &["pytest ", "jest ", "vitest ", "mocha ", "go test "];
 
+/// Source and data file extensions: a word ending in one is a file name.
+const EXTENSIONS: &str = "py|pyi|rs|go|js|jsx|mjs|cjs|ts|tsx|mts|cts|java|kt|rb|php|cs|c|h|cc|cpp|hpp|swift|scala|toml|ya?ml|json|txt|cfg|ini|md";
+
+/// `test <path> panicked at` (a Rust test's panic), wherever it stands.
+static RUST_TEST_PANIC: LazyLock<Regex> = LazyLock::new(|| compile(r"\btest \S+ panicked at\b"));
+/// A path: a placeholder or word, then one or more `/segment`s; or a bare file name.
 static PATH: LazyLock<Regex> = LazyLock::new(|| {
-    compile(
-        r"(?:[\w.-]+/)+[\w.-]+|\b[\w-]+\.(?:rs|py|js|jsx|ts|tsx|mjs|cjs|go|java|kt|rb|c|h|cc|cpp|hpp|cs|php|swift)\b",
-    )
+    compile(&format!(
+        r"(?:<[\w-]+>|[\w.@~+-]+)?(?:/+[\w.@~+<>-]+)+|\b[\w.-]+\.(?:{EXTENSIONS})\b"
+    ))
 });
+/// What follows a path: line and column, `(line,col)`, and a frame's function.
+static PATH_TAIL: LazyLock<Regex> =
+    LazyLock::new(|| compile(r"<path>(?::<line>|:<col>|:\d+|\(<line>,<col>\))*(?: in [\w<>.$]+)?"));
+/// Numbers standing alone (not the digits of `E0308` or `python3`).
+static NUMBER: LazyLock<Regex> = LazyLock::new(|| compile(r"\b\d+(?:\.\d+)?\b"));
 
-static NUMBER: LazyLock<Regex> = LazyLock::new(|| compile(r"\b\d+\b"));
+/// The stable family key of a signature: 16 lowercase hex digits.
+pub fn family_key(kind: SignatureKind, template: &str) -> String {
+    let family = family_template(kind, template);
+    fnv_hex(
+        ["family", kind_name(kind), family.as_str()]
+            .iter()
+            .flat_map(|part| part.bytes().chain(std::iter::once(b'\n'))),
+    )
+}
 
-/// The template with the test id, paths and numbers replaced by `<test>`, `<path>`, `<n>`.
+/// The template of a family (see the module doc); readable, for people and tests.
 pub fn family_template(kind: SignatureKind, template: &str) -> String {
-    let without_test = match kind {
-        SignatureKind::TestFailure | SignatureKind::TestError | SignatureKind::Timeout => {
-            strip_test_id(template)
+    let mut text = strip_test_id(kind, template.trim());
+    // A placeholder can complete a shape another rule looks for (`/` + `<lit>` is a path): the
+    // rules run until nothing changes, so the result is a fixed point (a few rounds at most).
+    for _ in 0..8 {
+        let next = one_round(&text);
+        if next == text {
+            break;
         }
+        text = next;
+    }
+    text
+}
+
+/// Every rule after the test id, once.
+fn one_round(text: &str) -> String {
+    let text = RUST_TEST_PANIC.replace_all(text, "test <test> panicked at");
+    let text = PATH.replace_all(&text, "<path>");
+    let text = PATH_TAIL.replace_all(&text, "<path>");
+    let text = NUMBER.replace_all(&text, "<n>");
+    let text = quoted_literals(&text);
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Replaces the test id of a test failure's template with `<test>`.
+fn strip_test_id(kind: SignatureKind, template: &str) -> String {
+    let names_a_test = match kind {
+        SignatureKind::TestFailure | SignatureKind::TestError | SignatureKind::Timeout => true,
         SignatureKind::Compile
         | SignatureKind::Lint
         | SignatureKind::Crash
-        | SignatureKind::Other => template.to_owned(),
+        | SignatureKind::Other => false,
     };
-    let without_paths = PATH.replace_all(&without_test, "<path>");
-    NUMBER.replace_all(&without_paths, "<n>").into_owned()
-}
-
-/// The family key of a signature: 16 hex digits, like a signature id.
-pub fn family_key(kind: SignatureKind, template: &str) -> String {
-    signature_id(kind, &family_template(kind, template))
-}
-
-/// `pytest tests/x.py::test_a: AssertionError` → `pytest <test>: AssertionError`;
-/// `test tests::a panicked at ...` → `test <test> panicked at ...`; a JUnit `<test id>: <type>`
-/// → `<test>: <type>`.
-fn strip_test_id(template: &str) -> String {
-    let (runner, rest) = match template.split_once(' ') {
-        Some((word, rest)) if RUNNERS.contains(&word) => (Some(word), rest),
-        _ => (None, template),
-    };
-    let rest = rest.strip_prefix("test ").unwrap_or(rest);
-    let end = [rest.find(": "), rest.find(" panicked")]
-        .into_iter()
-        .flatten()
-        .min()
-        .unwrap_or(rest.len());
-    let tail = &rest[end..];
-    match runner {
-        Some(word) => format!("{word} <test>{tail}"),
-        None => format!("<test>{tail}"),
+    if !names_a_test {
+        return template.to_owned();
     }
+    if template.starts_with("timeout: test ") {
+        return "timeout: test <test>".to_owned();
+    }
+    if template.starts_with("test ") || template.starts_with("pytest-timeout:") {
+        // A Rust panic (handled with the other paths) or a thread dump: no leading test id.
+        return template.to_owned();
+    }
+    let rest = TEST_TOOLS
+        .iter()
+        .find_map(|tool| template.strip_prefix(tool))
+        .unwrap_or(template);
+    match rest.split_once(": ") {
+        Some((_, detail)) => format!("<test>: {detail}"),
+        None => "<test>".to_owned(),
+    }
+}
+
+/// Text between matching quotes (`'`, `"`, `` ` ``) → `<lit>`. A quote counts only where it
+/// opens after a non-word character and closes before one, so apostrophes inside words
+/// (`can't`) are left alone; an unclosed quote is kept.
+fn quoted_literals(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    while at < chars.len() {
+        let c = chars[at];
+        let opens = matches!(c, '\'' | '"' | '`') && (at == 0 || !is_word(chars[at - 1]));
+        if opens && let Some(close) = closing(&chars, at) {
+            out.push_str("<lit>");
+            at = close + 1;
+            continue;
+        }
+        out.push(c);
+        at += 1;
+    }
+    out
+}
+
+/// The index of the quote that closes the one at `open`, if any.
+fn closing(chars: &[char], open: usize) -> Option<usize> {
+    let quote = chars[open];
+    (open + 1..chars.len())
+        .find(|&i| chars[i] == quote && chars.get(i + 1).is_none_or(|next| !is_word(*next)))
+}
+
+fn is_word(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
-    #[test]
-    fn the_same_assertion_in_two_tests_is_one_family() {
-        let a = "pytest tests/test_calc.py::test_mean: AssertionError: assert 2 == 2.5";
-        let b = "pytest tests/test_stats.py::test_median: AssertionError: assert 2 == 2.5";
-        assert_eq!(
-            family_template(SignatureKind::TestFailure, a),
-            "pytest <test>: AssertionError: assert <n> == <n>.<n>"
-        );
-        assert_eq!(
-            family_key(SignatureKind::TestFailure, a),
-            family_key(SignatureKind::TestFailure, b)
-        );
-        let other = "pytest tests/test_calc.py::test_mean: KeyError: 'x'";
-        assert_ne!(
-            family_key(SignatureKind::TestFailure, a),
-            family_key(SignatureKind::TestFailure, other)
-        );
+    fn family(kind: SignatureKind, template: &str) -> String {
+        family_template(kind, template)
     }
 
     #[test]
-    fn paths_and_line_numbers_do_not_split_a_family() {
-        let a = "error[E0308]: mismatched types: expected `u32`, found `i64` (in src/lib.rs)";
-        let b = "error[E0308]: mismatched types: expected `u32`, found `i64` (in src/util/mod.rs)";
+    fn test_ids_paths_and_literals_go() {
         assert_eq!(
-            family_key(SignatureKind::Compile, a),
-            family_key(SignatureKind::Compile, b)
-        );
-        assert_ne!(
-            family_key(SignatureKind::Compile, a),
-            family_key(SignatureKind::Lint, a),
-            "the kind is part of the family"
-        );
-        assert_eq!(
-            family_template(
-                SignatureKind::Crash,
-                "thread 'main' panicked at main.rs: index 3"
-            ),
-            "thread 'main' panicked at <path>: index <n>"
-        );
-    }
-
-    #[test]
-    fn rust_test_names_are_dropped() {
-        assert_eq!(
-            family_template(
+            family(
                 SignatureKind::TestFailure,
-                "test tests::adds panicked at src/lib.rs: assertion failed"
+                "pytest tests/test_calc.py::test_parse: ValueError: invalid literal for int() with base 10: 'seven'"
             ),
-            "test <test> panicked at <path>: assertion failed"
+            "<test>: ValueError: invalid literal for int() with base <n>: <lit>"
         );
+        assert_eq!(
+            family(
+                SignatureKind::TestFailure,
+                "tests.test_calc::test_parse: ValueError: invalid literal for int() with base 10: 'seven'"
+            ),
+            "<test>: ValueError: invalid literal for int() with base <n>: <lit>",
+            "JUnit and log forms of one pytest failure meet"
+        );
+        assert_eq!(
+            family(
+                SignatureKind::Compile,
+                "error[E0308]: mismatched types: expected `u32`, found `&str` (in src/lib.rs)"
+            ),
+            "error[E0308]: mismatched types: expected <lit>, found <lit> (in <path>)"
+        );
+        assert_eq!(
+            family(
+                SignatureKind::TestFailure,
+                "test tests::adds_small panicked at src/lib.rs: assertion `left == right` failed left: 3 right: 2"
+            ),
+            "test <test> panicked at <path>: assertion <lit> failed left: <n> right: <n>"
+        );
+        assert_eq!(
+            family(
+                SignatureKind::Crash,
+                "python ValueError: invalid literal for int() with base 10: 'seven' at calc.py in parse"
+            ),
+            "python ValueError: invalid literal for int() with base <n>: <lit> at <path>"
+        );
+        assert_eq!(
+            family(SignatureKind::Timeout, "timeout: test hs tests::too_slow"),
+            "timeout: test <test>"
+        );
+        assert_eq!(
+            family(SignatureKind::Lint, "ruff F401: `os` imported but unused"),
+            "ruff F401: <lit> imported but unused"
+        );
+    }
+
+    #[test]
+    fn apostrophes_inside_words_are_not_quotes() {
+        assert_eq!(
+            quoted_literals("can't find 'x' in Bob's \"list\""),
+            "can't find <lit> in Bob's <lit>"
+        );
+        assert_eq!(quoted_literals("unclosed 'quote"), "unclosed 'quote");
+    }
+
+    #[test]
+    fn keys_are_hex_and_differ_by_kind() {
+        let a = family_key(SignatureKind::TestFailure, "pytest t.py::a: KeyError: 'x'");
+        assert_eq!(a.len(), 16);
+        assert!(a.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_ne!(
+            a,
+            family_key(SignatureKind::TestError, "pytest t.py::a: KeyError: 'x'")
+        );
+        assert_ne!(
+            a,
+            family_key(
+                SignatureKind::TestFailure,
+                "pytest t.py::a: ValueError: 'x'"
+            )
+        );
+    }
+
+    /// A test failure template from its parts.
+    fn pytest(node: &str, exception: &str, value: &str, line: u32) -> String {
+        format!("pytest {node}: {exception}: bad value {value} in src/m.py:{line}")
+    }
+
+    proptest! {
+        #[test]
+        fn near_misses_share_a_family(
+            file_a in "[a-z_]{1,8}", file_b in "[a-z_]{1,8}",
+            test_a in "test_[a-z_0-9]{1,10}", test_b in "test_[a-z_0-9]{1,10}",
+            value_a in "[a-zA-Z0-9 ]{0,12}", value_b in "[a-zA-Z0-9 ]{0,12}",
+            number in 0u32..100_000, line_a in 1u32..5000, line_b in 1u32..5000,
+        ) {
+            let a = pytest(&format!("tests/{file_a}.py::{test_a}"), "KeyError", &format!("'{value_a}'"), line_a);
+            let b = pytest(&format!("pkg/{file_b}_test.py::{test_b}"), "KeyError", &number.to_string(), line_b);
+            let b = b.replace(&number.to_string(), &format!("'{value_b}'"));
+            prop_assert_eq!(
+                family_key(SignatureKind::TestFailure, &a),
+                family_key(SignatureKind::TestFailure, &b),
+                "{} vs {}", a, b
+            );
+        }
+
+        #[test]
+        fn different_exceptions_never_share_a_family(
+            node in "tests/[a-z]{1,6}\\.py::test_[a-z]{1,6}",
+            first in prop::sample::select(vec!["KeyError", "ValueError", "TypeError", "AttributeError", "ZeroDivisionError"]),
+            second in prop::sample::select(vec!["KeyError", "ValueError", "TypeError", "AttributeError", "ZeroDivisionError"]),
+        ) {
+            prop_assume!(first != second);
+            prop_assert_ne!(
+                family_key(SignatureKind::TestFailure, &pytest(&node, first, "'v'", 3)),
+                family_key(SignatureKind::TestFailure, &pytest(&node, second, "'v'", 3))
+            );
+        }
+
+        #[test]
+        fn family_template_is_idempotent(text in "[ -~]{0,120}") {
+            for kind in [SignatureKind::TestFailure, SignatureKind::Compile] {
+                let once = family_template(kind, &text);
+                let twice = family_template(SignatureKind::Compile, &once);
+                prop_assert_eq!(&once, &twice);
+            }
+        }
     }
 }

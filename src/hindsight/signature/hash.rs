@@ -10,12 +10,18 @@ const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 
 /// The stable id of a signature: FNV-1a 64 over `"<kind>\n<template>"`, in 16 lowercase hex.
 pub fn signature_id(kind: SignatureKind, template: &str) -> String {
+    fnv_hex(
+        kind_name(kind)
+            .bytes()
+            .chain(std::iter::once(b'\n'))
+            .chain(template.bytes()),
+    )
+}
+
+/// FNV-1a 64 over `bytes`, in 16 lowercase hex (family keys use it too).
+pub(super) fn fnv_hex(bytes: impl IntoIterator<Item = u8>) -> String {
     let mut hash = FNV_OFFSET;
-    for byte in kind_name(kind)
-        .bytes()
-        .chain(std::iter::once(b'\n'))
-        .chain(template.bytes())
-    {
+    for byte in bytes {
         hash ^= u64::from(byte);
         hash = hash.wrapping_mul(FNV_PRIME);
     }
@@ -23,7 +29,7 @@ pub fn signature_id(kind: SignatureKind, template: &str) -> String {
 }
 
 /// The fixed name hashed for each kind (the serde name; spelled out so a rename cannot move ids).
-fn kind_name(kind: SignatureKind) -> &'static str {
+pub(super) fn kind_name(kind: SignatureKind) -> &'static str {
     match kind {
         SignatureKind::Compile => "compile",
         SignatureKind::TestFailure => "test_failure",

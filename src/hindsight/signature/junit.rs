@@ -3,7 +3,8 @@
 //! The template is `<test id>: <type>: <detail>`. When the body or captured output holds a shape
 //! the log scanner knows (a Rust panic under nextest, a Python traceback), its template is the
 //! detail, because reports such as nextest's put only `thread 'x' panicked at file:line` in the
-//! message. This module reads no files.
+//! message. Location and frames come from the shape found, else from a pytest traceback in the
+//! body (`path.py:N:` lines). This module reads no files.
 
 use super::{Candidate, log};
 use crate::hindsight::SignatureKind;
@@ -26,18 +27,29 @@ pub(super) fn candidate(failure: &TestFailure) -> Candidate {
             template.push_str(part);
         }
     }
+    let (found_location, frames) = match found {
+        Some(c) if c.location.is_some() || !c.frames.is_empty() => (c.location, c.frames),
+        _ => traceback_frames(failure),
+    };
     Candidate {
         kind,
         template,
-        location: location(failure).or_else(|| found.as_ref().and_then(|c| c.location.clone())),
+        location: found_location.or_else(|| location(failure)),
         test: Some(test),
-        frames: found.map(|c| c.frames).unwrap_or_default(),
+        frames,
         excerpt: if failure.message.is_empty() {
             failure.body.clone()
         } else {
             failure.message.clone()
         },
     }
+}
+
+/// The frames of a pytest traceback in the failure's text (pytest's JUnit report carries no
+/// file or line for a failure, only the text), and the innermost one as the location.
+fn traceback_frames(failure: &TestFailure) -> (Option<String>, Vec<String>) {
+    let frames = log::pytest_frames(failure.body.lines());
+    (frames.first().cloned(), frames)
 }
 
 /// `classname::name`, or the name alone when there is no class name.

@@ -38,6 +38,7 @@ mod hash;
 mod junit;
 mod log;
 pub mod normalize;
+mod resolve;
 mod sarif;
 
 use std::path::{Path, PathBuf};
@@ -72,7 +73,9 @@ pub enum InputFormat {
 #[derive(Debug, Clone, Default)]
 pub struct ExtractOptions {
     pub format: InputFormat,
-    /// The repository root: absolute paths under it become repository-relative.
+    /// The repository root: absolute paths under it become repository-relative, and so do
+    /// absolute paths from another checkout (another runner's prefix) whose suffix names a file
+    /// in it (see `resolve.rs`).
     pub repo_root: Option<PathBuf>,
     pub limits: Limits,
 }
@@ -84,13 +87,16 @@ pub struct ExtractedSignature {
     pub id: String,
     pub kind: SignatureKind,
     pub template: String,
+    /// The [`family_key`] of kind and template: near-identical failures share it.
+    pub family: String,
     /// The input file it came from.
     pub file: PathBuf,
     /// Repository-relative `path:line` of the failure when known.
     pub location: Option<String>,
     /// The test's identity when it is a test failure.
     pub test: Option<String>,
-    /// Top frames inside the repository, normalized.
+    /// Top frames inside the repository, innermost first, normalized; Python frames are
+    /// repository-relative `path:line` (a traceback's with ` in <function>`).
     pub frames: Vec<String>,
     /// The original message, trimmed, for people and prompts.
     pub excerpt: String,
@@ -309,6 +315,8 @@ fn finish(
     opts: &ExtractOptions,
 ) -> Vec<ExtractedSignature> {
     let root = opts.repo_root.as_deref();
+    let resolver = resolve::PathResolver::new(root);
+    let path = |text: &str| normalize::normalize_path(&resolver.resolve(text), root);
     // A raw template seen before normalizes to the same signature, which dedupe would drop:
     // skipping it early saves the normalizer's work on logs that repeat a failure many times.
     let mut seen = std::collections::HashSet::new();
@@ -316,19 +324,16 @@ fn finish(
         .into_iter()
         .filter(|c| seen.insert((c.kind, c.template.clone())))
         .map(|c| {
-            let template = normalize(&c.template, root);
+            let template = normalize(&resolver.resolve(&c.template), root);
             ExtractedSignature {
                 id: signature_id(c.kind, &template),
+                family: family_key(c.kind, &template),
                 kind: c.kind,
                 template,
                 file: source.to_owned(),
-                location: c.location.map(|l| normalize::normalize_path(&l, root)),
+                location: c.location.as_deref().map(path),
                 test: c.test.map(|t| normalize(&t, root)),
-                frames: c
-                    .frames
-                    .iter()
-                    .map(|f| normalize::normalize_path(f, root))
-                    .collect(),
+                frames: c.frames.iter().map(|f| path(f)).collect(),
                 excerpt: trim_to(c.excerpt.trim(), opts.limits.max_message_bytes),
             }
         })

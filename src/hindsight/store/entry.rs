@@ -12,6 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::hindsight::signature::family_key;
 use crate::hindsight::{Signature, SignatureKind};
 
 /// A point in time, written as RFC 3339 UTC with whole seconds (`2026-11-22T02:13:41Z`).
@@ -321,6 +322,10 @@ pub struct Entry {
     pub signature: String,
     pub kind: SignatureKind,
     pub template: String,
+    /// The signature's [`family_key`]; files written before families existed have none, and
+    /// the store derives it from kind and template when it loads them.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub family: String,
     pub first_seen: Timestamp,
     pub last_seen: Timestamp,
     #[serde(default)]
@@ -344,6 +349,7 @@ impl Entry {
             signature: signature.id.clone(),
             kind: signature.kind,
             template: signature.template.clone(),
+            family: family_key(signature.kind, &signature.template),
             first_seen: now,
             last_seen: now,
             occurrences: 0,
@@ -386,8 +392,12 @@ impl Entry {
         self.resolutions.iter().any(|r| r.outcomes.succeeded > 0)
     }
 
-    /// Puts everything in canonical order (after a hand edit or a load).
+    /// Puts everything in canonical order (after a hand edit or a load), deriving a missing
+    /// family.
     pub fn normalize(&mut self) {
+        if self.family.is_empty() {
+            self.family = family_key(self.kind, &self.template);
+        }
         self.resolutions.sort_by(|a, b| a.id.cmp(&b.id));
         self.resolutions.dedup_by(|a, b| {
             if a.id == b.id {
@@ -429,6 +439,9 @@ impl Entry {
     /// and outcome counts added, resolutions unioned by id, first and last seen widened, tags
     /// unioned, the later escalation kept. Status becomes resolved if either side was cured.
     pub fn merge(&mut self, other: &Entry) {
+        if self.family.is_empty() {
+            self.family.clone_from(&other.family);
+        }
         self.occurrences += other.occurrences;
         self.first_seen = self.first_seen.min(other.first_seen);
         self.last_seen = self.last_seen.max(other.last_seen);

@@ -2,7 +2,8 @@
 //!
 //! A [`Store`] holds [`Entry`]s (in memory, optionally backed by a directory of one YAML file per
 //! entry, see [`files`]) and the bundled [`Catalog`]. It answers lookups (exact id through a hash
-//! index, then similar templates of the same kind through [`similar`]), ranks resolutions by
+//! index, similar templates of the same kind through [`similar`], and entries of the same family
+//! through a family index: near-identical failures elsewhere), ranks resolutions by
 //! confidence ([`rank`]), and records what happened (seen, outcome, captured patch, unresolved).
 //! [`Store::applicable_resolutions`] enforces the trust rule: learned resolutions are offered
 //! only when the reviewed store (the default branch's) holds them too.
@@ -35,6 +36,7 @@ pub use files::{LoadReport, SkippedFile};
 pub use similar::{DEFAULT_SIMILARITY_THRESHOLD, SimilarityIndex};
 
 use crate::hindsight::Signature;
+use crate::hindsight::signature::family_key;
 use crate::redact::Redactor;
 
 /// Default directory of the store, relative to the repository root.
@@ -141,6 +143,8 @@ pub struct Lookup<'a> {
     /// Entries of the same kind with similar templates, best first, with their similarity.
     pub similar: Vec<(f64, &'a Entry)>,
     pub catalog: Vec<&'a CatalogRule>,
+    /// Entries of the same family (see [`Store::lookup_family`]).
+    pub family: Vec<&'a Entry>,
 }
 
 /// Entries, their indexes, and the catalog.
@@ -149,6 +153,8 @@ pub struct Store {
     options: StoreOptions,
     entries: Vec<Entry>,
     by_id: HashMap<String, usize>,
+    /// Family key → slots, in insertion order.
+    by_family: HashMap<String, Vec<usize>>,
     index: SimilarityIndex,
     report: LoadReport,
 }
@@ -245,7 +251,30 @@ impl Store {
             exact,
             similar,
             catalog,
+            family: self.lookup_family(signature),
         }
+    }
+
+    /// Entries of the same family as `signature` (near-identical failures: another test, file
+    /// or repository), without the signature's own entry: cured ones first, then the most
+    /// recently seen, then by id. A hint for the model, never a fix to apply blindly.
+    pub fn lookup_family(&self, signature: &Signature) -> Vec<&Entry> {
+        let family = family_key(signature.kind, &signature.template);
+        let mut found: Vec<&Entry> = self
+            .by_family
+            .get(&family)
+            .into_iter()
+            .flatten()
+            .map(|&slot| &self.entries[slot])
+            .filter(|e| e.signature != signature.id)
+            .collect();
+        found.sort_by(|a, b| {
+            b.ever_cured()
+                .cmp(&a.ever_cured())
+                .then(b.last_seen.cmp(&a.last_seen))
+                .then(a.signature.cmp(&b.signature))
+        });
+        found
     }
 
     /// Every known resolution for `signature`, best first, each once (by resolution id).
@@ -346,16 +375,41 @@ impl Store {
             .is_some_and(|r| r.fix == resolution.fix)
     }
 
-    /// Inserts or replaces an entry in memory (merging a duplicate from `from_entries`).
-    fn put(&mut self, entry: Entry) {
+    /// Inserts or replaces an entry in memory (merging a duplicate from `from_entries`); an
+    /// entry without a family (an old file) gets the one its kind and template give.
+    fn put(&mut self, mut entry: Entry) {
+        if entry.family.is_empty() {
+            entry.family = family_key(entry.kind, &entry.template);
+        }
         match self.by_id.get(&entry.signature) {
-            Some(&slot) => self.entries[slot] = entry,
+            Some(&slot) => {
+                if self.entries[slot].family != entry.family {
+                    self.unindex_family(slot);
+                    self.index_family(slot, &entry.family);
+                }
+                self.entries[slot] = entry;
+            }
             None => {
                 let slot = self.entries.len();
                 self.index.insert(slot, entry.kind, &entry.template);
+                self.index_family(slot, &entry.family);
                 self.by_id.insert(entry.signature.clone(), slot);
                 self.entries.push(entry);
             }
+        }
+    }
+
+    fn index_family(&mut self, slot: usize, family: &str) {
+        self.by_family
+            .entry(family.to_owned())
+            .or_default()
+            .push(slot);
+    }
+
+    fn unindex_family(&mut self, slot: usize) {
+        let family = &self.entries[slot].family;
+        if let Some(slots) = self.by_family.get_mut(family) {
+            slots.retain(|s| *s != slot);
         }
     }
 
@@ -363,6 +417,7 @@ impl Store {
     fn drop_entries(&mut self, ids: &[String]) {
         let entries = std::mem::take(&mut self.entries);
         self.by_id.clear();
+        self.by_family.clear();
         self.index = SimilarityIndex::default();
         for entry in entries {
             if !ids.contains(&entry.signature) {

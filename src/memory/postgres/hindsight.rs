@@ -107,13 +107,14 @@ fn entry_of(row: &Row) -> Result<StoredEntry, MemoryError> {
         .map(serde_json::from_value::<EscalationContext>)
         .transpose()
         .map_err(|err| stored("escalation context", err))?;
+    let family: String = row.get(2);
     Ok(StoredEntry {
         repository: row.get(0),
-        family: row.get(2),
         entry: Entry {
             signature: row.get(1),
             kind: parse_kind(&kind)?,
             template: row.get(4),
+            family: family.clone(),
             first_seen: Timestamp::new(row.get::<_, SystemTime>(9)),
             last_seen: Timestamp::new(row.get::<_, SystemTime>(10)),
             occurrences: u64::try_from(occurrences).unwrap_or(0),
@@ -122,6 +123,7 @@ fn entry_of(row: &Row) -> Result<StoredEntry, MemoryError> {
             resolutions: Vec::new(),
             escalation,
         },
+        family,
         reviewed: BTreeSet::new(),
     })
 }

@@ -2,9 +2,11 @@
 //! `--cobertura`, JaCoCo's Cobertura export via cover2cover).
 //!
 //! A streaming quick-xml event reader: the only state is the class being read and the per-file
-//! tally. Totals come from the `<line>` elements (a line listed by several classes of one file, or
-//! again under `<methods>`, counts once); the root's `lines-covered`/`lines-valid` (or
-//! `line-rate`) are used only when the report has no `<line>` at all. A DOCTYPE that declares
+//! tally. Totals come from the classes' own `<lines>` (a line listed by several classes of one
+//! file counts once); lines under `<methods>` are never counted: JaCoCo repeats class lines there,
+//! and Istanbul (nyc) lists each function's declaration line there only, which the tool itself
+//! does not count. The root's `lines-covered`/`lines-valid` (or `line-rate`) are used only when
+//! the report has no class `<line>` at all. A DOCTYPE that declares
 //! entities is refused, and no entity other than the five predefined ones is ever expanded. A run
 //! of more than `guard::MAX_EVENT_BYTES` without markup is refused, so one event cannot grow the buffer
 //! without bound.
@@ -56,6 +58,8 @@ struct State {
     /// Open elements, to tell a complete document from a truncated one.
     depth: usize,
     class: Option<(String, FileTally)>,
+    /// Open `<methods>` elements: their `<line>`s are not counted.
+    in_methods: usize,
     tally: ReportTally,
     saw_line: bool,
 }
@@ -155,7 +159,11 @@ impl State {
         }
         match element.local_name().as_ref() {
             b"class" => self.start_class(&attrs),
-            b"line" => self.line(&attrs),
+            b"methods" => {
+                self.in_methods += 1;
+                Ok(())
+            }
+            b"line" if self.in_methods == 0 => self.line(&attrs),
             _ => Ok(()),
         }
     }
@@ -221,8 +229,10 @@ impl State {
     }
 
     fn end_element(&mut self, name: &[u8]) {
-        if name == b"class" {
-            self.close_class();
+        match name {
+            b"class" => self.close_class(),
+            b"methods" => self.in_methods = self.in_methods.saturating_sub(1),
+            _ => {}
         }
     }
 

@@ -1,7 +1,12 @@
 //! The streaming JUnit event loop: quick-xml events in, counters and kept failures out.
 //!
 //! One reused event buffer; a passing test case costs a copy of its start tag into a reused
-//! buffer and a few counter updates. Attributes are read and text is decoded only for failures
+//! buffer and a few counter updates. A finished test case is held until the next one: when the
+//! held one is empty (pytest-rerunfailures writes a rerun attempt as an empty `<testcase>`) and
+//! the next one has the same suite, name, classname, file and line, the next one is another
+//! attempt of the same test, and the last attempt decides the outcome; a test that ended passing
+//! after reruns is flaky. Failing test cases with one name (eslint and ruff write one per finding)
+//! stay separate. Attributes are read and text is decoded only for failures
 //! that will be kept. Every event's bytes are checked to be UTF-8 so bad bytes are reported with
 //! their offset. This module must not allocate per passing test, expand entities, or panic.
 
@@ -97,6 +102,7 @@ struct ReportState<'a> {
     content_seen: bool,
     suites: SuiteStack,
     case: CaseState,
+    held: Held,
 }
 
 impl<'a> ReportState<'a> {
@@ -110,6 +116,7 @@ impl<'a> ReportState<'a> {
             content_seen: false,
             suites: SuiteStack::default(),
             case: CaseState::default(),
+            held: Held::default(),
         }
     }
 
@@ -218,36 +225,71 @@ impl<'a> ReportState<'a> {
         Ok(())
     }
 
+    /// Ends the open test case: another attempt of the held one replaces it; any other test
+    /// case commits the held one and is held in its place.
     fn finish_case(&mut self) {
         self.case.open = false;
         self.case.capture = Capture::Nothing;
-        self.summary.tests += 1;
-        match self.case.outcome {
-            Outcome::Passed => self.summary.flaky += u64::from(self.case.retried),
-            Outcome::Skipped => self.summary.skipped += 1,
-            Outcome::Failed(kind) => self.record_failure(kind),
+        let suite = self.suites.innermost_serial();
+        let named = self
+            .case
+            .tag
+            .write_identity(IDENTITY, &mut self.case.identity);
+        let retry = named
+            && self.held.attempts > 0
+            && self.held.outcome == Outcome::Passed
+            && !self.held.retried
+            && self.held.suite == suite
+            && self.held.identity == self.case.identity;
+        if !retry {
+            self.commit_held();
+            std::mem::swap(&mut self.held.identity, &mut self.case.identity);
+            self.held.suite = suite;
         }
+        self.held.attempts = self.held.attempts.saturating_add(1);
+        self.held.outcome = self.case.outcome;
+        self.held.retried = self.case.retried;
+        self.held.failure = match self.case.outcome {
+            Outcome::Failed(kind) if self.summary.failures.len() < self.limits.max_items => {
+                let context = FailureContext {
+                    report: self.path,
+                    suite: self.suites.innermost_name(self.limits.max_message_bytes),
+                    limits: self.limits,
+                };
+                Some(self.case.take_failure(kind, context))
+            }
+            Outcome::Passed | Outcome::Skipped | Outcome::Failed(_) => None,
+        };
     }
 
-    fn record_failure(&mut self, kind: FailureKind) {
-        match kind {
-            FailureKind::Failure => self.summary.failed += 1,
-            FailureKind::Error => self.summary.errors += 1,
-        }
-        if self.summary.failures.len() >= self.limits.max_items {
-            self.summary.failures_omitted += 1;
+    /// Counts the held test case (as its last attempt ended) and keeps its failure, if any.
+    fn commit_held(&mut self) {
+        if self.held.attempts == 0 {
             return;
         }
-        let context = FailureContext {
-            report: self.path,
-            suite: self.suites.innermost_name(self.limits.max_message_bytes),
-            limits: self.limits,
-        };
-        let failure = self.case.take_failure(kind, context);
-        self.summary.failures.push(failure);
+        let held = &mut self.held;
+        let summary = &mut self.summary;
+        summary.tests += 1;
+        match held.outcome {
+            Outcome::Passed => summary.flaky += u64::from(held.retried || held.attempts > 1),
+            Outcome::Skipped => summary.skipped += 1,
+            Outcome::Failed(FailureKind::Failure) => summary.failed += 1,
+            Outcome::Failed(FailureKind::Error) => summary.errors += 1,
+        }
+        if matches!(held.outcome, Outcome::Failed(_)) {
+            match held.failure.take() {
+                Some(failure) if summary.failures.len() < self.limits.max_items => {
+                    summary.failures.push(failure);
+                }
+                Some(_) | None => summary.failures_omitted += 1,
+            }
+        }
+        held.attempts = 0;
+        held.failure = None;
     }
 
     fn finish(mut self, end: u64) -> Result<JunitSummary, ReportError> {
+        self.commit_held();
         if self.depth > 0 {
             let message = format!(
                 "the file ends with {} element(s) still open: truncated",
@@ -312,22 +354,34 @@ impl<'a> ReportState<'a> {
     }
 }
 
-/// The open `<testsuite>` elements: their depth and raw start tag, buffers reused.
+/// The open `<testsuite>` elements: their depth, serial number and raw start tag, buffers
+/// reused.
 #[derive(Default)]
 struct SuiteStack {
-    entries: Vec<(usize, RawTag)>,
+    entries: Vec<(usize, u64, RawTag)>,
     open: usize,
+    /// Suites opened so far: each one gets the next number, so two suites never look alike.
+    opened: u64,
 }
 
 impl SuiteStack {
     fn push(&mut self, depth: usize, tag: &BytesStart<'_>) {
         if self.open == self.entries.len() {
-            self.entries.push((depth, RawTag::default()));
+            self.entries.push((depth, 0, RawTag::default()));
         }
+        self.opened += 1;
         let entry = &mut self.entries[self.open];
         entry.0 = depth;
-        entry.1.set(tag);
+        entry.1 = self.opened;
+        entry.2.set(tag);
         self.open += 1;
+    }
+
+    /// The serial number of the innermost open suite; 0 outside any suite.
+    fn innermost_serial(&self) -> u64 {
+        self.open
+            .checked_sub(1)
+            .map_or(0, |top| self.entries[top].1)
     }
 
     fn pop_at(&mut self, depth: usize) {
@@ -339,7 +393,7 @@ impl SuiteStack {
     fn innermost_name(&self, max: usize) -> String {
         self.open
             .checked_sub(1)
-            .and_then(|top| self.entries[top].1.attribute(b"name", max))
+            .and_then(|top| self.entries[top].2.attribute(b"name", max))
             .unwrap_or_default()
     }
 }
@@ -363,6 +417,27 @@ enum Capture {
     Stderr,
 }
 
+/// The attributes that identify a test case: attempts of one test share all of them. Test cases
+/// without a name are never taken for attempts of one test.
+const IDENTITY: &[&[u8]] = &[b"name", b"classname", b"file", b"line"];
+
+/// The last finished test case, not counted yet: the next one may be another attempt of it.
+#[derive(Default)]
+struct Held {
+    /// Attempts seen; 0 when nothing is held.
+    attempts: u32,
+    /// The serial number of the suite it is in.
+    suite: u64,
+    /// Its [`IDENTITY`] attribute values (a reused buffer).
+    identity: Vec<u8>,
+    /// How its last attempt ended.
+    outcome: Outcome,
+    /// Its last attempt carried `<flakyFailure>`/`<rerunFailure>` elements.
+    retried: bool,
+    /// The last attempt's failure, when it failed and there was room to keep it.
+    failure: Option<TestFailure>,
+}
+
 /// What a kept failure needs from outside its test case.
 struct FailureContext<'a> {
     report: &'a Path,
@@ -379,6 +454,8 @@ struct CaseState {
     outcome: Outcome,
     /// A `<flakyFailure>`, `<rerunFailure>` (or their error forms) was seen: the test was retried.
     retried: bool,
+    /// Its [`IDENTITY`], written when it ends (a reused buffer, swapped with the held one's).
+    identity: Vec<u8>,
     message: String,
     failure_type: String,
     capture: Capture,

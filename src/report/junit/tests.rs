@@ -297,3 +297,75 @@ fn one_oversized_text_run_is_refused_at_its_start() {
         other => panic!("expected Malformed, got {other:?}"),
     }
 }
+
+#[test]
+fn consecutive_attempts_of_one_test_fold_into_one() {
+    // pytest-rerunfailures' shape: earlier attempts are empty test cases, the last one decides.
+    let summary = read(
+        r#"<testsuites><testsuite name="pytest">
+             <testcase classname="t" name="passes"/>
+             <testcase classname="t" name="flaky"/>
+             <testcase classname="t" name="flaky"/>
+             <testcase classname="t" name="broken"/>
+             <testcase classname="t" name="broken"/>
+             <testcase classname="t" name="broken"><failure message="last"/></testcase>
+             <testcase classname="t" name="skips"><skipped/></testcase>
+           </testsuite></testsuites>"#,
+    )
+    .unwrap();
+    assert_eq!(counts(&summary), [4, 2, 1, 0, 1, 1]);
+    assert_eq!(summary.failures.len(), 1);
+    assert_eq!(summary.failures[0].name, "broken");
+    assert_eq!(summary.failures[0].message, "last");
+}
+
+#[test]
+fn failing_cases_with_one_name_are_separate_findings() {
+    // eslint and ruff write one failing test case per finding, named after the rule.
+    let summary = read(
+        r#"<testsuite name="sample.js">
+             <testcase name="org.eslint.no-undef" classname="sample"><failure message="a"/></testcase>
+             <testcase name="org.eslint.no-undef" classname="sample"><failure message="b"/></testcase>
+             <testcase name="org.eslint.no-undef" classname="sample"/>
+           </testsuite>"#,
+    )
+    .unwrap();
+    assert_eq!(counts(&summary), [3, 1, 2, 0, 0, 0]);
+    assert_eq!(summary.failures.len(), 2);
+}
+
+#[test]
+fn same_names_elsewhere_are_other_tests() {
+    let summary = read(
+        r#"<testsuites>
+             <testsuite name="one"><testcase name="t"/></testsuite>
+             <testsuite name="one"><testcase name="t"/></testsuite>
+             <testsuite name="two">
+               <testcase name="t"/><testcase name="u"/><testcase name="t"/>
+               <testcase classname="other" name="t"/><testcase name="t" file="b.py"/>
+               <testcase name="t" file="b.py" line="3"/>
+               <testcase><failure/></testcase><testcase><failure/></testcase>
+             </testsuite>
+           </testsuites>"#,
+    )
+    .unwrap();
+    assert_eq!(counts(&summary), [10, 8, 2, 0, 0, 0]);
+}
+
+#[test]
+fn attempts_keep_the_cap_on_kept_failures() {
+    let limits = Limits {
+        max_items: 1,
+        ..Limits::default()
+    };
+    let attempts = |name: &str| {
+        format!("<testcase name=\"{name}\"/>").repeat(2)
+            + &format!("<testcase name=\"{name}\"><failure/></testcase>")
+    };
+    let xml = format!("<testsuite>{}{}</testsuite>", attempts("a"), attempts("b"));
+    let summary = read_with(xml.as_bytes(), &limits).unwrap();
+    assert_eq!(counts(&summary), [2, 0, 2, 0, 0, 0]);
+    assert_eq!(summary.failures.len(), 1);
+    assert_eq!(summary.failures[0].name, "a");
+    assert_eq!(summary.failures_omitted, 1);
+}

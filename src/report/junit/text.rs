@@ -93,6 +93,24 @@ impl RawTag {
         self.name_len = tag.name().as_ref().len();
     }
 
+    /// Writes the raw values of the attributes `keys` into `out` (cleared first), each followed by
+    /// a NUL: the identity of a test case, compared without decoding or allocating. Returns
+    /// whether the first key has a non-empty value.
+    pub(super) fn write_identity(&self, keys: &[&[u8]], out: &mut Vec<u8>) -> bool {
+        out.clear();
+        let Ok(text) = std::str::from_utf8(&self.bytes) else {
+            return false;
+        };
+        let tag = BytesStart::from_content(Cow::Borrowed(text), self.name_len);
+        for key in keys {
+            if let Ok(Some(found)) = tag.try_get_attribute(*key) {
+                out.extend_from_slice(&found.value);
+            }
+            out.push(0);
+        }
+        out.first().is_some_and(|b| *b != 0)
+    }
+
     /// The attribute `key`, unescaped (custom entities left as written), trimmed to `max` bytes.
     pub(super) fn attribute(&self, key: &[u8], max: usize) -> Option<String> {
         let text = std::str::from_utf8(&self.bytes).ok()?;

@@ -14,6 +14,8 @@ mod js;
 mod python;
 mod rust;
 
+pub(crate) use python::pytest_frames;
+
 use std::cell::OnceCell;
 use std::sync::LazyLock;
 
@@ -31,6 +33,7 @@ const ANCHORS: &[&str] = &[
     "FAIL  ",
     "TIMEOUT",
     "Traceback (most recent",
+    "+ Timeout +",
     "____ ",
     "FAILED ",
     "ERROR ",

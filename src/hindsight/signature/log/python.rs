@@ -12,17 +12,22 @@ use crate::hindsight::signature::normalize::compile;
 
 static PYTEST_HEADER: LazyLock<Regex> = LazyLock::new(|| compile(r"^_{3,} (.+?) _{3,}$"));
 static PYTEST_WHERE: LazyLock<Regex> = LazyLock::new(|| compile(r"^(\S+?):(\d+): (\w[\w.]*)$"));
-/// `path.py:12:` or `path.py:12: Type`: one frame of pytest's long traceback.
-static PYTEST_FRAME: LazyLock<Regex> =
-    LazyLock::new(|| compile(r"^(\S+\.py):\d+:(?: \w[\w.]*)?\s*$"));
+/// `path.py:12:`, `path.py:12: in func` or `path.py:12: Type`: one entry of pytest's traceback.
+static PYTEST_FRAME: LazyLock<Regex> = LazyLock::new(|| compile(r"^(\S+\.py):(\d+):(?: .*)?$"));
 static SUMMARY: LazyLock<Regex> = LazyLock::new(|| compile(r"^(FAILED|ERROR) (\S+?)(?: - (.*))?$"));
 static TB_FILE: LazyLock<Regex> =
     LazyLock::new(|| compile(r#"^\s*File "([^"]+)", line (\d+), in (.+)$"#));
+/// An exception line: a class name, maybe dotted (`packaging.version.InvalidVersion`,
+/// `json.decoder.JSONDecodeError`, `socket.timeout`), then maybe `: message`.
 static EXCEPTION: LazyLock<Regex> = LazyLock::new(|| {
     compile(
-        r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failed|Timeout)\w*|[A-Z]\w*)(?::\s*(.*))?$",
+        r"^((?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*|\w*(?:Error|Exception|Exit|Interrupt|Warning|Failed|Timeout|timeout)\w*))(?::\s*(.*))?$",
     )
 });
+/// Frames kept per failure.
+const MAX_FRAMES: usize = 3;
+/// `~~~ Stack of MainThread (140299741715328) ~~~`: one thread of a pytest-timeout dump.
+static THREAD_STACK: LazyLock<Regex> = LazyLock::new(|| compile(r"^~+ Stack of (.+?) \(\d+\) ~+$"));
 static RUFF_CONCISE: LazyLock<Regex> =
     LazyLock::new(|| compile(r"^(\S+?):(\d+):\d+: ([A-Z]+[0-9]+) (?:\[\*\] )?(.+)$"));
 static RUFF_SPAN: LazyLock<Regex> = LazyLock::new(|| compile(r"^\s*--> (.+?):(\d+):\d+$"));
@@ -34,6 +39,7 @@ pub(super) fn recognize(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
     pytest_block(log, line)
         .or_else(|| pytest_summary(log, line))
         .or_else(|| traceback(log, line))
+        .or_else(|| timeout_dump(log, line))
         .or_else(|| ruff_check(log, line))
         .or_else(|| formatter(log, line))
 }
@@ -61,14 +67,7 @@ fn pytest_block(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
         .iter()
         .rev()
         .find_map(|l| PYTEST_WHERE.captures(l.text));
-    let mut frames: Vec<String> = body
-        .iter()
-        .rev()
-        .filter_map(|l| PYTEST_FRAME.captures(l.text))
-        .map(|c| c[1].to_owned())
-        .collect();
-    frames.dedup();
-    frames.truncate(3);
+    let frames = pytest_frames(body.iter().map(|l| l.text));
     let message = join_lines(errors.iter().copied());
     let node = node_id(log, name).unwrap_or_else(|| name.to_owned());
     let kind = pytest_kind(section, &message);
@@ -78,7 +77,10 @@ fn pytest_block(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
     let candidate = Candidate {
         kind,
         template: pytest_template(&node, exception, &message),
-        location: origin.as_ref().map(|c| format!("{}:{}", &c[1], &c[2])),
+        location: frames
+            .first()
+            .cloned()
+            .or_else(|| origin.as_ref().map(|c| format!("{}:{}", &c[1], &c[2]))),
         test: Some(node),
         frames,
         excerpt: message,
@@ -96,6 +98,22 @@ fn pytest_template(node: &str, exception: &str, message: &str) -> String {
     } else {
         format!("pytest {node}: {exception}: {message}")
     }
+}
+
+/// The frames inside the repository of a pytest traceback (its `path.py:N:` lines), innermost
+/// first, as `path:line`, each once, at most [`MAX_FRAMES`].
+pub(crate) fn pytest_frames<'a>(lines: impl DoubleEndedIterator<Item = &'a str>) -> Vec<String> {
+    let mut frames: Vec<String> = Vec::new();
+    for caps in lines.rev().filter_map(|l| PYTEST_FRAME.captures(l)) {
+        let frame = format!("{}:{}", &caps[1], &caps[2]);
+        if python_in_repo(&caps[1]) && !frames.contains(&frame) {
+            frames.push(frame);
+        }
+        if frames.len() == MAX_FRAMES {
+            break;
+        }
+    }
+    frames
 }
 
 /// The section a `____ name ____` block sits in: ERRORS (setup/teardown errors) or FAILURES;
@@ -222,37 +240,134 @@ fn traceback(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
 }
 
 /// Builds the candidate from the exception line and the frames inside the repository.
-fn traceback_end(last: Line<'_>, files: Vec<(String, String, String)>) -> Option<Found> {
+fn traceback_end(last: Line<'_>, files: Vec<Frame>) -> Option<Found> {
     let exception = last.text.trim();
     EXCEPTION.captures(exception)?;
-    let inside: Vec<&(String, String, String)> = files
-        .iter()
-        .rev()
-        .filter(|f| python_in_repo(&f.0))
-        .collect();
-    let frames: Vec<String> = inside
-        .iter()
-        .take(3)
-        .map(|(file, _, func)| format!("{file} in {func}"))
-        .collect();
-    let top = frames.first().map_or(String::new(), |f| format!(" at {f}"));
+    let stack = RepoStack::of(&files);
     Some(Found::one(
         Candidate {
             kind: SignatureKind::Crash,
-            template: format!("python {exception}{top}"),
-            location: inside
-                .first()
-                .map(|(file, line, _)| format!("{file}:{line}")),
+            template: format!("python {exception}{}", stack.at()),
+            location: stack.location(),
             test: None,
-            frames,
+            frames: stack.frames(),
             excerpt: exception.to_owned(),
         },
         last.next,
     ))
 }
 
-fn python_in_repo(path: &str) -> bool {
-    !(path.contains("site-packages") || path.contains("/lib/python") || path.starts_with('<'))
+/// One `File "path", line N, in func` frame: path, line, function.
+type Frame = (String, String, String);
+
+/// The frames of a stack that are inside the repository, innermost first.
+struct RepoStack<'a>(Vec<&'a Frame>);
+
+impl<'a> RepoStack<'a> {
+    /// `frames` as printed (outermost first).
+    fn of(frames: &'a [Frame]) -> Self {
+        RepoStack(
+            frames
+                .iter()
+                .rev()
+                .filter(|f| python_in_repo(&f.0))
+                .collect(),
+        )
+    }
+
+    /// ` at <file> in <function>` of the innermost frame (the signature's anchor), or nothing.
+    fn at(&self) -> String {
+        self.0.first().map_or(String::new(), |(file, _, func)| {
+            format!(" at {file} in {func}")
+        })
+    }
+
+    /// `file:line` of the innermost frame.
+    fn location(&self) -> Option<String> {
+        self.0
+            .first()
+            .map(|(file, line, _)| format!("{file}:{line}"))
+    }
+
+    /// The innermost [`MAX_FRAMES`] as `file:line in function`.
+    fn frames(&self) -> Vec<String> {
+        self.0
+            .iter()
+            .take(MAX_FRAMES)
+            .map(|(file, line, func)| format!("{file}:{line} in {func}"))
+            .collect()
+    }
+}
+
+/// pytest-timeout's `thread` method: between two `+++ Timeout +++` banners, the stack of every
+/// thread, then the process exits (no report, no summary). The test ran on the main thread, so
+/// its innermost frame inside the repository anchors the signature. A dump without the main
+/// thread (the `signal` method shows only the other threads, then fails the test the usual way)
+/// is left to the pytest failure block.
+fn timeout_dump(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
+    if !is_timeout_banner(line.text) {
+        return None;
+    }
+    let mut threads: Vec<(String, Vec<Frame>)> = Vec::new();
+    let mut end = line.next;
+    for next in log.lines_from(line.next).take(20_000) {
+        if is_timeout_banner(next.text) {
+            end = next.next;
+            break;
+        }
+        if let Some(caps) = THREAD_STACK.captures(next.text) {
+            threads.push((caps[1].to_owned(), Vec::new()));
+        } else if let Some(file) = TB_FILE.captures(next.text) {
+            let frame = (file[1].to_owned(), file[2].to_owned(), file[3].to_owned());
+            threads.last_mut()?.1.push(frame);
+        } else if super::indent(next.text) == 0 && !next.text.trim().is_empty() {
+            break;
+        }
+        end = next.next;
+    }
+    let (_, stack) = threads.into_iter().find(|(name, _)| name == "MainThread")?;
+    Some(Found::one(timeout_candidate(&stack), end))
+}
+
+/// `+++++ Timeout +++++`, the banner pytest-timeout writes around its dump; the first one may
+/// follow pytest's progress line (`tests/test_slow.py +++++ Timeout +++++`).
+fn is_timeout_banner(text: &str) -> bool {
+    let Some((before, after)) = text.trim_end().split_once("+ Timeout +") else {
+        return false;
+    };
+    before.ends_with("++") && after.bytes().all(|b| b == b'+')
+}
+
+/// The timeout signature of the main thread's stack (outermost frame first, as printed).
+fn timeout_candidate(stack: &[Frame]) -> Candidate {
+    let stack = RepoStack::of(stack);
+    let at = stack.at();
+    let test = stack
+        .0
+        .iter()
+        .rev()
+        .find(|(_, _, func)| func.starts_with("test"))
+        .map(|(file, _, func)| format!("{file}::{func}"));
+    Candidate {
+        kind: SignatureKind::Timeout,
+        template: format!("pytest-timeout: Timeout{at}"),
+        location: stack.location(),
+        test,
+        frames: stack.frames(),
+        excerpt: format!("Timeout (pytest-timeout thread dump){at}"),
+    }
+}
+
+/// Whether a frame's file is the repository's own: not an installed package (site-packages,
+/// dist-packages), not the standard library (`.../lib/pythonX.Y/`), not `<frozen ...>`, not an
+/// installed console script (`.../bin/pytest`, no `.py`).
+pub(crate) fn python_in_repo(path: &str) -> bool {
+    let console_script = path.contains("/bin/") && !path.ends_with(".py");
+    !(path.contains("site-packages")
+        || path.contains("dist-packages")
+        || path.contains("/lib/python")
+        || path.starts_with('<')
+        || console_script)
 }
 
 /// `ruff check --output-format concise`: the finding lines above its `Found N errors.` line.
