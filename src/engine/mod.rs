@@ -7,7 +7,9 @@
 //! commit message, trailers and escalation report; [`tamper`] the test-tamper guard; [`task`]
 //! task files.
 
+pub mod baseline;
 pub mod decide;
+mod digest;
 pub mod improve;
 mod observe;
 pub mod outcome;
