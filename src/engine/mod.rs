@@ -17,4 +17,5 @@ pub mod patch_gate;
 pub mod run;
 pub mod scripted;
 pub mod state;
+pub mod subject;
 pub mod tamper;
