@@ -10,6 +10,7 @@
 pub mod baseline;
 pub mod decide;
 mod digest;
+pub mod hints;
 pub mod improve;
 mod observe;
 pub mod outcome;

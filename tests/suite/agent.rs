@@ -304,6 +304,45 @@ async fn the_step_cap_ends_the_act_honestly_and_commands_get_no_secrets() {
 }
 
 #[tokio::test]
+async fn the_same_call_three_times_is_nudged_and_five_times_ends_the_act() {
+    let same = || call("call_r", "read_file", json!({"path": "calc.py"}));
+    let mock = MockLlm::start(vec![
+        same(),
+        same(),
+        same(),
+        same(),
+        same(),
+        finish("never reached"),
+    ])
+    .await;
+    let repo = small_repo();
+    let report = act(&mock.base_url, repo.path(), 15).await;
+    let gave_up = report.gave_up.unwrap_or_default();
+    assert!(
+        gave_up.contains("same `read_file` call with the same arguments 5 times"),
+        "{gave_up}"
+    );
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 5, "the fifth identical call ends the act");
+    let said = |request: &Recorded| {
+        messages(request)
+            .last()
+            .and_then(|m| m["content"].as_str().map(str::to_owned))
+            .unwrap_or_default()
+    };
+    assert!(
+        !said(&requests[2]).contains("same `read_file` call"),
+        "twice is not yet stuck"
+    );
+    assert!(
+        said(&requests[3]).contains("same `read_file` call with the same arguments 3 times"),
+        "the third identical call is answered with a nudge: {}",
+        said(&requests[3])
+    );
+    assert_eq!(report.actions.len(), 4, "the fifth call is not carried out");
+}
+
+#[tokio::test]
 async fn a_text_answer_is_nudged_back_to_the_tools() {
     let text_only = Reply::ok(json!({
         "choices": [{"index": 0, "finish_reason": "stop",
