@@ -77,7 +77,7 @@ mod tests {
         let mut entry = Entry::new(&signature, Timestamp::new(std::time::UNIX_EPOCH));
         entry.resolutions.push(Resolution::new(Fix::Patch(PatchFix {
             diff: diff.into(),
-            files: vec!["calc.py".into()],
+            files: ["calc.py".to_owned()].into(),
             source: None,
         })));
         entry
