@@ -830,7 +830,7 @@ fn config_takes_base_url_and_key_from_the_passed_environment() {
         Some("configured")
     );
     assert_eq!(
-        config.fast_model, "gpt-4.1",
+        config.fast_model, config.model,
         "the fast model is the primary model unless configured"
     );
     assert!(
