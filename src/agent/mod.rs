@@ -152,10 +152,7 @@ impl<P: Provider, R: CommandRunner> Builder for AgentBuilder<P, R> {
     }
 
     /// Only when reviews are on and the budget allows a call.
-    async fn review(
-        &self,
-        request: ReviewRequest<'_>,
-    ) -> Result<Option<ReviewReport>, BuildError> {
+    async fn review(&self, request: ReviewRequest<'_>) -> Result<Option<ReviewReport>, BuildError> {
         if !self.settings.reflect || first_exceeded(&self.caps, &self.provider.spent()).is_some() {
             return Ok(None);
         }
@@ -187,7 +184,10 @@ impl<P: Provider, R: CommandRunner> AgentBuilder<P, R> {
         };
         let (line, missing) = match reflector.reflect(&attempt).await {
             Ok(reflection) => (reflection.line(), reflection.missing),
-            Err(err) => (format!("requirements review unavailable: {err}"), Vec::new()),
+            Err(err) => (
+                format!("requirements review unavailable: {err}"),
+                Vec::new(),
+            ),
         };
         ReviewReport {
             missing,

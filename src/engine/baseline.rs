@@ -74,8 +74,22 @@ pub fn task_asks_about(task: &Task, failures: &[SignatureRecord]) -> bool {
     )
     .to_lowercase();
     const WORDS: [&str; 16] = [
-        "fail", "fix", "bug", "broken", "error", "crash", "regression", "test", "gate", "pass",
-        "green", "lint", "format", "warning", "coverage", "compile",
+        "fail",
+        "fix",
+        "bug",
+        "broken",
+        "error",
+        "crash",
+        "regression",
+        "test",
+        "gate",
+        "pass",
+        "green",
+        "lint",
+        "format",
+        "warning",
+        "coverage",
+        "compile",
     ];
     let words: BTreeSet<&str> = text
         .split(|c: char| !c.is_alphanumeric())
@@ -158,7 +172,10 @@ mod tests {
         let decision = after_baseline(&input(false, true, false, true));
         assert_eq!(plan(decision), Some(Plan::Build));
         let decision = after_baseline(&input(false, true, false, false));
-        assert!(matches!(decision, Decision::Escalate { .. }), "{decision:?}");
+        assert!(
+            matches!(decision, Decision::Escalate { .. }),
+            "{decision:?}"
+        );
     }
 
     #[test]

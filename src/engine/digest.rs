@@ -49,7 +49,10 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
 pub(crate) fn digest_line(record: &SignatureRecord) -> String {
     let mut frames: Vec<&str> = record.location.iter().map(String::as_str).collect();
     for frame in &record.frames {
-        if !frames.contains(&frame.as_str()) {
+        let known = frames
+            .iter()
+            .any(|f| *f == frame || f.starts_with(&format!("{frame}:")));
+        if !known {
             frames.push(frame);
         }
     }
@@ -149,8 +152,8 @@ fn instruction(state: &LoopState, preexisting: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hindsight::SignatureKind;
     use crate::config::raw::GateKind;
+    use crate::hindsight::SignatureKind;
     use crate::protocol::records::GateStatus;
 
     fn gate(name: &str, result: GateStatus, reasons: &[&str]) -> GateRecord {
@@ -199,7 +202,11 @@ mod tests {
             excerpt: "assert 2 == 2.5".into(),
             location: Some("test_calc.py:7".into()),
             test: Some("test_calc.test_mean".into()),
-            frames: vec!["test_calc.py:7".into(), "calc.py:3".into()],
+            frames: vec![
+                "test_calc.py".into(),
+                "test_calc.py:7".into(),
+                "calc.py:3".into(),
+            ],
         };
         assert_eq!(
             digest_line(&record),

@@ -108,7 +108,13 @@ mod tests {
         assert_eq!(hints.len(), 1, "{hints:?}");
         assert!(hints[0].contains("-a // b\n+a / b"), "{}", hints[0]);
         assert!(hints[0].contains("never applied"), "{}", hints[0]);
-        assert!(family_hints(&entries, &[failure("x", "test_q ImportError")], without_test)
-            .is_empty());
+        assert!(
+            family_hints(
+                &entries,
+                &[failure("x", "test_q ImportError")],
+                without_test
+            )
+            .is_empty()
+        );
     }
 }

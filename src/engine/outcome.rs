@@ -108,7 +108,11 @@ fn preexisting_failures(state: &LoopState) -> Vec<String> {
     if !left || super::baseline::task_asks_about(&state.task, &baseline.signatures) {
         return Vec::new();
     }
-    state.signatures.iter().map(|s| s.template.clone()).collect()
+    state
+        .signatures
+        .iter()
+        .map(|s| s.template.clone())
+        .collect()
 }
 
 fn step_description(step: &StepRecord) -> String {

@@ -609,8 +609,8 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     /// iteration could act on the verdict: the builder's requirements review. Missing
     /// requirements turn completion into one more fix; anything else leaves it complete.
     async fn review(&self, state: &mut LoopState) -> Result<Decision, EngineError> {
-        let can_act = state.iteration < state.max_iterations
-            && self.builder.available(state.builder_calls);
+        let can_act =
+            state.iteration < state.max_iterations && self.builder.available(state.builder_calls);
         if state.reviewed
             || state.task.acceptance.is_empty()
             || state.worktree_diff.is_empty()

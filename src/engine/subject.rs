@@ -54,7 +54,11 @@ fn step_subject(step: &StepRecord) -> Option<String> {
     if let Some(resolution) = step.resolutions.first() {
         return Some(format!("Apply known fix ({})", resolution.description));
     }
-    let first = step.outcome.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let first = step
+        .outcome
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())?;
     let sentence = first.split(". ").next().unwrap_or(first);
     Some(sentence.trim_end_matches(['.', ' ']).to_owned())
 }

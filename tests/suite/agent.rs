@@ -683,7 +683,7 @@ async fn a_failing_test_is_fixed_end_to_end_by_the_agent() {
     );
     assert!(improve_task.contains("test_mean"), "{improve_task}");
     assert!(
-        improve_task.contains("# Relevant files\n<untrusted-file>\ncalc.py (defines mean)\n"),
+        improve_task.contains("<untrusted-file>\ncalc.py (defines mean)\n"),
         "the file of the failure is excerpted: {improve_task}"
     );
     let probe = tool_result(&requests[2], "call_x");

@@ -8,8 +8,8 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
+use crate::common::git;
 use crate::common::mock_llm::{MockLlm, Recorded, openai_answer};
-use crate::common::{example, git, scratch_repo};
 use crate::suite::agent::run_json;
 use meta_agent::agent::tokens::TokenCounter;
 
@@ -92,7 +92,10 @@ async fn a_first_seen_bug_is_fixed_in_one_call_opened_by_the_baseline() {
     assert_eq!(requests.len(), 1, "one call: edit and finish in one answer");
     let opening = first_user_message(&requests[0]);
     assert!(opening.contains("<untrusted-failures>"), "{opening}");
-    assert!(opening.contains("test_mean"), "the baseline's failure: {opening}");
+    assert!(
+        opening.contains("test_mean"),
+        "the baseline's failure: {opening}"
+    );
     assert!(
         opening.contains("sum(values) // len(values)"),
         "the code at the failing frame: {opening}"
@@ -164,7 +167,8 @@ async fn a_recurrence_is_fixed_from_hindsight_with_no_model_call() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn failures_a_feature_task_does_not_ask_about_are_left_alone_and_named() {
-    let write = json!({"path": "CHANGELOG.md", "content": "# 0.1.0\n- first release\n"}).to_string();
+    let write =
+        json!({"path": "CHANGELOG.md", "content": "# 0.1.0\n- first release\n"}).to_string();
     let finish = json!({"summary": "add a changelog for 0.1.0"}).to_string();
     let mock = MockLlm::start(vec![openai_answer(
         "",
@@ -197,5 +201,8 @@ async fn failures_a_feature_task_does_not_ask_about_are_left_alone_and_named() {
         "{body}"
     );
     let calc = std::fs::read_to_string(work.join("calc.py")).unwrap();
-    assert!(calc.contains("sum(values) // len(values)"), "untouched: {calc}");
+    assert!(
+        calc.contains("sum(values) // len(values)"),
+        "untouched: {calc}"
+    );
 }

@@ -16,7 +16,9 @@ use meta_agent::config::LlmSettings;
 use meta_agent::config::raw::LlmProvider;
 use meta_agent::exec::Executor;
 use meta_agent::llm::{AnyProvider, BudgetCaps, LlmConfig, LlmEnv, RetryPolicy, connect};
-use meta_agent::protocol::builder::{ActReport, ActRequest, Builder, FailureContext, ReviewRequest};
+use meta_agent::protocol::builder::{
+    ActReport, ActRequest, Builder, FailureContext, ReviewRequest,
+};
 use meta_agent::protocol::records::Plan;
 use meta_agent::protocol::task::Task;
 
@@ -395,7 +397,11 @@ async fn the_explorer_summarises_with_read_only_tools_on_the_fast_model() {
 async fn a_perfect_score_from_the_model_does_not_commit_failing_gates() {
     let mock = MockLlm::start(vec![
         streamed_tool_call("call_f", "finish", json!({"summary": "all done, trust me"})),
-        streamed_tool_call("call_g", "finish", json!({"summary": "really done, trust me"})),
+        streamed_tool_call(
+            "call_g",
+            "finish",
+            json!({"summary": "really done, trust me"}),
+        ),
     ])
     .await;
     let (_dir, work) = scratch_repo(&example());
