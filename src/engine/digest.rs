@@ -23,6 +23,11 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let preexisting = self.preexisting_at_baseline(state);
         let mut guidance = improve::guidance_for(self.hindsight_ctx(), state);
         guidance.extend(state.task.guidance.iter().cloned());
+        guidance.extend(super::hints::family_hints(
+            self.hindsight.store.entries(),
+            &state.signatures,
+            crate::hindsight::signature::family::family_key,
+        ));
         FailureContext {
             failures: state
                 .review_missing
