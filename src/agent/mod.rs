@@ -2,9 +2,10 @@
 //! explore and edit the worktree through tools, in a ReAct loop (thought → tool call →
 //! observation) that ends when the model calls `finish` or the step cap is hit.
 //!
-//! Layers: [`AgentBuilder::act`] meters every model call ([`metered`]), runs the act ([`act`]:
-//! relevant files, explorer, token-budgeted opening from [`context`], plan from [`planner`]) and
-//! reflects ([`reflect`]); [`turn`] runs each loop, one turn at a time, sending back only what
+//! Layers: [`AgentBuilder::act`] meters every model call ([`metered`]) and runs the act ([`act`]:
+//! relevant files, explorer, token-budgeted opening from [`context`], plan from [`planner`]);
+//! [`AgentBuilder::review`] checks a change whose gates pass against the task's stated
+//! requirements ([`reflect`], only when the engine asks: a verdict it acts on); [`turn`] runs each loop, one turn at a time, sending back only what
 //! [`answer`] sorted as sendable and shortening the conversation ([`compact`]) when the model
 //! refuses it as too long; [`paths`] keeps every path inside the worktree.
 //! The agent proposes edits in the worktree only: the engine validates the change, runs the
@@ -28,17 +29,20 @@ pub mod turn;
 
 use std::fmt;
 
-use std::time::Instant;
-
 use act::Act;
 use metered::Metered;
 use reflect::{Attempt, Reflector};
 
 use crate::exec::CommandRunner;
 use crate::llm::{BudgetCaps, Budgeted, LlmConfig, Provider, first_exceeded};
-use crate::protocol::builder::{ActReport, ActRequest, BuildError, Builder, ToolCallRecord};
+use crate::protocol::builder::{
+    ActReport, ActRequest, BuildError, Builder, ReviewReport, ReviewRequest,
+};
 
 pub use tools::CommandSettings;
+
+/// Bytes of the change shown to the requirements review.
+const REVIEW_DIFF_BYTES: usize = 12_000;
 
 /// Repositories with more files than this get an explorer's summary before a build.
 pub const EXPLORE_MIN_FILES: usize = 400;
@@ -52,7 +56,7 @@ pub struct AgentSettings {
     pub fast_model: String,
     /// Token budget of the opening context.
     pub context_tokens: usize,
-    /// Reflect after each act.
+    /// Review a change whose gates pass against the task's stated requirements.
     pub reflect: bool,
     /// A build in a repository with more files than this starts with the explorer.
     pub explore_min_files: usize,
@@ -142,50 +146,54 @@ impl<P: Provider, R: CommandRunner> Builder for AgentBuilder<P, R> {
             request: &request,
         };
         let mut report = act.run().await?;
-        if self.settings.reflect {
-            self.reflect(&metered, &request, &mut report).await;
-        }
         report.usage = metered.usage();
         report.llm_calls = metered.calls();
         Ok(report)
     }
+
+    /// Only when reviews are on and the budget allows a call.
+    async fn review(&self, request: ReviewRequest<'_>) -> Result<Option<ReviewReport>, BuildError> {
+        if !self.settings.reflect || first_exceeded(&self.caps, &self.provider.spent()).is_some() {
+            return Ok(None);
+        }
+        Ok(Some(self.review_change(&request).await))
+    }
 }
 
 impl<P: Provider, R: CommandRunner> AgentBuilder<P, R> {
-    /// Asks the fast model to score the attempt; its view is recorded, never obeyed (a failed
-    /// reflection is noted and the act stands).
-    async fn reflect(
-        &self,
-        provider: &Metered<'_, Budgeted<P>>,
-        request: &ActRequest<'_>,
-        report: &mut ActReport,
-    ) {
-        if first_exceeded(&self.caps, &self.provider.spent()).is_some() {
-            return;
-        }
+    /// The requirements review on the fast model: the change whose gates pass, against the
+    /// task's stated requirements. A failed review is noted and the change stands.
+    async fn review_change(&self, request: &ReviewRequest<'_>) -> ReviewReport {
+        let metered = Metered::new(&self.provider);
         let reflector = Reflector {
-            provider,
+            provider: &metered,
             model: &self.settings.fast_model,
             max_tokens: self.settings.max_output_tokens,
             stream: self.settings.stream,
         };
-        let started = Instant::now();
-        let started_unix_ms = crate::engine::run::now_ms();
+        let change = ActReport {
+            summary: format!(
+                "the gates pass with this change:\n{}",
+                crate::report::trim_to(request.diff, REVIEW_DIFF_BYTES)
+            ),
+            ..ActReport::default()
+        };
         let attempt = Attempt {
             task: request.task,
-            report,
+            report: &change,
         };
-        let (line, success) = match reflector.reflect(&attempt).await {
-            Ok(reflection) => (reflection.line(), true),
-            Err(err) => (format!("reflection unavailable: {err}"), false),
+        let (line, missing) = match reflector.reflect(&attempt).await {
+            Ok(reflection) => (reflection.line(), reflection.missing),
+            Err(err) => (
+                format!("requirements review unavailable: {err}"),
+                Vec::new(),
+            ),
         };
-        report.tool_calls.push(ToolCallRecord {
-            tool: "reflect".into(),
-            input: line.clone(),
-            success,
-            started_unix_ms,
-            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        });
-        report.actions.push(line);
+        ReviewReport {
+            missing,
+            line,
+            usage: metered.usage(),
+            llm_calls: metered.calls(),
+        }
     }
 }

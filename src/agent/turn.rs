@@ -22,6 +22,11 @@ use crate::protocol::records::Usage;
 /// Malformed turns re-prompted in a row before the act ends.
 pub const MAX_REPROMPTS: u32 = 2;
 
+/// The same call (tool and arguments) this many times: the model is told it is going round.
+pub const STUCK_NUDGE_AT: u32 = 3;
+/// The same call this many times: the act ends, saying so.
+pub const STUCK_STOP_AT: u32 = 5;
+
 /// Said to the model when it answers without calling a tool.
 const NUDGE: &str =
     "Continue with the tools. When the change is done, call `finish` with a summary.";
@@ -50,6 +55,8 @@ struct Progress {
     observations: Vec<Observation>,
     usage: Usage,
     malformed_streak: u32,
+    /// How often each call (tool and arguments) was asked for in this act.
+    repeats: std::collections::HashMap<String, u32>,
     /// What the loop did besides tool calls (a conversation shortened to fit), for the report.
     notes: Vec<String>,
 }
@@ -120,7 +127,18 @@ async fn carry_out<P: Provider, R: CommandRunner>(
     sorted: Sorted,
 ) -> Result<TurnEnd, BuildError> {
     let mut malformed = sorted.malformed;
+    let mut stuck_note = None;
     for call in &sorted.calls {
+        match repeated(&mut progress.repeats, call) {
+            Repeat::New => {}
+            Repeat::Nudge(times) => stuck_note = Some(stuck_nudge(&call.name, times)),
+            Repeat::Stop(times) => {
+                return Ok(TurnEnd::Stopped(format!(
+                    "the model made the same `{}` call with the same arguments {times} times;                      the act ends without progress",
+                    call.name
+                )));
+            }
+        }
         let (outcome, observation) = session.tools.dispatch(call).await;
         progress.observations.push(observation);
         let (content, is_error) = match outcome {
@@ -142,8 +160,9 @@ async fn carry_out<P: Provider, R: CommandRunner>(
             is_error,
         }));
     }
-    if let Some(note) = sorted.note {
-        progress.messages.push(Message::user(note));
+    let notes: Vec<String> = sorted.note.into_iter().chain(stuck_note).collect();
+    if !notes.is_empty() {
+        progress.messages.push(Message::user(notes.join("\n")));
     }
     let all_malformed = malformed > 0 && malformed == sorted.calls.len() + sorted.malformed;
     progress.malformed_streak = if all_malformed {
@@ -158,6 +177,37 @@ async fn carry_out<P: Provider, R: CommandRunner>(
         )));
     }
     Ok(TurnEnd::Continue)
+}
+
+/// How often a call was seen, as the loop acts on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Repeat {
+    New,
+    Nudge(u32),
+    Stop(u32),
+}
+
+/// Counts `call` (its tool and arguments) and says what the count means.
+fn repeated(
+    repeats: &mut std::collections::HashMap<String, u32>,
+    call: &crate::llm::ToolCall,
+) -> Repeat {
+    let key = format!("{}\u{0}{}", call.name, call.arguments);
+    let times = repeats.entry(key).or_insert(0);
+    *times += 1;
+    match *times {
+        n if n >= STUCK_STOP_AT => Repeat::Stop(n),
+        n if n >= STUCK_NUDGE_AT => Repeat::Nudge(n),
+        _ => Repeat::New,
+    }
+}
+
+fn stuck_nudge(tool: &str, times: u32) -> String {
+    format!(
+        "You have made the same `{tool}` call with the same arguments {times} times; its result \
+         will not change. Use what you already have: edit the code, try something different, or \
+         call `finish`. At {STUCK_STOP_AT} identical calls the attempt ends."
+    )
 }
 
 /// Asks; when the model refuses the conversation as too long for its context window, asks once

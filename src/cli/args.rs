@@ -45,6 +45,16 @@ pub struct Cli {
         hide_env_values = true
     )]
     pub model: Option<String>,
+    /// Fast model (planning, exploring, the requirements review), overriding `llm.fast_model`;
+    /// without either it is the primary model.
+    #[arg(
+        long,
+        global = true,
+        value_name = "MODEL",
+        env = "META_AGENT_FAST_MODEL",
+        hide_env_values = true
+    )]
+    pub fast_model: Option<String>,
     /// LLM API base URL, overriding `llm.base_url` and `OPENAI_BASE_URL`.
     #[arg(
         long,

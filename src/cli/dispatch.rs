@@ -43,6 +43,7 @@ fn overrides(cli: &Cli) -> Overrides {
         config: cli.config.clone(),
         llm_provider: cli.llm_provider,
         model: cli.model.clone(),
+        fast_model: cli.fast_model.clone(),
         llm_base_url: cli.llm_base_url.clone(),
         verbose: cli.verbose > 0,
     }

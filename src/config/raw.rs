@@ -73,7 +73,7 @@ pub struct RawLlm {
     pub provider: Option<LlmProvider>,
     /// The primary model: writes code and the final summary.
     pub model: Option<String>,
-    /// The fast model: classification, planning and reflection.
+    /// The fast model: planning, exploring and the requirements review (default: `model`).
     pub fast_model: Option<String>,
     /// Base URL of the API (overrides `OPENAI_BASE_URL` and the provider's default).
     pub base_url: Option<String>,
@@ -98,8 +98,9 @@ pub struct RawLlm {
     /// (`*.openai.azure.com` or a `/openai/deployments/` path); setting this also selects the
     /// Azure request shape (`api-key` header, deployment path). Default `2024-10-21`.
     pub api_version: Option<String>,
-    /// After each attempt, ask the fast model to score it and name what is missing (default
-    /// true). The gates still decide completion.
+    /// Once the gates pass, ask the fast model whether the change meets the task's stated
+    /// acceptance criteria; what it names as missing is the next attempt's work (default true;
+    /// only for tasks with acceptance criteria and an iteration left).
     pub reflect: Option<bool>,
     /// Ask for streamed (SSE) answers (default true). `false` asks for whole answers, for
     /// servers that stream badly.

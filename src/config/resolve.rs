@@ -88,7 +88,7 @@ pub struct LlmSettings {
     pub record: Option<String>,
     /// Azure `api-version`, when set.
     pub api_version: Option<String>,
-    /// Reflection after each attempt.
+    /// The requirements review once the gates pass (`llm.reflect`, default true).
     pub reflect: bool,
     /// Streamed answers (`llm.stream`, default true).
     pub stream: bool,

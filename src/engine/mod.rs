@@ -7,7 +7,10 @@
 //! commit message, trailers and escalation report; [`tamper`] the test-tamper guard; [`task`]
 //! task files.
 
+pub mod baseline;
 pub mod decide;
+mod digest;
+pub mod hints;
 pub mod improve;
 mod observe;
 pub mod outcome;
@@ -15,4 +18,5 @@ pub mod patch_gate;
 pub mod run;
 pub mod scripted;
 pub mod state;
+pub mod subject;
 pub mod tamper;

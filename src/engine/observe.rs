@@ -24,6 +24,11 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     pub(super) async fn observe(&self, state: &mut LoopState) -> GatesSummary {
         let started = Instant::now();
         let started_ms = now_ms();
+        let phase = if state.before_any_act() {
+            StepPhase::Baseline
+        } else {
+            StepPhase::Test
+        };
         let workdir = self.repo.workdir();
         let ctx = self.gate_context(&workdir);
         let mut summary = self.run_gates_fast_first(&ctx, state, &workdir).await;
@@ -45,19 +50,20 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         state.signatures = signatures;
         self.hindsight.recall(&state.signatures).await;
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(0);
-        let outcome = if summary.passed {
-            "gates passed"
-        } else {
-            "gates failed"
+        let outcome = match (phase, summary.passed) {
+            (StepPhase::Baseline, true) => "baseline: gates passed",
+            (StepPhase::Baseline, false) => "baseline: gates failed",
+            (_, true) => "gates passed",
+            (_, false) => "gates failed",
         };
         self.events.emit(&Event::PhaseFinished {
-            phase: StepPhase::Test,
+            phase,
             iteration: state.iteration,
             duration_ms,
             outcome: outcome.into(),
         });
         state.history.push(StepRecord {
-            phase: StepPhase::Test,
+            phase,
             iteration: state.iteration,
             started_unix_ms: started_ms,
             duration_ms,

@@ -8,9 +8,6 @@ use super::state::LoopState;
 use crate::protocol::ending::EscalationReason;
 use crate::protocol::records::{GateRecord, ResolutionTried, RunOutcome, StepPhase, StepRecord};
 
-/// Longest subject line.
-const SUBJECT_CHARS: usize = 72;
-
 /// `tests=pass(120/120) lint=pass coverage=pass(84.2%>=80%)`.
 pub fn gates_trailer(gates: &[GateRecord]) -> String {
     gates.iter().map(gate_word).collect::<Vec<_>>().join(" ")
@@ -57,11 +54,8 @@ fn files_changed(state: &LoopState) -> BTreeSet<&str> {
 /// The commit message: subject, what changed per iteration, the task reference, trailers. All
 /// but the trailers pass the Markdown neutraliser comments pass.
 pub fn commit_message(state: &LoopState, trailers: bool) -> String {
-    let mut subject = format!("meta-agent: {}", state.task.title);
-    if subject.chars().count() > SUBJECT_CHARS {
-        subject = subject.chars().take(SUBJECT_CHARS - 1).collect::<String>() + "…";
-    }
-    let mut body = String::new();
+    let subject = super::subject::commit_subject(state);
+    let mut body = format!("Task: {}\n\n", state.task.title);
     for step in acting_steps(state).filter(|step| !step.files_changed.is_empty()) {
         let label = if step.phase == StepPhase::Build {
             "build".to_owned()
@@ -82,6 +76,14 @@ pub fn commit_message(state: &LoopState, trailers: bool) -> String {
             state.flaky.join(", ")
         );
     }
+    let preexisting = preexisting_failures(state);
+    if !preexisting.is_empty() {
+        let _ = writeln!(
+            body,
+            "- left as they were (failing before this change, not asked about): {}",
+            preexisting.join("; ")
+        );
+    }
     let mut message = format!("{subject}\n\n");
     if !body.is_empty() {
         message.push_str(&body);
@@ -99,6 +101,22 @@ pub fn commit_message(state: &LoopState, trailers: bool) -> String {
         message.push_str(&trailer_block(state));
     }
     message
+}
+
+/// The baseline's failures still failing at the end, when the task does not ask about them.
+fn preexisting_failures(state: &LoopState) -> Vec<String> {
+    let Some(baseline) = state.baseline() else {
+        return Vec::new();
+    };
+    let left = super::baseline::only_preexisting(&state.signature_ids(), &baseline.signatures);
+    if !left || super::baseline::task_asks_about(&state.task, &baseline.signatures) {
+        return Vec::new();
+    }
+    state
+        .signatures
+        .iter()
+        .map(|s| s.template.clone())
+        .collect()
 }
 
 fn step_description(step: &StepRecord) -> String {

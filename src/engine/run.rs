@@ -11,10 +11,10 @@
 //! them and the rest is committed (nothing is, when the refusal is about the whole change), with
 //! one line per refusal in the report and a `PatchRefused` event.
 
-use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use super::baseline;
 use super::decide::{self, Budgets, Decision, DecisionInput};
 use super::improve::{self, HindsightView};
 use super::outcome;
@@ -24,10 +24,12 @@ use crate::config::Config;
 use crate::exec::CommandRunner;
 use crate::gates::GatesSummary;
 use crate::git::{GitError, Identity, Repository};
-use crate::protocol::builder::{ActRequest, BuildError, Builder, FailureContext};
+use crate::protocol::builder::{ActRequest, BuildError, Builder};
 use crate::protocol::ending::EscalationReason;
 use crate::protocol::event::{Event, EventSink, LoopPhase};
-use crate::protocol::records::{Plan, ResolutionTried, RunOutcome, StepRecord, Usage};
+use crate::protocol::records::{
+    Plan, ResolutionTried, RunOutcome, SignatureRecord, StepRecord, Usage,
+};
 use crate::protocol::task::Task;
 
 /// Why a run could not go on (not: why the code is wrong — that is an escalation).
@@ -142,6 +144,8 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             started_unix_ms: now_ms(),
             outcome: None,
             escalation: None,
+            reviewed: false,
+            review_missing: Vec::new(),
             task,
         };
         self.events.emit(&Event::RunStarted {
@@ -267,7 +271,14 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 elapsed_before + u64::try_from(resumed_at.elapsed().as_millis()).unwrap_or(0);
             self.sessions.save(state)?;
             match state.phase {
-                LoopPhase::Idle => self.transition(state, LoopPhase::Planning, "run started"),
+                LoopPhase::Idle if self.config.gates.is_empty() => {
+                    self.transition(state, LoopPhase::Planning, "run started (no gates)");
+                }
+                LoopPhase::Idle => self.transition(
+                    state,
+                    LoopPhase::Observing,
+                    "baseline: observe the gates before acting",
+                ),
                 LoopPhase::Planning => self.plan(state),
                 LoopPhase::Acting => {
                     if let Some(refused) = self.act(state).await? {
@@ -421,7 +432,16 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 duration_ms: call.duration_ms,
             });
         }
-        for call in &report.llm_calls {
+        self.record_llm_calls(&report.llm_calls);
+        state.builder_calls += 1;
+        state.usage.add(&report.usage);
+        state.review_missing.clear();
+        let outcome = report.gave_up.clone().unwrap_or(report.summary.clone());
+        Ok((report.actions, Vec::new(), outcome))
+    }
+
+    fn record_llm_calls(&self, calls: &[crate::protocol::builder::LlmCallRecord]) {
+        for call in calls {
             self.events.emit(&Event::LlmCall {
                 provider: call.provider.clone(),
                 model: call.model.clone(),
@@ -431,79 +451,6 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 started_unix_ms: call.started_unix_ms,
                 duration_ms: call.duration_ms,
             });
-        }
-        state.builder_calls += 1;
-        state.usage.llm_calls += report.usage.llm_calls;
-        state.usage.input_tokens += report.usage.input_tokens;
-        state.usage.output_tokens += report.usage.output_tokens;
-        state.usage.cost_usd += report.usage.cost_usd;
-        let outcome = report.gave_up.clone().unwrap_or(report.summary.clone());
-        Ok((report.actions, Vec::new(), outcome))
-    }
-
-    /// Everything the next attempt should know.
-    fn failure_context(&self, state: &LoopState) -> FailureContext {
-        let attempts = state
-            .history
-            .iter()
-            .filter(|step| step.phase.is_act())
-            .flat_map(|step| {
-                step.actions
-                    .iter()
-                    .map(move |a| format!("iteration {}: {a}", step.iteration))
-            })
-            .collect();
-        let files: BTreeSet<String> = state
-            .history
-            .iter()
-            .flat_map(|s| s.files_changed.iter().cloned())
-            .collect();
-        let failures = state
-            .signatures
-            .iter()
-            .map(|s| format!("[{}] {} — {}", s.kind.as_str(), s.template, s.excerpt))
-            .collect();
-        let persistent = state
-            .previous_signature_ids()
-            .is_some_and(|prev| prev == state.signature_ids());
-        let patterns = format!(
-            "{} failure signature(s) across gates {}{}",
-            state.signatures.len(),
-            state
-                .gates
-                .iter()
-                .filter(|g| g.failed())
-                .map(|g| g.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-            if persistent {
-                "; the same failures persisted through the last attempt"
-            } else {
-                ""
-            }
-        );
-        let output = state
-            .gates
-            .iter()
-            .flat_map(|g| g.reasons.iter())
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("\n");
-        let instruction = if state.iteration > 1 {
-            "The previous attempts did not make the gates pass. Try a different approach from the ones listed.".into()
-        } else {
-            "Make the failing gates pass without weakening, skipping or deleting tests.".into()
-        };
-        let mut guidance = improve::guidance_for(self.hindsight_ctx(), state);
-        guidance.extend(state.task.guidance.iter().cloned());
-        FailureContext {
-            failures,
-            attempts,
-            files_changed: files.into_iter().collect(),
-            output,
-            patterns,
-            instruction,
-            guidance,
         }
     }
 
@@ -545,7 +492,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         Ok((step_diff, files))
     }
 
-    fn hindsight_ctx(&self) -> improve::HindsightCtx<'_, R, G> {
+    pub(super) fn hindsight_ctx(&self) -> improve::HindsightCtx<'_, R, G> {
         improve::HindsightCtx {
             view: self.hindsight,
             runner: self.runner,
@@ -558,16 +505,27 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     }
 
     async fn reflect(&self, state: &mut LoopState) -> Result<Ending, EngineError> {
-        let decision = self.decision(state);
+        let after_baseline = state.before_any_act() && state.transient_error.is_none();
+        let decision = if after_baseline {
+            self.baseline_decision(state)
+        } else {
+            self.decision(state)
+        };
         self.events.emit(&Event::Decided {
             iteration: state.iteration,
             decision: decision.kind(),
             reason: decision.reason(),
         });
+        let decision = match decision {
+            Decision::Complete => self.review(state).await?,
+            other => other,
+        };
         match decision {
             Decision::Complete => self.complete(state),
             Decision::Continue { plan, reason } => {
-                state.iteration += 1;
+                if !after_baseline {
+                    state.iteration += 1;
+                }
                 state.plan = Some(plan);
                 tracing::info!(
                     iteration = state.iteration,
@@ -590,10 +548,43 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         }
     }
 
+    /// What follows the baseline: hindsight for the failures the task asks about, then the
+    /// model; a green baseline builds the task (or has nothing to do without a model).
+    fn baseline_decision(&self, state: &LoopState) -> Decision {
+        baseline::after_baseline(&baseline::BaselineInput {
+            passed: crate::protocol::records::gates_passed(&state.gates),
+            asked: self.baseline_asked(state),
+            hindsight_available: improve::has_untried(self.hindsight_ctx(), state),
+            agent_available: self.builder.available(state.builder_calls),
+        })
+    }
+
+    /// Whether the task asks about the baseline's failures (true when there was no baseline).
+    fn baseline_asked(&self, state: &LoopState) -> bool {
+        state.baseline().is_none_or(|step| {
+            step.signatures.is_empty() || baseline::task_asks_about(&state.task, &step.signatures)
+        })
+    }
+
+    /// The baseline's failures that are still failing and not the task's to fix: they do not
+    /// hold the change back (the commit message names them).
+    pub(super) fn preexisting_left(&self, state: &LoopState) -> Vec<SignatureRecord> {
+        let Some(step) = state.baseline() else {
+            return Vec::new();
+        };
+        if self.baseline_asked(state)
+            || !baseline::only_preexisting(&state.signature_ids(), &step.signatures)
+        {
+            return Vec::new();
+        }
+        state.signatures.clone()
+    }
+
     fn decision(&self, state: &LoopState) -> Decision {
         let signatures = state.signature_ids();
         let previous = state.previous_signature_ids();
-        let gates_passed = crate::protocol::records::gates_passed(&state.gates);
+        let gates_passed = crate::protocol::records::gates_passed(&state.gates)
+            || !self.preexisting_left(state).is_empty();
         let budgets = Budgets {
             max_tokens: self.config.llm.max_tokens,
             max_cost_usd: self.config.llm.max_cost_usd,
@@ -612,6 +603,42 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             transient_retries: state.transient_retries,
             hindsight_available: improve::has_untried(self.hindsight_ctx(), state),
             agent_available: self.builder.available(state.builder_calls),
+        })
+    }
+
+    /// After the gates first pass on a change, when the task states requirements and another
+    /// iteration could act on the verdict: the builder's requirements review. Missing
+    /// requirements turn completion into one more fix; anything else leaves it complete.
+    async fn review(&self, state: &mut LoopState) -> Result<Decision, EngineError> {
+        let can_act =
+            state.iteration < state.max_iterations && self.builder.available(state.builder_calls);
+        if state.reviewed
+            || state.task.acceptance.is_empty()
+            || state.worktree_diff.is_empty()
+            || !can_act
+        {
+            return Ok(Decision::Complete);
+        }
+        state.reviewed = true;
+        let request = crate::protocol::builder::ReviewRequest {
+            task: &state.task,
+            diff: &state.worktree_diff,
+        };
+        let Some(report) = self.builder.review(request).await? else {
+            return Ok(Decision::Complete);
+        };
+        self.record_llm_calls(&report.llm_calls);
+        state.usage.add(&report.usage);
+        tracing::info!("{}", report.line);
+        if report.missing.is_empty() {
+            return Ok(Decision::Complete);
+        }
+        state.review_missing = report.missing;
+        Ok(Decision::Continue {
+            plan: Plan::AgentFix {
+                different_approach: false,
+            },
+            reason: format!("the requirements review: {}", report.line),
         })
     }
 

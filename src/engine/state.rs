@@ -64,6 +64,12 @@ pub struct LoopState {
     /// Why the run stopped without a commit, when it did.
     #[serde(default)]
     pub escalation: Option<EscalationReason>,
+    /// The requirements review ran (once per run, after the gates first pass).
+    #[serde(default)]
+    pub reviewed: bool,
+    /// What the requirements review found missing: the next act's first failures.
+    #[serde(default)]
+    pub review_missing: Vec<String>,
 }
 
 /// A resume after a kill.
@@ -84,6 +90,18 @@ impl LoopState {
                 .count(),
         )
         .unwrap_or(u32::MAX)
+    }
+
+    /// The baseline observation (the gates before any act), when the run took one.
+    pub fn baseline(&self) -> Option<&StepRecord> {
+        self.history
+            .iter()
+            .find(|step| step.phase == StepPhase::Baseline)
+    }
+
+    /// Whether no act has happened yet (the next observation is the baseline).
+    pub fn before_any_act(&self) -> bool {
+        !self.history.iter().any(|step| step.phase.is_act())
     }
 
     /// The signature ids of the latest observation.
@@ -256,6 +274,8 @@ mod tests {
             started_unix_ms: 0,
             outcome: None,
             escalation: None,
+            reviewed: false,
+            review_missing: Vec::new(),
         }
     }
 

@@ -155,32 +155,30 @@ impl LlmConfig {
     /// Resolves `settings` with `env`: `llm.base_url` over `OPENAI_BASE_URL` over the default;
     /// the key from `llm.api_key_env` over the provider's usual variable.
     pub fn from_settings(settings: &LlmSettings, env: &LlmEnv) -> Self {
-        let (models, base_url, key) = match settings.provider {
+        let (default_model, base_url, key) = match settings.provider {
             LlmProvider::Openai => (
-                ("gpt-4.1", "gpt-4.1-mini"),
+                "gpt-4.1",
                 env.openai_base_url
                     .clone()
                     .unwrap_or_else(|| OPENAI_BASE_URL.to_string()),
                 env.openai_api_key.clone(),
             ),
             LlmProvider::Anthropic => (
-                ("claude-sonnet-4-5", "claude-haiku-4-5"),
+                "claude-sonnet-4-5",
                 ANTHROPIC_BASE_URL.to_string(),
                 env.anthropic_api_key.clone(),
             ),
-            LlmProvider::None | LlmProvider::Replay => (("", ""), String::new(), None),
+            LlmProvider::None | LlmProvider::Replay => ("", String::new(), None),
         };
         let base = settings.base_url.clone().unwrap_or(base_url);
         let model = settings
             .model
             .clone()
-            .unwrap_or_else(|| models.0.to_string());
+            .unwrap_or_else(|| default_model.to_string());
         Self {
             provider: settings.provider,
-            fast_model: settings
-                .fast_model
-                .clone()
-                .unwrap_or_else(|| models.1.to_string()),
+            // One model unless told otherwise: a server with one model answers every call.
+            fast_model: settings.fast_model.clone().unwrap_or_else(|| model.clone()),
             model,
             base_url: base.clone(),
             api_key: env.configured_key.clone().or(key),

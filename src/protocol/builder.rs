@@ -84,6 +84,25 @@ pub struct ToolCallRecord {
     pub duration_ms: u64,
 }
 
+/// A change whose gates pass, to be checked against the task's stated requirements.
+#[derive(Debug, Clone)]
+pub struct ReviewRequest<'a> {
+    pub task: &'a Task,
+    /// The change against the base commit.
+    pub diff: &'a str,
+}
+
+/// What the requirements review found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReviewReport {
+    /// Stated requirements the change does not meet (empty: it meets them).
+    pub missing: Vec<String>,
+    /// One line for the record.
+    pub line: String,
+    pub usage: Usage,
+    pub llm_calls: Vec<LlmCallRecord>,
+}
+
 /// Why the builder failed.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
@@ -120,4 +139,12 @@ pub trait Builder: Send + Sync {
         &self,
         request: ActRequest<'_>,
     ) -> impl Future<Output = Result<ActReport, BuildError>> + Send;
+    /// Checks a change whose gates pass against the task's stated requirements; `None` when
+    /// this builder does not review (no model, or reviews turned off).
+    fn review(
+        &self,
+        _request: ReviewRequest<'_>,
+    ) -> impl Future<Output = Result<Option<ReviewReport>, BuildError>> + Send {
+        std::future::ready(Ok(None))
+    }
 }

@@ -74,6 +74,8 @@ pub enum StepPhase {
     Improve,
     /// An observation: the gates ran.
     Test,
+    /// The observation before any act: the gates on the code as the run found it.
+    Baseline,
 }
 
 impl StepPhase {
@@ -82,6 +84,7 @@ impl StepPhase {
             StepPhase::Build => "build",
             StepPhase::Improve => "improve",
             StepPhase::Test => "test",
+            StepPhase::Baseline => "baseline",
         }
     }
 
@@ -89,7 +92,7 @@ impl StepPhase {
     pub fn is_act(self) -> bool {
         match self {
             StepPhase::Build | StepPhase::Improve => true,
-            StepPhase::Test => false,
+            StepPhase::Test | StepPhase::Baseline => false,
         }
     }
 }
@@ -150,6 +153,16 @@ pub struct Usage {
     pub cost_usd: f64,
     /// Wall-clock time of the run so far (across resumes).
     pub elapsed_ms: u64,
+}
+
+impl Usage {
+    /// Adds the model use of one step (calls, tokens, cost; not the wall clock).
+    pub fn add(&mut self, step: &Usage) {
+        self.llm_calls += step.llm_calls;
+        self.input_tokens += step.input_tokens;
+        self.output_tokens += step.output_tokens;
+        self.cost_usd += step.cost_usd;
+    }
 }
 
 /// The step the loop will take in Acting.

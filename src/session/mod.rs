@@ -140,6 +140,8 @@ pub struct Overrides {
     pub config: Option<PathBuf>,
     pub llm_provider: Option<LlmProvider>,
     pub model: Option<String>,
+    /// `--fast-model`.
+    pub fast_model: Option<String>,
     pub llm_base_url: Option<String>,
     /// More detail in what a person reads.
     pub verbose: bool,

@@ -113,6 +113,9 @@ pub async fn load_config(
     if let Some(model) = &overrides.model {
         config.llm.model = Some(model.clone());
     }
+    if let Some(model) = &overrides.fast_model {
+        config.llm.fast_model = Some(model.clone());
+    }
     if let Some(url) = &overrides.llm_base_url {
         config.llm.base_url = Some(url.clone());
     }

@@ -304,6 +304,45 @@ async fn the_step_cap_ends_the_act_honestly_and_commands_get_no_secrets() {
 }
 
 #[tokio::test]
+async fn the_same_call_three_times_is_nudged_and_five_times_ends_the_act() {
+    let same = || call("call_r", "read_file", json!({"path": "calc.py"}));
+    let mock = MockLlm::start(vec![
+        same(),
+        same(),
+        same(),
+        same(),
+        same(),
+        finish("never reached"),
+    ])
+    .await;
+    let repo = small_repo();
+    let report = act(&mock.base_url, repo.path(), 15).await;
+    let gave_up = report.gave_up.unwrap_or_default();
+    assert!(
+        gave_up.contains("same `read_file` call with the same arguments 5 times"),
+        "{gave_up}"
+    );
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 5, "the fifth identical call ends the act");
+    let said = |request: &Recorded| {
+        messages(request)
+            .last()
+            .and_then(|m| m["content"].as_str().map(str::to_owned))
+            .unwrap_or_default()
+    };
+    assert!(
+        !said(&requests[2]).contains("same `read_file` call"),
+        "twice is not yet stuck"
+    );
+    assert!(
+        said(&requests[3]).contains("same `read_file` call with the same arguments 3 times"),
+        "the third identical call is answered with a nudge: {}",
+        said(&requests[3])
+    );
+    assert_eq!(report.actions.len(), 4, "the fifth call is not carried out");
+}
+
+#[tokio::test]
 async fn a_text_answer_is_nudged_back_to_the_tools() {
     let text_only = Reply::ok(json!({
         "choices": [{"index": 0, "finish_reason": "stop",
@@ -550,11 +589,6 @@ async fn a_failing_test_is_fixed_end_to_end_by_the_agent() {
             json!({"summary": "built nothing yet: the gates will show what fails"}),
         ),
         streamed_call(
-            "call_rf1",
-            "reflect",
-            json!({"completeness": 2, "quality": 5, "missing": ["the floor division in mean"]}),
-        ),
-        streamed_call(
             "call_x",
             "run_command",
             json!({"argv": ["sh", "-c", PROBE]}),
@@ -575,11 +609,6 @@ async fn a_failing_test_is_fixed_end_to_end_by_the_agent() {
             "finish",
             json!({"summary": "mean uses true division again"}),
         ),
-        streamed_call(
-            "call_rf2",
-            "reflect",
-            json!({"completeness": 9, "quality": 8, "missing": []}),
-        ),
     ])
     .await;
     let (_dir, work) = example_for(&mock.base_url);
@@ -591,7 +620,7 @@ async fn a_failing_test_is_fixed_end_to_end_by_the_agent() {
     .unwrap();
     assert_eq!(code, 0, "{outcome:#}");
     assert_eq!(outcome["outcome"], "committed", "{outcome:#}");
-    assert_eq!(outcome["llm_calls"], 7, "{outcome:#}");
+    assert_eq!(outcome["llm_calls"], 5, "{outcome:#}");
     let fixed = std::fs::read_to_string(work.join("calc.py")).unwrap();
     assert!(fixed.contains("sum(values) / len(values)"), "{fixed}");
     let audit = crate::common::session_file(&work, &outcome, "audit.jsonl");
@@ -609,38 +638,14 @@ async fn a_failing_test_is_fixed_end_to_end_by_the_agent() {
         "every tool call is audited: {tools:?}"
     );
     let requests = mock.requests();
-    assert_eq!(requests.len(), 7);
-    let models: Vec<String> = requests
-        .iter()
-        .map(|r| r.json()["model"].as_str().unwrap_or_default().to_owned())
-        .collect();
-    assert_eq!(
-        models,
-        [
+    assert_eq!(requests.len(), 5);
+    for request in &requests {
+        assert_eq!(
+            request.json()["model"],
             "test-model",
-            "fast-model",
-            "test-model",
-            "test-model",
-            "test-model",
-            "test-model",
-            "fast-model"
-        ],
-        "coding on the primary model, reflection on the fast one"
-    );
-    let reflect_tools: Vec<&str> = requests[1].json()["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|tool| tool["function"]["name"].as_str())
-        .map(|name| {
-            if name == "reflect" {
-                "reflect"
-            } else {
-                "other"
-            }
-        })
-        .collect();
-    assert_eq!(reflect_tools, ["reflect"]);
+            "every call codes: an act never reflects"
+        );
+    }
     let first = requests[0].json();
     assert_eq!(first["model"], "test-model");
     assert_eq!(first["stream"], true);
@@ -668,7 +673,7 @@ async fn a_failing_test_is_fixed_end_to_end_by_the_agent() {
         build_task.contains("<untrusted-task>\nTitle: Fix mean of floats"),
         "{build_task}"
     );
-    let improve_task = messages(&requests[2])[1]["content"]
+    let improve_task = messages(&requests[1])[1]["content"]
         .as_str()
         .unwrap()
         .to_owned();
@@ -678,25 +683,14 @@ async fn a_failing_test_is_fixed_end_to_end_by_the_agent() {
     );
     assert!(improve_task.contains("test_mean"), "{improve_task}");
     assert!(
-        improve_task.contains(
-            "reflection: completeness 2/10, quality 5/10; missing: the floor division in mean"
-        ),
-        "the reflection reaches the next attempt: {improve_task}"
-    );
-    assert!(
-        improve_task.contains("# Relevant files\n<untrusted-file>\ncalc.py (defines mean)\n"),
+        improve_task.contains("<untrusted-file>\ncalc.py (defines mean)\n"),
         "the file of the failure is excerpted: {improve_task}"
     );
-    let probe = tool_result(&requests[3], "call_x");
+    let probe = tool_result(&requests[2], "call_x");
     assert!(probe.contains("probe-done"), "{probe}");
-    let read = tool_result(&requests[4], "call_r");
+    let read = tool_result(&requests[3], "call_r");
     assert!(read.contains("sum(values) // len(values)"), "{read}");
-    assert_eq!(tool_result(&requests[5], "call_e"), "edited calc.py");
-    let audit_reflections = audit
-        .lines()
-        .filter(|line| line.contains("reflection: completeness"))
-        .count();
-    assert_eq!(audit_reflections, 2, "each reflection is an observation");
+    assert_eq!(tool_result(&requests[4], "call_e"), "edited calc.py");
     for request in &requests {
         assert_eq!(
             request.header("authorization"),
@@ -721,22 +715,12 @@ async fn a_recorded_run_replays_to_the_same_change_without_the_service() {
     let mock = MockLlm::start(vec![
         streamed_call("call_b", "finish", json!({"summary": "nothing yet"})),
         streamed_call(
-            "call_rf1",
-            "reflect",
-            json!({"completeness": 1, "quality": 5, "missing": ["the fix"]}),
-        ),
-        streamed_call(
             "call_e",
             "edit_file",
             json!({"path": "calc.py", "old_string": "sum(values) // len(values)",
                 "new_string": "sum(values) / len(values)"}),
         ),
         streamed_call("call_f", "finish", json!({"summary": "true division"})),
-        streamed_call(
-            "call_rf2",
-            "reflect",
-            json!({"completeness": 9, "quality": 9, "missing": []}),
-        ),
     ])
     .await;
     let transcripts = tempfile::tempdir().unwrap();
@@ -761,14 +745,14 @@ async fn a_recorded_run_replays_to_the_same_change_without_the_service() {
     .unwrap();
     assert_eq!(recorded.1["outcome"], "committed", "{:#}", recorded.1);
     assert_eq!(replayed.1["outcome"], "committed", "{:#}", replayed.1);
-    assert_eq!(replayed.1["llm_calls"], 5);
+    assert_eq!(replayed.1["llm_calls"], 3);
     assert_eq!(
         mock.requests().len(),
-        5,
+        3,
         "the replay never reached the service"
     );
     let lines = std::fs::read_to_string(&transcript).unwrap();
-    assert_eq!(lines.lines().count(), 5);
+    assert_eq!(lines.lines().count(), 3);
     assert!(!lines.contains(KEY));
     let change = committed_change(&first, bases[0].trim(), &recorded.1);
     assert!(

@@ -829,7 +829,10 @@ fn config_takes_base_url_and_key_from_the_passed_environment() {
         config.api_key.as_ref().map(|key| key.expose()),
         Some("configured")
     );
-    assert_eq!(config.fast_model, "gpt-4.1-mini");
+    assert_eq!(
+        config.fast_model, config.model,
+        "the fast model is the primary model unless configured"
+    );
     assert!(
         !format!("{config:?}").contains("configured"),
         "the key shows in Debug"

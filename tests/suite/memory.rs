@@ -831,6 +831,8 @@ fn loop_state(session: &str, issue: Option<u64>) -> meta_agent::engine::state::L
         started_unix_ms: 0,
         outcome: None,
         escalation: None,
+        reviewed: false,
+        review_missing: Vec::new(),
     }
 }
 

@@ -16,7 +16,9 @@ use meta_agent::config::LlmSettings;
 use meta_agent::config::raw::LlmProvider;
 use meta_agent::exec::Executor;
 use meta_agent::llm::{AnyProvider, BudgetCaps, LlmConfig, LlmEnv, RetryPolicy, connect};
-use meta_agent::protocol::builder::{ActReport, ActRequest, Builder, FailureContext};
+use meta_agent::protocol::builder::{
+    ActReport, ActRequest, Builder, FailureContext, ReviewRequest,
+};
 use meta_agent::protocol::records::Plan;
 use meta_agent::protocol::task::Task;
 
@@ -152,11 +154,6 @@ async fn the_fast_model_plans_and_sub_tasks_run_in_dependency_order() {
         ])),
         finish("rendered"),
         finish("documented"),
-        call(
-            "call_r",
-            "reflect",
-            json!({"completeness": 7, "quality": 6, "missing": ["tests"]}),
-        ),
     ])
     .await;
     let repo = repo();
@@ -174,7 +171,8 @@ async fn the_fast_model_plans_and_sub_tasks_run_in_dependency_order() {
     let models: Vec<String> = requests.iter().map(model).collect();
     assert_eq!(
         models,
-        ["fast-model", "primary-model", "primary-model", "fast-model"]
+        ["fast-model", "primary-model", "primary-model"],
+        "an act never reflects, reviews on or not: the review is the engine's, after green gates"
     );
     assert_eq!(tool_names(&requests[0]), ["plan"]);
     assert!(user_text(&requests[0]).contains("Plan this task in at most 8 sub-tasks"));
@@ -195,12 +193,7 @@ async fn the_fast_model_plans_and_sub_tasks_run_in_dependency_order() {
         )
     );
     assert!(tool_names(&requests[1]).contains(&"edit_file".to_owned()));
-    assert_eq!(tool_names(&requests[3]), ["reflect"]);
     assert!(report.actions[0].starts_with("plan: 2 sub-tasks (render → docs)"));
-    assert_eq!(
-        report.actions.last().map(String::as_str),
-        Some("reflection: completeness 7/10, quality 6/10; missing: tests")
-    );
     let recorded: Vec<(&str, u64)> = report
         .llm_calls
         .iter()
@@ -212,15 +205,53 @@ async fn the_fast_model_plans_and_sub_tasks_run_in_dependency_order() {
             ("fast-model", 120),
             ("primary-model", 120),
             ("primary-model", 120),
-            ("fast-model", 120)
         ],
         "every call is metered for the LlmCall events"
     );
-    assert_eq!(report.usage.llm_calls, 4);
-    assert_eq!(report.usage.input_tokens, 480);
+    assert_eq!(report.usage.llm_calls, 3);
+    assert_eq!(report.usage.input_tokens, 360);
     for request in &requests {
         assert!(!request.body.contains(KEY));
     }
+}
+
+#[tokio::test]
+async fn the_requirements_review_names_what_is_missing_on_the_fast_model_and_only_when_on() {
+    let mock = MockLlm::start(vec![call(
+        "call_r",
+        "reflect",
+        json!({"completeness": 6, "quality": 8, "missing": ["the --json flag is not documented"]}),
+    )])
+    .await;
+    let task = complex_task();
+    let review = || ReviewRequest {
+        task: &task,
+        diff: "diff --git a/src/cli.py b/src/cli.py\n+def render(): ...\n",
+    };
+    let off = agent(
+        &mock.base_url,
+        Knobs {
+            reflect: false,
+            explore_min_files: 1000,
+        },
+    );
+    assert_eq!(off.review(review()).await.unwrap(), None);
+    assert!(mock.requests().is_empty(), "reviews off: no call");
+    let on = agent(
+        &mock.base_url,
+        Knobs {
+            reflect: true,
+            explore_min_files: 1000,
+        },
+    );
+    let report = on.review(review()).await.unwrap().expect("a review");
+    assert_eq!(report.missing, ["the --json flag is not documented"]);
+    assert_eq!(report.usage.llm_calls, 1);
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(model(&requests[0]), "fast-model");
+    assert_eq!(tool_names(&requests[0]), ["reflect"]);
+    assert!(user_text(&requests[0]).contains("+def render()"));
 }
 
 #[tokio::test]
@@ -367,9 +398,9 @@ async fn a_perfect_score_from_the_model_does_not_commit_failing_gates() {
     let mock = MockLlm::start(vec![
         streamed_tool_call("call_f", "finish", json!({"summary": "all done, trust me"})),
         streamed_tool_call(
-            "call_r",
-            "reflect",
-            json!({"completeness": 10, "quality": 10, "missing": []}),
+            "call_g",
+            "finish",
+            json!({"summary": "really done, trust me"}),
         ),
     ])
     .await;
@@ -417,9 +448,9 @@ async fn a_perfect_score_from_the_model_does_not_commit_failing_gates() {
     assert_eq!(
         requests.len(),
         2,
-        "the budget (2 calls) stops the agent after the reflection"
+        "the budget (2 calls) stops the agent after its second word"
     );
-    assert_eq!(model(&requests[1]), "fast-model");
+    assert_eq!(model(&requests[1]), "primary-model");
     let default_branch = git(&work, &["rev-parse", base_branch.trim()]);
     assert_eq!(default_branch, base, "nothing reached the base branch");
 }

@@ -304,22 +304,32 @@ async fn the_run_trace_reaches_an_otlp_collector_as_a_span_tree_with_gen_ai_attr
         .inspect(|s| assert_eq!(parent_name(s), Some("meta-agent run")))
         .map(|s| s.name.as_str())
         .collect();
-    for phase in ["phase build", "phase test", "phase improve"] {
+    for phase in [
+        "phase baseline",
+        "phase build",
+        "phase test",
+        "phase improve",
+    ] {
         assert!(phases.contains(&phase), "{phases:?}");
     }
     let gates: Vec<&Span> = spans.iter().filter(|s| s.name == "gate check").collect();
     assert_eq!(
         gates.len(),
-        2,
-        "a failing then a passing gate: {:?}",
+        3,
+        "the baseline, then a failing and a passing gate: {:?}",
         names(&spans)
     );
-    assert!(gates.iter().all(|g| parent_name(g) == Some("phase test")));
+    assert_eq!(parent_name(gates[0]), Some("phase baseline"));
+    assert!(
+        gates[1..]
+            .iter()
+            .all(|g| parent_name(g) == Some("phase test"))
+    );
     let results: Vec<String> = gates
         .iter()
         .map(|g| text(&g.attributes, "meta_agent.gate.result"))
         .collect();
-    assert_eq!(results, ["fail", "pass"]);
+    assert_eq!(results, ["fail", "fail", "pass"]);
 
     let llm_calls: Vec<&Span> = spans
         .iter()

@@ -294,7 +294,7 @@ pub fn specs() -> Vec<ToolSpec> {
         ),
         spec(
             "finish",
-            "End your work with a short summary of what you changed and why.",
+            "End the work. First line of summary: the commit subject (imperative, <= 72 chars).",
             json!({"type": "object", "required": ["summary"], "properties": {
                 "summary": {"type": "string"}
             }}),

@@ -1,0 +1,208 @@
+//! Observe first, end to end through the real binary with the mock LLM and real git: the
+//! baseline gate run opens the first prompt (failures, in-repo frames, code at those frames), a
+//! first-seen bug is fixed in one model call within the prompt budget, the fix is learned and a
+//! recurrence is fixed with no model call though a model is configured, failures a feature task
+//! does not ask about are left alone and named, and the commit subject comes from the model.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::common::git;
+use crate::common::mock_llm::{MockLlm, Recorded, openai_answer};
+use crate::suite::agent::run_json;
+use meta_agent::agent::tokens::TokenCounter;
+
+/// Prompt tokens the first-seen single-file bug may cost, tool schemas included.
+pub(crate) const FIRST_PROMPT_BUDGET: usize = 3_000;
+
+/// The example with `//` in `mean`, and an `llm:` section pointing at the mock, committed.
+fn broken_example(base_url: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    crate::suite::agent::example_with(&format!(
+        "llm: {{provider: openai, base_url: \"{base_url}\", model: test-model, stream: false}}\n"
+    ))
+}
+
+/// One answer that edits `mean` back and finishes.
+fn fix_and_finish() -> crate::common::mock_llm::Reply {
+    let edit = json!({"path": "calc.py", "old_string": "sum(values) // len(values)",
+        "new_string": "sum(values) / len(values)"})
+    .to_string();
+    let finish = json!({"summary": "use true division in mean\n\nFloor division dropped the \
+        fraction of float averages."})
+    .to_string();
+    openai_answer(
+        "",
+        &[
+            ("call_e", "edit_file", &edit),
+            ("call_f", "finish", &finish),
+        ],
+        "tool_calls",
+    )
+}
+
+/// Everything the model was sent: the messages' text and the tool schemas.
+fn prompt_text(request: &Recorded) -> String {
+    let body = request.json();
+    let messages: String = body["messages"]
+        .as_array()
+        .map(|all| {
+            all.iter()
+                .filter_map(|m| m["content"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default();
+    format!("{messages}\n{}", body["tools"])
+}
+
+fn first_user_message(request: &Recorded) -> String {
+    request.json()["messages"][1]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+async fn run(work: &Path, args: &[&str]) -> (i32, Value) {
+    let work = work.to_owned();
+    let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        run_json(&work, &args)
+    })
+    .await
+    .unwrap()
+}
+
+fn subject(work: &Path, commit: &str) -> String {
+    git(work, &["log", "-1", "--format=%s", commit])
+        .trim()
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_first_seen_bug_is_fixed_in_one_call_opened_by_the_baseline() {
+    let mock = MockLlm::start(vec![fix_and_finish()]).await;
+    let (_dir, work) = broken_example(&mock.base_url);
+    let (code, outcome) = run(&work, &["run", "--text", "Fix mean of floats"]).await;
+    assert_eq!(code, 0, "{outcome:#}");
+    assert_eq!(outcome["outcome"], "committed", "{outcome:#}");
+    assert_eq!(outcome["llm_calls"], 1, "{outcome:#}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1, "one call: edit and finish in one answer");
+    let opening = first_user_message(&requests[0]);
+    assert!(opening.contains("<untrusted-failures>"), "{opening}");
+    assert!(
+        opening.contains("test_mean"),
+        "the baseline's failure: {opening}"
+    );
+    assert!(
+        opening.contains("sum(values) // len(values)"),
+        "the code at the failing frame: {opening}"
+    );
+    assert!(
+        !opening.contains("not on PATH"),
+        "no skipped gate's noise: {opening}"
+    );
+    let counter = TokenCounter::for_model("gpt-4.1");
+    let tokens = counter.count(&prompt_text(&requests[0]));
+    assert!(
+        tokens <= FIRST_PROMPT_BUDGET,
+        "{tokens} prompt tokens (tool schemas included) > {FIRST_PROMPT_BUDGET}"
+    );
+    let commit = outcome["commit"].as_str().expect("a commit");
+    assert_eq!(subject(&work, commit), "Use true division in mean");
+    let body = git(&work, &["log", "-1", "--format=%b", commit]);
+    assert!(body.contains("Task: Fix mean of floats"), "{body}");
+    assert!(body.contains("Meta-Agent-"), "trailers in the body: {body}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_recurrence_is_fixed_from_hindsight_with_no_model_call() {
+    let first = MockLlm::start(vec![fix_and_finish()]).await;
+    let (_dir, work) = broken_example(&first.base_url);
+    let (code, outcome) = run(&work, &["run", "--text", "Fix mean of floats"]).await;
+    assert_eq!(code, 0, "{outcome:#}");
+    let fix = outcome["commit"].as_str().expect("a commit").to_owned();
+    let learned = git(&work, &["show", "--stat", "--format=", &fix]);
+    assert!(
+        learned.contains(".meta-agent/hindsight"),
+        "the fix is learned with its signatures: {learned}"
+    );
+    // The fix is merged, then the bug comes back.
+    git(&work, &["checkout", "-q", "main"]);
+    git(&work, &["merge", "-q", "--ff-only", &fix]);
+    let config = work.join(".meta-agent.yml");
+    let second = MockLlm::start(Vec::new()).await;
+    let text = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace(&first.base_url, &second.base_url);
+    std::fs::write(&config, text).unwrap();
+    let calc = work.join("calc.py");
+    let source = std::fs::read_to_string(&calc).unwrap();
+    std::fs::write(
+        &calc,
+        source.replacen("sum(values) / len(values)", "sum(values) // len(values)", 1),
+    )
+    .unwrap();
+    git(&work, &["commit", "-q", "-am", "the bug comes back"]);
+    let (code, outcome) = run(&work, &["run", "--text", "Fix mean of floats again"]).await;
+    assert_eq!(code, 0, "{outcome:#}");
+    assert_eq!(outcome["outcome"], "committed", "{outcome:#}");
+    assert_eq!(outcome["llm_calls"], 0, "{outcome:#}");
+    assert!(
+        second.requests().is_empty(),
+        "the model was configured but not called: {:?}",
+        second.requests().len()
+    );
+    let fixed = std::fs::read_to_string(&calc).unwrap();
+    assert!(fixed.contains("sum(values) / len(values)"), "{fixed}");
+    let commit = outcome["commit"].as_str().expect("a commit");
+    assert!(
+        subject(&work, commit).starts_with("Apply known fix (patch: calc.py"),
+        "{}",
+        subject(&work, commit)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn failures_a_feature_task_does_not_ask_about_are_left_alone_and_named() {
+    let write =
+        json!({"path": "CHANGELOG.md", "content": "# 0.1.0\n- first release\n"}).to_string();
+    let finish = json!({"summary": "add a changelog for 0.1.0"}).to_string();
+    let mock = MockLlm::start(vec![openai_answer(
+        "",
+        &[
+            ("call_w", "write_file", &write),
+            ("call_f", "finish", &finish),
+        ],
+        "tool_calls",
+    )])
+    .await;
+    let (_dir, work) = broken_example(&mock.base_url);
+    let (code, outcome) = run(
+        &work,
+        &["run", "--text", "Write a CHANGELOG.md for version 0.1.0"],
+    )
+    .await;
+    assert_eq!(code, 0, "{outcome:#}");
+    assert_eq!(outcome["outcome"], "committed", "{outcome:#}");
+    assert_eq!(mock.requests().len(), 1);
+    let opening = first_user_message(&mock.requests()[0]);
+    assert!(
+        opening.contains("were there before any change"),
+        "the model is told the failures are not its own: {opening}"
+    );
+    let commit = outcome["commit"].as_str().expect("a commit");
+    assert_eq!(subject(&work, commit), "Add a changelog for 0.1.0");
+    let body = git(&work, &["log", "-1", "--format=%b", commit]);
+    assert!(
+        body.contains("left as they were (failing before this change, not asked about)"),
+        "{body}"
+    );
+    let calc = std::fs::read_to_string(work.join("calc.py")).unwrap();
+    assert!(
+        calc.contains("sum(values) // len(values)"),
+        "untouched: {calc}"
+    );
+}
