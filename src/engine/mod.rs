@@ -10,6 +10,7 @@
 pub mod decide;
 pub mod improve;
 mod observe;
+mod once;
 pub mod outcome;
 pub mod patch_gate;
 pub mod run;
