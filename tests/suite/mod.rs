@@ -20,6 +20,7 @@ mod hindsight_store;
 mod llm;
 mod llm_wire;
 mod local;
+mod memory;
 mod planning;
 mod redact;
 mod report_coverage;
