@@ -148,6 +148,7 @@ fn bench(c: &mut Criterion) {
                     parent_env: &[],
                     report_root: reports.path(),
                     identity: Identity::default(),
+                    deadline: Default::default(),
                 };
                 let options = StartOptions {
                     session: "bench".into(),
@@ -157,7 +158,7 @@ fn bench(c: &mut Criterion) {
                 let report = runtime
                     .block_on(engine.start(task(), options))
                     .expect("run");
-                assert_eq!(report.state.iterations_run(), 2);
+                assert_eq!(report.state.iterations_run(), 1);
                 assert!(report.commit.is_some());
                 drop(dir);
             },

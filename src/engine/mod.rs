@@ -13,6 +13,7 @@ mod digest;
 pub mod hints;
 pub mod improve;
 mod observe;
+mod once;
 pub mod outcome;
 pub mod patch_gate;
 pub mod run;

@@ -88,6 +88,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             policy: self.policy,
             report_root: self.report_root,
             limits: Limits::default(),
+            deadline: self.deadline,
             concurrency: self.config.loop_.gate_concurrency,
             runner: self.runner,
             events: self.events,

@@ -60,6 +60,8 @@ pub struct Engine<'a, R: CommandRunner, G: Repository, B: Builder> {
     /// Where gates write their reports (one directory per gate, reused per observation).
     pub report_root: &'a Path,
     pub identity: Identity,
+    /// The run's one deadline (see [`crate::protocol::deadline`]).
+    pub deadline: crate::protocol::deadline::Deadline,
 }
 
 /// How to start a run.
@@ -148,6 +150,15 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             review_missing: Vec::new(),
             task,
         };
+        // Saved before the first event: a run killed at any event from here on can be resumed.
+        self.sessions.save(&state)?;
+        if !options.dry_run {
+            self.events.emit(&Event::GitOperation {
+                operation: "branch".into(),
+                target: state.branch.clone(),
+                result: "created".into(),
+            });
+        }
         self.events.emit(&Event::RunStarted {
             session,
             task: state.task.title.clone(),
@@ -215,8 +226,8 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     /// the diff redacted: a worktree whose redacted diff matches it is left as it is.
     fn restore_last_completed(&self, state: &LoopState) -> Result<(), EngineError> {
         let current = self.repo.diff()?;
-        if current == state.worktree_diff
-            || self.sessions.redactor().redact_text(&current) == state.worktree_diff
+        if self.same_diff(&current, &state.worktree_diff)
+            || self.committed_as_is(state, &current)?
         {
             return Ok(());
         }
@@ -225,6 +236,22 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             self.repo.apply_patch(&state.worktree_diff)?;
         }
         Ok(())
+    }
+
+    /// Whether `diff` is `recorded` (a state loaded from its file holds the diff redacted).
+    fn same_diff(&self, diff: &str, recorded: &str) -> bool {
+        diff == recorded || self.sessions.redactor().redact_text(diff) == recorded
+    }
+
+    /// Whether the worktree is clean (`current` is its diff against HEAD) and HEAD is a commit of
+    /// this session: a run killed after its commit (which may hold hindsight's record too).
+    fn committed_as_is(&self, state: &LoopState, current: &str) -> Result<bool, EngineError> {
+        let head = self.repo.head()?;
+        if !current.is_empty() || head.commit == state.base_commit {
+            return Ok(false);
+        }
+        let message = self.repo.message(&head.commit)?;
+        Ok(super::once::carries_session(&message, &state.session))
     }
 
     fn create_branch(&self, task: &Task, session: &str) -> Result<String, EngineError> {
@@ -241,11 +268,6 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             self.repo.checkout_new_branch(&fallback)?;
             fallback
         };
-        self.events.emit(&Event::GitOperation {
-            operation: "branch".into(),
-            target: name.clone(),
-            result: "created".into(),
-        });
         Ok(name)
     }
 
@@ -270,6 +292,9 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             state.usage.elapsed_ms =
                 elapsed_before + u64::try_from(resumed_at.elapsed().as_millis()).unwrap_or(0);
             self.sessions.save(state)?;
+            if self.deadline_passed(state) {
+                ending = self.time_spent(state)?;
+            }
             match state.phase {
                 LoopPhase::Idle if self.config.gates.is_empty() => {
                     self.transition(state, LoopPhase::Planning, "run started (no gates)");
@@ -361,6 +386,10 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                         "transient failure of the builder",
                     );
                     return Ok(None);
+                }
+                Err(error) if error.is_deadline() => {
+                    self.checked_change(state)?;
+                    return self.time_spent(state).map(Some);
                 }
                 Err(error) if error.is_refusal() => {
                     self.checked_change(state)?;
@@ -652,13 +681,18 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             );
             return Ok(Ending::default());
         }
-        if !state.dry_run {
+        let message = self.redacted(&outcome::commit_message(state, self.config.commit.trailers));
+        // Killed after its commit: the commit (hindsight's record included) is adopted as it is.
+        let adopted = !state.dry_run && self.adoptable_head(state, &message)?.is_some();
+        if !state.dry_run && !adopted {
             let refused = self.patch_refusals(state, "commit")?;
             if !refused.is_empty() {
                 return self.escalate(state, patch_refused(&refused, false));
             }
         }
-        improve::record_success(self.hindsight_ctx(), state).map_err(EngineError::Hindsight)?;
+        if !adopted {
+            improve::record_success(self.hindsight_ctx(), state).map_err(EngineError::Hindsight)?;
+        }
         let message = self.redacted(&outcome::commit_message(state, self.config.commit.trailers));
         let commit = if state.dry_run {
             None
@@ -667,12 +701,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             if !refused.is_empty() {
                 return self.escalate(state, patch_refused(&refused, true));
             }
-            let sha = self.repo.commit_all(&message, &self.identity)?;
-            self.events.emit(&Event::GitOperation {
-                operation: "commit".into(),
-                target: state.branch.clone(),
-                result: sha.clone(),
-            });
+            let sha = self.commit_once(state, &message)?;
             self.events.emit(&Event::Committed {
                 branch: state.branch.clone(),
                 commit: sha.clone(),
@@ -702,11 +731,19 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             LoopPhase::Escalated
         };
         let text = reason.describe();
-        improve::record_escalation(self.hindsight_ctx(), state, &text)
-            .map_err(EngineError::Hindsight)?;
+        let wip_message = self.wip_message(state, &text);
+        // Killed after its WIP commit: the commit (hindsight's record included) is adopted.
+        let mut commit = if state.dry_run {
+            None
+        } else {
+            self.adoptable_head(state, &wip_message)?
+        };
+        if commit.is_none() {
+            improve::record_escalation(self.hindsight_ctx(), state, &text)
+                .map_err(EngineError::Hindsight)?;
+        }
         let mut report = outcome::escalation_report(state, &reason);
-        let mut commit = None;
-        if !state.dry_run && !self.repo.changed_files()?.is_empty() {
+        if commit.is_none() && !state.dry_run && !self.repo.changed_files()?.is_empty() {
             let refused = self.patch_refusals(state, "wip_commit")?;
             let undone = !refused.is_empty() && self.undo_refused(&refused)?;
             let clean = refused.is_empty()
@@ -715,7 +752,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 report.push_str(&refusal_note(&refused, clean));
             }
             if clean && !self.repo.changed_files()?.is_empty() {
-                commit = Some(self.commit_wip(state, &text)?);
+                commit = Some(self.commit_once(state, &wip_message)?);
             }
         }
         let branch = (!state.dry_run).then(|| state.branch.clone());
@@ -731,6 +768,29 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             commit,
             escalation: Some(report),
         })
+    }
+
+    /// Whether the run's deadline passed before a step that takes time (a reflection, which may
+    /// commit gates that passed, still happens).
+    fn deadline_passed(&self, state: &LoopState) -> bool {
+        let costly = match state.phase {
+            LoopPhase::Idle | LoopPhase::Planning | LoopPhase::Acting | LoopPhase::Observing => {
+                true
+            }
+            LoopPhase::Reflecting
+            | LoopPhase::Complete
+            | LoopPhase::Escalated
+            | LoopPhase::Failed
+            | LoopPhase::AwaitingGuidance => false,
+        };
+        costly && self.deadline.is_spent()
+    }
+
+    /// The deadline passed: the run ends escalated ("the time budget is spent"), the work in
+    /// progress committed.
+    fn time_spent(&self, state: &mut LoopState) -> Result<Ending, EngineError> {
+        let what = crate::protocol::ending::BudgetKind::WallClock;
+        self.escalate(state, EscalationReason::Budget { what })
     }
 
     /// The setup commands, in order, with the network on, before anything of the model's exists.
@@ -770,19 +830,12 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         }
     }
 
-    fn commit_wip(&self, state: &LoopState, reason: &str) -> Result<String, EngineError> {
-        let message = self.redacted(&format!(
+    fn wip_message(&self, state: &LoopState, reason: &str) -> String {
+        self.redacted(&format!(
             "WIP: meta-agent: {}\n\nEscalated: {reason}.\nThe gates did not pass; kept for maintainers.\n\n{}",
             state.task.title,
             outcome::trailer_block(state)
-        ));
-        let sha = self.repo.commit_all(&message, &self.identity)?;
-        self.events.emit(&Event::GitOperation {
-            operation: "commit".into(),
-            target: state.branch.clone(),
-            result: sha.clone(),
-        });
-        Ok(sha)
+        ))
     }
 
     fn redacted(&self, text: &str) -> String {

@@ -81,15 +81,18 @@ pub struct Recovery {
 }
 
 impl LoopState {
-    /// Build-test-improve cycles that reached the gates (the number people read as "iterations").
+    /// Improve iterations that reached the gates: the number people read as "iterations"
+    /// everywhere (outcome, trailer, reports, metrics), on the scale of `--max-iterations` (the
+    /// first build and its gate run are iteration 0 and not counted; a run never reports more
+    /// than its maximum).
     pub fn iterations_run(&self) -> u32 {
-        u32::try_from(
-            self.history
-                .iter()
-                .filter(|step| step.phase == StepPhase::Test)
-                .count(),
-        )
-        .unwrap_or(u32::MAX)
+        let improve: BTreeSet<u32> = self
+            .history
+            .iter()
+            .filter(|step| step.phase == StepPhase::Test && step.iteration > 0)
+            .map(|step| step.iteration)
+            .collect();
+        u32::try_from(improve.len()).unwrap_or(u32::MAX)
     }
 
     /// The baseline observation (the gates before any act), when the run took one.

@@ -49,6 +49,8 @@ pub struct GateRunContext<'a, R: CommandRunner> {
     pub concurrency: usize,
     pub runner: &'a R,
     pub events: &'a dyn EventSink,
+    /// The run's deadline: no gate runs past it (its timeout is bounded by what remains).
+    pub deadline: crate::protocol::deadline::Deadline,
 }
 
 /// The network the gates of one invocation get.
@@ -156,7 +158,7 @@ async fn run_gate<R: CommandRunner>(
         program: prepared.program.clone(),
         cwd: prepared.workdir.clone(),
         env: prepared.env.clone(),
-        timeout: gate.timeout,
+        timeout: ctx.deadline.bound(gate.timeout),
         kill_grace: ctx.sandbox.kill_grace,
         output_cap: usize::try_from(ctx.sandbox.output_cap).unwrap_or(usize::MAX),
         isolation: Isolation {
@@ -717,6 +719,7 @@ mod tests {
             sandbox: &sandbox,
             policy: &crate::policy::Policy::default(),
             report_root: &dir.path().join("reports"),
+            deadline: Default::default(),
             limits: Limits::default(),
             concurrency: 1,
             runner: &runner,

@@ -374,6 +374,12 @@ impl Repository for Git2Repository {
         blob_at(&self.repo(), rev, path)
     }
 
+    fn message(&self, rev: &str) -> Result<String, GitError> {
+        let repo = self.repo();
+        let commit = resolve_commit(&repo, rev)?;
+        Ok(String::from_utf8_lossy(commit.message_bytes()).into_owned())
+    }
+
     fn git_dir(&self) -> PathBuf {
         self.repo().path().to_path_buf()
     }

@@ -141,6 +141,7 @@ fn transport(config: &LlmConfig, retry: RetryPolicy) -> Result<Transport, LlmErr
         base_url: config.base_url.clone(),
         timeout: config.timeout,
         connect_timeout: config.connect_timeout,
+        idle_timeout: super::transport::IDLE_STREAM_TIMEOUT,
         retry: RetryPolicy {
             max_attempts: config.max_attempts,
             ..retry

@@ -87,6 +87,9 @@ pub enum LlmError {
     /// A cap on calls, tokens or cost would be passed by another call.
     #[error("LLM budget exceeded: {what}")]
     BudgetExceeded { what: String },
+    /// The run's deadline (`loop.wall_clock`, the job's minutes) passed before an answer came.
+    #[error("the time budget is spent: no answer before the run's deadline")]
+    DeadlinePassed,
     /// The replayed run asks for more answers than were recorded.
     #[error("the transcript holds {recorded} answers and the run asked for another")]
     ReplayExhausted { recorded: usize },
@@ -114,6 +117,7 @@ impl LlmError {
             | Self::Malformed { .. }
             | Self::RetriesExhausted { .. }
             | Self::BudgetExceeded { .. }
+            | Self::DeadlinePassed
             | Self::ReplayExhausted { .. }
             | Self::Transcript { .. } => false,
         }
@@ -142,7 +146,7 @@ impl LlmError {
             | Self::Malformed { .. }
             | Self::ReplayExhausted { .. }
             | Self::Transcript { .. } => Fault::Internal,
-            Self::BudgetExceeded { .. } => Fault::Budget,
+            Self::BudgetExceeded { .. } | Self::DeadlinePassed => Fault::Budget,
         }
     }
 

@@ -13,6 +13,7 @@ use std::time::{Duration, SystemTime};
 use futures::future::BoxFuture;
 
 use super::LlmError;
+use crate::protocol::deadline::Deadline;
 
 /// First backoff delay.
 const BASE_DELAY: Duration = Duration::from_millis(500);
@@ -76,6 +77,8 @@ pub struct RetryPolicy {
     pub sleeper: Arc<dyn Sleeper>,
     /// Whether to add jitter to computed delays (never to a `retry-after`).
     pub jitter: bool,
+    /// The run's deadline: no wait passes it, no attempt starts after it.
+    pub deadline: Deadline,
 }
 
 impl Default for RetryPolicy {
@@ -84,6 +87,7 @@ impl Default for RetryPolicy {
             max_attempts: DEFAULT_MAX_ATTEMPTS,
             sleeper: Arc::new(TokioSleeper),
             jitter: true,
+            deadline: Deadline::none(),
         }
     }
 }
@@ -119,6 +123,9 @@ impl RetryPolicy {
                 return Err(LlmError::RetriesExhausted { attempts: n, last });
             }
             let delay = self.delay(n, &error);
+            if self.deadline.bound(delay) < delay {
+                return Err(LlmError::DeadlinePassed);
+            }
             tracing::warn!(attempt = n, ?delay, %error, "LLM call failed; retrying");
             self.sleeper.sleep(delay).await;
             n += 1;

@@ -20,14 +20,19 @@ use crate::redact::Redactor;
 const MAX_BODY: usize = 16 << 20;
 /// Largest error body read to classify a failure.
 const MAX_ERROR_BODY: usize = 64 << 10;
+/// Longest wait for the next event of a stream (SSE comments, i.e. keep-alives, do not count).
+pub const IDLE_STREAM_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// How to reach one service.
 #[derive(Debug, Clone)]
 pub struct TransportSettings {
     pub base_url: String,
-    /// Whole-request timeout (streams included).
+    /// Whole-request timeout (streams included), bounded by what remains of the run's deadline
+    /// (in `retry.deadline`).
     pub timeout: Duration,
     pub connect_timeout: Duration,
+    /// Longest wait for the next streamed event (bounded by the deadline too).
+    pub idle_timeout: Duration,
     pub retry: RetryPolicy,
     /// Applied to every request body before it leaves.
     pub redactor: Option<Arc<Redactor>>,
@@ -58,6 +63,8 @@ pub struct Transport {
     base_url: String,
     retry: RetryPolicy,
     redactor: Option<Arc<Redactor>>,
+    timeout: Duration,
+    idle_timeout: Duration,
 }
 
 /// A header for the credential, marked sensitive so it is never printed.
@@ -91,6 +98,8 @@ impl Transport {
             base_url,
             retry: settings.retry,
             redactor: settings.redactor,
+            timeout: settings.timeout,
+            idle_timeout: settings.idle_timeout,
         })
     }
 
@@ -106,8 +115,23 @@ impl Transport {
             .await
     }
 
-    /// One attempt: send, classify the status, read the answer.
+    /// One attempt, ended by the whole-request timeout or the run's deadline, whichever is first.
     async fn attempt(&self, post: &Post<'_>) -> Result<Answer, LlmError> {
+        let deadline = self.retry.deadline;
+        if deadline.is_spent() {
+            return Err(LlmError::DeadlinePassed);
+        }
+        match tokio::time::timeout(deadline.bound(self.timeout), self.attempt_once(post)).await {
+            Ok(answer) => answer,
+            Err(_) if deadline.is_spent() => Err(LlmError::DeadlinePassed),
+            Err(_) => Err(LlmError::Timeout {
+                base_url: self.base_url.clone(),
+            }),
+        }
+    }
+
+    /// One attempt: send, classify the status, read the answer.
+    async fn attempt_once(&self, post: &Post<'_>) -> Result<Answer, LlmError> {
         let response = self
             .client
             .post(format!("{}{}", self.base_url, post.path))
@@ -121,7 +145,9 @@ impl Transport {
             return Err(self.status_error(response).await);
         }
         if post.stream {
-            read_events(response).await.map(Answer::Events)
+            read_events(response, self.idle_timeout)
+                .await
+                .map(Answer::Events)
         } else {
             self.read_whole(response).await.map(Answer::Whole)
         }
@@ -292,24 +318,35 @@ pub(crate) async fn read_capped(
     Ok(bytes)
 }
 
-/// Reads every SSE event to the end of the body. A broken connection or an oversized stream is
-/// a [`LlmError::StreamCut`]: the caller gets nothing from it.
-async fn read_events(mut response: reqwest::Response) -> Result<Vec<SseEvent>, LlmError> {
+/// Reads every SSE event to the end of the body. A broken connection, an oversized stream or
+/// `idle` without an event (keep-alive comments are no events) is a [`LlmError::StreamCut`]: the
+/// caller gets nothing from it.
+async fn read_events(
+    mut response: reqwest::Response,
+    idle: Duration,
+) -> Result<Vec<SseEvent>, LlmError> {
     let cut = |detail: String| LlmError::StreamCut { detail };
     let mut parser = SseParser::default();
     let (mut events, mut read) = (Vec::new(), 0usize);
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|error| cut(innermost(&error)))?
-    {
+    let mut last_event = tokio::time::Instant::now();
+    loop {
+        let next = tokio::time::timeout_at(last_event + idle, response.chunk()).await;
+        let Ok(chunk) = next else {
+            return Err(cut(format!("no event for {} s", idle.as_secs())));
+        };
+        let Some(chunk) = chunk.map_err(|error| cut(innermost(&error)))? else {
+            return Ok(events);
+        };
         read += chunk.len();
         if read > MAX_BODY {
             return Err(cut(format!("the stream passed {MAX_BODY} bytes")));
         }
-        events.extend(parser.feed(&chunk).map_err(cut)?);
+        let fed = parser.feed(&chunk).map_err(cut)?;
+        if !fed.is_empty() {
+            last_event = tokio::time::Instant::now();
+        }
+        events.extend(fed);
     }
-    Ok(events)
 }
 
 #[cfg(test)]

@@ -122,6 +122,11 @@ impl BuildError {
         }
     }
 
+    /// The run's deadline passed while the model was asked.
+    pub fn is_deadline(&self) -> bool {
+        matches!(self, BuildError::Llm(LlmError::DeadlinePassed))
+    }
+
     /// The provider refused the request for good (key, model, request, context length, spend
     /// limit): the run ends escalated with the provider's reason, not as an internal error.
     pub fn is_refusal(&self) -> bool {

@@ -21,7 +21,7 @@ impl BudgetKind {
             BudgetKind::Tokens => "token",
             BudgetKind::Cost => "cost",
             BudgetKind::Calls => "LLM call",
-            BudgetKind::WallClock => "wall-clock",
+            BudgetKind::WallClock => "time",
         }
     }
 }

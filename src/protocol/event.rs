@@ -38,6 +38,19 @@ impl LoopPhase {
             LoopPhase::Escalated => "escalated",
         }
     }
+
+    /// A run in this phase is over (only guidance starts it again).
+    pub fn is_final(self) -> bool {
+        match self {
+            LoopPhase::Complete | LoopPhase::Escalated | LoopPhase::Failed => true,
+            LoopPhase::Idle
+            | LoopPhase::Planning
+            | LoopPhase::Acting
+            | LoopPhase::Observing
+            | LoopPhase::Reflecting
+            | LoopPhase::AwaitingGuidance => false,
+        }
+    }
 }
 
 /// Something that happened. Serialized with an `event` tag (snake_case variant name).

@@ -5,6 +5,7 @@
 //! layer and the renderers all depend on this module, and it depends on none of them.
 
 pub mod builder;
+pub mod deadline;
 pub mod ending;
 pub mod event;
 pub mod records;

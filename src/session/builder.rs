@@ -11,21 +11,45 @@ use crate::config::raw::LlmProvider;
 use crate::engine::scripted::{Offline, ScriptedBuilder};
 use crate::exec::Executor;
 use crate::exec::sandbox::Isolation;
-use crate::llm::{LlmConfig, LlmEnv, RetryPolicy, connect};
+use crate::llm::{LlmConfig, LlmEnv, LlmError, RetryPolicy, connect};
 use crate::protocol::builder::{ActReport, ActRequest, BuildError, Builder};
 use crate::protocol::task::Task;
 
+/// When a missing API key is an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyNeed {
+    /// Before the run starts (a new run: the build asks the model).
+    Now,
+    /// Only when the model is called: a resumed session with no model call left runs without one.
+    WhenCalled,
+}
+
 /// The builder for `task`: its scripted edits when it has them, the LLM agent when a provider
 /// is configured, offline otherwise. Keys come from the parent's environment, read here only.
-pub fn builder_for(ctx: &RunContext<'_>, task: &Task) -> Result<TaskBuilder, SessionError> {
+pub fn builder_for(
+    ctx: &RunContext<'_>,
+    task: &Task,
+    key: KeyNeed,
+) -> Result<TaskBuilder, SessionError> {
     if !task.script.is_empty() || ctx.config.llm.provider == LlmProvider::None {
         return Ok(TaskBuilder::for_task(task));
     }
     let env = LlmEnv::from_lookup(&ctx.config.llm, |name| ctx.env.get(name).map(str::to_owned));
     let llm =
         LlmConfig::from_settings(&ctx.config.llm, &env).with_redactor(ctx.env.redactor.clone());
-    let provider = connect(&llm, RetryPolicy::default())
-        .map_err(|err| SessionError::Usage(err.to_string()))?;
+    let retry = RetryPolicy {
+        deadline: ctx.deadline,
+        ..RetryPolicy::default()
+    };
+    let provider = match (connect(&llm, retry), key) {
+        (Ok(provider), _) => provider,
+        (Err(missing @ LlmError::MissingKey { .. }), KeyNeed::WhenCalled) => {
+            return Ok(TaskBuilder::NoKey(missing));
+        }
+        (Err(err), KeyNeed::Now | KeyNeed::WhenCalled) => {
+            return Err(SessionError::Usage(err.to_string()));
+        }
+    };
     let sandbox = &ctx.config.sandbox;
     let command = CommandSettings {
         kill_grace: sandbox.kill_grace,
@@ -55,6 +79,9 @@ pub enum TaskBuilder {
     Scripted(ScriptedBuilder),
     /// The LLM agent, when a provider is configured.
     Agent(Arc<AgentBuilder<crate::llm::AnyProvider, Executor>>),
+    /// A provider is configured but its key is missing: fine until the model is called, then the
+    /// act fails with the missing key (a refusal: the run escalates naming the variable).
+    NoKey(LlmError),
 }
 
 impl TaskBuilder {
@@ -74,6 +101,7 @@ impl Builder for TaskBuilder {
             TaskBuilder::Offline(builder) => builder.available(call_index),
             TaskBuilder::Scripted(builder) => builder.available(call_index),
             TaskBuilder::Agent(builder) => builder.available(call_index),
+            TaskBuilder::NoKey(_) => true,
         }
     }
 
@@ -82,6 +110,7 @@ impl Builder for TaskBuilder {
             TaskBuilder::Offline(builder) => builder.act(request).await,
             TaskBuilder::Scripted(builder) => builder.act(request).await,
             TaskBuilder::Agent(builder) => builder.act(request).await,
+            TaskBuilder::NoKey(missing) => Err(BuildError::Llm(missing.clone())),
         }
     }
 }

@@ -69,6 +69,7 @@ pub async fn gates(
         policy: &policy,
         report_root: report_root.path(),
         limits: Limits::default(),
+        deadline: Default::default(),
         concurrency: config.loop_.gate_concurrency,
         runner: &executor,
         events: &TracingSink,

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::builder::{TaskBuilder, builder_for};
+use super::builder::{KeyNeed, TaskBuilder, builder_for};
 use super::sinks::Sinks;
 use super::{Done, Environment, Prepared, SessionError};
 use crate::config::Config;
@@ -21,6 +21,7 @@ use crate::exit::Outcome;
 use crate::gates::summary;
 use crate::git::{Git2Repository, Identity, Repository};
 use crate::policy::Policy;
+use crate::protocol::deadline::Deadline;
 use crate::protocol::records::RunOutcome;
 use crate::protocol::task::Task;
 use crate::redact::Redactor;
@@ -138,6 +139,8 @@ pub struct RunContext<'a> {
     pub executor: &'a Executor,
     pub env: &'a Environment,
     pub verbose: bool,
+    /// The run's one deadline: `loop.wall_clock` from now (less what a resumed session spent).
+    pub deadline: Deadline,
 }
 
 impl Prepared {
@@ -150,6 +153,7 @@ impl Prepared {
             executor: &self.executor,
             env: &self.env,
             verbose,
+            deadline: Deadline::after(self.config.loop_.wall_clock),
         }
     }
 }
@@ -184,6 +188,12 @@ pub async fn run(ctx: RunContext<'_>, request: &RunRequest) -> Result<Done, Sess
     .map_err(|err| SessionError::Usage(err.to_string()))?;
     let task = redacted_task(task, &ctx.env.redactor);
     let repo = open_repo(ctx.repo_root)?;
+    if let Err(crate::git::GitError::UnbornHead) = repo.head() {
+        return Err(SessionError::Usage(format!(
+            "{} has no commit yet: commit the code the bot should work on first",
+            ctx.repo_root.display()
+        )));
+    }
     if !repo
         .changed_files()
         .map_err(|err| SessionError::Internal(err.to_string()))?
@@ -202,7 +212,7 @@ pub async fn run(ctx: RunContext<'_>, request: &RunRequest) -> Result<Done, Sess
             .unwrap_or(ctx.config.loop_.max_iterations),
     };
     let session = options.session.clone();
-    let builder = builder_for(&ctx, &task)?;
+    let builder = builder_for(&ctx, &task, KeyNeed::Now)?;
     let begin = Begin::Start {
         task: Box::new(task),
         options,
@@ -219,7 +229,19 @@ pub async fn resume(ctx: RunContext<'_>, request: &ResumeRequest) -> Result<Done
     let state = sessions
         .load(request.session.as_deref())
         .map_err(|err| SessionError::Usage(err.to_string()))?;
-    let builder = builder_for(&ctx, &state.task)?;
+    if state.phase.is_final() && request.guidance.is_none() {
+        let outcome = state.outcome.as_ref().map_or("ended", |o| o.as_str());
+        return Err(SessionError::Usage(
+            crate::engine::state::SessionError::Ended(state.session.clone(), outcome.to_owned())
+                .to_string(),
+        ));
+    }
+    let spent = std::time::Duration::from_millis(state.usage.elapsed_ms);
+    let ctx = RunContext {
+        deadline: Deadline::after(ctx.config.loop_.wall_clock.saturating_sub(spent)),
+        ..ctx
+    };
+    let builder = builder_for(&ctx, &state.task, KeyNeed::WhenCalled)?;
     let session = state.session.clone();
     let begin = Begin::Resume {
         session: session.clone(),
@@ -294,6 +316,7 @@ pub(super) async fn drive(
         parent_env: &ctx.env.vars,
         report_root: report_root.path(),
         identity: Identity::default(),
+        deadline: ctx.deadline,
     };
     let report = begin
         .drive(&engine)

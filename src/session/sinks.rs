@@ -1,13 +1,18 @@
 //! The event sinks of a run: the trace file, the audit log, the metrics (written as
 //! `metrics.prom` and pushed to a gateway when configured), the OpenTelemetry export, and the
 //! `--json` stream on stdout. Opened before the engine starts, finished after it stops.
+//!
+//! One test hook: `META_AGENT_TEST_KILL_AT_EVENT=N` ends the process abruptly (as a SIGKILL
+//! would: no unwinding, no saving) right after the `N`th event (from 1) reached every other sink,
+//! so the end-to-end tests can kill a run at every event boundary and resume it.
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::SessionError;
 use super::run::RunContext;
-use crate::protocol::event::{EventSink, Fanout, TracingSink};
+use crate::protocol::event::{Event, EventSink, Fanout, TracingSink};
 use crate::redact::Redactor;
 use crate::telemetry::{
     AuditLog, JsonLines, MetricsSink, OtlpTrace, PUSH_TIMEOUT, PushGateway, SystemClock, TraceFile,
@@ -23,6 +28,36 @@ pub(super) struct Sinks {
     otlp: Option<OtlpTrace>,
     /// The push gateway of `telemetry.push_gateway`.
     push: Option<PushGateway>,
+    /// The test hook of `META_AGENT_TEST_KILL_AT_EVENT`.
+    kill_at: Option<KillAt>,
+}
+
+/// The name of the test hook's variable.
+pub const KILL_AT_EVENT: &str = "META_AGENT_TEST_KILL_AT_EVENT";
+
+/// Ends the process right after the `at`th event: the last sink of the fan-out.
+struct KillAt {
+    at: u64,
+    seen: AtomicU64,
+}
+
+impl KillAt {
+    fn from_env(vars: &[(String, String)]) -> Option<KillAt> {
+        let (_, value) = vars.iter().find(|(name, _)| name == KILL_AT_EVENT)?;
+        let at = value.trim().parse().ok().filter(|&at| at > 0)?;
+        Some(KillAt {
+            at,
+            seen: AtomicU64::new(0),
+        })
+    }
+}
+
+impl EventSink for KillAt {
+    fn emit(&self, _event: &Event) {
+        if self.seen.fetch_add(1, Ordering::SeqCst) + 1 == self.at {
+            std::process::abort();
+        }
+    }
 }
 
 impl Sinks {
@@ -44,6 +79,7 @@ impl Sinks {
             json: json.then(|| JsonLines::new(std::io::stdout(), "stdout", redactor.clone())),
             otlp: OtlpTrace::from_env(&ctx.env.vars, redactor, clock),
             push: push_gateway(ctx),
+            kill_at: KillAt::from_env(&ctx.env.vars),
         })
     }
 
@@ -55,6 +91,9 @@ impl Sinks {
         }
         if let Some(otlp) = &self.otlp {
             sinks.push(otlp);
+        }
+        if let Some(kill_at) = &self.kill_at {
+            sinks.push(kill_at);
         }
         Fanout { sinks }
     }

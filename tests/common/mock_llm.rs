@@ -34,6 +34,9 @@ pub enum Reply {
     SseCut(String),
     /// Closes the connection without answering.
     Drop,
+    /// Opens a stream that never ends: an SSE keep-alive comment every 200 ms, no event, until the
+    /// client goes away.
+    KeepAlive,
 }
 
 impl Reply {
@@ -248,6 +251,7 @@ fn refusal_reply(wire: Wire, reason: &str) -> Reply {
 async fn write_reply(stream: &mut TcpStream, reply: Reply) {
     let (status, headers, body, declared) = match reply {
         Reply::Drop => return,
+        Reply::KeepAlive => return keep_alive(stream).await,
         Reply::Json {
             status,
             headers,
@@ -288,6 +292,20 @@ async fn write_reply(stream: &mut TcpStream, reply: Reply) {
     let _ = stream.flush().await;
     tokio::time::sleep(Duration::from_millis(10)).await;
     let _ = stream.shutdown().await;
+}
+
+/// A stream that stays open with keep-alive comments only, until the client hangs up.
+async fn keep_alive(stream: &mut TcpStream) {
+    let head = "HTTP/1.1 200 Mock\r\ncontent-length: 100000000\r\nconnection: close\r\ncontent-type: text/event-stream\r\n\r\n";
+    if stream.write_all(head.as_bytes()).await.is_err() {
+        return;
+    }
+    loop {
+        if stream.write_all(b": keep-alive\n\n").await.is_err() || stream.flush().await.is_err() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 /// A streamed (SSE) OpenAI Chat Completions answer calling one tool, with usage.

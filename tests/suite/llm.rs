@@ -65,6 +65,7 @@ fn setup(provider: LlmProvider, model: &str, base_url: &str, max_attempts: u32) 
         max_attempts,
         sleeper: sleeper.clone(),
         jitter: false,
+        deadline: Default::default(),
     };
     let provider = connect(&config, retry).unwrap();
     Setup { provider, sleeper }

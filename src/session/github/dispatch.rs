@@ -2,7 +2,7 @@
 //! the task built from the issue, its thread or a failed run, and a new or resumed engine run.
 
 use super::*;
-use crate::session::builder::builder_for;
+use crate::session::builder::{KeyNeed, builder_for};
 use crate::session::run::Begin;
 
 impl Step<'_> {
@@ -254,7 +254,7 @@ impl Step<'_> {
             .await?;
         let ctx = prepared.context(false);
         let repo = run::open_repo(&prepared.repo)?;
-        let builder = builder_for(&ctx, &task)?;
+        let builder = builder_for(&ctx, &task, KeyNeed::Now)?;
         let options = StartOptions {
             session: new_session_id(),
             dry_run: self.args.dry_run,
@@ -300,7 +300,7 @@ impl Step<'_> {
         let sessions = SessionStore::for_git_dir(&repo.git_dir());
         sessions.save(&state).map_err(internal)?;
         let ctx = prepared.context(false);
-        let builder = builder_for(&ctx, &state.task)?;
+        let builder = builder_for(&ctx, &state.task, KeyNeed::Now)?;
         let guidance = guidance.map(|text| {
             self.redactor
                 .redact_text(&crate::protocol::untrusted::sanitize(&text))

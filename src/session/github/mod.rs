@@ -184,7 +184,17 @@ async fn prepare(
     if let Some(budget) = args.budget_usd {
         prepared.config.llm.max_cost_usd = Some(budget);
     }
+    let wall_clock = &mut prepared.config.loop_.wall_clock;
+    *wall_clock = (*wall_clock).min(job_time(args.job_minutes));
     Ok(prepared)
+}
+
+/// What the engine may spend of the job's `minutes`: all but a margin (a tenth, at least two
+/// minutes) kept for committing, pushing and reporting; at least a minute.
+fn job_time(minutes: u64) -> Duration {
+    let total = Duration::from_secs(minutes.saturating_mul(60));
+    let margin = (total / 10).max(Duration::from_secs(120));
+    total.saturating_sub(margin).max(Duration::from_secs(60))
 }
 
 /// The event payload, bounded (GitHub's are far smaller).

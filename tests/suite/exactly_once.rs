@@ -1,0 +1,118 @@
+//! End to end: a run killed at every event boundary (the `META_AGENT_TEST_KILL_AT_EVENT` hook
+//! aborts the process right after the Nth event, as a SIGKILL would) and resumed ends with the
+//! session's commit made exactly once: never a second commit, never "nothing to commit".
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::engine::{events_named, example_with, run_json, trailer, trailers, unused_import};
+use crate::common::{git, meta_agent};
+
+/// Runs with the kill hook at event `n`; true when the hook fired (the process died by signal).
+fn run_killed_at(work: &Path, n: usize) -> bool {
+    let out = meta_agent()
+        .arg("--repo")
+        .arg(work)
+        .args(["run", "--text", "Make the gates pass", "--json"])
+        .env("META_AGENT_TEST_KILL_AT_EVENT", n.to_string())
+        .output()
+        .unwrap();
+    out.status.code().is_none()
+}
+
+/// The commits on the bot's branch since the base.
+fn commits_since_base(work: &Path, base: &str, branch: &str) -> Vec<String> {
+    git(work, &["rev-list", &format!("{base}..{branch}")])
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+fn state_phase(work: &Path) -> String {
+    let sessions = work.join(".git/meta-agent/sessions");
+    let latest = std::fs::read_to_string(sessions.join("latest")).unwrap();
+    let state = std::fs::read_to_string(sessions.join(latest.trim()).join("state.json")).unwrap();
+    let state: Value = serde_json::from_str(&state).unwrap();
+    state["phase"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_run_killed_at_any_event_and_resumed_commits_exactly_once() {
+    let (_dir, work) = example_with(unused_import);
+    let (code, events, outcome) = run_json(&work, &["run", "--text", "Make the gates pass"]);
+    assert_eq!(code, 0, "{outcome:#}");
+    let total = events.len();
+    let expected_gates = trailer(&trailers(&work, "HEAD"), "Meta-Agent-Gates").to_owned();
+    let branch = outcome["branch"].as_str().unwrap().to_owned();
+    println!("an uninterrupted run emits {total} events; killing at each of them");
+    let next = std::sync::atomic::AtomicUsize::new(1);
+    std::thread::scope(|scope| {
+        for _ in 0..3 {
+            scope.spawn(|| {
+                loop {
+                    let n = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    if n > total {
+                        break;
+                    }
+                    killed_at_and_resumed(n, &branch, &expected_gates);
+                }
+            });
+        }
+    });
+}
+
+/// One case: killed right after event `n`, resumed, one commit with the uninterrupted run's gates.
+fn killed_at_and_resumed(n: usize, branch: &str, expected_gates: &str) {
+    {
+        let (_dir, work) = example_with(unused_import);
+        let base = git(&work, &["rev-parse", "HEAD"]).trim().to_owned();
+        assert!(run_killed_at(&work, n), "event {n}: the hook did not fire");
+        let phase = state_phase(&work);
+        let resumed = meta_agent()
+            .arg("--repo")
+            .arg(&work)
+            .args(["resume", "--json"])
+            .output()
+            .unwrap();
+        let code = resumed.status.code();
+        let stderr = String::from_utf8_lossy(&resumed.stderr);
+        if phase == "complete" {
+            assert_eq!(code, Some(2), "event {n}: an ended session: {stderr}");
+            assert!(stderr.contains("already ended"), "event {n}: {stderr}");
+        } else {
+            let stdout = String::from_utf8_lossy(&resumed.stdout);
+            let last: Value = serde_json::from_str(stdout.lines().last().unwrap_or("null"))
+                .unwrap_or(Value::Null);
+            assert_eq!(
+                code,
+                Some(0),
+                "event {n} (state {phase}): {stderr}\n{stdout}"
+            );
+            assert_eq!(last["outcome"], "committed", "event {n}: {last:#}");
+            let head = git(&work, &["rev-parse", "HEAD"]).trim().to_owned();
+            assert_eq!(
+                last["commit"],
+                head.as_str(),
+                "event {n}: the commit reported is HEAD"
+            );
+            let lines: Vec<Value> = stdout
+                .lines()
+                .filter_map(|line| serde_json::from_str(line).ok())
+                .collect();
+            assert_eq!(events_named(&lines, "committed").len(), 1, "event {n}");
+        }
+        let commits = commits_since_base(&work, &base, branch);
+        assert_eq!(commits.len(), 1, "event {n} (state {phase}): {commits:?}");
+        assert_eq!(
+            trailer(&trailers(&work, branch), "Meta-Agent-Gates"),
+            expected_gates,
+            "event {n}"
+        );
+        assert_eq!(
+            git(&work, &["status", "--porcelain"]).trim(),
+            "",
+            "event {n}: everything was committed"
+        );
+    }
+}
