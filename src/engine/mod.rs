@@ -3,14 +3,13 @@
 //!
 //! [`decide`] is the pure "what next"; [`state`] the persisted LoopState and its history;
 //! [`run`] the effectful loop; [`improve`] hindsight's part of the Improve phase; [`builder`] the
-//! trait the coding agent implements (and the scripted and offline builders); [`outcome`] the
-//! commit message, trailers and escalation report; [`tamper`] the test-tamper guard; [`task`]
+//! trait the coding agent implements (and the scripted and offline builders); the texts people
+//! read are rendered in [`crate::render`]; [`tamper`] the test-tamper guard; [`task`]
 //! task files.
 
 pub mod decide;
 pub mod improve;
 mod observe;
-pub mod outcome;
 pub mod patch_gate;
 pub mod run;
 pub mod scripted;

@@ -2,13 +2,12 @@
 //!
 //! [`runner`] is the effectful shell (expands placeholders, runs commands through the exec module,
 //! finds and reads the reports); [`verdict`] is the pure decision over what was observed;
-//! [`summary`] renders results as a terminal table, Markdown and JSON. Results are always in the
+//! [`crate::render::gates`] renders results as a terminal table, Markdown, JSON and JUnit. Results are always in the
 //! configuration's order, whatever order the gates finished in.
 
 pub mod fast;
 pub mod runner;
 pub mod setup;
-pub mod summary;
 pub mod verdict;
 
 use serde::Serialize;

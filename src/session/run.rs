@@ -18,7 +18,6 @@ use crate::engine::run::{Engine, EngineError, RunReport, StartOptions, new_sessi
 use crate::engine::state::SessionStore;
 use crate::exec::Executor;
 use crate::exit::Outcome;
-use crate::gates::summary;
 use crate::git::{Git2Repository, Identity, Repository};
 use crate::policy::Policy;
 use crate::protocol::records::RunOutcome;
@@ -288,7 +287,7 @@ pub(super) async fn drive(
         .map_err(|err| SessionError::Internal(err.to_string()))?;
     sinks.finish(&dir, &session).await?;
     let rendered = redactor
-        .redact_text(&render(&report, ctx.verbose))
+        .redact_text(&crate::render::terminal::render(&report, ctx.verbose))
         .into_owned();
     write_file(&dir.join("report.md"), &rendered)?;
     let mut outcome = outcome_json(&report);
@@ -327,34 +326,8 @@ pub fn outcome_json(report: &RunReport) -> serde_json::Value {
         "branch": state.branch,
         "commit": report.commit,
         "dry_run": state.dry_run,
-        "gates": crate::engine::outcome::gates_trailer(&state.gates),
+        "gates": crate::render::outcome::gates_trailer(&state.gates),
         "flaky": state.flaky,
         "refused_changes": state.tamper,
     })
-}
-
-/// What a person reads at the end: summary, and in a dry run the diff; the gates; the commit
-/// message or the escalation report.
-fn render(report: &RunReport, verbose: bool) -> String {
-    let mut out = crate::engine::outcome::final_summary(&report.state, verbose);
-    if report.state.dry_run && !report.diff.is_empty() {
-        out.push_str("\n--- diff (dry run: not committed) ---\n");
-        out.push_str(&report.diff);
-    }
-    if let Some(gates) = &report.gates {
-        out.push_str("\n--- gates ---\n");
-        out.push_str(&summary::to_terminal(gates));
-    }
-    if let Some(message) = &report.commit_message {
-        let label = if report.state.dry_run {
-            "commit message (dry run: not committed)"
-        } else {
-            "commit message"
-        };
-        out.push_str(&format!("\n--- {label} ---\n{message}"));
-    }
-    if let Some(escalation) = &report.escalation {
-        out.push_str(&format!("\n--- escalation report ---\n{escalation}"));
-    }
-    out
 }

@@ -24,13 +24,14 @@ use crate::github::command::Command;
 use crate::github::context::ActionsContext;
 use crate::github::push::{self, BranchRules, Remote};
 use crate::github::rest::{RestClient, RestSettings};
-use crate::github::status::{self, Footer, SessionRecord, StatusComment, View};
-use crate::github::summary::{self, SummaryInput};
+use crate::github::status::{SessionRecord, StatusComment};
 use crate::github::thread::{self, Window};
 use crate::github::trigger::{self, Classified, Trigger, TriggerSettings};
 use crate::protocol::records::RunOutcome;
 use crate::protocol::task::{Task, TaskPermissions, TaskSource};
 use crate::redact::{Redactor, outbound_markdown};
+use crate::render::job::{self as summary, SummaryInput};
+use crate::render::status::{self, Footer, View};
 
 mod comments;
 mod dispatch;

@@ -138,7 +138,7 @@ impl Step<'_> {
         commit_message: Option<&str>,
     ) -> Result<String, crate::github::GitHubError> {
         let repo = &self.actions.repository;
-        let mut body = self.outbound(&pull_body(state, commit_message));
+        let mut body = self.outbound(&crate::render::pull::pull_body(state, commit_message));
         body.push('\n');
         body.push_str(&SessionRecord::of(state).encode());
         body.push('\n');
@@ -162,21 +162,6 @@ impl Step<'_> {
             },
         }
     }
-}
-
-/// The pull request's body: what was done, the gates, the trailers, the issue it fixes.
-pub(super) fn pull_body(state: &LoopState, commit_message: Option<&str>) -> String {
-    let mut body = String::from("Verified by the repository's gates before it was pushed.\n\n");
-    body.push_str(&summary::markdown_result(state));
-    if let Some(message) = commit_message {
-        body.push_str("\n<details><summary>Commit message and trailers</summary>\n\n```text\n");
-        body.push_str(&message.replace("```", "'''"));
-        body.push_str("\n```\n</details>\n");
-    }
-    if let Some(issue) = state.task.issue {
-        body.push_str(&format!("\nFixes #{issue}\n"));
-    }
-    body
 }
 
 pub(super) fn outputs(

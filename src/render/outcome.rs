@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use super::state::LoopState;
+use crate::engine::state::LoopState;
 use crate::protocol::ending::EscalationReason;
 use crate::protocol::records::{GateRecord, ResolutionTried, RunOutcome, StepPhase, StepRecord};
 
