@@ -14,8 +14,8 @@ use serde::Serialize;
 
 use crate::config::raw::GateKind;
 use crate::exec::Termination;
-use crate::protocol::records::GateRecord;
 use crate::protocol::records::GateStatus;
+use crate::protocol::records::{GateProblem, GateRecord};
 use crate::report::{Finding, JunitSummary};
 
 pub use runner::{GateNetworkMode, GateRunContext, run_gates, run_gates_with};
@@ -122,6 +122,21 @@ impl From<&GateResult> for GateRecord {
             coverage: gate.coverage.as_ref().map(|c| c.line_percent),
             coverage_threshold: gate.coverage.as_ref().map(|c| c.threshold),
             findings: gate.lint.as_ref().map(|l| l.findings),
+            problem: gate.termination.as_ref().and_then(problem_of),
         }
+    }
+}
+
+/// The configuration or machine problem a command's ending shows, if it shows one.
+fn problem_of(termination: &Termination) -> Option<GateProblem> {
+    match termination {
+        Termination::NotStarted { reason } => Some(GateProblem::CouldNotStart {
+            reason: reason.clone(),
+        }),
+        Termination::Exited {
+            code: code @ (126 | 127),
+        } => Some(GateProblem::BadCommand { code: *code }),
+        Termination::TimedOut => Some(GateProblem::TimedOut),
+        Termination::Exited { .. } | Termination::Signaled { .. } | Termination::Cancelled => None,
     }
 }

@@ -140,7 +140,9 @@ async fn run_gate<R: CommandRunner>(
             });
             return not_run(gate, command, GateStatus::Skipped, reason);
         }
-        return finish(ctx, not_run(gate, command, GateStatus::Failed, reason));
+        let mut missing = not_run(gate, command, GateStatus::Failed, reason.clone());
+        missing.termination = Some(crate::exec::Termination::NotStarted { reason });
+        return finish(ctx, missing);
     }
     ctx.events.emit(&Event::GateStarted {
         gate: gate.name.clone(),

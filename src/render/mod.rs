@@ -8,11 +8,16 @@
 //! summary; [`terminal`] what `run` and `resume` print (and write to `report.md`); [`gates`]
 //! gate results (terminal table, Markdown, JSON, JUnit); [`job`] the Actions job summary,
 //! annotations and step outputs; [`status`] the status comment (the escalation comment is its
-//! escalated view); [`pull`] the pull request body.
+//! escalated view); [`pull`] the pull request body; [`fit`] keeps what goes to GitHub
+//! within GitHub's limits.
 
+pub mod fit;
 pub mod gates;
 pub mod job;
 pub mod outcome;
 pub mod pull;
 pub mod status;
 pub mod terminal;
+
+#[cfg(test)]
+mod tests;

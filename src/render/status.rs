@@ -2,6 +2,8 @@
 //! escalated with the escalation report, stopped, ...) and the footer every view carries (the
 //! workflow run link, the hidden session record). Pure; `github::status` posts it.
 
+use super::fit::{self, Measure};
+
 /// The first line of the bot's status comment.
 pub const MARKER: &str = "<!-- meta-agent:status -->";
 
@@ -10,6 +12,17 @@ pub const MARKER: &str = "<!-- meta-agent:status -->";
 pub enum View {
     /// Acknowledged, working.
     Working { trigger: String },
+    /// Working, after an iteration: the gates so far.
+    Progress {
+        trigger: String,
+        /// The iteration that just ended (0 is the build).
+        iteration: u32,
+        max_iterations: u32,
+        /// The gate table so far (Markdown).
+        gates: String,
+    },
+    /// The run was interrupted (the job cancelled or timed out): the work is kept and pushed.
+    Interrupted { why: String, branch: String },
     /// Verified and committed; the pull request is open.
     Committed { pull_url: String, summary: String },
     /// Nothing to change: the gates already pass.
@@ -36,14 +49,36 @@ pub struct Footer {
     pub record: Option<String>,
 }
 
-/// The comment's body.
-pub fn render(view: &View, footer: &Footer) -> String {
-    let phrase = &footer.phrase;
-    let mut out = format!("{MARKER}\n");
+/// What a view says, without the marker and the footer.
+fn view_text(view: &View, phrase: &str) -> String {
+    let mut out = String::new();
     match view {
         View::Working { trigger } => {
             out.push_str(&format!(
                 "### meta-agent is working\n\nStarted by {trigger}. This comment is updated as the run goes.\n"
+            ));
+        }
+        View::Progress {
+            trigger,
+            iteration,
+            max_iterations,
+            gates,
+        } => {
+            let step = if *iteration == 0 {
+                "the build".to_owned()
+            } else {
+                format!("iteration {iteration} of {max_iterations}")
+            };
+            out.push_str(&format!(
+                "### meta-agent is working\n\nStarted by {trigger}. After {step}, the gates so far:\n\n{gates}\n\
+                 This comment is updated as the run goes.\n"
+            ));
+        }
+        View::Interrupted { why, branch } => {
+            out.push_str(&format!(
+                "### meta-agent stopped: {why}; `{phrase} fix` continues\n\nThe work so far is kept on \
+                 `{branch}` and the session is recorded below: reply `{phrase} fix` (with guidance if you \
+                 like) to continue from there.\n"
             ));
         }
         View::Committed { pull_url, summary } => {
@@ -82,13 +117,57 @@ pub fn render(view: &View, footer: &Footer) -> String {
             out.push_str(&format!("### meta-agent status\n\n{summary}\n"));
         }
     }
-    if let Some(url) = &footer.run_url {
-        out.push_str(&format!("\n<sub>[workflow run]({url})</sub>\n"));
-    }
-    if let Some(record) = &footer.record {
-        out.push('\n');
-        out.push_str(record);
-        out.push('\n');
-    }
     out
+}
+
+/// The comment's visible part (everything but the hidden session record), within what GitHub
+/// takes once the record is added: a view too long is cut (fences closed, the rest counted)
+/// and points at the run's artifact, where the whole report is.
+pub fn render_visible(view: &View, footer: &Footer) -> String {
+    let mut tail = String::new();
+    if let Some(url) = &footer.run_url {
+        tail.push_str(&format!(
+            "\n<sub>[workflow run]({url}) · [the run's files (report, trace, audit log)]({url}#artifacts)</sub>\n"
+        ));
+    }
+    let head = format!("{MARKER}\n");
+    let reserved = head.chars().count()
+        + tail.chars().count()
+        + footer
+            .record
+            .as_ref()
+            .map_or(0, |record| record.chars().count() + 2);
+    let text = view_text(view, &footer.phrase);
+    let fitted = fit::fit(
+        &text,
+        fit::MAX_BODY_CHARS.saturating_sub(reserved),
+        Measure::Chars,
+        &whole_text_at(footer.run_url.as_deref()),
+    );
+    format!("{head}{}{tail}", fitted.text)
+}
+
+/// The comment's body: the visible part and the hidden session record.
+pub fn render(view: &View, footer: &Footer) -> String {
+    with_record(render_visible(view, footer), footer.record.as_deref())
+}
+
+/// A visible body with the session record line appended.
+pub fn with_record(mut visible: String, record: Option<&str>) -> String {
+    if let Some(record) = record {
+        visible.push('\n');
+        visible.push_str(record);
+        visible.push('\n');
+    }
+    visible
+}
+
+/// Where the whole text of a cut comment is.
+pub fn whole_text_at(run_url: Option<&str>) -> String {
+    match run_url {
+        Some(url) => {
+            format!("the whole report is `report.md` in [the run's files]({url}#artifacts)")
+        }
+        None => "the whole report is `report.md` in the session's directory".to_owned(),
+    }
 }

@@ -25,6 +25,10 @@ pub fn render(report: &RunReport, verbose: bool) -> String {
     }
     if let Some(escalation) = &report.escalation {
         out.push_str(&format!("\n--- escalation report ---\n{escalation}"));
+        let every = super::outcome::failures_beyond_report(&report.state);
+        if !every.is_empty() {
+            out.push_str(&format!("\n--- every remaining failure ---\n{every}"));
+        }
     }
     out
 }

@@ -92,13 +92,12 @@ impl Step<'_> {
             .ok()
             .flatten()
             .unwrap_or_else(|| "main".into());
-        let pull = match self.open_or_reuse_pull(state, &base, None).await {
-            Ok(pull) => pull,
-            Err(err) => {
-                tracing::warn!("publishing the recorded session again: {err}; running afresh");
-                return Ok(None);
-            }
-        };
+        // A failure here ends the step with the error (the record is kept for the next try):
+        // running afresh would make a second branch and a second pull request.
+        let pull = self
+            .open_or_reuse_pull(state, &base, None)
+            .await
+            .map_err(internal)?;
         self.post_status(
             status,
             &View::Committed {
@@ -268,6 +267,9 @@ impl Step<'_> {
             options,
         };
         let (report, done) = run::drive(&ctx, &repo, &builder, begin, false).await?;
+        // The run's files go where the Action uploads them before anything is published, so
+        // they survive a publishing failure.
+        run::export(&repo, &report.state.session, self.args.out.as_deref())?;
         self.publish(prepared, &repo, status, report, done).await
     }
 
@@ -311,6 +313,9 @@ impl Step<'_> {
             guidance,
         };
         let (report, done) = run::drive(&ctx, &repo, &builder, begin, false).await?;
+        // The run's files go where the Action uploads them before anything is published, so
+        // they survive a publishing failure.
+        run::export(&repo, &report.state.session, self.args.out.as_deref())?;
         self.publish(prepared, &repo, status, report, done).await
     }
 
