@@ -157,6 +157,24 @@ fn status_comments_and_the_escalation_comment() {
         "status_committed",
         stable(&status::render(&committed, &footer))
     );
+    let progress = status::View::Progress {
+        trigger: "issue #7 labelled by @alice".into(),
+        iteration: 1,
+        max_iterations: 3,
+        gates: job::gate_table(&state(true)),
+    };
+    insta::assert_snapshot!(
+        "status_progress",
+        stable(&status::render(&progress, &footer))
+    );
+    let interrupted = status::View::Interrupted {
+        why: "the job was cancelled".into(),
+        branch: "meta-agent/make-the-gates-pass".into(),
+    };
+    insta::assert_snapshot!(
+        "status_interrupted",
+        stable(&status::render(&interrupted, &footer))
+    );
 }
 
 #[test]

@@ -20,6 +20,7 @@ use crate::exec::Executor;
 use crate::exit::Outcome;
 use crate::git::{Git2Repository, Identity, Repository};
 use crate::policy::Policy;
+use crate::protocol::event::EventSink;
 use crate::protocol::records::RunOutcome;
 use crate::protocol::task::Task;
 use crate::redact::Redactor;
@@ -76,7 +77,8 @@ pub enum Begin {
 }
 
 impl Begin {
-    fn session(&self) -> &str {
+    /// The session this run is (or resumes).
+    pub fn session(&self) -> &str {
         match self {
             Begin::Start { options, .. } => &options.session,
             Begin::Resume { session, .. } => session,
@@ -204,7 +206,7 @@ pub async fn run(ctx: RunContext<'_>, request: &RunRequest) -> Result<Done, Sess
         task: Box::new(task),
         options,
     };
-    let (_, done) = drive(&ctx, &repo, &builder, begin, request.output.json).await?;
+    let (_, done) = drive(&ctx, &repo, &builder, begin, request.output.json, None).await?;
     export(&repo, &session, request.output.out.as_deref())?;
     Ok(done)
 }
@@ -222,7 +224,7 @@ pub async fn resume(ctx: RunContext<'_>, request: &ResumeRequest) -> Result<Done
         session: session.clone(),
         guidance: request.guidance.clone(),
     };
-    let (_, done) = drive(&ctx, &repo, &builder, begin, request.output.json).await?;
+    let (_, done) = drive(&ctx, &repo, &builder, begin, request.output.json, None).await?;
     export(&repo, &session, request.output.out.as_deref())?;
     Ok(done)
 }
@@ -235,6 +237,7 @@ pub(super) async fn drive(
     builder: &TaskBuilder,
     begin: Begin,
     json: bool,
+    watcher: Option<&dyn EventSink>,
 ) -> Result<(RunReport, Done), SessionError> {
     let session = begin.session().to_owned();
     let isolation = crate::exec::detect::detect().describe();
@@ -267,7 +270,8 @@ pub(super) async fn drive(
         .prefix("meta-agent-reports-")
         .tempdir()
         .map_err(|err| SessionError::Internal(err.to_string()))?;
-    let fanout = sinks.fanout();
+    let mut fanout = sinks.fanout();
+    fanout.sinks.extend(watcher);
     let engine = Engine {
         config: ctx.config,
         policy: ctx.policy,

@@ -377,6 +377,25 @@ fn an_issue_labelled_for_the_bot_ends_in_one_pull_request_and_one_status_comment
                     && r.header("x-github-api-version") == Some("2022-11-28")
             })
     );
+    // The status comment carried the session from the start and followed the iterations.
+    let written: Vec<String> = fixture
+        .github
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.contains("/comments") && matches!(r.method.as_str(), "POST" | "PATCH"))
+        .filter(|r| !r.path.ends_with("/reactions"))
+        .map(|r| r.json()["body"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    let opening = SessionRecord::decode(&written[0]).expect("recorded from the start");
+    assert_eq!(opening.outcome, "running");
+    assert_eq!(opening.session, first.output("session"));
+    let progress = written
+        .iter()
+        .find(|body| body.contains("the gates so far"))
+        .expect("a progress update after the first observation");
+    assert!(progress.contains("| Iteration | Gate |"), "{progress}");
+    let record = SessionRecord::decode(progress).expect("progress carries the record");
+    assert!(record.state.is_some(), "resumable from the progress record");
     insta::assert_snapshot!("github_job_summary_committed", stable(&first.summary));
     insta::assert_snapshot!("github_status_committed", stable(&comments[0].body));
     insta::assert_snapshot!("github_pull_request_body", stable(&pulls[0].body));

@@ -37,6 +37,7 @@ use crate::render::status::{self, Footer, View};
 
 mod comments;
 mod dispatch;
+mod progress;
 mod publish;
 
 /// What a step was asked, from the Action's inputs (see `meta-agent github --help`).
@@ -77,6 +78,8 @@ struct Step<'a> {
     redactor: std::sync::Arc<Redactor>,
     trigger: Trigger,
     started: Instant,
+    /// The least time between two content-creating writes (progress updates are paced by it).
+    spacing: Duration,
 }
 
 /// Runs the step. The configuration is loaded only once the event needs a run.
@@ -110,6 +113,7 @@ pub async fn github(
         deadline: Some(Instant::now() + Duration::from_secs(args.job_minutes * 60)),
         rate: rate_policy(env)?,
     };
+    let spacing = settings.rate.write_spacing;
     let minted = app_identity(&mut actions, &trigger, &settings).await?;
     let args = &as_app(args, minted.as_ref());
     let env = match &minted {
@@ -136,6 +140,7 @@ pub async fn github(
         args,
         trigger,
         started: Instant::now(),
+        spacing,
     };
     if let Some(refusal) = step.authorize().await? {
         return refusal;
