@@ -17,6 +17,8 @@
 //! - [`gates`]: running quality gates and their verdicts;
 //! - [`report`]: JUnit, coverage and SARIF readers (and the JUnit writer);
 //! - [`hindsight`]: error signatures and the store of fixes that worked;
+//! - [`memory`]: hindsight, sessions and conversations shared across repositories in
+//!   PostgreSQL, with the file store as default and fallback;
 //! - [`git`]: the bot's own git, without hooks;
 //! - [`exec`]: the one place child processes run, and their sandbox;
 //! - [`redact`]: secrets taken out of everything that leaves;
@@ -38,6 +40,7 @@ pub mod git;
 pub mod github;
 pub mod hindsight;
 pub mod llm;
+pub mod memory;
 pub mod policy;
 pub mod protocol;
 pub mod redact;

@@ -78,6 +78,8 @@ pub enum Command {
     Config(ConfigCommand),
     /// Error signatures and the store of fixes that cured them.
     Hindsight(HindsightArgs),
+    /// Shared memory (PostgreSQL): migrate, status, export, import.
+    Memory(crate::memory::cli::MemoryArgs),
     /// Runs one command under supervision (internal: used by meta-agent for every child process).
     #[command(name = "__supervise", hide = true)]
     Supervise(SupervisorArgs),
@@ -163,7 +165,8 @@ pub struct OutputArgs {
     #[arg(long)]
     pub json: bool,
     /// Also copy the run's result files (report.md, outcome.json, metrics.prom, trace.jsonl,
-    /// audit.jsonl) into this directory: artifacts for any CI (GitLab, Jenkins, Buildkite).
+    /// audit.jsonl, memory-pending.jsonl) into this directory: artifacts for any CI (GitLab,
+    /// Jenkins, Buildkite).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 }
