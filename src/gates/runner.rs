@@ -1,4 +1,4 @@
-//! Runs gates: the effectful shell around [`super::verdict::decide`].
+//! Runs gates: the effectful shell around [`super::verdict::judge`].
 //!
 //! For each gate: a fresh report directory, `{report_dir}` expanded in the command, environment,
 //! files and report paths, required programs looked up on the child's PATH, the command run
@@ -460,7 +460,7 @@ fn judged(
     output: &CommandOutput,
     evidence: Evidence,
 ) -> GateResult {
-    let verdict = verdict::decide(evidence);
+    let verdict = verdict::judge(evidence);
     let mut reasons = verdict.reasons;
     if output.descendants_killed > 0 {
         reasons.push(format!(
