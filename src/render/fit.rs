@@ -92,13 +92,9 @@ impl Open {
         let mut next = self.clone();
         match &self.fence {
             Some(fence) => {
-                if trimmed.trim_end() == fence.as_str()
-                    || (trimmed.starts_with(fence.as_str())
-                        && trimmed
-                            .trim_end()
-                            .chars()
-                            .all(|c| Some(c) == fence.chars().next()))
-                {
+                let line = trimmed.trim_end();
+                let mark = fence.chars().next().unwrap_or('`');
+                if line.starts_with(fence.as_str()) && line.chars().all(|c| c == mark) {
                     next.fence = None;
                 }
             }
