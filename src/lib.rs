@@ -1,14 +1,31 @@
 //! meta-agent: a CI-native build-test-improve bot.
 //!
 //! The library holds everything; `main.rs` only parses the command line and maps the outcome to
-//! an exit code (see [`exit`]). Layers, from the outside in: [`cli`] (the command-line surface),
-//! [`engine`] (the build-test-improve loop, its pure decisions and persisted state),
-//! [`config`] (`.meta-agent.yml`, presets, defaults), [`gates`] (running quality gates and their
-//! verdicts), [`report`] (JUnit, coverage and SARIF readers), [`hindsight`] (error signatures and
-//! the store of fixes that worked), [`memory`] (hindsight, sessions and conversations shared
-//! across repositories in PostgreSQL, with the file store as default and fallback), [`git`] (the bot's own git, without hooks), [`exec`] (the one
-//! place child processes run), [`event`] (the one event type) and [`telemetry`] (its consumers:
-//! metrics, audit log, trace, JSON lines).
+//! an exit code (see [`exit`]). Layers, from the outside in:
+//!
+//! - [`cli`]: the command-line surface (clap types and dispatch only);
+//! - [`session`]: assembles runs (`run`, `resume`, the GitHub step, the smaller commands) from
+//!   the layers below, builds the redactor once;
+//! - [`render`]: every text a person reads (terminal summary, report, commit message, status
+//!   comment, pull request body, job summary), pure functions of typed records;
+//! - [`engine`]: the build-test-improve loop, its pure decisions and persisted state;
+//! - [`agent`]: the LLM-driven coding agent that implements the protocol's builder contract;
+//! - [`llm`]: the provider connections (OpenAI, Anthropic), budgets and retries;
+//! - [`github`]: the GitHub side (event, authorization, REST, status comment, push);
+//! - [`policy`]: the one policy of what may be read, written and run;
+//! - [`config`]: `.meta-agent.yml`, presets, defaults;
+//! - [`gates`]: running quality gates and their verdicts;
+//! - [`report`]: JUnit, coverage and SARIF readers (and the JUnit writer);
+//! - [`hindsight`]: error signatures and the store of fixes that worked;
+//! - [`memory`]: hindsight, sessions and conversations shared across repositories in
+//!   PostgreSQL, with the file store as default and fallback;
+//! - [`git`]: the bot's own git, without hooks;
+//! - [`exec`]: the one place child processes run, and their sandbox;
+//! - [`redact`]: secrets taken out of everything that leaves;
+//! - [`telemetry`]: the event consumers (metrics, audit log, trace, JSON lines, OTLP);
+//! - [`protocol`]: the plain data every layer shares (task, records, events, the builder
+//!   contract, untrusted text), depending on none of them;
+//! - [`exit`]: the documented exit codes.
 
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
@@ -28,6 +45,7 @@ pub mod memory;
 pub mod policy;
 pub mod protocol;
 pub mod redact;
+pub mod render;
 pub mod report;
 pub mod session;
 pub mod telemetry;

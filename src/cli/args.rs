@@ -223,6 +223,10 @@ pub struct GithubArgs {
     /// Minutes the job may last: GitHub rate-limit waits stop early enough to post a final status.
     #[arg(long, env = "META_AGENT_JOB_MINUTES", default_value_t = 60)]
     pub job_minutes: u64,
+    /// Copy the run's files (report.md, outcome.json, metrics.prom, trace.jsonl, audit.jsonl)
+    /// into this directory, whatever the outcome: the Action uploads it as the run's artifact.
+    #[arg(long, env = "META_AGENT_OUT", value_name = "DIR")]
+    pub out: Option<std::path::PathBuf>,
 }
 
 /// `--llm-provider`: the same names as `llm.provider` in the configuration.

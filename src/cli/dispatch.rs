@@ -124,5 +124,6 @@ fn step_settings(args: &GithubArgs) -> StepSettings {
         bot_login: args.bot_login.clone(),
         allow_bots: args.allow_bots.clone(),
         job_minutes: args.job_minutes,
+        out: args.out.clone(),
     }
 }

@@ -162,6 +162,7 @@ mod tests {
             location: Some(location.into()),
             test: Some(test.into()),
             frames: Vec::new(),
+            family: String::new(),
         }
     }
 

@@ -174,6 +174,7 @@ mod tests {
             coverage: None,
             coverage_threshold: None,
             findings: None,
+            problem: None,
         }
     }
 
@@ -212,6 +213,7 @@ mod tests {
                 "test_calc.py:7".into(),
                 "calc.py:3".into(),
             ],
+            family: String::new(),
         };
         assert_eq!(
             digest_line(&record),

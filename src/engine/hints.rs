@@ -93,6 +93,7 @@ mod tests {
             location: None,
             test: None,
             frames: Vec::new(),
+            family: String::new(),
         }
     }
 

@@ -3,8 +3,8 @@
 //!
 //! [`decide`] is the pure "what next"; [`state`] the persisted LoopState and its history;
 //! [`run`] the effectful loop; [`improve`] hindsight's part of the Improve phase; [`builder`] the
-//! trait the coding agent implements (and the scripted and offline builders); [`outcome`] the
-//! commit message, trailers and escalation report; [`tamper`] the test-tamper guard; [`task`]
+//! trait the coding agent implements (and the scripted and offline builders); the texts people
+//! read are rendered in [`crate::render`]; [`tamper`] the test-tamper guard; [`task`]
 //! task files.
 
 pub mod baseline;
@@ -14,10 +14,8 @@ pub mod hints;
 pub mod improve;
 mod observe;
 mod once;
-pub mod outcome;
 pub mod patch_gate;
 pub mod run;
 pub mod scripted;
 pub mod state;
-pub mod subject;
 pub mod tamper;

@@ -17,7 +17,6 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use super::baseline;
 use super::decide::{self, Budgets, Decision, DecisionInput};
 use super::improve::{self, HindsightView};
-use super::outcome;
 use super::patch_gate::{self, PatchInput, Refusal};
 use super::state::{LoopState, Recovery, STATE_VERSION, SessionError, SessionStore};
 use crate::config::Config;
@@ -31,6 +30,7 @@ use crate::protocol::records::{
     Plan, ResolutionTried, RunOutcome, SignatureRecord, StepRecord, Usage,
 };
 use crate::protocol::task::Task;
+use crate::render::outcome;
 
 /// Why a run could not go on (not: why the code is wrong — that is an escalation).
 #[derive(Debug, thiserror::Error)]

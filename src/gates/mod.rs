@@ -2,21 +2,20 @@
 //!
 //! [`runner`] is the effectful shell (expands placeholders, runs commands through the exec module,
 //! finds and reads the reports); [`verdict`] is the pure decision over what was observed;
-//! [`summary`] renders results as a terminal table, Markdown and JSON. Results are always in the
+//! [`crate::render::gates`] renders results as a terminal table, Markdown, JSON and JUnit. Results are always in the
 //! configuration's order, whatever order the gates finished in.
 
 pub mod fast;
 pub mod runner;
 pub mod setup;
-pub mod summary;
 pub mod verdict;
 
 use serde::Serialize;
 
 use crate::config::raw::GateKind;
 use crate::exec::Termination;
-use crate::protocol::records::GateRecord;
 use crate::protocol::records::GateStatus;
+use crate::protocol::records::{GateProblem, GateRecord};
 use crate::report::{Finding, JunitSummary};
 
 pub use runner::{GateNetworkMode, GateRunContext, run_gates, run_gates_with};
@@ -123,6 +122,21 @@ impl From<&GateResult> for GateRecord {
             coverage: gate.coverage.as_ref().map(|c| c.line_percent),
             coverage_threshold: gate.coverage.as_ref().map(|c| c.threshold),
             findings: gate.lint.as_ref().map(|l| l.findings),
+            problem: gate.termination.as_ref().and_then(problem_of),
         }
+    }
+}
+
+/// The configuration or machine problem a command's ending shows, if it shows one.
+fn problem_of(termination: &Termination) -> Option<GateProblem> {
+    match termination {
+        Termination::NotStarted { reason } => Some(GateProblem::CouldNotStart {
+            reason: reason.clone(),
+        }),
+        Termination::Exited {
+            code: code @ (126 | 127),
+        } => Some(GateProblem::BadCommand { code: *code }),
+        Termination::TimedOut => Some(GateProblem::TimedOut),
+        Termination::Exited { .. } | Termination::Signaled { .. } | Termination::Cancelled => None,
     }
 }

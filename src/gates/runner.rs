@@ -1,4 +1,4 @@
-//! Runs gates: the effectful shell around [`super::verdict::decide`].
+//! Runs gates: the effectful shell around [`super::verdict::judge`].
 //!
 //! For each gate: a fresh report directory, `{report_dir}` expanded in the command, environment,
 //! files and report paths, required programs looked up on the child's PATH, the command run
@@ -147,7 +147,9 @@ async fn run_gate<R: CommandRunner>(
             });
             return not_run(gate, command, GateStatus::Skipped, reason);
         }
-        return finish(ctx, not_run(gate, command, GateStatus::Failed, reason));
+        let mut missing = not_run(gate, command, GateStatus::Failed, reason.clone());
+        missing.termination = Some(crate::exec::Termination::NotStarted { reason });
+        return finish(ctx, missing);
     }
     ctx.events.emit(&Event::GateStarted {
         gate: gate.name.clone(),
@@ -544,7 +546,7 @@ fn judged(
     output: &CommandOutput,
     evidence: Evidence,
 ) -> GateResult {
-    let verdict = verdict::decide(evidence);
+    let verdict = verdict::judge(evidence);
     let mut reasons = verdict.reasons;
     if output.descendants_killed > 0 {
         reasons.push(format!(
@@ -805,6 +807,7 @@ mod tests {
             writable: vec![],
         };
         let ctx = GateRunContext {
+            deadline: Default::default(),
             repo_root: dir.path(),
             parent_env: &[],
             sandbox: &sandbox,

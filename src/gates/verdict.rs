@@ -1,5 +1,6 @@
 //! The pure verdict of a gate over what was observed: how its command ended and what its reports
-//! say. No I/O: the runner gathers the evidence, this decides.
+//! say. No I/O: the runner gathers the evidence, [`judge`] gives the verdict (the engine's
+//! `decide` is the loop's own "what next").
 //!
 //! - `tests_pass`: the JUnit reports exist and parse, at least one test ran, none failed or errored.
 //! - `linter_pass`: no SARIF finding at or above the gate's `fail_on` level.
@@ -50,7 +51,7 @@ pub struct Verdict {
 }
 
 /// Decides a gate.
-pub fn decide(evidence: Evidence) -> Verdict {
+pub fn judge(evidence: Evidence) -> Verdict {
     let mut reasons = Vec::new();
     if let Some(reason) = termination_reason(&evidence.termination, evidence.timeout_ms) {
         reasons.push(reason);
@@ -222,8 +223,8 @@ mod tests {
 
     #[test]
     fn exit_code_alone_decides_a_custom_gate() {
-        assert!(decide(evidence()).passed);
-        let failed = decide(Evidence {
+        assert!(judge(evidence()).passed);
+        let failed = judge(Evidence {
             termination: Termination::Exited { code: 2 },
             ..evidence()
         });
@@ -233,13 +234,13 @@ mod tests {
 
     #[test]
     fn a_runner_that_ran_nothing_does_not_pass() {
-        let verdict = decide(Evidence {
+        let verdict = judge(Evidence {
             junit: ReportEvidence::Parsed(junit(0, 0, 0)),
             ..evidence()
         });
         assert!(!verdict.passed);
         assert!(verdict.reasons[0].contains("no test ran"));
-        let all_skipped = decide(Evidence {
+        let all_skipped = judge(Evidence {
             junit: ReportEvidence::Parsed(junit(3, 0, 3)),
             ..evidence()
         });
@@ -248,7 +249,7 @@ mod tests {
 
     #[test]
     fn failing_tests_fail_even_when_the_exit_code_is_zero() {
-        let verdict = decide(Evidence {
+        let verdict = judge(Evidence {
             junit: ReportEvidence::Parsed(junit(10, 2, 1)),
             ..evidence()
         });
@@ -258,7 +259,7 @@ mod tests {
             vec!["2 of 10 tests failed (2 failures, 0 errors)".to_owned()]
         );
         assert!(
-            decide(Evidence {
+            judge(Evidence {
                 junit: ReportEvidence::Parsed(junit(10, 0, 1)),
                 ..evidence()
             })
@@ -268,7 +269,7 @@ mod tests {
 
     #[test]
     fn a_missing_report_is_a_failure_that_names_where_it_looked() {
-        let verdict = decide(Evidence {
+        let verdict = judge(Evidence {
             junit: ReportEvidence::Missing {
                 patterns: vec!["out/junit.xml".into()],
             },
@@ -292,13 +293,13 @@ mod tests {
             branches_total: None,
             files: Vec::new(),
         };
-        let at = decide(Evidence {
+        let at = judge(Evidence {
             coverage: ReportEvidence::Parsed(report(80.0)),
             coverage_threshold: 80.0,
             ..evidence()
         });
         assert!(at.passed);
-        let below = decide(Evidence {
+        let below = judge(Evidence {
             coverage: ReportEvidence::Parsed(report(79.9)),
             coverage_threshold: 80.0,
             ..evidence()
@@ -326,13 +327,13 @@ mod tests {
             ..SarifReport::default()
         };
         assert!(
-            decide(Evidence {
+            judge(Evidence {
                 sarif: ReportEvidence::Parsed(report.clone()),
                 ..evidence()
             })
             .passed
         );
-        let strict = decide(Evidence {
+        let strict = judge(Evidence {
             sarif: ReportEvidence::Parsed(report),
             fail_on: FindingLevel::Warning,
             ..evidence()
@@ -342,7 +343,7 @@ mod tests {
 
     #[test]
     fn timeouts_say_how_long() {
-        let verdict = decide(Evidence {
+        let verdict = judge(Evidence {
             termination: Termination::TimedOut,
             timeout_ms: 600_000,
             ..evidence()

@@ -95,8 +95,10 @@ impl Permission {
     }
 }
 
-/// A GitHub account as the API shows it (`login`, `type`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A GitHub account as the API shows it (`login`, `type`). Where the schema allows `null` (a
+/// deleted account: `nullable-simple-user`), the account is the default one: an empty login that
+/// never matches the bot, a maintainer or an allowed bot.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Account {
     pub login: String,
     /// `User`, `Bot` or `Organization`.
@@ -114,12 +116,14 @@ impl Account {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Comment {
     pub id: u64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub body: String,
+    /// `null` on GitHub for a deleted account.
+    #[serde(default, deserialize_with = "null_as_default")]
     pub user: Account,
     /// RFC 3339, as GitHub writes it (`2026-11-22T04:30:00Z`).
     pub created_at: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub html_url: String,
 }
 
@@ -131,12 +135,14 @@ pub struct Issue {
     /// `null` on GitHub for an empty body; empty here.
     #[serde(default, deserialize_with = "null_as_empty")]
     pub body: String,
+    /// `null` on GitHub for a deleted account.
+    #[serde(default, deserialize_with = "null_as_default")]
     pub user: Account,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub labels: Vec<Label>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub state: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub html_url: String,
     /// Present when the issue is a pull request.
     #[serde(default)]
@@ -161,6 +167,9 @@ pub struct PullRequest {
     pub base_ref: String,
     #[serde(default)]
     pub body: String,
+    /// Who opened it (empty when GitHub answers `user: null`).
+    #[serde(default)]
+    pub author: String,
 }
 
 /// What `POST /repos/{owner}/{repo}/pulls` needs.
@@ -181,7 +190,8 @@ pub struct Job {
     pub name: String,
     /// `success`, `failure`, `cancelled`, ... or `None` while running.
     pub conclusion: Option<String>,
-    #[serde(default)]
+    /// `null` on GitHub while a job is queued.
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub html_url: String,
 }
 
@@ -308,6 +318,13 @@ pub trait GitHubApi: Send + Sync {
         branch: &str,
     ) -> impl Future<Output = Result<Option<PullRequest>, GitHubError>> + Send;
 
+    /// Every open pull request of the repository, newest first (all pages), to find the
+    /// session's own by the record in its body.
+    fn open_pulls(
+        &self,
+        repo: &RepoId,
+    ) -> impl Future<Output = Result<Vec<PullRequest>, GitHubError>> + Send;
+
     /// `POST /repos/{owner}/{repo}/pulls`.
     fn create_pull(
         &self,
@@ -379,4 +396,13 @@ pub(crate) fn test_comment(id: u64, login: &str, body: &str, minute: u64) -> Com
 
 fn null_as_empty<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
     Ok(Option::<String>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+/// `null` read as the type's default (the schema's nullable fields the bot can do without).
+fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }

@@ -1,6 +1,6 @@
 //! meta-agent on GitHub: the run's context as Actions provides it, the triggering event,
 //! authorization, the GitHub App identity, the REST calls, the idempotent status comment, the
-//! push and the pull request, and the job summary. The orchestrator holds the token here, in
+//! push and the pull request (the texts themselves are rendered in `crate::render`). The orchestrator holds the token here, in
 //! memory; no child process ever sees it (the push hands it to git through the environment of
 //! that one trusted command).
 
@@ -14,7 +14,6 @@ pub mod push;
 pub mod rate;
 pub mod rest;
 pub mod status;
-pub mod summary;
 pub mod thread;
 pub mod trigger;
 

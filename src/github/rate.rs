@@ -23,6 +23,9 @@ pub struct RatePolicy {
     pub read_retries: u32,
     /// The first back-off before re-sending a read; doubled each attempt.
     pub backoff_base: Duration,
+    /// The least time between two content-creating writes (GitHub asks for at least a second
+    /// between POST/PATCH requests, or answers with a secondary rate limit).
+    pub write_spacing: Duration,
     /// The longest single back-off.
     pub backoff_max: Duration,
 }
@@ -37,6 +40,7 @@ impl Default for RatePolicy {
             read_retries: 3,
             backoff_base: Duration::from_millis(500),
             backoff_max: Duration::from_secs(8),
+            write_spacing: Duration::from_secs(1),
         }
     }
 }
@@ -174,6 +178,14 @@ pub fn plan_wait(
 }
 
 /// The back-off before re-sending a read for the `attempt`-th time (0-based): exponential from
+/// How long a write must still wait when the previous one ended `since_last` ago (`None`: no
+/// write yet).
+pub fn write_wait(since_last: Option<Duration>, policy: &RatePolicy) -> Duration {
+    since_last.map_or(Duration::ZERO, |since| {
+        policy.write_spacing.saturating_sub(since)
+    })
+}
+
 /// `backoff_base`, capped at `backoff_max`, scaled by `0.5 + jitter_unit / 2` (equal jitter).
 pub fn backoff(attempt: u32, jitter_unit: f64, policy: &RatePolicy) -> Duration {
     let factor = 2u32.saturating_pow(attempt.min(16));
@@ -187,6 +199,20 @@ pub fn backoff(attempt: u32, jitter_unit: f64, policy: &RatePolicy) -> Duration 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn writes_wait_out_the_rest_of_the_spacing() {
+        let policy = RatePolicy::default();
+        assert_eq!(write_wait(None, &policy), Duration::ZERO);
+        assert_eq!(
+            write_wait(Some(Duration::from_millis(300)), &policy),
+            Duration::from_millis(700)
+        );
+        assert_eq!(
+            write_wait(Some(Duration::from_secs(2)), &policy),
+            Duration::ZERO
+        );
+    }
     use proptest::prelude::*;
 
     const NOW: u64 = 1_800_000_000;

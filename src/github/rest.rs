@@ -88,7 +88,8 @@ pub struct RestClient {
     deadline: Option<Instant>,
     rate: RatePolicy,
     /// Held for the whole of each write, rate-limit waits included.
-    writes: tokio::sync::Mutex<()>,
+    /// One write at a time; when the last one ended.
+    writes: tokio::sync::Mutex<Option<Instant>>,
     /// Milliseconds waited so far on rate limits and back-offs.
     waited_ms: AtomicU64,
     /// Unix time until which the quota is spent (0: not spent), from a successful answer.
@@ -171,7 +172,7 @@ impl RestClient {
             authorization,
             deadline: settings.deadline,
             rate: settings.rate,
-            writes: tokio::sync::Mutex::new(()),
+            writes: tokio::sync::Mutex::new(None),
             waited_ms: AtomicU64::new(0),
             quota_reset: AtomicU64::new(0),
         })
@@ -195,10 +196,25 @@ impl RestClient {
 
     /// Sends a call, pacing it; answers only with a 2xx response (body unread).
     async fn send(&self, call: &Call) -> Result<Response, GitHubError> {
-        let _write_turn = match call.effect() {
+        let mut write_turn = match call.effect() {
             Effect::Write => Some(self.writes.lock().await),
             Effect::Read => None,
         };
+        if let Some(last) = write_turn.as_deref() {
+            let wait = rate::write_wait(last.map(|at| at.elapsed()), &self.rate);
+            if !wait.is_zero() {
+                tokio::time::sleep(wait).await;
+            }
+        }
+        let sent = self.send_paced(call).await;
+        if let Some(last) = write_turn.as_deref_mut() {
+            *last = Some(Instant::now());
+        }
+        sent
+    }
+
+    /// [`Self::send`] once its turn has come.
+    async fn send_paced(&self, call: &Call) -> Result<Response, GitHubError> {
         let mut attempt = 0;
         loop {
             self.wait_for_quota(call).await?;
@@ -472,6 +488,14 @@ impl GitHubApi for RestClient {
         Ok(pulls.into_iter().next().map(pull_request))
     }
 
+    async fn open_pulls(&self, repo: &RepoId) -> Result<Vec<PullRequest>, GitHubError> {
+        let mut url = self.repo_url(repo, &["pulls"]);
+        url.query_pairs_mut().append_pair("state", "open");
+        let what = format!("the open pull requests of {repo}");
+        let pulls: Vec<PullAnswer> = self.paginate(url, &what).await?;
+        Ok(pulls.into_iter().map(pull_request).collect())
+    }
+
     async fn create_pull(
         &self,
         repo: &RepoId,
@@ -559,6 +583,7 @@ fn pull_request(answer: PullAnswer) -> PullRequest {
         head_ref: answer.head.ref_field,
         base_ref: answer.base.ref_field,
         body: answer.body.unwrap_or_default(),
+        author: answer.user.map(|user| user.login).unwrap_or_default(),
     }
 }
 

@@ -195,6 +195,12 @@ struct WorkflowRun {
     #[serde(default)]
     triggering_actor: Option<Account>,
     actor: Account,
+    /// The event that started the run (`push`, `pull_request`, `schedule`, ...).
+    #[serde(default, deserialize_with = "null_as_empty")]
+    event: String,
+    /// The repository the run's head commit lives in (a fork's for a fork's pull request).
+    #[serde(default)]
+    head_repository: Option<RepositoryRef>,
 }
 
 #[derive(Deserialize)]
@@ -209,6 +215,8 @@ struct WorkflowRunEvent {
 struct RepositoryRef {
     #[serde(default)]
     default_branch: Option<String>,
+    #[serde(default)]
+    full_name: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -345,6 +353,27 @@ fn workflow_run(event: WorkflowRunEvent, settings: &TriggerSettings) -> Classifi
             run.head_branch
         ));
     }
+    if matches!(run.event.as_str(), "pull_request" | "pull_request_target") {
+        return Classified::Ignore(format!(
+            "the failed run was started by `{}`: a pull request's checks are its author's to fix",
+            run.event
+        ));
+    }
+    let home = event
+        .repository
+        .as_ref()
+        .and_then(|repository| repository.full_name.as_deref());
+    let head = run
+        .head_repository
+        .as_ref()
+        .and_then(|repository| repository.full_name.as_deref());
+    if let (Some(home), Some(head)) = (home, head)
+        && !home.eq_ignore_ascii_case(head)
+    {
+        return Classified::Ignore(format!(
+            "the failed run's code comes from `{head}`, not `{home}`: runs of forks are never healed"
+        ));
+    }
     let default = event
         .repository
         .and_then(|repository| repository.default_branch);
@@ -476,6 +505,28 @@ mod tests {
         assert!(matches!(
             run("issue_comment", comment("created", "thanks!")),
             Classified::Ignore(_)
+        ));
+    }
+
+    #[test]
+    fn failed_runs_of_forks_and_of_pull_requests_are_ignored() {
+        let event = |run_event: &str, head: &str| {
+            json!({"action": "completed", "repository": {"full_name": "octo/calc", "default_branch": "main"},
+                   "workflow_run": {"id": 5, "name": "CI", "conclusion": "failure", "event": run_event,
+                   "head_branch": "main", "head_sha": "abc", "actor": user("dave"),
+                   "head_repository": {"full_name": head}}})
+        };
+        assert!(matches!(
+            run("workflow_run", event("push", "octo/calc")),
+            Classified::Run(Trigger::FailedRun { .. })
+        ));
+        assert!(matches!(
+            run("workflow_run", event("push", "mallory/calc")),
+            Classified::Ignore(reason) if reason.contains("mallory/calc")
+        ));
+        assert!(matches!(
+            run("workflow_run", event("pull_request", "octo/calc")),
+            Classified::Ignore(reason) if reason.contains("`pull_request`")
         ));
     }
 

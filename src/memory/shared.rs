@@ -484,7 +484,7 @@ impl RunMemory {
                 updated: now,
                 outcome: state.outcome.as_ref().map(|o| o.as_str().to_owned()),
             };
-            let summary = crate::engine::outcome::final_summary(state, false);
+            let summary = crate::render::outcome::final_summary(state, false);
             self.remember(&session, Role::Bot, &summary).await;
         }
         finished

@@ -1,6 +1,8 @@
-//! The one vocabulary of what happens during a run. Everything a person or a machine reads (the
-//! console, `--json`, the trace file, the audit log, metrics, summaries) is rendered from these
-//! events by consumers that implement [`EventSink`]; the code that does the work only emits.
+//! The one vocabulary of what happens during a run. The live streams (the console, `--json`, the
+//! trace file, the audit log, metrics) are consumers of these events that implement
+//! [`EventSink`]; the code that does the work only emits. The texts people read at the end
+//! (summary, report, commit message, comments, job summary) are not rendered from events but
+//! from the run's state and records, in [`crate::render`].
 
 use serde::Serialize;
 

@@ -47,6 +47,22 @@ pub struct GateRecord {
     pub coverage: Option<f64>,
     pub coverage_threshold: Option<f64>,
     pub findings: Option<u64>,
+    /// Why the gate could not judge the code at all (a configuration or machine problem).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<GateProblem>,
+}
+
+/// A gate that could not judge the code: a problem of the configuration or the machine, which no
+/// change to the code fixes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum GateProblem {
+    /// The command did not start (its program is missing, the sandbox refused it, ...).
+    CouldNotStart { reason: String },
+    /// The shell could not find (127) or execute (126) the command.
+    BadCommand { code: i32 },
+    /// The gate ran past its timeout.
+    TimedOut,
 }
 
 impl GateRecord {

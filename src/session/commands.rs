@@ -8,9 +8,10 @@ use super::prepared::{executor, load_config, repo_root};
 use super::{Done, Environment, Overrides, SessionError};
 use crate::config::{self, Config};
 use crate::exit::Outcome;
-use crate::gates::{self, GateRunContext, summary};
+use crate::gates::{self, GateRunContext};
 use crate::hindsight::cli::{HindsightArgs, HindsightContext};
 use crate::protocol::event::TracingSink;
+use crate::render::gates as summary;
 use crate::report::{self, Limits};
 
 /// How `gates` prints its summary.

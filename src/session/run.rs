@@ -18,10 +18,10 @@ use crate::engine::run::{Engine, EngineError, RunReport, StartOptions, new_sessi
 use crate::engine::state::SessionStore;
 use crate::exec::Executor;
 use crate::exit::Outcome;
-use crate::gates::summary;
 use crate::git::{Git2Repository, Identity, Repository};
 use crate::policy::Policy;
 use crate::protocol::deadline::Deadline;
+use crate::protocol::event::EventSink;
 use crate::protocol::records::RunOutcome;
 use crate::protocol::task::Task;
 use crate::redact::Redactor;
@@ -78,7 +78,8 @@ pub enum Begin {
 }
 
 impl Begin {
-    fn session(&self) -> &str {
+    /// The session this run is (or resumes).
+    pub fn session(&self) -> &str {
         match self {
             Begin::Start { options, .. } => &options.session,
             Begin::Resume { session, .. } => session,
@@ -217,7 +218,7 @@ pub async fn run(ctx: RunContext<'_>, request: &RunRequest) -> Result<Done, Sess
         task: Box::new(task),
         options,
     };
-    let (_, done) = drive(&ctx, &repo, &builder, begin, request.output.json).await?;
+    let (_, done) = drive(&ctx, &repo, &builder, begin, request.output.json, None).await?;
     export(&repo, &session, request.output.out.as_deref())?;
     Ok(done)
 }
@@ -247,7 +248,7 @@ pub async fn resume(ctx: RunContext<'_>, request: &ResumeRequest) -> Result<Done
         session: session.clone(),
         guidance: request.guidance.clone(),
     };
-    let (_, done) = drive(&ctx, &repo, &builder, begin, request.output.json).await?;
+    let (_, done) = drive(&ctx, &repo, &builder, begin, request.output.json, None).await?;
     export(&repo, &session, request.output.out.as_deref())?;
     Ok(done)
 }
@@ -260,6 +261,7 @@ pub(super) async fn drive(
     builder: &TaskBuilder,
     begin: Begin,
     json: bool,
+    watcher: Option<&dyn EventSink>,
 ) -> Result<(RunReport, Done), SessionError> {
     let session = begin.session().to_owned();
     let isolation = crate::exec::detect::detect().describe();
@@ -303,7 +305,8 @@ pub(super) async fn drive(
         .prefix("meta-agent-reports-")
         .tempdir()
         .map_err(|err| SessionError::Internal(err.to_string()))?;
-    let fanout = sinks.fanout();
+    let mut fanout = sinks.fanout();
+    fanout.sinks.extend(watcher);
     let engine = Engine {
         config: ctx.config,
         policy: ctx.policy,
@@ -327,7 +330,7 @@ pub(super) async fn drive(
     }
     sinks.finish(&dir, &session).await?;
     let rendered = redactor
-        .redact_text(&render(&report, ctx.verbose))
+        .redact_text(&crate::render::terminal::render(&report, ctx.verbose))
         .into_owned();
     write_file(&dir.join("report.md"), &rendered)?;
     let mut outcome = outcome_json(&report);
@@ -366,34 +369,8 @@ pub fn outcome_json(report: &RunReport) -> serde_json::Value {
         "branch": state.branch,
         "commit": report.commit,
         "dry_run": state.dry_run,
-        "gates": crate::engine::outcome::gates_trailer(&state.gates),
+        "gates": crate::render::outcome::gates_trailer(&state.gates),
         "flaky": state.flaky,
         "refused_changes": state.tamper,
     })
-}
-
-/// What a person reads at the end: summary, and in a dry run the diff; the gates; the commit
-/// message or the escalation report.
-fn render(report: &RunReport, verbose: bool) -> String {
-    let mut out = crate::engine::outcome::final_summary(&report.state, verbose);
-    if report.state.dry_run && !report.diff.is_empty() {
-        out.push_str("\n--- diff (dry run: not committed) ---\n");
-        out.push_str(&report.diff);
-    }
-    if let Some(gates) = &report.gates {
-        out.push_str("\n--- gates ---\n");
-        out.push_str(&summary::to_terminal(gates));
-    }
-    if let Some(message) = &report.commit_message {
-        let label = if report.state.dry_run {
-            "commit message (dry run: not committed)"
-        } else {
-            "commit message"
-        };
-        out.push_str(&format!("\n--- {label} ---\n{message}"));
-    }
-    if let Some(escalation) = &report.escalation {
-        out.push_str(&format!("\n--- escalation report ---\n{escalation}"));
-    }
-    out
 }

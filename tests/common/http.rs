@@ -17,6 +17,8 @@ pub struct Recorded {
     pub body: String,
     /// The body as received (binary bodies: protobuf).
     pub bytes: Vec<u8>,
+    /// When the whole request had arrived.
+    pub at: std::time::Instant,
 }
 
 impl Recorded {
@@ -74,5 +76,6 @@ pub async fn read_request(stream: &mut (impl AsyncRead + Unpin)) -> Option<Recor
         headers,
         body: String::from_utf8_lossy(&body).into_owned(),
         bytes: body,
+        at: std::time::Instant::now(),
     })
 }

@@ -907,12 +907,11 @@ fn invalid(field: &str, code: &str) -> Answer {
     )
 }
 
+/// As GitHub: a login that is not a collaborator is a 404 ("is not a user" / not found).
 fn permission(state: &State, repo: &Repo<'_>, login: &str) -> Answer {
-    let role = state
-        .permissions
-        .get(login)
-        .cloned()
-        .unwrap_or_else(|| "none".to_string());
+    let Some(role) = state.permissions.get(login).cloned() else {
+        return Answer::error(404, "Not Found");
+    };
     let legacy = match role.as_str() {
         "maintain" => "write",
         "triage" => "read",
@@ -992,7 +991,8 @@ fn comment_json(state: &State, repo: &Repo<'_>, stored: &StoredComment) -> Value
         "issue_url": format!("{}/issues/{}", repo.api(), stored.issue),
         "id": id,
         "node_id": format!("IC_kwDOMock{id}"),
-        "user": user_json(&repo.ctx.api, &comment.author, &comment.author_type),
+        // A deleted account: the schema's `nullable-simple-user` is `null`.
+        "user": if comment.author.is_empty() { Value::Null } else { user_json(&repo.ctx.api, &comment.author, &comment.author_type) },
         "created_at": comment.created_at,
         "updated_at": stored.updated_at,
         "author_association": association(state, &comment.author),
@@ -1079,6 +1079,29 @@ fn list_comments(state: &State, repo: &Repo<'_>, number: &str) -> Answer {
     with_link(Answer::json(200, Value::Array(values)), link)
 }
 
+/// GitHub's cap on comment and pull request bodies, in characters.
+pub const MAX_BODY_CHARS: usize = 65_536;
+
+/// GitHub's answer to a body over [`MAX_BODY_CHARS`].
+fn too_long(resource: &str, body: &str) -> Option<Answer> {
+    (body.chars().count() > MAX_BODY_CHARS).then(|| {
+        Answer::json(
+            422,
+            json!({
+                "message": "Validation Failed",
+                "errors": [{
+                    "resource": resource,
+                    "code": "custom",
+                    "field": "body",
+                    "message": format!("body is too long (maximum is {MAX_BODY_CHARS} characters)"),
+                }],
+                "documentation_url": DOCS,
+                "status": "422",
+            }),
+        )
+    })
+}
+
 fn create_comment(state: &mut State, repo: &Repo<'_>, number: &str, request: &Recorded) -> Answer {
     let Some(number) = number_of(number).filter(|n| issue_exists(state, *n)) else {
         return Answer::error(404, "Not Found");
@@ -1086,6 +1109,9 @@ fn create_comment(state: &mut State, repo: &Repo<'_>, number: &str, request: &Re
     let Some(body) = body_field(request, "body") else {
         return invalid("body", "missing_field");
     };
+    if let Some(refusal) = too_long("IssueComment", &body) {
+        return refusal;
+    }
     let bot = state.bot_login.clone();
     let kind = state.account_type(&bot);
     let id = state.add_comment(number, &bot, kind, &body);
@@ -1100,6 +1126,9 @@ fn update_comment(state: &mut State, repo: &Repo<'_>, id: &str, request: &Record
     let Some(body) = body_field(request, "body") else {
         return invalid("body", "missing_field");
     };
+    if let Some(refusal) = too_long("IssueComment", &body) {
+        return refusal;
+    }
     let (_, now) = state.stamp();
     let Some(stored) = state
         .comments
@@ -1227,6 +1256,9 @@ fn create_pull(state: &mut State, repo: &Repo<'_>, request: &Recorded) -> Answer
     let Some(branch) = head_branch(&head, &repo.owner) else {
         return invalid("head", "invalid");
     };
+    if let Some(refusal) = too_long("PullRequest", &field("body").unwrap_or_default()) {
+        return refusal;
+    }
     if state
         .pulls
         .iter()
@@ -1265,6 +1297,12 @@ fn create_pull(state: &mut State, repo: &Repo<'_>, request: &Recorded) -> Answer
 
 fn update_pull(state: &mut State, repo: &Repo<'_>, number: &str, request: &Recorded) -> Answer {
     let body = body_field(request, "body");
+    if let Some(refusal) = body
+        .as_deref()
+        .and_then(|body| too_long("PullRequest", body))
+    {
+        return refusal;
+    }
     let title = body_field(request, "title");
     let Some(pull) = state
         .pulls
@@ -1298,7 +1336,8 @@ fn job_json(repo: &Repo<'_>, run: u64, job: &MockJob) -> Value {
         "node_id": format!("CR_kwDOMock{id}"),
         "head_sha": "0".repeat(40),
         "url": format!("{}/actions/jobs/{id}", repo.api()),
-        "html_url": format!("{}/actions/runs/{run}/job/{id}", repo.html()),
+        // Nullable in the schema: a job still in progress has none here.
+        "html_url": job.conclusion.as_ref().map(|_| format!("{}/actions/runs/{run}/job/{id}", repo.html())),
         "status": status,
         "conclusion": job.conclusion,
         "created_at": rfc3339(BASE_TIME),

@@ -37,6 +37,8 @@ struct Step {
     stderr: String,
     outputs: String,
     summary: String,
+    /// The files the step copied for the Action's artifact (`META_AGENT_OUT`).
+    out: Vec<(String, String)>,
 }
 
 impl Step {
@@ -152,6 +154,8 @@ impl Fixture {
             .env("GITHUB_TOKEN", TOKEN)
             .env("OPENAI_API_KEY", KEY)
             .env("META_AGENT_JOB_MINUTES", "5")
+            .env("META_AGENT_GITHUB_WRITE_SPACING_MS", "0")
+            .env("META_AGENT_OUT", files.path().join("out"))
             .arg("--repo")
             .arg(&self.work)
             .arg("github");
@@ -159,7 +163,22 @@ impl Fixture {
             command.env(name, value);
         }
         let out = command.output().unwrap();
+        let mut files_out: Vec<(String, String)> = std::fs::read_dir(files.path().join("out"))
+            .map(|dir| {
+                dir.flatten()
+                    .map(|entry| {
+                        let name = entry.file_name().to_string_lossy().into_owned();
+                        (
+                            name,
+                            std::fs::read_to_string(entry.path()).unwrap_or_default(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        files_out.sort();
         Step {
+            out: files_out,
             code: out.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -358,6 +377,25 @@ fn an_issue_labelled_for_the_bot_ends_in_one_pull_request_and_one_status_comment
                     && r.header("x-github-api-version") == Some("2022-11-28")
             })
     );
+    // The status comment carried the session from the start and followed the iterations.
+    let written: Vec<String> = fixture
+        .github
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.contains("/comments") && matches!(r.method.as_str(), "POST" | "PATCH"))
+        .filter(|r| !r.path.ends_with("/reactions"))
+        .map(|r| r.json()["body"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    let opening = SessionRecord::decode(&written[0]).expect("recorded from the start");
+    assert_eq!(opening.outcome, "running");
+    assert_eq!(opening.session, first.output("session"));
+    let progress = written
+        .iter()
+        .find(|body| body.contains("the gates so far"))
+        .expect("a progress update after the first observation");
+    assert!(progress.contains("| Iteration | Gate |"), "{progress}");
+    let record = SessionRecord::decode(progress).expect("progress carries the record");
+    assert!(record.state.is_some(), "resumable from the progress record");
     insta::assert_snapshot!("github_job_summary_committed", stable(&first.summary));
     insta::assert_snapshot!("github_status_committed", stable(&comments[0].body));
     insta::assert_snapshot!("github_pull_request_body", stable(&pulls[0].body));
@@ -630,6 +668,13 @@ async fn a_failed_workflow_run_becomes_a_task_from_its_logs_and_junit_artifacts(
                 name: "tests".into(),
                 conclusion: Some("failure".into()),
                 log: "2026-11-22T05:00:00Z ____ test_mean_of_floats ____\n\n    def test_mean_of_floats():\n>       assert mean([2.0, 3.0]) == 2.5\nE       assert 2.0 == 2.5\n\ntests/test_calc.py:9: AssertionError\n=========================== short test summary info ============================\nFAILED tests/test_calc.py::test_mean_of_floats - assert 2.0 == 2.5\n".into(),
+            },
+            // Still in progress: GitHub's `html_url` is null for it.
+            MockJob {
+                id: 3,
+                name: "deploy".into(),
+                conclusion: None,
+                log: String::new(),
             },
         ],
         vec![MockArtifact {
@@ -1063,4 +1108,224 @@ fn as_a_github_app_the_bot_writes_with_a_scoped_installation_token() {
         }
     }
     fixture.assert_token_never_leaked(&[&first, &second, &third]);
+}
+
+/// A word per index, letters only (numbers would be normalised away from signatures).
+fn word(mut index: usize) -> String {
+    let mut out = String::new();
+    loop {
+        out.insert(0, char::from(b'a' + (index % 26) as u8));
+        index /= 26;
+        if index == 0 {
+            return out;
+        }
+    }
+}
+
+/// `count` failing tests, each with its own name and message.
+fn many_failures(count: usize) -> impl FnOnce(&Path) {
+    move |work: &Path| {
+        let mut text = String::from("import calc\n\n");
+        for index in 0..count {
+            let name = word(index + 26 * 26);
+            text.push_str(&format!(
+                "\ndef test_{name}():\n    assert calc.mean([1, 2]) == \"{name} expected\"\n"
+            ));
+        }
+        std::fs::write(work.join("tests/test_many.py"), text).unwrap();
+        git(work, &["add", "tests/test_many.py"]);
+    }
+}
+
+/// Whether every code fence is closed and the `<details>` blocks balance.
+fn markdown_balanced(text: &str) -> bool {
+    let fences = text
+        .lines()
+        .filter(|line| line.trim_start().starts_with("```"))
+        .count();
+    fences % 2 == 0 && text.matches("<details").count() == text.matches("</details>").count()
+}
+
+#[test]
+fn three_hundred_failures_fit_in_every_text_github_takes() {
+    let fixture = Fixture::new(&examples("python-calc"), many_failures(300));
+    let step = fixture.step("issues", &labeled("alice"), &[]);
+    assert_eq!(step.code, 4, "escalated: {}\n{}", step.stdout, step.stderr);
+    assert_eq!(step.output("outcome"), "escalated");
+    let comments = fixture.bot_comments();
+    assert_eq!(comments.len(), 1, "the report reached GitHub");
+    let body = &comments[0].body;
+    assert!(
+        body.chars().count() <= 65_536,
+        "{} chars",
+        body.chars().count()
+    );
+    assert!(markdown_balanced(body), "{body}");
+    // The first failures in full, the rest counted, the artifact linked.
+    let in_full = body.matches("- **test_failure**").count();
+    assert_eq!(in_full, 25, "{body}");
+    let counted = regex::Regex::new(r"… and (\d+) more failure signatures")
+        .unwrap()
+        .captures(body)
+        .unwrap_or_else(|| panic!("the rest counted: {body}"))[1]
+        .parse::<usize>()
+        .unwrap();
+    assert!(in_full + counted >= 300, "{in_full} + {counted}");
+    assert!(body.contains("/actions/runs/4242#artifacts"), "{body}");
+    assert!(
+        SessionRecord::decode(body).is_some(),
+        "the session record survives"
+    );
+    assert!(step.summary.len() <= 1 << 20);
+    assert!(markdown_balanced(&step.summary), "{}", step.summary);
+    // The artifact's report holds every failure.
+    let report = step
+        .out
+        .iter()
+        .find(|(name, _)| name == "report.md")
+        .map(|(_, text)| text.as_str())
+        .expect("report.md in the run's files");
+    assert!(
+        report.contains("--- every remaining failure ---"),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!("test_{}", word(26 * 26 + 299))),
+        "the last failure too"
+    );
+    for name in ["outcome.json", "trace.jsonl", "audit.jsonl"] {
+        assert!(step.out.iter().any(|(file, _)| file == name), "{name}");
+    }
+}
+
+#[test]
+fn nullable_answers_and_a_strangers_404_are_read_as_the_spec_allows() {
+    let fixture = Fixture::new(&examples("broken-calc"), |_| {});
+    // A comment of a deleted account: GitHub answers `"user": null`.
+    fixture
+        .github
+        .add_comment(7, "", "User", "an old remark of a deleted account");
+    // Not a collaborator: the permission endpoint answers 404. Refused quietly.
+    let event = comment_event(&fixture, "stranger", "/agent fix");
+    let step = fixture.step("issue_comment", &event, &[]);
+    assert_eq!(step.code, 0, "{}\n{}", step.stdout, step.stderr);
+    assert_eq!(step.output("outcome"), "refused");
+    let id = event["comment"]["id"].as_u64().unwrap();
+    assert!(
+        fixture
+            .github
+            .reactions()
+            .contains(&(id, "confused".to_owned()))
+    );
+    assert!(
+        fixture.bot_comments().is_empty(),
+        "no comment for a refusal"
+    );
+    // Reading the thread with the null user works (`/agent status` reads every comment), and
+    // the step's writes go out a second apart by default.
+    let status = comment_event(&fixture, "mia", "/agent status");
+    let step = fixture.step(
+        "issue_comment",
+        &status,
+        &[("META_AGENT_GITHUB_WRITE_SPACING_MS", "1000")],
+    );
+    assert_eq!(step.code, 0, "{}\n{}", step.stdout, step.stderr);
+    assert_eq!(step.output("outcome"), "status");
+    assert_eq!(fixture.bot_comments().len(), 1);
+    let writes: Vec<_> = fixture
+        .github
+        .requests()
+        .into_iter()
+        .filter(|r| r.method != "GET")
+        .skip(1)
+        .collect();
+    assert!(writes.len() >= 2, "{writes:?}");
+    for pair in writes.windows(2) {
+        let gap = pair[1].at.duration_since(pair[0].at);
+        assert!(
+            gap >= std::time::Duration::from_millis(990),
+            "{} then {} after {gap:?}",
+            pair[0].path,
+            pair[1].path
+        );
+    }
+}
+
+#[test]
+fn failed_runs_of_forks_and_of_pull_requests_are_ignored_with_a_log_line() {
+    let Some(dir) = crate::common::shared("github-payloads") else {
+        panic!("no shared/github-payloads beside the checkout or its ancestors");
+    };
+    let fixture = Fixture::new(&examples("broken-calc"), |_| {});
+    let text =
+        std::fs::read_to_string(dir.join("workflow_run.completed.with-pull-requests.payload.json"))
+            .unwrap();
+    let mut base: Value = serde_json::from_str(&text).unwrap();
+    let default = base["repository"]["default_branch"].clone();
+    base["workflow_run"]["conclusion"] = json!("failure");
+    base["workflow_run"]["head_branch"] = default;
+    let mut fork = base.clone();
+    fork["workflow_run"]["head_repository"]["full_name"] = json!("mallory/octo-repo");
+    let mut from_pull = base.clone();
+    from_pull["workflow_run"]["event"] = json!("pull_request");
+    for (event, why) in [(fork, "mallory/octo-repo"), (from_pull, "`pull_request`")] {
+        let step = fixture.step("workflow_run", &event, &[("RUST_LOG", "info")]);
+        assert_eq!(step.code, 0, "{}\n{}", step.stdout, step.stderr);
+        assert_eq!(step.output("outcome"), "ignored");
+        assert!(step.stdout.contains(why), "{}", step.stdout);
+        assert!(
+            step.stderr.contains("ignoring the `workflow_run` event"),
+            "{}",
+            step.stderr
+        );
+    }
+    assert!(fixture.github.requests().is_empty());
+    assert!(fixture.git.requests().is_empty());
+}
+
+#[test]
+fn a_rerun_through_transient_failures_finds_the_sessions_pull_request_and_refreshes_it() {
+    let mut fixture = Fixture::new(&examples("broken-calc"), |_| {});
+    let first = fixture.step("issues", &labeled("alice"), &[]);
+    assert_eq!(first.output("outcome"), "committed", "{}", first.stderr);
+    let branches = |fixture: &Fixture| {
+        remote_branches(fixture)
+            .into_iter()
+            .filter(|b| b.starts_with("meta-agent/"))
+            .count()
+    };
+    assert_eq!(branches(&fixture), 1);
+    // Four 502s on the open-PR lookup by branch: found by the session record instead.
+    fixture.new_runner("rerun");
+    fixture
+        .github
+        .fail_next(Fault::status("GET", "/pulls?head=", 502).times(4));
+    let second = fixture.step("issues", &labeled("alice"), &[]);
+    assert_eq!(second.code, 0, "{}\n{}", second.stdout, second.stderr);
+    assert_eq!(second.output("outcome"), "committed");
+    assert_eq!(fixture.github.pulls().len(), 1);
+    assert_eq!(branches(&fixture), 1, "no second branch");
+    // Both lookups answer "none" while the pull request exists (a race): GitHub's "already
+    // exists" is answered by finding it and refreshing its body.
+    let number = fixture.github.pulls()[0].number;
+    let empty = Fault {
+        body: "[]".into(),
+        ..Fault::status("GET", "/pulls?", 200)
+    };
+    fixture.github.fail_next(empty.times(2));
+    let third = fixture.step("issues", &labeled("alice"), &[]);
+    assert_eq!(third.code, 0, "{}\n{}", third.stdout, third.stderr);
+    assert_eq!(fixture.github.pulls().len(), 1);
+    let requests = fixture.github.requests();
+    let refused = requests
+        .iter()
+        .rposition(|r| r.method == "POST" && r.path.ends_with("/pulls"))
+        .expect("the create was tried");
+    assert!(
+        requests[refused..]
+            .iter()
+            .any(|r| r.method == "PATCH" && r.path.ends_with(&format!("/pulls/{number}"))),
+        "the existing pull request's body was refreshed"
+    );
+    assert!(SessionRecord::decode(&fixture.github.pulls()[0].body).is_some());
 }

@@ -31,6 +31,7 @@ fn fast_policy() -> RatePolicy {
         read_retries: 2,
         backoff_base: Duration::from_millis(10),
         backoff_max: Duration::from_millis(40),
+        write_spacing: Duration::ZERO,
     }
 }
 
@@ -225,8 +226,13 @@ async fn permissions_are_read_as_github_words_them() {
     }
     let client = client(&mock);
     let mut seen = Vec::new();
-    for login in ["writer", "reader", "keeper", "sorter", "boss", "stranger"] {
+    for login in ["writer", "reader", "keeper", "sorter", "boss"] {
         seen.push(client.permission(&repo(), login).await.expect("permission"));
+    }
+    // Not a collaborator: GitHub answers 404, which the step reads as no permission.
+    match client.permission(&repo(), "stranger").await {
+        Err(GitHubError::NotFound { .. }) => seen.push(Permission::None),
+        other => panic!("a stranger's permission is GitHub's 404: {other:?}"),
     }
     // GitHub's `permission` field maps maintain to write and triage to read.
     assert_eq!(
@@ -914,4 +920,33 @@ fn the_decoding_models_read_the_real_payloads() {
         pulls >= 1 && issues >= 5 && comments >= 3,
         "{pulls} {issues} {comments}"
     );
+}
+
+#[tokio::test]
+async fn content_creating_writes_go_out_at_least_a_second_apart_by_default() {
+    let mock = MockGitHub::start();
+    mock.add_issue(6, "t", "b", "alice");
+    let client = client_with(&mock.url, TOKEN, RatePolicy::default());
+    let started = Instant::now();
+    let first = client
+        .create_comment(&repo(), 6, "one")
+        .await
+        .expect("first");
+    let after_first = started.elapsed();
+    client
+        .update_comment(&repo(), first.id, "two")
+        .await
+        .expect("second");
+    client
+        .create_comment(&repo(), 6, "three")
+        .await
+        .expect("third");
+    // The first write goes at once; each later one waits out the second since the previous.
+    assert!(after_first < Duration::from_millis(900), "{after_first:?}");
+    assert!(
+        started.elapsed() >= Duration::from_secs(2),
+        "three writes in {:?}",
+        started.elapsed()
+    );
+    assert_eq!(mock.comments(6).len(), 2);
 }

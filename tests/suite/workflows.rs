@@ -326,6 +326,32 @@ fn the_run_step_runs_meta_agent_github_and_the_build_is_locked() {
 }
 
 #[test]
+fn the_runs_files_are_uploaded_on_every_outcome() {
+    let action = load(&repo().join("action.yml"));
+    let steps = composite_steps(&action);
+    let run = step_by_id(steps, "run").expect("a step with id `run`");
+    let out = run["env"]["META_AGENT_OUT"]
+        .as_str()
+        .expect("the run step names where its files go");
+    let upload = steps
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("actions/upload-artifact@"))
+        })
+        .expect("an upload-artifact step");
+    assert_eq!(upload["if"].as_str(), Some("always()"), "{upload:?}");
+    assert_eq!(upload["with"]["path"].as_str(), Some(out));
+    let uses = upload["uses"].as_str().unwrap_or_default();
+    let sha = uses.rsplit('@').next().unwrap_or_default();
+    assert!(
+        sha.len() == 40 && sha.chars().all(|c| c.is_ascii_hexdigit()),
+        "pinned by SHA: {uses}"
+    );
+}
+
+#[test]
 fn every_uses_in_the_action_and_the_workflows_is_pinned_with_a_version_comment() {
     let mut files = vec![repo().join("action.yml")];
     files.extend(yaml_files(&repo().join(".github/workflows")));

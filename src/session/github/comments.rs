@@ -65,8 +65,26 @@ impl Step<'_> {
         if self.args.dry_run {
             return Ok(());
         }
-        let body = self.outbound(&status::render(view, &self.footer(record)));
+        let footer = self.footer(record);
+        let visible = self.outbound(&status::render_visible(view, &footer));
+        let body = status::with_record(
+            self.fitted(&visible, footer.record.as_deref()),
+            footer.record.as_deref(),
+        );
         status.post(self.api, &body).await.map_err(internal)
+    }
+
+    /// An outbound body cut to what GitHub takes beside the `record` line that follows it.
+    pub(super) fn fitted(&self, visible: &str, record: Option<&str>) -> String {
+        let reserved = record.map_or(0, |record| record.chars().count() + 2);
+        let whole = status::whole_text_at(self.actions.run_url().as_deref());
+        crate::render::fit::fit(
+            visible,
+            crate::render::fit::MAX_BODY_CHARS.saturating_sub(reserved),
+            crate::render::fit::Measure::Chars,
+            &whole,
+        )
+        .text
     }
 
     pub(super) fn outbound(&self, text: &str) -> String {

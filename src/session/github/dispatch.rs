@@ -92,13 +92,12 @@ impl Step<'_> {
             .ok()
             .flatten()
             .unwrap_or_else(|| "main".into());
-        let pull = match self.open_or_reuse_pull(state, &base, None).await {
-            Ok(pull) => pull,
-            Err(err) => {
-                tracing::warn!("publishing the recorded session again: {err}; running afresh");
-                return Ok(None);
-            }
-        };
+        // A failure here ends the step with the error (the record is kept for the next try):
+        // running afresh would make a second branch and a second pull request.
+        let pull = self
+            .open_or_reuse_pull(state, &base, None)
+            .await
+            .map_err(internal)?;
         self.post_status(
             status,
             &View::Committed {
@@ -249,14 +248,24 @@ impl Step<'_> {
         guidance: Option<String>,
     ) -> Result<Done, SessionError> {
         let task = self.task(guidance).await?;
+        let session = new_session_id();
+        // The session is recorded from the start: a job killed before the first iteration
+        // still names it.
+        let record = SessionRecord {
+            session: session.clone(),
+            branch: String::new(),
+            outcome: "running".into(),
+            stopped: false,
+            state: None,
+        };
         let trigger = self.trigger.describe();
-        self.post_status(status, &View::Working { trigger }, None)
+        self.post_status(status, &View::Working { trigger }, Some(&record))
             .await?;
         let ctx = prepared.context(false);
         let repo = run::open_repo(&prepared.repo)?;
         let builder = builder_for(&ctx, &task, KeyNeed::Now)?;
         let options = StartOptions {
-            session: new_session_id(),
+            session,
             dry_run: self.args.dry_run,
             max_iterations: self
                 .args
@@ -267,7 +276,12 @@ impl Step<'_> {
             task: Box::new(task),
             options,
         };
-        let (report, done) = run::drive(&ctx, &repo, &builder, begin, false).await?;
+        let (report, done) = self
+            .drive_watched(&ctx, &repo, &builder, begin, status)
+            .await?;
+        // The run's files go where the Action uploads them before anything is published, so
+        // they survive a publishing failure.
+        run::export(&repo, &report.state.session, self.args.out.as_deref())?;
         self.publish(prepared, &repo, status, report, done).await
     }
 
@@ -310,8 +324,36 @@ impl Step<'_> {
             session: state.session.clone(),
             guidance,
         };
-        let (report, done) = run::drive(&ctx, &repo, &builder, begin, false).await?;
+        let (report, done) = self
+            .drive_watched(&ctx, &repo, &builder, begin, status)
+            .await?;
+        // The run's files go where the Action uploads them before anything is published, so
+        // they survive a publishing failure.
+        run::export(&repo, &report.state.session, self.args.out.as_deref())?;
         self.publish(prepared, &repo, status, report, done).await
+    }
+
+    /// Drives the engine while the status comment follows its iterations.
+    async fn drive_watched(
+        &self,
+        ctx: &run::RunContext<'_>,
+        repo: &Git2Repository,
+        builder: &crate::session::builder::TaskBuilder,
+        begin: Begin,
+        status: &mut Option<StatusComment>,
+    ) -> Result<(RunReport, Done), SessionError> {
+        let session = begin.session().to_owned();
+        let sessions = SessionStore::for_git_dir(&repo.git_dir());
+        let (watcher, observed) = super::progress::watch();
+        let driving = async move {
+            let watcher = watcher;
+            run::drive(ctx, repo, builder, begin, false, Some(&watcher)).await
+        };
+        let (driven, ()) = tokio::join!(
+            driving,
+            self.post_progress(observed, status, &sessions, &session)
+        );
+        driven
     }
 
     pub(super) fn remote(&self, prepared: &Prepared) -> Remote {

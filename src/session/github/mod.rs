@@ -17,23 +17,27 @@ use crate::engine::run::{RunReport, StartOptions, new_session_id};
 use crate::engine::state::{LoopState, SessionStore};
 use crate::exit::Outcome;
 use crate::git::{Git2Repository, Repository};
-use crate::github::api::{GitHubApi, NewPullRequest, Reaction};
+use crate::github::api::{GitHubApi, GitHubError, NewPullRequest, Permission, Reaction};
 use crate::github::app;
 use crate::github::authz::{self, Decision, Policy, Screen};
 use crate::github::command::Command;
 use crate::github::context::ActionsContext;
 use crate::github::push::{self, BranchRules, Remote};
+use crate::github::rate::RatePolicy;
 use crate::github::rest::{RestClient, RestSettings};
-use crate::github::status::{self, Footer, SessionRecord, StatusComment, View};
-use crate::github::summary::{self, SummaryInput};
+use crate::github::status::{SessionRecord, StatusComment};
 use crate::github::thread::{self, Window};
 use crate::github::trigger::{self, Classified, Trigger, TriggerSettings};
 use crate::protocol::records::RunOutcome;
 use crate::protocol::task::{Task, TaskPermissions, TaskSource};
 use crate::redact::{Redactor, outbound_markdown};
+use crate::render::fit;
+use crate::render::job::{self as summary, SummaryInput};
+use crate::render::status::{self, Footer, View};
 
 mod comments;
 mod dispatch;
+mod progress;
 mod publish;
 
 /// What a step was asked, from the Action's inputs (see `meta-agent github --help`).
@@ -55,6 +59,8 @@ pub struct StepSettings {
     pub allow_bots: Vec<String>,
     /// Minutes the job may last.
     pub job_minutes: u64,
+    /// Where the run's files are copied for the Action's artifact, whatever the outcome.
+    pub out: Option<std::path::PathBuf>,
 }
 
 /// Who writes with the workflow's `GITHUB_TOKEN`.
@@ -72,6 +78,8 @@ struct Step<'a> {
     redactor: std::sync::Arc<Redactor>,
     trigger: Trigger,
     started: Instant,
+    /// The least time between two content-creating writes (progress updates are paced by it).
+    spacing: Duration,
 }
 
 /// Runs the step. The configuration is loaded only once the event needs a run.
@@ -92,7 +100,10 @@ pub async fn github(
     let classified = trigger::classify(&actions.event_name, &payload, &settings)
         .map_err(|err| SessionError::Usage(err.to_string()))?;
     let trigger = match classified {
-        Classified::Ignore(reason) => return finish_early(&actions, IGNORED, &reason),
+        Classified::Ignore(reason) => {
+            tracing::info!("ignoring the `{}` event: {reason}", actions.event_name);
+            return finish_early(&actions, IGNORED, &reason);
+        }
         Classified::Run(trigger) => trigger,
     };
     let settings = RestSettings {
@@ -100,8 +111,9 @@ pub async fn github(
         token: actions.token.clone(),
         user_agent: format!("meta-agent/{}", env!("CARGO_PKG_VERSION")),
         deadline: Some(Instant::now() + Duration::from_secs(args.job_minutes * 60)),
-        rate: Default::default(),
+        rate: rate_policy(env)?,
     };
+    let spacing = settings.rate.write_spacing;
     let minted = app_identity(&mut actions, &trigger, &settings).await?;
     let args = &as_app(args, minted.as_ref());
     let env = match &minted {
@@ -128,6 +140,7 @@ pub async fn github(
         args,
         trigger,
         started: Instant::now(),
+        spacing,
     };
     if let Some(refusal) = step.authorize().await? {
         return refusal;
@@ -142,6 +155,24 @@ pub async fn github(
     }
     result
 }
+
+/// The REST client's pacing: GitHub's defaults, with the spacing of content-creating writes
+/// from `META_AGENT_GITHUB_WRITE_SPACING_MS` when set (default 1000).
+fn rate_policy(env: &Environment) -> Result<RatePolicy, SessionError> {
+    let mut policy = RatePolicy::default();
+    if let Some(text) = env.get(WRITE_SPACING_VAR) {
+        let millis: u64 = text.trim().parse().map_err(|_| {
+            SessionError::Usage(format!(
+                "{WRITE_SPACING_VAR}={text:?}: expected a whole number of milliseconds"
+            ))
+        })?;
+        policy.write_spacing = Duration::from_millis(millis);
+    }
+    Ok(policy)
+}
+
+/// The variable that sets the least time between two content-creating writes.
+const WRITE_SPACING_VAR: &str = "META_AGENT_GITHUB_WRITE_SPACING_MS";
 
 /// With a GitHub App configured, mints its installation token for this trigger's needs into
 /// `actions.token` (see [`app::authenticate`]); configuration problems are usage errors.
@@ -252,7 +283,14 @@ fn write_step_files(
             .map_err(|err| SessionError::Internal(format!("{}: {err}", path.display())))
     };
     if let Some(path) = &actions.step_summary {
-        append(path, job_summary)?;
+        let whole = status::whole_text_at(actions.run_url().as_deref());
+        let fitted = fit::fit(
+            job_summary,
+            fit::MAX_STEP_SUMMARY_BYTES,
+            fit::Measure::Bytes,
+            &whole,
+        );
+        append(path, &fitted.text)?;
     }
     if let Some(path) = &actions.output {
         append(path, &summary::outputs(outputs))?;
@@ -275,11 +313,16 @@ impl Step<'_> {
                 return Ok(Some(finish_early(self.actions, IGNORED, &reason)));
             }
             Screen::AskPermission => {
-                let permission = self
+                let permission = match self
                     .api
                     .permission(&self.actions.repository, &actor.login)
                     .await
-                    .map_err(|err| SessionError::Internal(err.to_string()))?;
+                {
+                    Ok(permission) => permission,
+                    // The documented answer for someone who is not a collaborator.
+                    Err(GitHubError::NotFound { .. }) => Permission::None,
+                    Err(err) => return Err(SessionError::Internal(err.to_string())),
+                };
                 match authz::decide(actor, permission) {
                     Decision::Allowed => return Ok(None),
                     Decision::Refused(reason) => reason,

@@ -2,6 +2,7 @@
 //! comment, the job summary, annotations and outputs.
 
 use super::*;
+use crate::github::api::PullRequest;
 
 impl Step<'_> {
     /// Pushes, opens or reuses the pull request, and writes the status comment, the job
@@ -130,7 +131,11 @@ impl Step<'_> {
         }
     }
 
-    /// The open pull request for the session's branch, its body refreshed, or a new one.
+    /// The open pull request of the session, its body refreshed, or a new one. The session's
+    /// pull request is looked for by its branch and, when that lookup fails or finds nothing,
+    /// by the session record in the bodies of the bot's open pull requests: nothing is created
+    /// unless both lookups answered and neither found it. A create refused because one already
+    /// exists (a race) finds it and refreshes its body too.
     pub(super) async fn open_or_reuse_pull(
         &self,
         state: &LoopState,
@@ -138,11 +143,10 @@ impl Step<'_> {
         commit_message: Option<&str>,
     ) -> Result<String, crate::github::GitHubError> {
         let repo = &self.actions.repository;
-        let mut body = self.outbound(&pull_body(state, commit_message));
-        body.push('\n');
-        body.push_str(&SessionRecord::of(state).encode());
-        body.push('\n');
-        if let Some(pull) = self.api.open_pull_for(repo, &state.branch).await? {
+        let record = SessionRecord::of(state).encode();
+        let visible = self.outbound(&crate::render::pull::pull_body(state, commit_message));
+        let body = status::with_record(self.fitted(&visible, Some(&record)), Some(&record));
+        if let Some(pull) = self.session_pull(state).await? {
             self.api.update_pull_body(repo, pull.number, &body).await?;
             return Ok(pull.html_url);
         }
@@ -156,27 +160,43 @@ impl Step<'_> {
         };
         match self.api.create_pull(repo, &new).await {
             Ok(pull) => Ok(pull.html_url),
-            Err(err) => match self.api.open_pull_for(repo, &state.branch).await {
-                Ok(Some(pull)) => Ok(pull.html_url),
+            Err(err) => match self.session_pull(state).await {
+                Ok(Some(pull)) => {
+                    tracing::info!("{err}; the session's pull request exists: refreshing its body");
+                    self.api.update_pull_body(repo, pull.number, &body).await?;
+                    Ok(pull.html_url)
+                }
                 _ => Err(err),
             },
         }
     }
-}
 
-/// The pull request's body: what was done, the gates, the trailers, the issue it fixes.
-pub(super) fn pull_body(state: &LoopState, commit_message: Option<&str>) -> String {
-    let mut body = String::from("Verified by the repository's gates before it was pushed.\n\n");
-    body.push_str(&summary::markdown_result(state));
-    if let Some(message) = commit_message {
-        body.push_str("\n<details><summary>Commit message and trailers</summary>\n\n```text\n");
-        body.push_str(&message.replace("```", "'''"));
-        body.push_str("\n```\n</details>\n");
+    /// The session's open pull request: by its branch, else by the session record in the body
+    /// of one of the bot's open pull requests (a branch published under another name, or a
+    /// branch lookup that kept failing).
+    async fn session_pull(
+        &self,
+        state: &LoopState,
+    ) -> Result<Option<PullRequest>, crate::github::GitHubError> {
+        let repo = &self.actions.repository;
+        let by_branch = match self.api.open_pull_for(repo, &state.branch).await {
+            Ok(Some(pull)) => return Ok(Some(pull)),
+            Ok(None) => None,
+            Err(err) => {
+                tracing::warn!("{err}; looking for the session's pull request by its record");
+                Some(err)
+            }
+        };
+        let pulls = match self.api.open_pulls(repo).await {
+            Ok(pulls) => pulls,
+            Err(err) => return Err(by_branch.unwrap_or(err)),
+        };
+        Ok(pulls.into_iter().find(|pull| {
+            pull.author.eq_ignore_ascii_case(&self.args.bot_login)
+                && SessionRecord::decode(&pull.body)
+                    .is_some_and(|record| record.session == state.session)
+        }))
     }
-    if let Some(issue) = state.task.issue {
-        body.push_str(&format!("\nFixes #{issue}\n"));
-    }
-    body
 }
 
 pub(super) fn outputs(

@@ -53,7 +53,7 @@ pub fn job_summary(state: Option<&LoopState>, input: &SummaryInput<'_>) -> Strin
 }
 
 /// One table row per gate per observation (iteration).
-fn gate_table(state: &LoopState) -> String {
+pub fn gate_table(state: &LoopState) -> String {
     let rows: Vec<(u32, &GateRecord)> = state
         .history
         .iter()

@@ -5,10 +5,10 @@
 use std::fmt::Write;
 use std::time::Duration;
 
-use super::verdict::human_ms;
-use super::{GateResult, GatesSummary};
 use crate::config::raw::GateKind;
 use crate::exec::Termination;
+use crate::gates::verdict::human_ms;
+use crate::gates::{GateResult, GatesSummary};
 use crate::protocol::records::GateStatus;
 use crate::report::junit_writer::{self, Case, JunitWriteError, Suite, Verdict};
 

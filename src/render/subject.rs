@@ -2,7 +2,7 @@
 //! summary (its first line) or the hindsight resolution applied, never the task text cut short.
 //! Pure text over the run's acting steps.
 
-use super::state::LoopState;
+use crate::engine::state::LoopState;
 use crate::protocol::records::StepRecord;
 
 /// Longest subject line.

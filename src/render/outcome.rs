@@ -4,9 +4,15 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use super::state::LoopState;
+use crate::engine::state::LoopState;
 use crate::protocol::ending::EscalationReason;
-use crate::protocol::records::{GateRecord, ResolutionTried, RunOutcome, StepPhase, StepRecord};
+use crate::protocol::records::{
+    GateProblem, GateRecord, ResolutionTried, RunOutcome, SignatureRecord, StepPhase, StepRecord,
+};
+
+/// Failures the escalation report shows in full; the rest are counted (and listed in
+/// `report.md`, see [`failures_beyond_report`]).
+pub const FAILURES_IN_FULL: usize = 25;
 
 /// `tests=pass(120/120) lint=pass coverage=pass(84.2%>=80%)`.
 pub fn gates_trailer(gates: &[GateRecord]) -> String {
@@ -108,8 +114,8 @@ fn preexisting_failures(state: &LoopState) -> Vec<String> {
     let Some(baseline) = state.baseline() else {
         return Vec::new();
     };
-    let left = super::baseline::only_preexisting(&state.signature_ids(), &baseline.signatures);
-    if !left || super::baseline::task_asks_about(&state.task, &baseline.signatures) {
+    let left = crate::engine::baseline::only_preexisting(&state.signature_ids(), &baseline.signatures);
+    if !left || crate::engine::baseline::task_asks_about(&state.task, &baseline.signatures) {
         return Vec::new();
     }
     state
@@ -168,30 +174,13 @@ pub fn trailer_block(state: &LoopState) -> String {
 /// The escalation report for maintainers (Markdown).
 pub fn escalation_report(state: &LoopState, reason: &EscalationReason) -> String {
     let mut out = format!("## meta-agent could not finish: {}\n\n", state.task.title);
-    let _ = writeln!(out, "**Why it stopped:** {}.\n", reason.describe());
+    out.push_str(&why(state, reason));
     let _ = writeln!(
         out,
         "**Goal:** {}\n",
         first_line(&state.task.requirements).unwrap_or(&state.task.title)
     );
-    out.push_str(
-        "### What was tried\n\n| Iteration | Step | Actions | Outcome |\n|---|---|---|---|\n",
-    );
-    for step in state.history.iter().filter(|step| step.phase.is_act()) {
-        let actions = if step.actions.is_empty() {
-            "—".to_owned()
-        } else {
-            step.actions.join("; ")
-        };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} |",
-            step.iteration,
-            step.phase.as_str(),
-            cell(&actions),
-            cell(&step.outcome)
-        );
-    }
+    out.push_str(&attempts_table(state));
     for resolution in resolutions(state) {
         let result = match resolution.cured {
             Some(true) => "cured",
@@ -205,22 +194,18 @@ pub fn escalation_report(state: &LoopState, reason: &EscalationReason) -> String
             short(&resolution.signature)
         );
     }
+    out.push_str(&refusals(state, reason));
     out.push_str("\n### Remaining failures\n\n");
-    for signature in &state.signatures {
+    let shown = state.signatures.len().min(FAILURES_IN_FULL);
+    out.push_str(&failure_list(&state.signatures[..shown]));
+    let more = state.signatures.len() - shown;
+    if more > 0 {
         let _ = writeln!(
             out,
-            "- **{}** `{}` (signature `{}`, gate `{}`)",
-            signature.kind.as_str(),
-            cell(&signature.template),
-            short(&signature.id),
-            signature.gate
+            "- … and {more} more failure signature{}: every one is listed in `report.md` \
+             (the run's files)",
+            if more == 1 { "" } else { "s" }
         );
-        if let Some(test) = &signature.test {
-            let _ = writeln!(out, "  - test: `{test}`");
-        }
-        if let Some(excerpt) = first_line(&signature.excerpt) {
-            let _ = writeln!(out, "  - message: {}", cell(excerpt));
-        }
     }
     if state.signatures.is_empty() {
         out.push_str("- no failure signature could be extracted; see the gate table\n");
@@ -240,6 +225,138 @@ pub fn escalation_report(state: &LoopState, reason: &EscalationReason) -> String
     }
     out.push_str(&places_to_investigate(state));
     out.push_str(&next_steps(state));
+    out
+}
+
+/// Why the run stopped: a configuration problem of a gate when there is one (no change to the
+/// code fixes it, whatever the reason the loop gave), with the fix to make.
+fn why(state: &LoopState, reason: &EscalationReason) -> String {
+    let problems: Vec<(&str, &GateProblem)> = state
+        .gates
+        .iter()
+        .filter_map(|gate| Some((gate.name.as_str(), gate.problem.as_ref()?)))
+        .collect();
+    if problems.is_empty() {
+        return format!("**Why it stopped:** {}.\n\n", reason.describe());
+    }
+    let mut out = String::from(
+        "**Why it stopped:** a configuration problem, not the code: no change to the code can \
+         make these gates pass.\n\n",
+    );
+    for (gate, problem) in problems {
+        let (what, fix) = problem_words(problem);
+        let _ = writeln!(out, "- gate `{gate}` {what}. **Fix:** {fix}.");
+    }
+    out.push('\n');
+    out
+}
+
+/// A gate's configuration problem and the fix to make, in words.
+fn problem_words(problem: &GateProblem) -> (String, &'static str) {
+    match problem {
+        GateProblem::CouldNotStart { reason } => (
+            format!("could not start ({})", cell(reason)),
+            "install the program the gate runs (a `setup:` command or a workflow step before \
+             meta-agent), or correct the gate's `run:` in the configuration",
+        ),
+        GateProblem::BadCommand { code } => (
+            format!("exited with code {code}: the shell could not find or execute its command"),
+            "correct the gate's `run:` in the configuration, or install the program it names",
+        ),
+        GateProblem::TimedOut => (
+            "ran past its timeout".to_owned(),
+            "raise the gate's `timeout:` in the configuration, or make the suite faster",
+        ),
+    }
+}
+
+/// Every remaining failure, in full (what the escalation report shows only the first
+/// [`FAILURES_IN_FULL`] of); empty when the report shows them all.
+pub fn failures_beyond_report(state: &LoopState) -> String {
+    if state.signatures.len() <= FAILURES_IN_FULL {
+        return String::new();
+    }
+    failure_list(&state.signatures)
+}
+
+fn failure_list(signatures: &[SignatureRecord]) -> String {
+    let mut out = String::new();
+    for signature in signatures {
+        let _ = writeln!(
+            out,
+            "- **{}** `{}` (signature `{}`, gate `{}`)",
+            signature.kind.as_str(),
+            code_cell(&signature.template),
+            short(&signature.id),
+            signature.gate
+        );
+        if let Some(test) = &signature.test {
+            let _ = writeln!(out, "  - test: `{}`", code_cell(test));
+        }
+        if let Some(excerpt) = first_line(&signature.excerpt) {
+            let _ = writeln!(out, "  - message: {}", cell(excerpt));
+        }
+    }
+    out
+}
+
+/// Text for inline code: one line, no backtick to end the span early.
+fn code_cell(text: &str) -> String {
+    cell(text).replace('`', "'")
+}
+
+/// What each attempt was, what the model said of it, and what the gates showed after it: a
+/// claim is never shown as the outcome.
+fn attempts_table(state: &LoopState) -> String {
+    let mut out = String::from(
+        "### What was tried\n\n| Iteration | Step | Actions | The model said | The gates showed |\n\
+         |---|---|---|---|---|\n",
+    );
+    for step in acting_steps(state) {
+        let actions = if step.actions.is_empty() {
+            "—".to_owned()
+        } else {
+            step.actions.join("; ")
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} |",
+            step.iteration,
+            step.phase.as_str(),
+            cell(&actions),
+            cell(&step.outcome),
+            cell(&observed_after(state, step))
+        );
+    }
+    out
+}
+
+/// The gates of the observation that followed an acting step, labelled when only the tests
+/// that failed before were re-run.
+fn observed_after(state: &LoopState, step: &StepRecord) -> String {
+    let observation = state
+        .history
+        .iter()
+        .find(|test| test.phase == StepPhase::Test && test.iteration == step.iteration);
+    match observation {
+        Some(test) if !test.gates.is_empty() => gates_trailer(&test.gates),
+        Some(_) | None => "not observed".to_owned(),
+    }
+}
+
+/// The changes refused during the run (tamper guard, patch gate), with their reasons.
+fn refusals(state: &LoopState, reason: &EscalationReason) -> String {
+    let mut lines: Vec<&str> = state.tamper.iter().map(String::as_str).collect();
+    if let EscalationReason::PatchRefused { refusals, .. } = reason {
+        lines.extend(refusals.iter().map(String::as_str));
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\n### Refused changes\n\n");
+    for line in lines {
+        let _ = writeln!(out, "- {}", cell(line));
+    }
     out
 }
 
@@ -283,9 +400,31 @@ fn next_steps(state: &LoopState) -> String {
         "\n### How to continue\n\n\
          - Reply with guidance: comment `/agent fix <what to try>` on the issue, or run \
          `meta-agent resume {} --guidance \"<what to try>\"` locally; the next plan receives it.\n\
-         - The work in progress is kept on branch `{}`; nothing was thrown away.\n\
+         - {}\n\
          - The remaining signatures are recorded in hindsight as unresolved.\n",
-        state.session, state.branch
+        state.session,
+        work_in_progress(state)
+    )
+}
+
+/// What the work-in-progress branch holds, said by what it holds.
+fn work_in_progress(state: &LoopState) -> String {
+    let files = files_changed(state);
+    if files.is_empty() {
+        return format!(
+            "Branch `{}` holds no code change of this run (only the hindsight records of its \
+             failures, if any); nothing was thrown away.",
+            state.branch
+        );
+    }
+    format!(
+        "Branch `{}` keeps the attempts' changes to {}; nothing was thrown away.",
+        state.branch,
+        files
+            .into_iter()
+            .map(|file| format!("`{file}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
     )
 }
 

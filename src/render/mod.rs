@@ -1,0 +1,24 @@
+//! The one home for what people read. Every text a person sees is rendered here, as a pure
+//! function of typed records (the run's [`LoopState`](crate::engine::state::LoopState), the step
+//! and gate records of [`crate::protocol::records`], the typed
+//! [`EscalationReason`](crate::protocol::ending::EscalationReason), gate results): nothing here
+//! does I/O, so every text has a snapshot test.
+//!
+//! [`outcome`] the commit message with its trailers, the escalation report and the final
+//! summary; [`subject`] the commit's subject line; [`terminal`] what `run` and `resume` print (and write to `report.md`); [`gates`]
+//! gate results (terminal table, Markdown, JSON, JUnit); [`job`] the Actions job summary,
+//! annotations and step outputs; [`status`] the status comment (the escalation comment is its
+//! escalated view); [`pull`] the pull request body; [`fit`] keeps what goes to GitHub
+//! within GitHub's limits.
+
+pub mod fit;
+pub mod gates;
+pub mod job;
+pub mod outcome;
+pub mod pull;
+pub mod status;
+pub mod subject;
+pub mod terminal;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,173 @@
+//! The bot's status comment on an issue: the views a run goes through (working, committed,
+//! escalated with the escalation report, stopped, ...) and the footer every view carries (the
+//! workflow run link, the hidden session record). Pure; `github::status` posts it.
+
+use super::fit::{self, Measure};
+
+/// The first line of the bot's status comment.
+pub const MARKER: &str = "<!-- meta-agent:status -->";
+
+/// What the comment says.
+#[derive(Debug, Clone, PartialEq)]
+pub enum View {
+    /// Acknowledged, working.
+    Working { trigger: String },
+    /// Working, after an iteration: the gates so far.
+    Progress {
+        trigger: String,
+        /// The iteration that just ended (0 is the build).
+        iteration: u32,
+        max_iterations: u32,
+        /// The gate table so far (Markdown).
+        gates: String,
+    },
+    /// The run was interrupted (the job cancelled or timed out): the work is kept and pushed.
+    Interrupted { why: String, branch: String },
+    /// Verified and committed; the pull request is open.
+    Committed { pull_url: String, summary: String },
+    /// Nothing to change: the gates already pass.
+    NothingToDo { summary: String },
+    /// Escalated: the report, and the pushed work-in-progress branch.
+    Escalated { report: String, branch: String },
+    /// A dry run ended (nothing pushed).
+    DryRun { summary: String },
+    /// The run could not go on (an error the maintainers should see).
+    Failed { reason: String },
+    /// `/agent stop`.
+    Stopped { by: String },
+    /// `/agent status`.
+    Status { summary: String },
+}
+
+/// What every status comment shows besides its view.
+#[derive(Debug, Clone, Default)]
+pub struct Footer {
+    pub phrase: String,
+    /// Link to the workflow run.
+    pub run_url: Option<String>,
+    /// The hidden session record line.
+    pub record: Option<String>,
+}
+
+/// What a view says, without the marker and the footer.
+fn view_text(view: &View, phrase: &str) -> String {
+    let mut out = String::new();
+    match view {
+        View::Working { trigger } => {
+            out.push_str(&format!(
+                "### meta-agent is working\n\nStarted by {trigger}. This comment is updated as the run goes.\n"
+            ));
+        }
+        View::Progress {
+            trigger,
+            iteration,
+            max_iterations,
+            gates,
+        } => {
+            let step = if *iteration == 0 {
+                "the build".to_owned()
+            } else {
+                format!("iteration {iteration} of {max_iterations}")
+            };
+            out.push_str(&format!(
+                "### meta-agent is working\n\nStarted by {trigger}. After {step}, the gates so far:\n\n{gates}\n\
+                 This comment is updated as the run goes.\n"
+            ));
+        }
+        View::Interrupted { why, branch } => {
+            out.push_str(&format!(
+                "### meta-agent stopped: {why}; `{phrase} fix` continues\n\nThe work so far is kept on \
+                 `{branch}` and the session is recorded below: reply `{phrase} fix` (with guidance if you \
+                 like) to continue from there.\n"
+            ));
+        }
+        View::Committed { pull_url, summary } => {
+            out.push_str(&format!(
+                "### meta-agent: gates pass, pull request ready\n\n{pull_url}\n\n{summary}\n"
+            ));
+        }
+        View::NothingToDo { summary } => {
+            out.push_str(&format!(
+                "### meta-agent: nothing to change\n\nThe gates already pass.\n\n{summary}\n"
+            ));
+        }
+        View::Escalated { report, branch } => {
+            out.push_str(&format!(
+                "### meta-agent needs a maintainer\n\n**How to answer:** reply `{phrase} fix <guidance>` to resume \
+                 this session with your guidance (it goes into the next plan; the work in progress on `{branch}` is \
+                 kept), `{phrase} retry` to start over from the issue, or `{phrase} stop`.\n\n{report}\n"
+            ));
+        }
+        View::DryRun { summary } => {
+            out.push_str(&format!(
+                "### meta-agent (dry run: nothing pushed)\n\n{summary}\n"
+            ));
+        }
+        View::Failed { reason } => {
+            out.push_str(&format!(
+                "### meta-agent could not finish\n\n{reason}\n\nReply `{phrase} retry` to run again.\n"
+            ));
+        }
+        View::Stopped { by } => {
+            out.push_str(&format!(
+                "### meta-agent stopped\n\nStopped by @{by}. Reply `{phrase} fix` to start again.\n"
+            ));
+        }
+        View::Status { summary } => {
+            out.push_str(&format!("### meta-agent status\n\n{summary}\n"));
+        }
+    }
+    out
+}
+
+/// The comment's visible part (everything but the hidden session record), within what GitHub
+/// takes once the record is added: a view too long is cut (fences closed, the rest counted)
+/// and points at the run's artifact, where the whole report is.
+pub fn render_visible(view: &View, footer: &Footer) -> String {
+    let mut tail = String::new();
+    if let Some(url) = &footer.run_url {
+        tail.push_str(&format!(
+            "\n<sub>[workflow run]({url}) · [the run's files (report, trace, audit log)]({url}#artifacts)</sub>\n"
+        ));
+    }
+    let head = format!("{MARKER}\n");
+    let reserved = head.chars().count()
+        + tail.chars().count()
+        + footer
+            .record
+            .as_ref()
+            .map_or(0, |record| record.chars().count() + 2);
+    let text = view_text(view, &footer.phrase);
+    let fitted = fit::fit(
+        &text,
+        fit::MAX_BODY_CHARS.saturating_sub(reserved),
+        Measure::Chars,
+        &whole_text_at(footer.run_url.as_deref()),
+    );
+    format!("{head}{}{tail}", fitted.text)
+}
+
+/// The comment's body: the visible part and the hidden session record.
+pub fn render(view: &View, footer: &Footer) -> String {
+    with_record(render_visible(view, footer), footer.record.as_deref())
+}
+
+/// A visible body with the session record line appended.
+pub fn with_record(mut visible: String, record: Option<&str>) -> String {
+    if let Some(record) = record {
+        visible.push('\n');
+        visible.push_str(record);
+        visible.push('\n');
+    }
+    visible
+}
+
+/// Where the whole text of a cut comment is.
+pub fn whole_text_at(run_url: Option<&str>) -> String {
+    match run_url {
+        Some(url) => {
+            format!("the whole report is `report.md` in [the run's files]({url}#artifacts)")
+        }
+        None => "the whole report is `report.md` in the session's directory".to_owned(),
+    }
+}

@@ -1,0 +1,34 @@
+//! What `meta-agent run` and `resume` print at the end (and write to `report.md`): the final
+//! summary, in a dry run the diff, the gates, the commit message or the escalation report.
+
+use crate::engine::run::RunReport;
+
+/// What a person reads at the end: summary, and in a dry run the diff; the gates; the commit
+/// message or the escalation report.
+pub fn render(report: &RunReport, verbose: bool) -> String {
+    let mut out = super::outcome::final_summary(&report.state, verbose);
+    if report.state.dry_run && !report.diff.is_empty() {
+        out.push_str("\n--- diff (dry run: not committed) ---\n");
+        out.push_str(&report.diff);
+    }
+    if let Some(gates) = &report.gates {
+        out.push_str("\n--- gates ---\n");
+        out.push_str(&super::gates::to_terminal(gates));
+    }
+    if let Some(message) = &report.commit_message {
+        let label = if report.state.dry_run {
+            "commit message (dry run: not committed)"
+        } else {
+            "commit message"
+        };
+        out.push_str(&format!("\n--- {label} ---\n{message}"));
+    }
+    if let Some(escalation) = &report.escalation {
+        out.push_str(&format!("\n--- escalation report ---\n{escalation}"));
+        let every = super::outcome::failures_beyond_report(&report.state);
+        if !every.is_empty() {
+            out.push_str(&format!("\n--- every remaining failure ---\n{every}"));
+        }
+    }
+    out
+}

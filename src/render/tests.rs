@@ -1,0 +1,206 @@
+//! Snapshots of every text a person reads, rendered from one escalated and one committed run's
+//! records (built from JSON as the state file holds them). Session ids, times and temporary
+//! paths go through redaction filters so the snapshots stay stable.
+
+use serde_json::json;
+
+use super::{job, outcome, pull, status, terminal};
+use crate::engine::run::RunReport;
+use crate::engine::state::LoopState;
+use crate::protocol::ending::EscalationReason;
+
+fn gate(name: &str, kind: &str, result: &str, passed: u64, total: u64) -> serde_json::Value {
+    json!({"name": name, "kind": kind, "result": result, "duration_ms": 1234,
+           "reasons": if result == "failed" { vec![format!("{} of {total} tests failed", total - passed)] } else { vec![] },
+           "tests_passed": passed, "tests_total": total,
+           "failing_tests": if result == "failed" { vec!["tests/test_calc.py::test_mean"] } else { vec![] },
+           "coverage": null, "coverage_threshold": null, "findings": null})
+}
+
+/// A run's state: `escalated` (two attempts, the model's claims, a refused change) or
+/// `committed`.
+pub(crate) fn state(escalated: bool) -> LoopState {
+    let failing = gate("tests", "tests", "failed", 4, 5);
+    let passing = gate("tests", "tests", "passed", 5, 5);
+    let last = if escalated { &failing } else { &passing };
+    let signature = json!({"id": "5f0c2a9e81b3d4c7", "kind": "test_failure",
+        "template": "tests/test_calc.py::test_mean: assert <n> == <n>", "gate": "tests",
+        "excerpt": "assert 2 == 2.5", "location": "tests/test_calc.py:28",
+        "test": "tests/test_calc.py::test_mean", "frames": ["calc.py:12"]});
+    let step = |phase: &str,
+                iteration: u32,
+                outcome: &str,
+                files: Vec<&str>,
+                gates: Vec<&serde_json::Value>| {
+        json!({"phase": phase, "iteration": iteration, "started_unix_ms": 1_700_000_000_000u64 + u64::from(iteration),
+               "duration_ms": 2500, "outcome": outcome, "actions": if files.is_empty() { vec![] } else { vec![format!("edit {}", files[0])] },
+               "diff": "", "files_changed": files, "gates": gates, "signatures": [], "resolutions": []})
+    };
+    let history = vec![
+        step("build", 0, "implemented mean", vec!["calc.py"], vec![]),
+        step("test", 0, "1 gate failed", vec![], vec![&failing]),
+        step("improve", 1, "fixed median", vec!["calc.py"], vec![]),
+        step(
+            "test",
+            1,
+            if escalated {
+                "1 gate failed"
+            } else {
+                "all gates passed"
+            },
+            vec![],
+            vec![last],
+        ),
+    ];
+    let value = json!({
+        "version": 2, "session": "a1b2c3d4e5-7f", "branch": "meta-agent/make-the-gates-pass",
+        "task": {"title": "Make the calculator's gates pass", "requirements": "Make the gates pass.\n\nDetails follow.",
+                 "acceptance": [], "issue": 7, "source": {"kind": "issue", "number": 7, "url": "https://github.com/octo/calc/issues/7"},
+                 "script": []},
+        "base_commit": "0123456789abcdef0123456789abcdef01234567", "dry_run": false,
+        "phase": if escalated { "escalated" } else { "complete" }, "iteration": 1, "max_iterations": 3, "plan": null,
+        "worktree_diff": "", "builder_calls": 2, "history": history, "gates": [last],
+        "signatures": if escalated { vec![signature] } else { vec![] },
+        "usage": {"llm_calls": 4, "input_tokens": 1200, "output_tokens": 300, "cost_usd": 0.0123, "elapsed_ms": 9876},
+        "flaky": [], "tamper": if escalated { vec!["tests/test_calc.py: an assertion was weakened (== 2.5 became >= 2); refused and undone"] } else { vec![] },
+        "transient_retries": 0, "recoveries": [], "started_unix_ms": 1_700_000_000_000u64,
+        "outcome": if escalated { "escalated" } else { "committed" },
+        "escalation": if escalated { json!({"kind": "iterations_exhausted", "iterations": 1}) } else { json!(null) },
+    });
+    serde_json::from_value(value).expect("a state as the state file holds it")
+}
+
+fn reason() -> EscalationReason {
+    EscalationReason::IterationsExhausted { iterations: 1 }
+}
+
+/// Redaction filters: session ids, times, temporary paths.
+fn stable(text: &str) -> String {
+    let rules = [
+        (r"\b[0-9a-f]{10}-[0-9a-f]{1,4}\b", "[session]"),
+        (r"\d+(\.\d+)? ?(ms|s)\b", "[time]"),
+        (r"/tmp/[^\s`)]+", "[temp]"),
+        (
+            r"<!-- meta-agent:session [A-Za-z0-9+/=]+ -->",
+            "<!-- meta-agent:session [record] -->",
+        ),
+    ];
+    rules
+        .iter()
+        .fold(text.to_owned(), |text, (pattern, replacement)| {
+            regex::Regex::new(pattern)
+                .map(|re| re.replace_all(&text, *replacement).into_owned())
+                .unwrap_or(text)
+        })
+}
+
+fn report(state: LoopState) -> RunReport {
+    let escalated = state.escalation.is_some();
+    RunReport {
+        commit_message: (!escalated).then(|| outcome::commit_message(&state, true)),
+        escalation: escalated.then(|| outcome::escalation_report(&state, &reason())),
+        state,
+        diff: String::new(),
+        gates: None,
+        commit: None,
+    }
+}
+
+#[test]
+fn terminal_summary_and_report_md() {
+    insta::assert_snapshot!(
+        "terminal_escalated",
+        stable(&terminal::render(&report(state(true)), false))
+    );
+    insta::assert_snapshot!(
+        "terminal_committed_verbose",
+        stable(&terminal::render(&report(state(false)), true))
+    );
+}
+
+#[test]
+fn commit_message() {
+    insta::assert_snapshot!(
+        "commit_message",
+        stable(&outcome::commit_message(&state(false), true))
+    );
+}
+
+#[test]
+fn escalation_report() {
+    insta::assert_snapshot!(
+        "escalation_report",
+        stable(&outcome::escalation_report(&state(true), &reason()))
+    );
+}
+
+#[test]
+fn status_comments_and_the_escalation_comment() {
+    let footer = status::Footer {
+        phrase: "/agent".into(),
+        run_url: Some("https://github.com/octo/calc/actions/runs/4242".into()),
+        record: Some(crate::github::status::SessionRecord::of(&state(true)).encode()),
+    };
+    let escalated = status::View::Escalated {
+        report: outcome::escalation_report(&state(true), &reason()),
+        branch: "meta-agent/make-the-gates-pass".into(),
+    };
+    insta::assert_snapshot!(
+        "escalation_comment",
+        stable(&status::render(&escalated, &footer))
+    );
+    let committed = status::View::Committed {
+        pull_url: "https://github.com/octo/calc/pull/8".into(),
+        summary: job::markdown_result(&state(false)),
+    };
+    insta::assert_snapshot!(
+        "status_committed",
+        stable(&status::render(&committed, &footer))
+    );
+    let progress = status::View::Progress {
+        trigger: "issue #7 labelled by @alice".into(),
+        iteration: 1,
+        max_iterations: 3,
+        gates: job::gate_table(&state(true)),
+    };
+    insta::assert_snapshot!(
+        "status_progress",
+        stable(&status::render(&progress, &footer))
+    );
+    let interrupted = status::View::Interrupted {
+        why: "the job was cancelled".into(),
+        branch: "meta-agent/make-the-gates-pass".into(),
+    };
+    insta::assert_snapshot!(
+        "status_interrupted",
+        stable(&status::render(&interrupted, &footer))
+    );
+}
+
+#[test]
+fn pull_request_body() {
+    let state = state(false);
+    let message = outcome::commit_message(&state, true);
+    insta::assert_snapshot!(
+        "pull_request_body",
+        stable(&pull::pull_body(&state, Some(&message)))
+    );
+}
+
+#[test]
+fn job_summary() {
+    let input = job::SummaryInput {
+        trigger: "issue #7 labelled by @alice",
+        pull_url: Some("https://github.com/octo/calc/pull/8"),
+        isolation: "landlock",
+        note: None,
+    };
+    insta::assert_snapshot!(
+        "job_summary_committed",
+        stable(&job::job_summary(Some(&state(false)), &input))
+    );
+    insta::assert_snapshot!(
+        "job_summary_escalated",
+        stable(&job::job_summary(Some(&state(true)), &input))
+    );
+}
