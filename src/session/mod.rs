@@ -4,13 +4,14 @@
 //! it produced; the GitHub session adds the trigger, authorization and publishing around it.
 //!
 //! [`run`] is `meta-agent run`/`resume`, [`github`] one GitHub Actions step, [`commands`] the
-//! smaller commands (gates, reports, configuration, hindsight). The command line (`cli/`) only
+//! smaller commands (gates, reports, configuration, hindsight), [`eval`] the evaluations. The command line (`cli/`) only
 //! parses and calls in here; nothing here parses arguments or prints.
 
 pub mod builder;
 pub mod commands;
+pub mod eval;
 pub mod github;
-mod prepared;
+pub(crate) mod prepared;
 pub mod run;
 mod sinks;
 
