@@ -7,6 +7,7 @@ mod cli_report;
 mod config;
 mod dist;
 mod engine;
+mod eval;
 mod exec;
 mod gates;
 mod git;
