@@ -260,8 +260,7 @@ pub struct Weighted {
     /// Its weight (default 1).
     #[serde(default = "default_weight")]
     pub weight: f64,
-    #[serde(with = "serde_yaml::with::singleton_map_recursive")]
-    #[schemars(with = "Grader")]
+    /// (Read as a single-key map through the task's `graders`, which applies recursively.)
     pub grader: Grader,
 }
 
@@ -294,14 +293,14 @@ impl Suite {
             source,
         })?;
         let file = parse(&text, &file_path)?;
-        let dir = file_path
+        let parent = file_path
             .parent()
-            .map_or_else(|| PathBuf::from("."), Path::to_owned);
+            .filter(|dir| !dir.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let dir = parent.canonicalize().unwrap_or_else(|_| parent.to_owned());
         let name = file.name.clone().unwrap_or_else(|| {
-            dir.canonicalize()
-                .ok()
-                .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
-                .unwrap_or_else(|| "suite".to_owned())
+            dir.file_name()
+                .map_or_else(|| "suite".to_owned(), |n| n.to_string_lossy().into_owned())
         });
         let suite = Suite {
             name,
@@ -343,9 +342,14 @@ impl Suite {
         for (index, task) in self.file.tasks.iter().enumerate() {
             let key = |field: &str| format!("tasks[{index}].{field}");
             let needle = format!("id: {}", task.id);
+            let earlier = self.file.tasks[..index]
+                .iter()
+                .filter(|other| other.id == task.id)
+                .count();
+            let line = nth_line(text, &needle, earlier);
             let invalid = |key: String, message: String| EvalError::Invalid {
                 path: self.path.clone(),
-                line: crate::config::resolve::line_of(text, &needle),
+                line,
                 key,
                 message,
             };
@@ -557,6 +561,15 @@ pub fn parse(text: &str, path: &Path) -> Result<SuiteFile, EvalError> {
 /// The JSON Schema of `suite.yml`, generated from the types.
 pub fn json_schema() -> serde_json::Value {
     schemars::schema_for!(SuiteFile).to_value()
+}
+
+/// 1-based line of the `n`-th (0-based) line holding `needle`, or 0.
+fn nth_line(text: &str, needle: &str, n: usize) -> usize {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| line.contains(needle))
+        .nth(n)
+        .map_or(0, |(index, _)| index + 1)
 }
 
 /// A relative path that stays inside the repository (no `..`, no root).

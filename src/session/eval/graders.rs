@@ -21,6 +21,8 @@ pub(super) struct GradeInput<'a> {
     pub suite: &'a Suite,
     pub task: &'a TaskSpec,
     pub report: &'a RunReport,
+    /// Everything the run changed, committed or not.
+    pub diff: &'a str,
     /// The clone after the run.
     pub work: &'a Path,
     pub config: &'a Config,
@@ -137,7 +139,7 @@ fn verdict_of(summary: &GatesSummary) -> (Grade, String) {
 /// A file of the result, or the diff.
 fn text_of(input: &GradeInput<'_>, path: Option<&str>) -> Result<String, String> {
     match path {
-        None => Ok(input.report.diff.clone()),
+        None => Ok(input.diff.to_owned()),
         Some(path) if crate::eval::suite::is_inside(path) => {
             std::fs::read_to_string(input.work.join(path)).map_err(|err| format!("{path}: {err}"))
         }
@@ -268,15 +270,14 @@ async fn llm_judge(
     let provider = match crate::llm::connect(&llm, RetryPolicy::default()) {
         Ok(provider) => provider,
         Err(err) => {
-            return GraderDetail::leaf(KIND, Grade::Error, format!("no model to judge with: {err}"));
+            return GraderDetail::leaf(
+                KIND,
+                Grade::Error,
+                format!("no model to judge with: {err}"),
+            );
         }
     };
-    let request = judge_request(
-        &llm.fast_model,
-        &judge.rubric,
-        &input.task.id,
-        &input.report.diff,
-    );
+    let request = judge_request(&llm.fast_model, &judge.rubric, &input.task.id, input.diff);
     let answer = match provider.chat(&request).await {
         Ok(answer) => answer,
         Err(err) => {

@@ -116,6 +116,10 @@ pub async fn run(
     std::fs::create_dir_all(&request.out)
         .map_err(|err| SessionError::Usage(format!("--out {}: {err}", request.out.display())))?;
     let mut done = results::read(&results_path)?;
+    if request.resume && results_path.exists() {
+        // Drops a line a kill cut short, so the appends that follow start on a fresh line.
+        results::rewrite(&results_path, &done)?;
+    }
     let finished = results::finished(&done);
     let todo: Vec<(usize, u32)> = planned(&suite, request.runs, request.shard)
         .into_iter()

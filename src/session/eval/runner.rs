@@ -62,13 +62,15 @@ pub async fn run_one(shared: &EvalShared<'_>, task: &TaskSpec, run: u32) -> RunR
         }
     };
     let engine_s = engine_started.elapsed().as_secs_f64();
-    save_diff(shared.out, &task.id, run, &report.diff);
+    let diff = result_diff(&prepared, &report);
+    save_diff(shared.out, &task.id, run, &diff);
     let details = grade_all(
         shared,
         &GradeInput {
             suite: shared.suite,
             task,
             report: &report,
+            diff: &diff,
             work: &prepared.work,
             config: &prepared.config,
         },
@@ -113,6 +115,8 @@ fn result(
 /// A clone ready for the engine: its root, configuration and policy.
 pub(super) struct PreparedClone {
     pub work: PathBuf,
+    /// The commit the run started from.
+    pub base: String,
     pub config: Config,
     pub policy: Arc<Policy>,
 }
@@ -126,14 +130,13 @@ async fn prepare(
 ) -> Result<PreparedClone, String> {
     let work = scratch.join("work");
     let suite = shared.suite;
-    match (&task.source.dir, &task.source.git) {
-        (Some(dir), _) => workspace::init_from_dir(&suite.resolve(dir), &work).map(|_| ()),
+    let base = match (&task.source.dir, &task.source.git) {
+        (Some(dir), _) => workspace::init_from_dir(&suite.resolve(dir), &work),
         (None, Some(git)) => workspace::clone_at(
             &suite.git_location(git),
             task.source.commit.as_deref(),
             &work,
-        )
-        .map(|_| ()),
+        ),
         (None, None) => return Err("the task has no source".into()),
     }
     .map_err(|err| format!("source: {err}"))?;
@@ -142,6 +145,7 @@ async fn prepare(
     setup(shared, task, &work, &config, &policy).await?;
     Ok(PreparedClone {
         work,
+        base,
         config,
         policy,
     })
@@ -261,6 +265,18 @@ async fn engine(
     };
     let (report, _) = drive(&ctx, &repo, &builder, begin, false).await?;
     Ok(report)
+}
+
+/// Everything the run changed: its commits since the base, and what it left uncommitted.
+fn result_diff(prepared: &PreparedClone, report: &RunReport) -> String {
+    use crate::git::Repository;
+    let committed = Git2Repository::open(&prepared.work)
+        .and_then(|repo| repo.diff_between(&prepared.base, "HEAD"))
+        .unwrap_or_else(|err| {
+            tracing::warn!("the diff of the run's commits: {err}");
+            String::new()
+        });
+    format!("{committed}{}", report.diff)
 }
 
 /// Keeps the run's diff in `out/diffs/` for reviewers (a failure to write is logged).
