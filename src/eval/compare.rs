@@ -133,8 +133,11 @@ pub fn compare(a: &Summary, b: &Summary, gate: Gate) -> Comparison {
     }
 }
 
+/// A measure of a summary, by name.
+type Measure = (&'static str, fn(&Summary) -> Spread);
+
 fn measures(a: &Summary, b: &Summary) -> BTreeMap<String, [f64; 2]> {
-    let pick: [(&str, fn(&Summary) -> Spread); 5] = [
+    let pick: [Measure; 5] = [
         ("llm_calls", |s| s.llm_calls),
         ("prompt_tokens", |s| s.prompt_tokens),
         ("completion_tokens", |s| s.completion_tokens),

@@ -60,7 +60,7 @@ impl Spread {
         let mut sorted = values.to_vec();
         sorted.sort_by(f64::total_cmp);
         let mid = sorted.len() / 2;
-        let median = if sorted.len() % 2 == 0 {
+        let median = if sorted.len().is_multiple_of(2) {
             (sorted[mid - 1] + sorted[mid]) / 2.0
         } else {
             sorted[mid]
@@ -199,6 +199,6 @@ mod tests {
         let diffs = [-1.0, -1.0, 0.0, -1.0, 0.0, -1.0];
         let (lo, hi) = bootstrap_mean_ci(&diffs, 2000, 7);
         assert_eq!((lo, hi), bootstrap_mean_ci(&diffs, 2000, 7));
-        assert!(lo <= -0.66 && hi >= -0.67 && hi <= 0.0, "{lo} {hi}");
+        assert!(lo <= -0.66 && (-0.67..=0.0).contains(&hi), "{lo} {hi}");
     }
 }
