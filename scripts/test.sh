@@ -15,6 +15,17 @@ if ! command -v cargo-nextest >/dev/null 2>&1; then
   cargo install --locked cargo-nextest
 fi
 
+# A real PostgreSQL server for the memory tests (scripts/test-postgres.sh): installed when
+# missing, one throwaway cluster for the whole run, removed on exit. If it cannot be had, the
+# rest still runs and the PostgreSQL tests fail (they never skip under this script).
+# shellcheck source=scripts/test-postgres.sh
+source scripts/test-postgres.sh
+trap pg_stop EXIT
+if ! { pg_install && pg_start; }; then
+  echo "!!! test.sh: no PostgreSQL server could be installed and started: the memory tests will FAIL !!!" >&2
+fi
+export META_AGENT_TEST_PG_REQUIRED=1
+
 # The GitHub Action and the workflows: zizmor's security audits (offline) and actionlint; both fail
 # the run on any finding. The examples name the Action by placeholder, ignored on that line only.
 zizmor --offline --quiet action.yml .github/workflows/*.yml examples/workflows/*.yml examples/eval/*.yml

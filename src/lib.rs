@@ -5,7 +5,8 @@
 //! [`engine`] (the build-test-improve loop, its pure decisions and persisted state),
 //! [`config`] (`.meta-agent.yml`, presets, defaults), [`gates`] (running quality gates and their
 //! verdicts), [`report`] (JUnit, coverage and SARIF readers), [`hindsight`] (error signatures and
-//! the store of fixes that worked), [`git`] (the bot's own git, without hooks), [`exec`] (the one
+//! the store of fixes that worked), [`memory`] (hindsight, sessions and conversations shared
+//! across repositories in PostgreSQL, with the file store as default and fallback), [`git`] (the bot's own git, without hooks), [`exec`] (the one
 //! place child processes run), [`event`] (the one event type) and [`telemetry`] (its consumers:
 //! metrics, audit log, trace, JSON lines).
 
@@ -23,6 +24,7 @@ pub mod git;
 pub mod github;
 pub mod hindsight;
 pub mod llm;
+pub mod memory;
 pub mod policy;
 pub mod protocol;
 pub mod redact;

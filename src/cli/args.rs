@@ -82,6 +82,8 @@ pub enum Command {
     /// mine a suite from the repository's history.
     #[command(subcommand)]
     Eval(EvalCommand),
+    /// Shared memory (PostgreSQL): migrate, status, export, import.
+    Memory(crate::memory::cli::MemoryArgs),
     /// Runs one command under supervision (internal: used by meta-agent for every child process).
     #[command(name = "__supervise", hide = true)]
     Supervise(SupervisorArgs),
@@ -167,7 +169,8 @@ pub struct OutputArgs {
     #[arg(long)]
     pub json: bool,
     /// Also copy the run's result files (report.md, outcome.json, metrics.prom, trace.jsonl,
-    /// audit.jsonl) into this directory: artifacts for any CI (GitLab, Jenkins, Buildkite).
+    /// audit.jsonl, memory-pending.jsonl) into this directory: artifacts for any CI (GitLab,
+    /// Jenkins, Buildkite).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 }

@@ -31,6 +31,7 @@ pub async fn run(cli: &Cli, env: &Environment) -> Result<Done, SessionError> {
         Command::Config(ConfigCommand::Schema) => Ok(commands::config_schema()),
         Command::Hindsight(args) => commands::hindsight(&overrides, env, args).await,
         Command::Eval(command) => eval(command, &overrides, env).await,
+        Command::Memory(args) => crate::session::memory::memory(&overrides, env, args).await,
         Command::Supervise(_) => Err(SessionError::Internal(
             "the supervisor runs without a runtime".into(),
         )),

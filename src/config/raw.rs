@@ -51,6 +51,9 @@ pub struct RawConfig {
     /// Where run records go besides the session directory.
     #[serde(default)]
     pub telemetry: Option<RawTelemetry>,
+    /// Shared memory across repositories (PostgreSQL); without it, memory stays in files.
+    #[serde(default)]
+    pub memory: Option<crate::memory::settings::RawMemory>,
 }
 
 /// `telemetry:`: metrics export.

@@ -57,6 +57,9 @@ pub struct Config {
     pub hindsight: HindsightSettings,
     pub commit: CommitSettings,
     pub telemetry: TelemetrySettings,
+    /// Shared memory (`memory:`); the database URL's password only ever comes from the
+    /// environment.
+    pub memory: crate::memory::settings::MemorySettings,
 }
 
 /// Metrics export beyond the session directory's `metrics.prom`.
@@ -227,6 +230,8 @@ pub fn resolve(input: ResolveInput<'_>) -> Result<Config, ConfigError> {
         telemetry: TelemetrySettings {
             push_gateway: raw.telemetry.as_ref().and_then(|t| t.push_gateway.clone()),
         },
+        memory: crate::memory::settings::resolve(raw.memory.clone().unwrap_or_default())
+            .map_err(|err| ctx.invalid(err.key, &err.needle, err.message))?,
     })
 }
 

@@ -4,7 +4,9 @@
 //! Lookups use the store as it stood when the run began (the reviewed, committed state); learned
 //! patches and commands are applied only when that reviewed store holds them, catalog fixes
 //! always. Writes happen once, at the end of a real (not dry) run, into the repository's store
-//! directory, so they are committed with the fix and reviewed with it.
+//! directory, so they are committed with the fix and reviewed with it. With shared memory
+//! ([`crate::memory::shared`]) the view also recalls what the organisation reviewed, and every
+//! change written is journaled for the database.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -22,6 +24,8 @@ use crate::hindsight::store::{
     Store, StoreError, StoreOptions, Timestamp,
 };
 use crate::hindsight::{Signature, SignatureKind};
+use crate::memory::shared::RunMemory;
+use crate::memory::{Change, ReviewedFix};
 use crate::protocol::event::{Event, EventSink};
 use crate::protocol::records::{ResolutionTried, SignatureRecord};
 use crate::redact::Redactor;
@@ -40,6 +44,7 @@ pub enum HindsightStepError {
 const RESOLUTION_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The store as it stood when the run began, and where to write what the run learns.
+#[derive(Debug)]
 pub struct HindsightView {
     /// Entries and catalog, read at the start.
     pub store: Store,
@@ -50,6 +55,8 @@ pub struct HindsightView {
     /// What the run learns passes it before it is written (token patterns only until
     /// [`HindsightView::with_redactor`]).
     pub redactor: Arc<Redactor>,
+    /// Shared memory, when the session wired it ([`HindsightView::with_memory`]).
+    pub memory: Option<RunMemory>,
 }
 
 impl HindsightView {
@@ -99,6 +106,7 @@ impl HindsightView {
             dir,
             catalog,
             redactor: Arc::new(Redactor::default()),
+            memory: None,
         })
     }
 
@@ -106,6 +114,71 @@ impl HindsightView {
     pub fn with_redactor(mut self, redactor: Arc<Redactor>) -> HindsightView {
         self.redactor = redactor;
         self
+    }
+
+    /// The same view with shared memory: recalls from it, and journals what the run learns.
+    pub fn with_memory(mut self, memory: RunMemory) -> HindsightView {
+        self.memory = Some(memory);
+        self
+    }
+
+    /// The resolutions the default branch holds (for marking shared candidates reviewed).
+    pub fn reviewed_fixes(&self) -> Vec<ReviewedFix> {
+        self.reviewed
+            .entries()
+            .iter()
+            .flat_map(|entry| {
+                entry.resolutions.iter().map(|r| ReviewedFix {
+                    signature: entry.signature.clone(),
+                    resolution: r.id.clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// Looks the signatures up in shared memory (once each).
+    pub async fn recall(&self, records: &[SignatureRecord]) {
+        if let Some(memory) = &self.memory {
+            let signatures: Vec<Signature> = records.iter().map(signature_of).collect();
+            memory.recall(&signatures).await;
+        }
+    }
+
+    /// Opens the task's conversation in memory (nothing is written in a dry run).
+    pub async fn begin(&self, state: &LoopState) {
+        if let Some(memory) = self.memory.as_ref().filter(|_| !state.dry_run) {
+            memory.begin(state).await;
+        }
+    }
+
+    /// What may be applied for `signature`: the file store's reviewed resolutions and the
+    /// catalog, then shared memory's ([`RunMemory::applicable`]).
+    pub fn applicable(&self, signature: &Signature, now: Timestamp) -> Vec<RankedResolution> {
+        let own = self
+            .store
+            .applicable_resolutions(signature, &self.reviewed, now);
+        match &self.memory {
+            Some(memory) => memory.applicable(signature, own, &self.store, now),
+            None => own,
+        }
+    }
+
+    /// The fix of resolution `id` as the run found it for `signature` (the file store, the
+    /// catalog, or shared memory).
+    fn known_fix(&self, signature: &Signature, id: &str, now: Timestamp) -> Option<Fix> {
+        self.store
+            .ranked_resolutions(signature, now)
+            .into_iter()
+            .chain(self.applicable(signature, now))
+            .find(|ranked| ranked.resolution.id == id)
+            .map(|ranked| ranked.resolution.fix)
+    }
+
+    /// Notes one learned change for shared memory.
+    fn learn(&self, state: &LoopState, signature: &Signature, change: Change, now: Timestamp) {
+        if let Some(memory) = &self.memory {
+            memory.learn(&state.session, signature, change, now);
+        }
     }
 }
 
@@ -164,8 +237,7 @@ fn candidates<R: CommandRunner, G: Repository>(
     let signature = signature_of(record);
     let tried = state.tried(&record.id);
     ctx.view
-        .store
-        .applicable_resolutions(&signature, &ctx.view.reviewed, now())
+        .applicable(&signature, now())
         .into_iter()
         .filter(|ranked| !tried.contains(&ranked.resolution.id))
         .filter(|ranked| !matches!(ranked.resolution.fix, Fix::Guidance(_)))
@@ -194,24 +266,28 @@ pub fn has_untried<R: CommandRunner, G: Repository>(
     })
 }
 
-/// Guidance texts hindsight holds for the current signatures, each once.
+/// Guidance texts hindsight holds for the current signatures, each once, with the hints of
+/// shared memory, then what the task's conversation recalls.
 pub fn guidance_for<R: CommandRunner, G: Repository>(
     ctx: HindsightCtx<'_, R, G>,
     state: &LoopState,
 ) -> Vec<String> {
     let mut texts = BTreeSet::new();
     for signature in state.signatures.iter().map(signature_of) {
-        for ranked in ctx
-            .view
-            .store
-            .applicable_resolutions(&signature, &ctx.view.reviewed, now())
-        {
+        for ranked in ctx.view.applicable(&signature, now()) {
             if let Fix::Guidance(text) = ranked.resolution.fix {
                 texts.insert(text);
             }
         }
+        if let Some(memory) = &ctx.view.memory {
+            texts.extend(memory.hints(&signature, now()));
+        }
     }
-    texts.into_iter().collect()
+    let mut guidance: Vec<String> = texts.into_iter().collect();
+    if let Some(memory) = &ctx.view.memory {
+        guidance.extend(memory.notes());
+    }
+    guidance
 }
 
 /// Resolutions chosen for one round, by resolution id, with the signatures they serve.
@@ -224,6 +300,7 @@ pub async fn apply_resolutions<R: CommandRunner, G: Repository>(
     ctx: HindsightCtx<'_, R, G>,
     state: &LoopState,
 ) -> Applied {
+    ctx.view.recall(&state.signatures).await;
     let mut commands = Chosen::new();
     let mut patch_wanted = Vec::new();
     for record in &state.signatures {
@@ -484,7 +561,8 @@ pub fn record_success<R: CommandRunner, G: Repository>(
     let now = now();
     let all = seen(state);
     store.record_seen(&all, now)?;
-    record_outcomes(&mut store, state, now)?;
+    learn_seen(ctx.view, state, &all, now);
+    record_outcomes(&mut store, ctx.view, state, now)?;
     let cured_by_resolution: BTreeSet<&str> = state
         .history
         .iter()
@@ -517,18 +595,39 @@ pub fn record_success<R: CommandRunner, G: Repository>(
     };
     for signature in novel {
         store.capture_patch(signature, patch.clone(), now)?;
+        let patch = patch.clone();
+        ctx.view
+            .learn(state, signature, Change::Patch { patch }, now);
     }
     Ok(())
 }
 
+fn learn_seen(view: &HindsightView, state: &LoopState, all: &[Signature], now: Timestamp) {
+    for signature in all {
+        view.learn(state, signature, Change::Seen, now);
+    }
+}
+
 fn record_outcomes(
     store: &mut Store,
+    view: &HindsightView,
     state: &LoopState,
     now: Timestamp,
 ) -> Result<(), HindsightStepError> {
     for tried in state.history.iter().flat_map(|s| s.resolutions.iter()) {
-        if let Some(cured) = tried.cured {
-            store.record_outcome(&tried.signature, &tried.resolution, cured, now)?;
+        let Some(cured) = tried.cured else {
+            continue;
+        };
+        let signature = store.get(&tried.signature).map(Entry::signature);
+        let known = signature
+            .as_ref()
+            .and_then(|s| view.known_fix(s, &tried.resolution, now));
+        match (signature, known) {
+            (Some(signature), Some(fix)) => {
+                store.record_fix_outcome(&signature, fix.clone(), cured, now)?;
+                view.learn(state, &signature, Change::Outcome { fix, cured }, now);
+            }
+            _ => store.record_outcome(&tried.signature, &tried.resolution, cured, now)?,
         }
     }
     Ok(())
@@ -568,8 +667,10 @@ pub fn record_escalation<R: CommandRunner, G: Repository>(
     }
     let mut store = writable(ctx.view)?;
     let now = now();
-    store.record_seen(&seen(state), now)?;
-    record_outcomes(&mut store, state, now)?;
+    let all = seen(state);
+    store.record_seen(&all, now)?;
+    learn_seen(ctx.view, state, &all, now);
+    record_outcomes(&mut store, ctx.view, state, now)?;
     let remaining: Vec<Signature> = state.signatures.iter().map(signature_of).collect();
     let tags = state
         .signatures
@@ -587,7 +688,11 @@ pub fn record_escalation<R: CommandRunner, G: Repository>(
         tags,
         at: None,
     };
-    store
-        .record_unresolved(&remaining, &context, now)
-        .map_err(HindsightStepError::from)
+    store.record_unresolved(&remaining, &context, now)?;
+    for signature in &remaining {
+        let context = context.clone();
+        ctx.view
+            .learn(state, signature, Change::Unresolved { context }, now);
+    }
+    Ok(())
 }

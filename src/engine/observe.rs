@@ -43,6 +43,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         mark_cured(state, &signatures);
         state.gates = summary.records();
         state.signatures = signatures;
+        self.hindsight.recall(&state.signatures).await;
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(0);
         let outcome = if summary.passed {
             "gates passed"

@@ -258,6 +258,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                  of this run will run with the network ON"
             );
         }
+        self.hindsight.begin(state).await;
         if setup && let Err(failure) = self.setup().await {
             ending = self.setup_failed(state, &failure);
         }

@@ -89,6 +89,8 @@ pub fn is_secret_name(name: &str) -> bool {
         "SSH_AUTH_SOCK",
         "GIT_ASKPASS",
         "SSH_ASKPASS",
+        "META_AGENT_DATABASE_URL",
+        "DATABASE_URL",
     ];
     const PREFIXES: &[&str] = &[
         "ACTIONS_",
@@ -220,6 +222,9 @@ mod tests {
             "AWS_SECRET_ACCESS_KEY",
             "NPM_TOKEN",
             "GIT_CONFIG_VALUE_0",
+            "META_AGENT_DATABASE_URL",
+            "database_url",
+            "PGPASSWORD",
             "OTEL_EXPORTER_OTLP_HEADERS",
             "otel_exporter_otlp_traces_headers",
         ] {

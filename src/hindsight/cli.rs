@@ -76,6 +76,35 @@ pub enum HindsightCommand {
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
+    /// Approve learned candidates, so runs apply them automatically (in the database when one
+    /// is configured, else in this clone's `.git/meta-agent/memory`).
+    Approve(crate::memory::cli::ApproveArgs),
+    /// Write what runs queued while the database was unreachable (`memory-pending.jsonl`).
+    Sync(crate::memory::cli::SyncArgs),
+}
+
+/// The hindsight commands that work on shared memory (async, [`crate::memory::cli`]).
+#[derive(Debug, Clone, Copy)]
+pub enum SharedCommand<'a> {
+    Approve(&'a crate::memory::cli::ApproveArgs),
+    Sync(&'a crate::memory::cli::SyncArgs),
+}
+
+impl HindsightCommand {
+    /// The command when it works on shared memory rather than on the file store here.
+    pub fn shared(&self) -> Option<SharedCommand<'_>> {
+        match self {
+            HindsightCommand::Approve(args) => Some(SharedCommand::Approve(args)),
+            HindsightCommand::Sync(args) => Some(SharedCommand::Sync(args)),
+            HindsightCommand::Signature { .. }
+            | HindsightCommand::List { .. }
+            | HindsightCommand::Show { .. }
+            | HindsightCommand::Stats { .. }
+            | HindsightCommand::Prune { .. }
+            | HindsightCommand::Import { .. }
+            | HindsightCommand::Export { .. } => None,
+        }
+    }
 }
 
 /// Where and when the command runs.
@@ -117,6 +146,9 @@ pub enum HindsightError {
     },
     #[error("cannot encode JSON: {0}")]
     Json(#[from] serde_json::Error),
+    /// `approve` and `sync` go through [`crate::memory::cli`] (see [`HindsightCommand::shared`]).
+    #[error("`hindsight approve` and `hindsight sync` run through the memory commands")]
+    SharedMemory,
 }
 
 /// Runs one hindsight command; returns what to print on stdout.
@@ -136,6 +168,9 @@ pub fn run(args: &HindsightArgs, ctx: &HindsightContext) -> Result<String, Hinds
         } => prune(&mut open(ctx)?, *older_than_days, *dry_run, ctx),
         HindsightCommand::Import { file } => import(&mut open(ctx)?, file),
         HindsightCommand::Export { output } => export(&open(ctx)?, output.as_deref()),
+        HindsightCommand::Approve(_) | HindsightCommand::Sync(_) => {
+            Err(HindsightError::SharedMemory)
+        }
     }
 }
 

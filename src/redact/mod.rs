@@ -54,8 +54,9 @@ pub struct Redactor {
 impl Redactor {
     /// A redactor for the secrets among `vars` (a process environment): every variable whose
     /// name [`crate::exec::env::is_secret_name`] flags, with a value of at least
-    /// [`MIN_SECRET_LEN`] characters. The OTLP header variables count header by header too:
-    /// each value is sent (and could be echoed) on its own.
+    /// [`MIN_SECRET_LEN`] characters. The password of a URL with credentials (a database URL)
+    /// counts on its own, and the OTLP header variables count header by header too: each value
+    /// is sent (and could be echoed) on its own.
     pub fn from_env(vars: impl IntoIterator<Item = (String, String)>) -> Redactor {
         let values = vars
             .into_iter()
@@ -137,6 +138,16 @@ impl Redactor {
     }
 }
 
+/// The password of a URL-shaped secret (`scheme://user:password@host...`, such as a database
+/// URL), so that it is redacted wherever it appears on its own.
+fn url_password(value: &str) -> Option<String> {
+    let (_, rest) = value.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let (userinfo, _) = authority.rsplit_once('@')?;
+    let (_, password) = userinfo.split_once(':')?;
+    (!password.is_empty()).then(|| password.to_owned())
+}
+
 impl crate::telemetry::Redact for Redactor {
     fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         self.redact_text(text)
@@ -150,9 +161,11 @@ pub fn outbound_markdown(redactor: &Redactor, text: &str, allowed_hosts: &[&str]
     neutralize_markdown(&redacted, allowed_hosts)
 }
 
-/// The secrets in a secret variable: its value, and each header's value of an OTLP headers list.
+/// The secrets in a secret variable: its value, the password of a URL with credentials
+/// (a database URL), and each header's value of an OTLP headers list.
 fn secret_values(name: &str, value: String) -> Vec<String> {
     let mut values = Vec::new();
+    values.extend(url_password(&value));
     if name.to_ascii_uppercase().ends_with("_HEADERS")
         && let Ok(headers) = crate::telemetry::otlp::settings::parse_headers(&value)
     {
@@ -202,6 +215,21 @@ mod tests {
         assert_eq!(kinds, ["secret", "github"], "{found:?}");
         assert!(found[0].is_exact() && !found[1].is_exact());
         assert!(redactor.find_secrets("plain text").is_empty());
+    }
+
+    #[test]
+    fn a_database_url_and_its_password_are_secrets() {
+        let redactor = Redactor::from_env([(
+            "META_AGENT_DATABASE_URL".to_owned(),
+            "postgres://bot:Pg-Canary-0123@db.example.com/memory".to_owned(),
+        )]);
+        let out = redactor.redact_text("password Pg-Canary-0123 and url db.example.com");
+        assert_eq!(out, "password [REDACTED:secret] and url db.example.com");
+        assert_eq!(url_password("postgres://bot@db/x"), None);
+        assert_eq!(
+            url_password("https://a:b@c:d@host/p").as_deref(),
+            Some("b@c:d")
+        );
     }
 
     #[test]

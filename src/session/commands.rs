@@ -245,6 +245,9 @@ pub async fn hindsight(
     env: &Environment,
     args: &HindsightArgs,
 ) -> Result<Done, SessionError> {
+    if let Some(shared) = args.command.shared() {
+        return super::memory::shared_hindsight(overrides, env, shared).await;
+    }
     let repo = repo_root(overrides)?;
     let config = load_config(overrides, &repo, &executor()?, env).await?;
     let ctx = HindsightContext {

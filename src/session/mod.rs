@@ -4,13 +4,15 @@
 //! it produced; the GitHub session adds the trigger, authorization and publishing around it.
 //!
 //! [`run`] is `meta-agent run`/`resume`, [`github`] one GitHub Actions step, [`commands`] the
-//! smaller commands (gates, reports, configuration, hindsight), [`eval`] the evaluations. The command line (`cli/`) only
+//! smaller commands (gates, reports, configuration, hindsight), [`memory`] the shared-memory
+//! commands, [`eval`] the evaluations. The command line (`cli/`) only
 //! parses and calls in here; nothing here parses arguments or prints.
 
 pub mod builder;
 pub mod commands;
 pub mod eval;
 pub mod github;
+pub mod memory;
 pub(crate) mod prepared;
 pub mod run;
 mod sinks;
@@ -36,6 +38,8 @@ pub enum SessionError {
     Report(#[from] ReportError),
     #[error(transparent)]
     Hindsight(#[from] HindsightError),
+    #[error(transparent)]
+    Memory(#[from] crate::memory::MemoryError),
     #[error("{0}")]
     Usage(String),
     #[error("{0}")]
@@ -51,6 +55,7 @@ impl SessionError {
                 FailureClass::Usage
             }
             SessionError::Hindsight(err) => hindsight_class(err),
+            SessionError::Memory(err) => crate::memory::cli::failure_class(err),
             SessionError::Internal(_) => FailureClass::Internal,
         }
     }
@@ -70,9 +75,10 @@ fn hindsight_class(err: &HindsightError) -> FailureClass {
         | HindsightError::Store(crate::hindsight::store::StoreError::Corrupt { .. }) => {
             FailureClass::Usage
         }
-        HindsightError::Store(_) | HindsightError::Catalog(_) | HindsightError::Json(_) => {
-            FailureClass::Internal
-        }
+        HindsightError::Store(_)
+        | HindsightError::Catalog(_)
+        | HindsightError::Json(_)
+        | HindsightError::SharedMemory => FailureClass::Internal,
     }
 }
 

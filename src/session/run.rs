@@ -95,13 +95,15 @@ impl Begin {
     }
 }
 
-/// The files of a run that `--out` copies.
-pub const RESULT_FILES: [&str; 5] = [
+/// The files of a run that `--out` copies (the memory queue only when the database was
+/// unreachable).
+pub const RESULT_FILES: [&str; 6] = [
     "report.md",
     "outcome.json",
     "metrics.prom",
     "trace.jsonl",
     "audit.jsonl",
+    crate::memory::journal::PENDING_FILE,
 ];
 
 /// Copies the session's result files into `out` (created if missing).
@@ -264,6 +266,17 @@ pub(super) async fn drive(
     )
     .map_err(|err| SessionError::Internal(format!("hindsight store: {err}")))?
     .with_redactor(redactor.clone());
+    let memory = crate::memory::shared::open_for_run(crate::memory::shared::RunSetup {
+        config: ctx.config,
+        env: &ctx.env.vars,
+        repo_root: ctx.repo_root,
+        git_dir: &repo.git_dir(),
+        store_dir: hindsight.dir.clone(),
+        reviewed: hindsight.reviewed_fixes(),
+        redactor: redactor.clone(),
+    })
+    .await;
+    let hindsight = hindsight.with_memory(memory);
     let report_root = tempfile::Builder::new()
         .prefix("meta-agent-reports-")
         .tempdir()
@@ -286,6 +299,9 @@ pub(super) async fn drive(
         .drive(&engine)
         .await
         .map_err(|err| SessionError::Internal(err.to_string()))?;
+    if let Some(memory) = &hindsight.memory {
+        memory.finish(&report.state, &dir).await;
+    }
     sinks.finish(&dir, &session).await?;
     let rendered = redactor
         .redact_text(&render(&report, ctx.verbose))

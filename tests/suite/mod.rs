@@ -18,6 +18,7 @@ mod hindsight_signature;
 mod hindsight_store;
 mod llm;
 mod llm_wire;
+mod memory;
 mod planning;
 mod redact;
 mod report_coverage;

@@ -421,6 +421,33 @@ fn the_examples_cover_each_trigger_and_pin_everything_but_the_placeholder() {
     );
 }
 
+#[test]
+fn the_shared_memory_example_reads_the_database_url_from_a_secret_and_keeps_the_queue() {
+    let workflow = load(&repo().join("examples/workflows/shared-memory.yml"));
+    let steps = seq(&workflow["jobs"]["agent"]["steps"]);
+    let agent = steps
+        .iter()
+        .find(|step| step["uses"].as_str() == Some(EXAMPLE_ACTION))
+        .expect("the action step");
+    assert_eq!(
+        agent["env"]["META_AGENT_DATABASE_URL"].as_str(),
+        Some("${{ secrets.META_AGENT_DATABASE_URL }}")
+    );
+    let upload = steps
+        .iter()
+        .find(|step| {
+            step["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("actions/upload-artifact@"))
+        })
+        .expect("the queue is uploaded");
+    assert_eq!(upload["if"].as_str(), Some("always()"));
+    assert_eq!(
+        upload["with"]["path"].as_str(),
+        Some(".git/meta-agent/sessions/*/memory-pending.jsonl")
+    );
+}
+
 /// For an example that passes `app-id` to the Action: `None` otherwise; else its problems
 /// (the key must come from a secret, and the job's own token needs no write access).
 fn app_example_problems(workflow: &Value) -> Option<Vec<String>> {

@@ -33,6 +33,7 @@
 //! signatures are kept per input (the first ones met).
 
 mod cargo;
+pub mod family;
 mod hash;
 mod junit;
 mod log;
@@ -46,6 +47,7 @@ use serde::{Deserialize, Serialize};
 use super::{Signature, SignatureKind};
 use crate::report::{JunitSummary, Limits, ReportError, SarifReport, trim_to};
 
+pub use family::{family_key, family_template};
 pub use hash::signature_id;
 pub use normalize::normalize;
 

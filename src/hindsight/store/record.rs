@@ -48,11 +48,24 @@ impl Store {
             })?;
         let sig = entry.signature();
         let known = self.find_resolution(&sig, resolution, now)?;
-        self.update(&sig, now, |entry| {
-            if entry.resolution(resolution).is_none() {
-                entry.add_resolution(Resolution::new(known.fix));
+        self.record_fix_outcome(&sig, known.fix, cured, now)
+    }
+
+    /// [`Store::record_outcome`] with the fix itself (a journal replayed elsewhere carries it):
+    /// the entry is created when missing.
+    pub fn record_fix_outcome(
+        &mut self,
+        signature: &Signature,
+        fix: Fix,
+        cured: bool,
+        now: Timestamp,
+    ) -> Result<(), StoreError> {
+        let id = fix.id();
+        self.update(signature, now, |entry| {
+            if entry.resolution(&id).is_none() {
+                entry.add_resolution(Resolution::new(fix));
             }
-            if let Some(r) = entry.resolution_mut(resolution) {
+            if let Some(r) = entry.resolution_mut(&id) {
                 r.outcomes.record(cured, now);
             }
             if cured {
