@@ -28,8 +28,8 @@ export META_AGENT_TEST_PG_REQUIRED=1
 
 # The GitHub Action and the workflows: zizmor's security audits (offline) and actionlint; both fail
 # the run on any finding. The examples name the Action by placeholder, ignored on that line only.
-zizmor --offline --quiet action.yml .github/workflows/*.yml examples/workflows/*.yml
-actionlint .github/workflows/*.yml examples/workflows/*.yml
+zizmor --offline --quiet action.yml .github/workflows/*.yml examples/workflows/*.yml examples/eval/*.yml
+actionlint .github/workflows/*.yml examples/workflows/*.yml examples/eval/*.yml
 
 cargo fmt --all -- --check
 cargo clippy --all-targets --quiet -- -D warnings

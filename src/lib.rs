@@ -33,6 +33,7 @@ pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod engine;
+pub mod eval;
 pub mod exec;
 pub mod exit;
 pub mod fsafe;

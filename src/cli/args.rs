@@ -3,7 +3,7 @@
 //!
 //! Command names and JSON shapes are a contract other tools rely on: `run`, `resume`, `gates`,
 //! `github`, `report junit`, `report coverage`, `report sarif`, `config check`, `config schema`,
-//! `hindsight ...`.
+//! `hindsight ...`, `eval run|grade|merge|compare|mine|schema`.
 
 use std::path::PathBuf;
 
@@ -88,6 +88,10 @@ pub enum Command {
     Config(ConfigCommand),
     /// Error signatures and the store of fixes that cured them.
     Hindsight(HindsightArgs),
+    /// Evaluations: run a suite on the real engine, grade, merge shards, compare two results,
+    /// mine a suite from the repository's history.
+    #[command(subcommand)]
+    Eval(EvalCommand),
     /// Shared memory (PostgreSQL): migrate, status, export, import.
     Memory(crate::memory::cli::MemoryArgs),
     /// Runs one command under supervision (internal: used by meta-agent for every child process).
@@ -227,6 +231,109 @@ pub struct GithubArgs {
     /// into this directory, whatever the outcome: the Action uploads it as the run's artifact.
     #[arg(long, env = "META_AGENT_OUT", value_name = "DIR")]
     pub out: Option<std::path::PathBuf>,
+}
+
+/// `meta-agent eval ...`.
+#[derive(Debug, Subcommand)]
+pub enum EvalCommand {
+    /// Run every task of a suite RUNS times, each the real engine in a fresh temporary clone,
+    /// then grade; writes results.jsonl, summary.json, report.md, junit.xml and review.md.
+    Run(EvalRunArgs),
+    /// Record a person's grade for a run whose `human` grader is pending.
+    Grade(EvalGradeArgs),
+    /// Combine the output directories of shards into one evaluation.
+    Merge {
+        /// The shards' output directories.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Where the merged results go.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Print the summary object as one JSON line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Compare evaluation B against A (output directories or summary.json files); exits 1 when
+    /// B is significantly worse: a regression gate for model or prompt changes.
+    Compare(EvalCompareArgs),
+    /// Build a suite from this repository's history: commits that fixed failing tests.
+    Mine(EvalMineArgs),
+    /// Print the JSON Schema of suite.yml.
+    Schema,
+}
+
+/// `meta-agent eval run`.
+#[derive(Debug, clap::Args)]
+pub struct EvalRunArgs {
+    /// The suite: its directory (holding suite.yml) or the file.
+    pub suite: PathBuf,
+    /// Runs of each task.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub runs: u32,
+    /// Runs at a time (default: half the cores).
+    #[arg(long, value_name = "J")]
+    pub jobs: Option<usize>,
+    /// Run only slice I of N (1-based), for a CI matrix; combine with `eval merge`.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// The output directory.
+    #[arg(long, value_name = "DIR", default_value = "meta-agent-eval")]
+    pub out: PathBuf,
+    /// Continue an interrupted evaluation in --out: finished runs are not repeated.
+    #[arg(long)]
+    pub resume: bool,
+    /// Print the summary object as one JSON line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `meta-agent eval grade`.
+#[derive(Debug, clap::Args)]
+pub struct EvalGradeArgs {
+    /// The evaluation's output directory.
+    pub dir: PathBuf,
+    #[arg(long)]
+    pub task: String,
+    #[arg(long)]
+    pub run: u32,
+    /// The run passes the review.
+    #[arg(long, conflicts_with = "fail", required_unless_present = "fail")]
+    pub pass: bool,
+    /// The run fails the review.
+    #[arg(long)]
+    pub fail: bool,
+    /// Why (kept in the grade's detail).
+    #[arg(long)]
+    pub note: Option<String>,
+}
+
+/// `meta-agent eval compare`.
+#[derive(Debug, clap::Args)]
+pub struct EvalCompareArgs {
+    pub a: PathBuf,
+    pub b: PathBuf,
+    /// Significance level of the test.
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    /// Pass-rate drop (0-1) tolerated even when significant.
+    #[arg(long, default_value_t = 0.0)]
+    pub threshold: f64,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `meta-agent eval mine`.
+#[derive(Debug, clap::Args)]
+pub struct EvalMineArgs {
+    /// Only commits after this revision.
+    #[arg(long, value_name = "REF")]
+    pub since: Option<String>,
+    /// Tasks at most.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub max: usize,
+    /// Where suite.yml and the hidden tests go.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
 }
 
 /// `--llm-provider`: the same names as `llm.provider` in the configuration.

@@ -2,8 +2,8 @@
 //! session's [`Overrides`], each subcommand's arguments its request.
 
 use super::args::{
-    Cli, Command, ConfigCommand, GatesArgs, GithubArgs, OutputArgs, ReportCommand, ResumeArgs,
-    RunArgs,
+    Cli, Command, ConfigCommand, EvalCommand, GatesArgs, GithubArgs, OutputArgs, ReportCommand,
+    ResumeArgs, RunArgs,
 };
 use crate::session::commands::{self, GatesFormat, GatesRequest, ReportRequest};
 use crate::session::github::StepSettings;
@@ -30,10 +30,63 @@ pub async fn run(cli: &Cli, env: &Environment) -> Result<Done, SessionError> {
         Command::Config(ConfigCommand::Check) => commands::config_check(&overrides, env).await,
         Command::Config(ConfigCommand::Schema) => Ok(commands::config_schema()),
         Command::Hindsight(args) => commands::hindsight(&overrides, env, args).await,
+        Command::Eval(command) => eval(command, &overrides, env).await,
         Command::Memory(args) => crate::session::memory::memory(&overrides, env, args).await,
         Command::Supervise(_) => Err(SessionError::Internal(
             "the supervisor runs without a runtime".into(),
         )),
+    }
+}
+
+async fn eval(
+    command: &EvalCommand,
+    overrides: &Overrides,
+    env: &Environment,
+) -> Result<Done, SessionError> {
+    use crate::session::eval;
+    match command {
+        EvalCommand::Run(args) => {
+            let shard = args.shard.as_deref().map(str::parse).transpose()?;
+            let request = eval::EvalRunRequest {
+                suite: args.suite.clone(),
+                runs: args.runs,
+                jobs: args.jobs,
+                shard,
+                out: args.out.clone(),
+                json: args.json,
+                resume: args.resume,
+            };
+            eval::run(overrides, env, &request).await
+        }
+        EvalCommand::Grade(args) => eval::grade(
+            &eval::GradeRequest {
+                dir: args.dir.clone(),
+                task: args.task.clone(),
+                run: args.run,
+                pass: args.pass,
+                note: args.note.clone(),
+            },
+            env,
+        ),
+        EvalCommand::Merge { dirs, out, json } => eval::merge(dirs, out, *json, env),
+        EvalCommand::Compare(args) => eval::compare(&eval::CompareRequest {
+            a: args.a.clone(),
+            b: args.b.clone(),
+            gate: crate::eval::compare::Gate {
+                alpha: args.alpha,
+                threshold: args.threshold,
+            },
+            json: args.json,
+        }),
+        EvalCommand::Mine(args) => {
+            let request = eval::MineRequest {
+                since: args.since.clone(),
+                max: args.max,
+                out: args.out.clone(),
+            };
+            eval::mine(overrides, env, &request).await
+        }
+        EvalCommand::Schema => Ok(eval::schema()),
     }
 }
 

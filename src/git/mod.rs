@@ -12,6 +12,7 @@ mod patch_check;
 mod render;
 mod repo;
 mod trailers;
+pub mod workspace;
 
 use std::path::PathBuf;
 

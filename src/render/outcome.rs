@@ -114,7 +114,8 @@ fn preexisting_failures(state: &LoopState) -> Vec<String> {
     let Some(baseline) = state.baseline() else {
         return Vec::new();
     };
-    let left = crate::engine::baseline::only_preexisting(&state.signature_ids(), &baseline.signatures);
+    let left =
+        crate::engine::baseline::only_preexisting(&state.signature_ids(), &baseline.signatures);
     if !left || crate::engine::baseline::task_asks_about(&state.task, &baseline.signatures) {
         return Vec::new();
     }

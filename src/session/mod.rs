@@ -5,14 +5,15 @@
 //!
 //! [`run`] is `meta-agent run`/`resume`, [`github`] one GitHub Actions step, [`commands`] the
 //! smaller commands (gates, reports, configuration, hindsight), [`memory`] the shared-memory
-//! commands. The command line (`cli/`) only
+//! commands, [`eval`] the evaluations. The command line (`cli/`) only
 //! parses and calls in here; nothing here parses arguments or prints.
 
 pub mod builder;
 pub mod commands;
+pub mod eval;
 pub mod github;
 pub mod memory;
-mod prepared;
+pub(crate) mod prepared;
 pub mod run;
 mod sinks;
 

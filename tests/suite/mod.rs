@@ -8,6 +8,7 @@ mod config;
 mod deadline;
 mod dist;
 mod engine;
+mod eval;
 mod exactly_once;
 mod exec;
 mod gates;

@@ -1,0 +1,5 @@
+// Word counting.
+function countWords(text) {
+  return text.split(' ').length;
+}
+module.exports = { countWords };

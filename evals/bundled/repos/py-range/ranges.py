@@ -1,0 +1,5 @@
+"""Inclusive ranges."""
+
+
+def inclusive(a, b):
+    return list(range(a, b))

@@ -1,0 +1,5 @@
+from velocity import speed
+
+
+def test_speed():
+    assert speed(3, 2) == 1.5

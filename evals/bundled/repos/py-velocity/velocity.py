@@ -1,0 +1,5 @@
+"""Speeds."""
+
+
+def speed(distance, seconds):
+    return distance // seconds

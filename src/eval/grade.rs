@@ -1,0 +1,311 @@
+//! Grades: what each grader said about one run, and the pure rules that combine them (a task's
+//! graders must all pass; a composite is all / any / weighted with a threshold). Kept as a tree
+//! in every result, so a later human grade (`eval grade`) recombines without re-running anything.
+
+use serde::{Deserialize, Serialize};
+
+use super::suite::CompositeMode;
+
+/// How one run, or one grader of it, was judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Grade {
+    Pass,
+    Fail,
+    /// It could not be judged: the source could not be prepared, its setup failed, a grader
+    /// could not run. Not the bot's failure, and not counted in the pass rate.
+    Error,
+    /// Waiting for a person (`eval grade`).
+    Pending,
+}
+
+impl Grade {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Grade::Pass => "pass",
+            Grade::Fail => "fail",
+            Grade::Error => "error",
+            Grade::Pending => "pending",
+        }
+    }
+}
+
+/// What one grader said.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GraderDetail {
+    /// The grader's kind (`gates`, `hidden_tests`, `llm_judge`, ...).
+    pub kind: String,
+    pub grade: Grade,
+    /// Why, in a line or a few (a judge's reasoning, the failing hidden tests).
+    pub detail: String,
+    /// A judge's score (0-10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    /// The weight inside a composite.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub weight: f64,
+    /// For a composite: how its children combine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<CompositeMode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<GraderDetail>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+fn is_one(value: &f64) -> bool {
+    *value == 1.0
+}
+
+impl GraderDetail {
+    /// A leaf grader's verdict.
+    pub fn leaf(kind: &str, grade: Grade, detail: impl Into<String>) -> GraderDetail {
+        GraderDetail {
+            kind: kind.to_owned(),
+            grade,
+            detail: detail.into(),
+            score: None,
+            weight: 1.0,
+            mode: None,
+            threshold: None,
+            children: Vec::new(),
+        }
+    }
+
+    /// A composite over `children`, its grade combined from theirs.
+    pub fn composite(
+        mode: CompositeMode,
+        threshold: Option<f64>,
+        children: Vec<GraderDetail>,
+    ) -> GraderDetail {
+        let mut detail = GraderDetail {
+            kind: "composite".into(),
+            grade: Grade::Pending,
+            detail: String::new(),
+            score: None,
+            weight: 1.0,
+            mode: Some(mode),
+            threshold,
+            children,
+        };
+        detail.recombine();
+        detail
+    }
+
+    /// Recomputes a composite's grade from its children (after a human grade).
+    pub fn recombine(&mut self) {
+        for child in &mut self.children {
+            child.recombine();
+        }
+        if let Some(mode) = self.mode {
+            let (grade, detail) = combine_composite(mode, self.threshold, &self.children);
+            self.grade = grade;
+            self.detail = detail;
+        }
+    }
+}
+
+/// A run's grade from its graders: every one must pass. Any error makes it an error, else any
+/// failure a failure, else anything pending keeps it pending.
+pub fn overall(details: &[GraderDetail]) -> Grade {
+    let grades: Vec<Grade> = details.iter().map(|d| d.grade).collect();
+    all_of(&grades)
+}
+
+fn all_of(grades: &[Grade]) -> Grade {
+    if grades.contains(&Grade::Error) {
+        Grade::Error
+    } else if grades.contains(&Grade::Fail) {
+        Grade::Fail
+    } else if grades.contains(&Grade::Pending) {
+        Grade::Pending
+    } else {
+        Grade::Pass
+    }
+}
+
+fn any_of(grades: &[Grade]) -> Grade {
+    if grades.contains(&Grade::Pass) {
+        Grade::Pass
+    } else if grades.contains(&Grade::Pending) {
+        Grade::Pending
+    } else if grades.contains(&Grade::Error) {
+        Grade::Error
+    } else {
+        Grade::Fail
+    }
+}
+
+/// A composite's grade and a line saying why.
+pub fn combine_composite(
+    mode: CompositeMode,
+    threshold: Option<f64>,
+    children: &[GraderDetail],
+) -> (Grade, String) {
+    let grades: Vec<Grade> = children.iter().map(|c| c.grade).collect();
+    let passed = grades.iter().filter(|g| **g == Grade::Pass).count();
+    match mode {
+        CompositeMode::All => (
+            all_of(&grades),
+            format!("{passed}/{} passed (all needed)", grades.len()),
+        ),
+        CompositeMode::Any => (
+            any_of(&grades),
+            format!("{passed}/{} passed (any will do)", grades.len()),
+        ),
+        CompositeMode::Weighted => weighted(threshold.unwrap_or(1.0), children),
+    }
+}
+
+/// Passes when the passing share of the weight reaches `threshold`; pending while the pending
+/// weight could still decide it either way.
+fn weighted(threshold: f64, children: &[GraderDetail]) -> (Grade, String) {
+    let total: f64 = children.iter().map(|c| c.weight).sum();
+    if total <= 0.0 {
+        return (Grade::Error, "the weights add up to 0".into());
+    }
+    let share = |grade: Grade| {
+        children
+            .iter()
+            .filter(|c| c.grade == grade)
+            .map(|c| c.weight)
+            .sum::<f64>()
+            / total
+    };
+    let (pass, pending, error) = (
+        share(Grade::Pass),
+        share(Grade::Pending),
+        share(Grade::Error),
+    );
+    let line = format!("passing weight {pass:.2} of 1 (threshold {threshold:.2})");
+    let grade = if pass >= threshold {
+        Grade::Pass
+    } else if pass + pending >= threshold {
+        Grade::Pending
+    } else if pass + pending + error >= threshold {
+        Grade::Error
+    } else {
+        Grade::Fail
+    };
+    (grade, line)
+}
+
+/// `exact`: the text equals the expected text (line endings normalised).
+pub fn exact(actual: &str, expected: &str) -> (Grade, String) {
+    let normal = |text: &str| text.replace("\r\n", "\n");
+    if normal(actual) == normal(expected) {
+        (Grade::Pass, "matches exactly".into())
+    } else {
+        (
+            Grade::Fail,
+            format!("differs from the expected {} bytes", expected.len()),
+        )
+    }
+}
+
+/// `pattern`: the expression matches (or, `absent`, does not).
+pub fn pattern(actual: &str, regex: &regex::Regex, absent: bool) -> (Grade, String) {
+    let found = regex.find(actual);
+    match (found, absent) {
+        (Some(m), false) => (
+            Grade::Pass,
+            format!("matched `{}`", crate::report::trim_to(m.as_str(), 80)),
+        ),
+        (None, true) => (Grade::Pass, format!("`{}` is absent", regex.as_str())),
+        (Some(m), true) => (
+            Grade::Fail,
+            format!(
+                "`{}` should be absent but matched",
+                crate::report::trim_to(m.as_str(), 80)
+            ),
+        ),
+        (None, false) => (Grade::Fail, format!("`{}` did not match", regex.as_str())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leaf(grade: Grade, weight: f64) -> GraderDetail {
+        GraderDetail {
+            weight,
+            ..GraderDetail::leaf("exact", grade, "")
+        }
+    }
+
+    #[test]
+    fn all_needs_every_one_and_any_needs_one() {
+        let children = vec![leaf(Grade::Pass, 1.0), leaf(Grade::Fail, 1.0)];
+        assert_eq!(
+            combine_composite(CompositeMode::All, None, &children).0,
+            Grade::Fail
+        );
+        assert_eq!(
+            combine_composite(CompositeMode::Any, None, &children).0,
+            Grade::Pass
+        );
+    }
+
+    #[test]
+    fn weighted_compares_the_passing_share_with_the_threshold() {
+        let children = vec![leaf(Grade::Pass, 3.0), leaf(Grade::Fail, 1.0)];
+        let (grade, line) = combine_composite(CompositeMode::Weighted, Some(0.7), &children);
+        assert_eq!(grade, Grade::Pass, "{line}");
+        assert_eq!(
+            combine_composite(CompositeMode::Weighted, Some(0.8), &children).0,
+            Grade::Fail
+        );
+        let waiting = vec![leaf(Grade::Pass, 1.0), leaf(Grade::Pending, 1.0)];
+        assert_eq!(
+            combine_composite(CompositeMode::Weighted, Some(0.75), &waiting).0,
+            Grade::Pending
+        );
+        assert_eq!(
+            combine_composite(CompositeMode::Weighted, Some(0.5), &waiting).0,
+            Grade::Pass
+        );
+    }
+
+    #[test]
+    fn a_human_grade_recombines_the_tree() {
+        let mut tree = GraderDetail::composite(
+            CompositeMode::All,
+            None,
+            vec![leaf(Grade::Pass, 1.0), leaf(Grade::Pending, 1.0)],
+        );
+        assert_eq!(tree.grade, Grade::Pending);
+        tree.children[1].grade = Grade::Fail;
+        tree.recombine();
+        assert_eq!(tree.grade, Grade::Fail);
+        assert_eq!(overall(&[leaf(Grade::Pass, 1.0), tree]), Grade::Fail);
+    }
+
+    #[test]
+    fn errors_outrank_failures_in_a_run() {
+        assert_eq!(
+            overall(&[leaf(Grade::Fail, 1.0), leaf(Grade::Error, 1.0)]),
+            Grade::Error
+        );
+        assert_eq!(overall(&[]), Grade::Pass);
+    }
+
+    #[test]
+    fn exact_and_pattern_judge_text() {
+        assert_eq!(exact("a\r\nb", "a\nb").0, Grade::Pass);
+        assert_eq!(exact("a", "b").0, Grade::Fail);
+        let re = regex::Regex::new("sum\\(values\\) / len").unwrap();
+        assert_eq!(
+            pattern("return sum(values) / len(values)", &re, false).0,
+            Grade::Pass
+        );
+        assert_eq!(
+            pattern("return sum(values) / len(values)", &re, true).0,
+            Grade::Fail
+        );
+    }
+}
