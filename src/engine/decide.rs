@@ -25,7 +25,7 @@ pub struct Budgets {
 /// Everything the decision looks at.
 #[derive(Debug, Clone)]
 pub struct DecisionInput<'a> {
-    /// The iteration just observed (0 = after the build).
+    /// The iteration just observed (0 = the baseline, before any act).
     pub iteration: u32,
     pub max_iterations: u32,
     pub gates_passed: bool,

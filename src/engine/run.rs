@@ -552,9 +552,9 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         match decision {
             Decision::Complete => self.complete(state),
             Decision::Continue { plan, reason } => {
-                if !after_baseline {
-                    state.iteration += 1;
-                }
+                // Every act is an iteration: the baseline observation is iteration 0, the first
+                // act after it iteration 1, so `--max-iterations N` allows N acts.
+                state.iteration += 1;
                 state.plan = Some(plan);
                 tracing::info!(
                     iteration = state.iteration,
@@ -672,6 +672,11 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     }
 
     fn complete(&self, state: &mut LoopState) -> Result<Ending, EngineError> {
+        let failing = !crate::protocol::records::gates_passed(&state.gates);
+        if state.worktree_diff.is_empty() && failing {
+            let signatures = state.signatures.len();
+            return self.escalate(state, EscalationReason::PreexistingFailures { signatures });
+        }
         if state.worktree_diff.is_empty() {
             state.outcome = Some(RunOutcome::NothingToDo);
             self.transition(

@@ -81,10 +81,10 @@ pub struct Recovery {
 }
 
 impl LoopState {
-    /// Improve iterations that reached the gates: the number people read as "iterations"
-    /// everywhere (outcome, trailer, reports, metrics), on the scale of `--max-iterations` (the
-    /// first build and its gate run are iteration 0 and not counted; a run never reports more
-    /// than its maximum).
+    /// Acts whose result reached the gates: the number people read as "iterations" everywhere
+    /// (outcome, trailer, reports, metrics), on the scale of `--max-iterations`. Iteration 0 is
+    /// the baseline observation before any act and is not counted; a run never reports more than
+    /// its maximum.
     pub fn iterations_run(&self) -> u32 {
         let improve: BTreeSet<u32> = self
             .history

@@ -49,6 +49,9 @@ pub enum EscalationReason {
     /// The LLM provider refused the requests for good (key, model, request, context length,
     /// spend limit): its reason, in its words.
     ProviderRefused { reason: String },
+    /// The task needed no change, but the gates fail as they did before the run, on failures
+    /// the task does not ask about: the run does not call that "nothing to do".
+    PreexistingFailures { signatures: usize },
     /// A setup command failed before the build.
     SetupFailed {
         command: String,
@@ -93,6 +96,11 @@ impl EscalationReason {
             EscalationReason::ProviderRefused { reason } => {
                 format!("the LLM provider refused the request: {reason}")
             }
+            EscalationReason::PreexistingFailures { signatures } => format!(
+                "the task needed no change, but the gates fail as they did before the run \
+                 ({signatures} failure signature(s) the task does not ask about): fix them or \
+                 say they may stay"
+            ),
             EscalationReason::SetupFailed {
                 command,
                 reason,
@@ -120,6 +128,7 @@ impl EscalationReason {
             | EscalationReason::TransientErrors { .. }
             | EscalationReason::PatchRefused { .. }
             | EscalationReason::ProviderRefused { .. }
+            | EscalationReason::PreexistingFailures { .. }
             | EscalationReason::SetupFailed { .. } => false,
         }
     }
