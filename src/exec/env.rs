@@ -119,11 +119,31 @@ pub fn is_secret_name(name: &str) -> bool {
         || MARKERS.iter().any(|marker| upper.contains(marker))
 }
 
-/// True when a variable's value carries a credential whatever its name: a URL with userinfo
-/// (`https://user:password@index/simple`, `https://token@host`) or a token of a known shape.
-/// Such a variable is a secret: never passed to a child, redacted everywhere.
+/// True when a variable's value carries a credential whatever its name: a URL with a password
+/// or a token in its userinfo (`https://user:password@index/simple`, `https://token@host`; see
+/// [`url_credential`]) or a token of a known shape. Such a variable is a secret: never passed to
+/// a child, redacted everywhere.
 pub fn carries_credential(value: &str) -> bool {
-    url_userinfo(value).is_some() || !crate::redact::patterns::find(value).is_empty()
+    url_credential(value).is_some() || !crate::redact::patterns::find(value).is_empty()
+}
+
+/// Shortest user name that is taken for a token when a URL's userinfo has no password.
+const TOKEN_USER_CHARS: usize = 32;
+
+/// The credential in a URL's userinfo: the password of `user:password`, or a user name that is a
+/// token (`https://ghp_...@host`: a known token shape, or [`TOKEN_USER_CHARS`] characters or
+/// more). A plain user name (`postgresql://meta_agent@host/db`) is not a credential: taking it
+/// for one would redact every occurrence of an ordinary word.
+pub fn url_credential(value: &str) -> Option<&str> {
+    let userinfo = url_userinfo(value)?;
+    match userinfo.split_once(':') {
+        Some((_, password)) => (!password.is_empty()).then_some(password),
+        None => {
+            let token = userinfo.chars().count() >= TOKEN_USER_CHARS
+                || !crate::redact::patterns::find(userinfo).is_empty();
+            token.then_some(userinfo)
+        }
+    }
 }
 
 /// The userinfo part of every URL in `value` (`user:password` of `scheme://user:password@host`).
@@ -235,6 +255,19 @@ mod tests {
         assert!(env.contains_key("PIP_EXTRA_INDEX_URL"));
         assert_eq!(url_userinfo("https://t@h/x"), Some("t"));
         assert_eq!(url_userinfo("https://h/a@b"), None);
+        assert_eq!(url_credential("https://bob:s3cret@h/x"), Some("s3cret"));
+        assert_eq!(
+            url_credential("postgresql://meta_agent@127.0.0.1:5432/db"),
+            None
+        );
+        assert!(!carries_credential(
+            "postgresql://meta_agent@127.0.0.1:5432/db"
+        ));
+        let token = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
+        assert_eq!(
+            url_credential(&format!("https://{token}@github.com/o/r")),
+            Some(token)
+        );
     }
 
     #[test]

@@ -55,15 +55,15 @@ impl Redactor {
     /// A redactor for the secrets among `vars` (a process environment): every variable whose
     /// name [`crate::exec::env::is_secret_name`] flags or whose value carries a credential
     /// ([`crate::exec::env::carries_credential`]), with a value of at least [`MIN_SECRET_LEN`]
-    /// characters. A URL's userinfo and password count on their own, and the OTLP header
+    /// characters. A URL's credential (password, or token as user name) counts on its own, and the OTLP header
     /// variables count header by header too: each value is sent (and could be echoed) on its own.
     pub fn from_env(vars: impl IntoIterator<Item = (String, String)>) -> Redactor {
         let values = vars
             .into_iter()
             .filter(|(name, value)| crate::exec::env::is_secret_var(name, value))
             .flat_map(|(name, value)| {
-                let userinfo = crate::exec::env::url_userinfo(&value).map(str::to_owned);
-                secret_values(&name, value).into_iter().chain(userinfo)
+                let credential = crate::exec::env::url_credential(&value).map(str::to_owned);
+                secret_values(&name, value).into_iter().chain(credential)
             });
         Redactor::from_values(values)
     }
