@@ -412,7 +412,11 @@ impl Found {
         for path in &files {
             match open_report(path, anchors, limits.max_document_bytes) {
                 Ok(file) => opened.push(file),
-                Err(error) => return ReportEvidence::Unreadable { error },
+                Err(error) => {
+                    return ReportEvidence::Unreadable {
+                        error: error.to_string(),
+                    };
+                }
             }
         }
         let through: Vec<PathBuf> = opened.iter().map(descriptor_path).collect();
@@ -432,26 +436,50 @@ impl Found {
     }
 }
 
+/// Why a report file was not read (the gate's evidence is then "unreadable" with this reason).
+#[derive(Debug, thiserror::Error)]
+enum ReportOpenError {
+    #[error("{}: a report must be inside the worktree or the gate's report directory", .0.display())]
+    Outside(PathBuf),
+    #[error("report {}: {source}", path.display())]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: crate::fsafe::FsError,
+    },
+    #[error("report {} is {size} bytes; reports over {limit} bytes are not read", path.display())]
+    TooLarge {
+        path: PathBuf,
+        size: u64,
+        limit: u64,
+    },
+}
+
 /// The report at `path`, opened beneath whichever anchor (the worktree, the report directory)
 /// holds it: never through a link, a regular file of at most `limit` bytes.
-fn open_report(path: &Path, anchors: &[PathBuf], limit: u64) -> Result<std::fs::File, String> {
+fn open_report(
+    path: &Path,
+    anchors: &[PathBuf],
+    limit: u64,
+) -> Result<std::fs::File, ReportOpenError> {
     let Some((anchor, relative)) = anchors
         .iter()
         .find_map(|anchor| Some((anchor, path.strip_prefix(anchor).ok()?)))
     else {
-        return Err(format!(
-            "{}: a report must be inside the worktree or the gate's report directory",
-            path.display()
-        ));
+        return Err(ReportOpenError::Outside(path.to_owned()));
     };
     let (file, size) = crate::fsafe::Beneath::open(anchor)
         .and_then(|dir| dir.open_regular(relative))
-        .map_err(|err| format!("report {}: {err}", path.display()))?;
+        .map_err(|source| ReportOpenError::Open {
+            path: path.to_owned(),
+            source,
+        })?;
     if size > limit {
-        return Err(format!(
-            "report {} is {size} bytes; reports over {limit} bytes are not read",
-            path.display()
-        ));
+        return Err(ReportOpenError::TooLarge {
+            path: path.to_owned(),
+            size,
+            limit,
+        });
     }
     Ok(file)
 }

@@ -69,23 +69,23 @@ async fn one(shared: &EvalShared<'_>, input: &GradeInput<'_>, grader: &Grader) -
             )
         }
         Grader::HiddenTests(hidden) => hidden_tests(shared, input, hidden).await,
-        Grader::Exact(check) => match text_of(input, check.path.as_deref()) {
+        Grader::Exact(check) => match text_of(input.diff, input.work, check.path.as_deref()) {
             Ok(text) => {
                 let (grade, detail) = grade::exact(&text, &check.equals);
                 GraderDetail::leaf(kind, grade, detail)
             }
-            Err(detail) => GraderDetail::leaf(kind, Grade::Fail, detail),
+            Err(error) => GraderDetail::leaf(kind, Grade::Fail, error.to_string()),
         },
         Grader::Pattern(check) => match (
             regex::Regex::new(&check.regex),
-            text_of(input, check.path.as_deref()),
+            text_of(input.diff, input.work, check.path.as_deref()),
         ) {
             (Ok(regex), Ok(text)) => {
                 let (grade, detail) = grade::pattern(&text, &regex, check.absent);
                 GraderDetail::leaf(kind, grade, detail)
             }
             (Err(err), _) => GraderDetail::leaf(kind, Grade::Error, err.to_string()),
-            (_, Err(detail)) => GraderDetail::leaf(kind, Grade::Fail, detail),
+            (_, Err(error)) => GraderDetail::leaf(kind, Grade::Fail, error.to_string()),
         },
         Grader::LlmJudge(judge) => llm_judge(shared, input, judge).await,
         Grader::Human(review) => GraderDetail::leaf(
@@ -136,15 +136,31 @@ fn verdict_of(summary: &GatesSummary) -> (Grade, String) {
     }
 }
 
-/// A file of the result, or the diff.
-fn text_of(input: &GradeInput<'_>, path: Option<&str>) -> Result<String, String> {
-    match path {
-        None => Ok(input.diff.to_owned()),
-        Some(path) if crate::eval::suite::is_inside(path) => {
-            std::fs::read_to_string(input.work.join(path)).map_err(|err| format!("{path}: {err}"))
-        }
-        Some(path) => Err(format!("{path} is not inside the repository")),
+/// Bytes of a graded file read at most.
+const MAX_GRADED_BYTES: u64 = 8 << 20;
+
+/// Why an `exact` or `pattern` grader could not read its file (the grade is then a fail).
+#[derive(Debug, thiserror::Error)]
+enum GradedFileError {
+    #[error("{0} is not inside the repository")]
+    Outside(String),
+    #[error(transparent)]
+    Unreadable(#[from] crate::fsafe::FsError),
+    #[error("{0} is not UTF-8 text")]
+    NotText(String),
+}
+
+/// A file of the result (opened beneath the worktree, never through a link the run could have
+/// planted), or the diff.
+fn text_of(diff: &str, work: &Path, path: Option<&str>) -> Result<String, GradedFileError> {
+    let Some(path) = path else {
+        return Ok(diff.to_owned());
+    };
+    if !crate::eval::suite::is_inside(path) {
+        return Err(GradedFileError::Outside(path.to_owned()));
     }
+    let bytes = crate::fsafe::Beneath::open(work)?.read(Path::new(path), MAX_GRADED_BYTES)?;
+    String::from_utf8(bytes).map_err(|_| GradedFileError::NotText(path.to_owned()))
 }
 
 /// Writes the hidden test files into the result and runs the test gates (offline unless a gate
@@ -349,5 +365,30 @@ pub(super) fn judge_request(model: &str, rubric: &str, task: &str, diff: &str) -
         max_tokens: 1024,
         temperature: Some(0.0),
         stream: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn graded_files_are_read_beneath_the_result_and_never_through_a_link() {
+        let work = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(work.path().join("calc.py"), "def mean(): pass\n").unwrap();
+        std::fs::write(outside.path().join("secret"), "CANARY").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret"), work.path().join("link.py"))
+            .unwrap();
+        let read = |path| text_of("the diff", work.path(), path);
+        assert_eq!(read(None).unwrap(), "the diff");
+        assert_eq!(read(Some("calc.py")).unwrap(), "def mean(): pass\n");
+        let linked = read(Some("link.py")).unwrap_err();
+        assert!(matches!(linked, GradedFileError::Unreadable(_)), "{linked}");
+        assert!(!linked.to_string().contains("CANARY"));
+        assert!(matches!(
+            read(Some("../secret")).unwrap_err(),
+            GradedFileError::Outside(_)
+        ));
     }
 }

@@ -47,7 +47,7 @@ pub async fn run_one(shared: &EvalShared<'_>, task: &TaskSpec, run: u32) -> RunR
     };
     let prepared = match prepare(shared, task, scratch.path()).await {
         Ok(prepared) => prepared,
-        Err(why) => return RunResult::error(&task.id, run, why, elapsed()),
+        Err(why) => return RunResult::error(&task.id, run, why.to_string(), elapsed()),
     };
     let engine_started = Instant::now();
     let report = match engine(shared, task, &prepared).await {
@@ -121,13 +121,32 @@ pub(super) struct PreparedClone {
     pub policy: Arc<Policy>,
 }
 
-/// Clones the source, loads the task's configuration and runs its setup; the error says what
-/// failed, in words (the run becomes an `error`).
+/// Why a task's clone could not be prepared: the run is then an `error` (the task's setup, not
+/// the engine, failed), with this as its reason.
+#[derive(Debug, thiserror::Error)]
+enum PrepareError {
+    #[error("the task has no source")]
+    NoSource,
+    #[error("source: {0}")]
+    Source(#[source] crate::git::GitError),
+    #[error("config: {0}")]
+    InlineConfig(#[source] serde_yaml::Error),
+    #[error("config: {0}")]
+    Scratch(#[source] std::io::Error),
+    #[error("configuration: {0}")]
+    Configuration(#[source] SessionError),
+    #[error("no gates to verify a change with: {0}")]
+    NoGates(String),
+    #[error("{0}")]
+    Setup(crate::gates::setup::SetupFailure),
+}
+
+/// Clones the source, loads the task's configuration and runs its setup.
 async fn prepare(
     shared: &EvalShared<'_>,
     task: &TaskSpec,
     scratch: &Path,
-) -> Result<PreparedClone, String> {
+) -> Result<PreparedClone, PrepareError> {
     let work = scratch.join("work");
     let suite = shared.suite;
     let base = match (&task.source.dir, &task.source.git) {
@@ -137,9 +156,9 @@ async fn prepare(
             task.source.commit.as_deref(),
             &work,
         ),
-        (None, None) => return Err("the task has no source".into()),
+        (None, None) => return Err(PrepareError::NoSource),
     }
-    .map_err(|err| format!("source: {err}"))?;
+    .map_err(PrepareError::Source)?;
     let config = task_config(shared, task, scratch, &work).await?;
     let policy = Arc::new(Policy::from_config(&config, &work));
     setup(shared, task, &work, &config, &policy).await?;
@@ -158,12 +177,12 @@ async fn task_config(
     task: &TaskSpec,
     scratch: &Path,
     work: &Path,
-) -> Result<Config, String> {
+) -> Result<Config, PrepareError> {
     let explicit = match (&task.config, &task.config_file) {
         (Some(inline), _) => {
             let path = scratch.join("eval-config.yml");
-            let text = serde_yaml::to_string(inline).map_err(|err| format!("config: {err}"))?;
-            std::fs::write(&path, text).map_err(|err| format!("config: {err}"))?;
+            let text = serde_yaml::to_string(inline).map_err(PrepareError::InlineConfig)?;
+            std::fs::write(&path, text).map_err(PrepareError::Scratch)?;
             Some(path)
         }
         (None, Some(file)) => Some(shared.suite.resolve(file)),
@@ -176,7 +195,7 @@ async fn task_config(
     };
     let mut config = load_config(&overrides, work, shared.executor, shared.env)
         .await
-        .map_err(|err| format!("configuration: {err}"))?;
+        .map_err(PrepareError::Configuration)?;
     if let Some(replay) = &task.replay {
         config.llm.provider = crate::config::raw::LlmProvider::Replay;
         config.llm.replay = Some(shared.suite.resolve(replay).to_string_lossy().into_owned());
@@ -185,10 +204,7 @@ async fn task_config(
         config.llm.max_cost_usd = Some(budget);
     }
     if config.gates.is_empty() {
-        return Err(format!(
-            "no gates to verify a change with: {}",
-            config.preset_reason
-        ));
+        return Err(PrepareError::NoGates(config.preset_reason.clone()));
     }
     Ok(config)
 }
@@ -200,7 +216,7 @@ async fn setup(
     work: &Path,
     config: &Config,
     policy: &Policy,
-) -> Result<(), String> {
+) -> Result<(), PrepareError> {
     let mut commands = config.setup.clone();
     commands.extend(task.setup.iter().map(|line| SetupCommand {
         command: GateCommand::Shell(line.clone()),
@@ -211,7 +227,7 @@ async fn setup(
     if commands.is_empty() {
         return Ok(());
     }
-    let reports = tempfile::tempdir().map_err(|err| err.to_string())?;
+    let reports = tempfile::tempdir().map_err(PrepareError::Scratch)?;
     let ctx = GateRunContext {
         repo_root: work,
         parent_env: &shared.env.vars,
@@ -226,7 +242,7 @@ async fn setup(
     };
     crate::gates::setup::run_setup(&ctx, &commands)
         .await
-        .map_err(|failure| failure.to_string())
+        .map_err(PrepareError::Setup)
 }
 
 /// The engine on the clone, as `meta-agent run` drives it.
