@@ -2,10 +2,11 @@
 //! clock, no async: everything it needs is in [`DecisionInput`], and it is unit-tested as such.
 //!
 //! In order: gates green → complete; a transient error → retry with exponential backoff (before
-//! any reflection); a budget spent → escalate; the same signature set as the previous observation
-//! → persistent failure, ask for guidance; iterations used up → escalate; a known resolution not
-//! yet tried → continue with hindsight (no LLM); an agent available → continue with a fix, asking
-//! for a different approach after the first; otherwise escalate: only an LLM could go further.
+//! any other decision); a budget spent → escalate; the same signature set as the previous
+//! observation → persistent failure, ask for guidance; iterations used up → escalate; a known
+//! resolution not yet tried → continue with hindsight (no LLM); an agent available → continue
+//! with a fix, asking for a different approach after the first; otherwise escalate: only an LLM
+//! could go further.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -349,7 +350,7 @@ mod tests {
     }
 
     #[test]
-    fn transient_errors_are_retried_with_backoff_before_reflection() {
+    fn transient_errors_are_retried_with_backoff_before_any_other_decision() {
         let case = Case::new(&["a"]);
         let input = DecisionInput {
             transient_error: Some("connection reset"),

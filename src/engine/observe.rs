@@ -75,7 +75,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             signatures: state.signatures.clone(),
             resolutions: Vec::new(),
         });
-        self.transition(state, LoopPhase::Reflecting, outcome);
+        self.transition(state, LoopPhase::Deciding, outcome);
         summary
     }
 

@@ -1,6 +1,6 @@
 //! The loop itself: the effectful shell around [`super::decide::decide`].
 //!
-//! Idle → Planning → Acting → Observing → Reflecting → (Planning again | Complete | Escalated |
+//! Idle → Planning → Acting → Observing → Deciding → (Planning again | Complete | Escalated |
 //! AwaitingGuidance | Failed). The state is saved atomically before every step, so a run killed
 //! at any point resumes from its last completed step: an interrupted Acting step is redone on the
 //! worktree as the last completed step left it, an interrupted Observing step runs the gates
@@ -85,7 +85,7 @@ pub struct RunReport {
     pub escalation: Option<String>,
 }
 
-/// What the last reflection produced, for the report.
+/// What the last decision produced, for the report.
 #[derive(Debug, Default)]
 struct Ending {
     commit_message: Option<String>,
@@ -311,7 +311,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                     }
                 }
                 LoopPhase::Observing => last_gates = Some(self.observe(state).await),
-                LoopPhase::Reflecting => ending = self.reflect(state).await?,
+                LoopPhase::Deciding => ending = self.decide_next(state).await?,
                 LoopPhase::Complete
                 | LoopPhase::Escalated
                 | LoopPhase::Failed
@@ -382,7 +382,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                     state.transient_error = Some(error.to_string());
                     self.transition(
                         state,
-                        LoopPhase::Reflecting,
+                        LoopPhase::Deciding,
                         "transient failure of the builder",
                     );
                     return Ok(None);
@@ -533,7 +533,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         }
     }
 
-    async fn reflect(&self, state: &mut LoopState) -> Result<Ending, EngineError> {
+    async fn decide_next(&self, state: &mut LoopState) -> Result<Ending, EngineError> {
         let after_baseline = state.before_any_act() && state.transient_error.is_none();
         let decision = if after_baseline {
             self.baseline_decision(state)
@@ -775,14 +775,14 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         })
     }
 
-    /// Whether the run's deadline passed before a step that takes time (a reflection, which may
+    /// Whether the run's deadline passed before a step that takes time (a decision, which may
     /// commit gates that passed, still happens).
     fn deadline_passed(&self, state: &LoopState) -> bool {
         let costly = match state.phase {
             LoopPhase::Idle | LoopPhase::Planning | LoopPhase::Acting | LoopPhase::Observing => {
                 true
             }
-            LoopPhase::Reflecting
+            LoopPhase::Deciding
             | LoopPhase::Complete
             | LoopPhase::Escalated
             | LoopPhase::Failed

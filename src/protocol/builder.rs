@@ -52,7 +52,7 @@ pub struct ActReport {
     pub usage: Usage,
     /// Set when the builder could do nothing (no LLM, script exhausted).
     pub gave_up: Option<String>,
-    /// Every model call of the act (planning, exploring, coding, reflecting), in order, for the
+    /// Every model call of the act (planning, exploring, coding, requirements review), in order, for the
     /// `LlmCall` events (empty for scripted and offline).
     pub llm_calls: Vec<LlmCallRecord>,
 }

@@ -18,7 +18,10 @@ pub enum LoopPhase {
     Planning,
     Acting,
     Observing,
-    Reflecting,
+    /// Choosing what comes next from the observation (formerly `reflecting`; a saved
+    /// session in that phase still loads). "Reflection" is only the requirements review.
+    #[serde(alias = "reflecting")]
+    Deciding,
     AwaitingGuidance,
     Complete,
     Failed,
@@ -33,7 +36,7 @@ impl LoopPhase {
             LoopPhase::Planning => "planning",
             LoopPhase::Acting => "acting",
             LoopPhase::Observing => "observing",
-            LoopPhase::Reflecting => "reflecting",
+            LoopPhase::Deciding => "deciding",
             LoopPhase::AwaitingGuidance => "awaiting_guidance",
             LoopPhase::Complete => "complete",
             LoopPhase::Failed => "failed",
@@ -49,7 +52,7 @@ impl LoopPhase {
             | LoopPhase::Planning
             | LoopPhase::Acting
             | LoopPhase::Observing
-            | LoopPhase::Reflecting
+            | LoopPhase::Deciding
             | LoopPhase::AwaitingGuidance => false,
         }
     }

@@ -470,7 +470,7 @@ fn killed_while_applying_a_resolution_resumes_to_the_same_commit() {
 fn killed_before_the_final_reflection_resumes_to_the_same_commit() {
     killed_and_resumed(|event| {
         event["event"] == "state_changed"
-            && event["to"] == "reflecting"
+            && event["to"] == "deciding"
             && event["reason"] == "gates passed"
     });
 }

@@ -122,7 +122,7 @@ fn improvement() -> Vec<Event> {
     vec![
         state(
             LoopPhase::Observing,
-            LoopPhase::Reflecting,
+            LoopPhase::Deciding,
             1,
             "1 gate failed",
         ),
@@ -148,7 +148,7 @@ fn improvement() -> Vec<Event> {
             reason: "a known resolution was applied".into(),
         },
         state(
-            LoopPhase::Reflecting,
+            LoopPhase::Deciding,
             LoopPhase::Observing,
             2,
             "re-run gates",

@@ -1,5 +1,5 @@
 //! The status comment kept current while the engine runs: after each observation (the loop
-//! entering `reflecting`), the saved state is read back and the comment shows the iteration and
+//! entering `deciding`), the saved state is read back and the comment shows the iteration and
 //! the gate table so far, with the session record, so a job cancelled at any point leaves a
 //! resumable record. Updates are paced (at least [`PROGRESS_SPACINGS`] write spacings apart,
 //! ten seconds by default) and coalesced: only the latest iteration is shown.
@@ -20,7 +20,7 @@ pub(super) struct Watcher {
 impl EventSink for Watcher {
     fn emit(&self, event: &Event) {
         if let Event::StateChanged {
-            to: LoopPhase::Reflecting,
+            to: LoopPhase::Deciding,
             iteration,
             ..
         } = event
