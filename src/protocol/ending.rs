@@ -26,7 +26,8 @@ impl BudgetKind {
     }
 }
 
-/// Why a run stopped without a commit.
+/// Why a run stopped without a commit (its sentence for people is
+/// [`EscalationReason::describe`], in `render/reason.rs`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum EscalationReason {
@@ -61,62 +62,6 @@ pub enum EscalationReason {
 }
 
 impl EscalationReason {
-    /// One sentence for people (no trailing period).
-    pub fn describe(&self) -> String {
-        match self {
-            EscalationReason::IterationsExhausted { iterations } => {
-                format!("the gates still fail after {iterations} improve iteration(s)")
-            }
-            EscalationReason::Budget { what } => format!("the {} budget is spent", what.name()),
-            EscalationReason::NoWayForward => "no known resolution fits the remaining failures \
-                                               and no LLM is configured: only an LLM (or a \
-                                               person) could go further"
-                .to_owned(),
-            EscalationReason::TransientErrors { error } => {
-                format!("transient errors kept happening: {error}")
-            }
-            EscalationReason::PersistentFailure {
-                signatures,
-                iteration,
-            } => format!(
-                "the same {signatures} failure signature(s) remained after iteration \
-                 {iteration}: a persistent failure"
-            ),
-            EscalationReason::PatchRefused { recorded, refusals } => {
-                let what = if *recorded {
-                    "what the run recorded"
-                } else {
-                    "the change"
-                };
-                format!(
-                    "the patch gate refused to commit {what} ({})",
-                    refusals.join("; ")
-                )
-            }
-            EscalationReason::ProviderRefused { reason } => {
-                format!("the LLM provider refused the request: {reason}")
-            }
-            EscalationReason::PreexistingFailures { signatures } => format!(
-                "the task needed no change, but the gates fail as they did before the run \
-                 ({signatures} failure signature(s) the task does not ask about): fix them or \
-                 say they may stay"
-            ),
-            EscalationReason::SetupFailed {
-                command,
-                reason,
-                tail,
-            } => {
-                let mut text = format!("setup command `{command}` {reason}");
-                if !tail.is_empty() {
-                    text.push_str(": ");
-                    text.push_str(tail);
-                }
-                text.push_str(" (the run stopped before the build)");
-                text
-            }
-        }
-    }
-
     /// Whether a person's guidance is what the run waits for (the loop stops in
     /// `AwaitingGuidance` rather than `Escalated`).
     pub fn awaits_guidance(&self) -> bool {

@@ -5,8 +5,9 @@
 //! does I/O, so every text has a snapshot test.
 //!
 //! [`outcome`] the commit message with its trailers, the escalation report and the final
-//! summary; [`subject`] the commit's subject line; [`terminal`] what `run` and `resume` print (and write to `report.md`); [`gates`]
-//! gate results (terminal table, Markdown, JSON, JUnit); [`job`] the Actions job summary,
+//! summary; `reason.rs` the sentence for each escalation reason; [`subject`] the commit's
+//! subject line; [`terminal`] what `run` and `resume` print (and write to `report.md`);
+//! [`gates`] gate results (terminal table, Markdown, JSON, JUnit); [`job`] the Actions job summary,
 //! annotations and step outputs; [`status`] the status comment (the escalation comment is its
 //! escalated view); [`pull`] the pull request body; [`fit`] keeps what goes to GitHub
 //! within GitHub's limits.
@@ -16,6 +17,7 @@ pub mod gates;
 pub mod job;
 pub mod outcome;
 pub mod pull;
+mod reason;
 pub mod status;
 pub mod subject;
 pub mod terminal;

@@ -1,0 +1,102 @@
+//! The sentence a person reads for each [`EscalationReason`]: in the escalation report, the
+//! status comment, the terminal and the decision event. One arm per reason, no catch-all, so a
+//! new reason cannot go out without its words.
+
+use crate::protocol::ending::EscalationReason;
+
+impl EscalationReason {
+    /// One sentence for people (no trailing period).
+    pub fn describe(&self) -> String {
+        match self {
+            EscalationReason::IterationsExhausted { iterations } => {
+                format!("the gates still fail after {iterations} improve iteration(s)")
+            }
+            EscalationReason::Budget { what } => format!("the {} budget is spent", what.name()),
+            EscalationReason::NoWayForward => "no known resolution fits the remaining failures \
+                                               and no LLM is configured: only an LLM (or a \
+                                               person) could go further"
+                .to_owned(),
+            EscalationReason::TransientErrors { error } => {
+                format!("transient errors kept happening: {error}")
+            }
+            EscalationReason::PersistentFailure {
+                signatures,
+                iteration,
+            } => format!(
+                "the same {signatures} failure signature(s) remained after iteration \
+                 {iteration}: a persistent failure"
+            ),
+            EscalationReason::PatchRefused { recorded, refusals } => {
+                let what = if *recorded {
+                    "what the run recorded"
+                } else {
+                    "the change"
+                };
+                format!(
+                    "the patch gate refused to commit {what} ({})",
+                    refusals.join("; ")
+                )
+            }
+            EscalationReason::ProviderRefused { reason } => {
+                format!("the LLM provider refused the request: {reason}")
+            }
+            EscalationReason::PreexistingFailures { signatures } => format!(
+                "the task needed no change, but the gates fail as they did before the run \
+                 ({signatures} failure signature(s) the task does not ask about): fix them or \
+                 say they may stay"
+            ),
+            EscalationReason::SetupFailed {
+                command,
+                reason,
+                tail,
+            } => {
+                let mut text = format!("setup command `{command}` {reason}");
+                if !tail.is_empty() {
+                    text.push_str(": ");
+                    text.push_str(tail);
+                }
+                text.push_str(" (the run stopped before the build)");
+                text
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::protocol::ending::{BudgetKind, EscalationReason};
+
+    /// Every reason's sentence, in one snapshot: the words a maintainer reads first.
+    #[test]
+    fn every_reason_has_its_sentence() {
+        let reasons = [
+            EscalationReason::IterationsExhausted { iterations: 3 },
+            EscalationReason::Budget {
+                what: BudgetKind::WallClock,
+            },
+            EscalationReason::NoWayForward,
+            EscalationReason::TransientErrors {
+                error: "connection reset".to_owned(),
+            },
+            EscalationReason::PersistentFailure {
+                signatures: 2,
+                iteration: 4,
+            },
+            EscalationReason::PatchRefused {
+                recorded: false,
+                refusals: vec!["tests/test_a.py: assertion loosened".to_owned()],
+            },
+            EscalationReason::ProviderRefused {
+                reason: "invalid x-api-key".to_owned(),
+            },
+            EscalationReason::PreexistingFailures { signatures: 1 },
+            EscalationReason::SetupFailed {
+                command: "pip install -e .".to_owned(),
+                reason: "exited with status 1".to_owned(),
+                tail: "No matching distribution".to_owned(),
+            },
+        ];
+        let text: Vec<String> = reasons.iter().map(EscalationReason::describe).collect();
+        insta::assert_snapshot!(text.join("\n"));
+    }
+}
