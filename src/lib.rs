@@ -8,6 +8,7 @@
 //!   the layers below, builds the redactor once;
 //! - [`render`]: every text a person reads (terminal summary, report, commit message, status
 //!   comment, pull request body, job summary), pure functions of typed records;
+//! - [`eval`]: evaluation suites, their graders and statistics (`meta-agent eval`);
 //! - [`engine`]: the build-test-improve loop, its pure decisions and persisted state;
 //! - [`agent`]: the LLM-driven coding agent that implements the protocol's builder contract;
 //! - [`llm`]: the provider connections (OpenAI, Anthropic), budgets and retries;
@@ -21,6 +22,7 @@
 //!   PostgreSQL, with the file store as default and fallback;
 //! - [`git`]: the bot's own git, without hooks;
 //! - [`exec`]: the one place child processes run, and their sandbox;
+//! - [`fsafe`]: opening and writing files beneath the worktree without following links;
 //! - [`redact`]: secrets taken out of everything that leaves;
 //! - [`telemetry`]: the event consumers (metrics, audit log, trace, JSON lines, OTLP);
 //! - [`protocol`]: the plain data every layer shares (task, records, events, the builder

@@ -1,5 +1,5 @@
-//! The ReAct loop of one act, in layers: [`run`] repeats turns up to the step cap; [`turn`] asks
-//! the model once and carries out its tool calls; [`ask_fitting`] sends the request, once more on
+//! The ReAct loop of one act, in layers: [`run`] repeats turns up to the step cap; `turn` asks
+//! the model once and carries out its tool calls; `ask_fitting` sends the request, once more on
 //! a smaller conversation ([`super::compact`]) when the model refused it as too long.
 //!
 //! The loop ends when the model calls `finish`, at the step cap, after three malformed turns in

@@ -1,4 +1,4 @@
-//! The command-line surface: [`args`] holds the clap types, [`dispatch`] turns a parsed command
+//! The command-line surface: [`args`] holds the clap types, `dispatch` turns a parsed command
 //! into a call to the session layer. `main.rs` prints, logs errors and picks the exit code;
 //! nothing here calls `process::exit` or does a command's work.
 

@@ -4,7 +4,7 @@
 //! line and key; [`resolve`] applies the preset (chosen by `preset:` or detected by [`preset`]),
 //! the defaults and the cross-field checks, and produces the documented [`Config`] the rest of the
 //! program reads. Loading reads files only; detection that needs a child process (`cargo
-//! metadata`) lives in [`preset::detect`] and goes through the exec module.
+//! metadata`, read by [`preset::describe_cargo_metadata`]) goes through the exec module.
 
 pub mod preset;
 pub mod raw;

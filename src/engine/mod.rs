@@ -2,10 +2,11 @@
 //! escalation.
 //!
 //! [`decide`] is the pure "what next"; [`state`] the persisted LoopState and its history;
-//! [`run`] the effectful loop; [`improve`] hindsight's part of the Improve phase; [`builder`] the
-//! trait the coding agent implements (and the scripted and offline builders); the texts people
-//! read are rendered in [`crate::render`]; [`tamper`] the test-tamper guard; [`task`]
-//! task files.
+//! [`run`] the effectful loop; [`baseline`] the observation before any act; [`improve`]
+//! hindsight's part of the Improve phase; [`hints`] near misses shown to the model; [`scripted`]
+//! the scripted and offline builders; [`tamper`] the test-tamper guard; [`patch_gate`] the last
+//! check before a commit. The builder contract and task files are plain data in
+//! [`crate::protocol`]; the texts people read are rendered in [`crate::render`].
 
 pub mod baseline;
 pub mod decide;

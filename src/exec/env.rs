@@ -131,7 +131,7 @@ pub fn carries_credential(value: &str) -> bool {
 const TOKEN_USER_CHARS: usize = 32;
 
 /// The credential in a URL's userinfo: the password of `user:password`, or a user name that is a
-/// token (`https://ghp_...@host`: a known token shape, or [`TOKEN_USER_CHARS`] characters or
+/// token (`https://ghp_...@host`: a known token shape, or `TOKEN_USER_CHARS` characters or
 /// more). A plain user name (`postgresql://meta_agent@host/db`) is not a credential: taking it
 /// for one would redact every occurrence of an ordinary word.
 pub fn url_credential(value: &str) -> Option<&str> {

@@ -6,7 +6,7 @@
 //! `PYENV_ROOT`, ...), set to where they are today when unset, readable but not writable
 //! ([`readable_dirs`]). What it may read besides: the system directories, the toolchains on its
 //! `PATH`; the worktree and temporary directories come from the writable list. Pure decisions
-//! and one directory; the enforcement is Landlock's ([`super::landlock`]).
+//! and one directory; the enforcement is Landlock's (`exec/landlock.rs`).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

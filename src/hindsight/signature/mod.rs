@@ -3,7 +3,7 @@
 //! Inputs: JUnit ([`from_junit`]), SARIF ([`from_sarif`]), `cargo build --message-format=json`
 //! (`cargo.rs`), and plain logs ([`extract_log`], shapes in `log/`). Each failure becomes an
 //! [`ExtractedSignature`]: its template is the failure with incidental detail removed by
-//! [`normalize`], and its id is [`signature_id`] of kind and template. This module reads the files
+//! [`normalize()`], and its id is [`signature_id`] of kind and template. This module reads the files
 //! it is given and nothing else; it never prints and never panics on bad input.
 //!
 //! # Templates (the bundled catalog keys on these; change them only with the catalog)

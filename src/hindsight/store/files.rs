@@ -69,7 +69,7 @@ pub fn entry_path(dir: &Path, id: &str) -> PathBuf {
 }
 
 /// Loads every entry file under `dir` (a missing directory is an empty store). With
-/// `use_cache`, unchanged files come from the derived [`cache`](super::cache) and the cache is
+/// `use_cache`, unchanged files come from the derived [`cache`] and the cache is
 /// refreshed afterwards when the store's `.gitignore` ignores it (best effort: a cache that
 /// cannot be written is simply not written).
 pub fn load_dir(dir: &StoreDir, use_cache: bool) -> Result<(Vec<Entry>, LoadReport), StoreError> {

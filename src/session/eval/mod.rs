@@ -1,5 +1,5 @@
 //! `meta-agent eval`: the sessions of `eval run`, `grade`, `merge`, `compare` and `mine`. Each
-//! run is the real engine in a fresh temporary clone ([`runner`]), `--jobs` at a time; results
+//! run is the real engine in a fresh temporary clone (`runner.rs`), `--jobs` at a time; results
 //! are appended to `results.jsonl` one line per finished run, so `--resume` never repeats one;
 //! the summary, report, JUnit XML and human review queue are written from the results.
 

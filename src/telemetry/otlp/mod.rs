@@ -2,7 +2,7 @@
 //! event stream, beside the trace file and the audit log. Off unless the standard
 //! `OTEL_EXPORTER_OTLP_*` variables name an endpoint ([`settings`]); then [`spans`] turns events
 //! into spans, the SDK's batch processor queues them (bounded, in a thread of its own) and
-//! `opentelemetry-otlp` encodes and sends them through the telemetry HTTP client ([`http`]).
+//! `opentelemetry-otlp` encodes and sends them through the telemetry HTTP client (`telemetry/http.rs`).
 //!
 //! [`OtlpTrace::shutdown`] exports what is left when the run ends and waits at most the export
 //! timeout plus a second, so a dead or silent collector delays the end of a run by that much and
@@ -104,7 +104,7 @@ impl OtlpTrace {
     }
 
     /// Exports the spans still queued and stops the processor, waiting at most the export
-    /// timeout plus [`SHUTDOWN_MARGIN`]. Failures were warned about by the transport already.
+    /// timeout plus `SHUTDOWN_MARGIN`. Failures were warned about by the transport already.
     pub async fn shutdown(self) {
         let processor = self.processor;
         let budget = self.timeout + SHUTDOWN_MARGIN;
