@@ -896,9 +896,9 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     }
 
     fn finish(&self, state: &LoopState) {
-        let outcome = state.outcome.as_ref().map_or("failed", |o| o.as_str());
+        let outcome = state.outcome.unwrap_or(RunOutcome::Failed);
         self.events.emit(&Event::RunFinished {
-            outcome: outcome.to_owned(),
+            outcome,
             iterations: state.iterations_run(),
             llm_calls: state.usage.llm_calls,
             duration_ms: state.usage.elapsed_ms,

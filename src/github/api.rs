@@ -257,7 +257,10 @@ impl GitHubError {
         match self {
             Self::Http { status, .. } => *status >= 500,
             Self::Unreachable { .. } => true,
-            _ => false,
+            Self::Unauthorized { .. }
+            | Self::NotFound { .. }
+            | Self::RateLimited { .. }
+            | Self::Decode { .. } => false,
         }
     }
 }

@@ -223,7 +223,7 @@ pub fn was_rejected(error: &PushError) -> bool {
                 || detail.contains("non-fast-forward")
                 || detail.contains("fetch first")
         }
-        _ => false,
+        PushError::Refused { .. } | PushError::BadRemote { .. } => false,
     }
 }
 

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::hindsight::SignatureKind;
 use crate::protocol::ending::DecisionKind;
-use crate::protocol::records::StepPhase;
+use crate::protocol::records::{RunOutcome, StepPhase};
 
 /// The states of the build-test-improve loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
@@ -182,7 +182,7 @@ pub enum Event {
     },
     /// The run is over.
     RunFinished {
-        outcome: String,
+        outcome: RunOutcome,
         iterations: u32,
         llm_calls: u32,
         duration_ms: u64,

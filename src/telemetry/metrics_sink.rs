@@ -138,7 +138,7 @@ fn record(event: &Event) {
         } => {
             metrics::histogram!(LOOP_ITERATIONS).record(f64::from(*iterations));
             metrics::histogram!(LOOP_DURATION_MS).record(*duration_ms as f64);
-            metrics::counter!(LOOP_TOTAL, "outcome" => outcome.clone()).increment(1);
+            metrics::counter!(LOOP_TOTAL, "outcome" => outcome.as_str()).increment(1);
         }
         Event::PhaseFinished {
             phase,

@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use meta_agent::hindsight::SignatureKind;
 use meta_agent::protocol::ending::DecisionKind;
 use meta_agent::protocol::event::{Event, EventSink, Fanout, LoopPhase, Recorder};
-use meta_agent::protocol::records::StepPhase;
+use meta_agent::protocol::records::{RunOutcome, StepPhase};
 use meta_agent::telemetry::{AuditLog, Clock, JsonLines, MetricsSink, NoRedaction, TraceFile};
 use serde_json::Value;
 
@@ -179,7 +179,7 @@ fn second_iteration_and_commit() -> Vec<Event> {
         },
         state(LoopPhase::Observing, LoopPhase::Complete, 2, "committed"),
         Event::RunFinished {
-            outcome: "committed".into(),
+            outcome: RunOutcome::Committed,
             iterations: 2,
             llm_calls: 1,
             duration_ms: 17_900,

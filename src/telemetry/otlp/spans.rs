@@ -21,6 +21,7 @@ use opentelemetry::{InstrumentationScope, KeyValue, Value};
 use opentelemetry_sdk::trace::{IdGenerator, RandomIdGenerator, SpanData, SpanEvents, SpanLinks};
 
 use crate::protocol::event::Event;
+use crate::protocol::records::RunOutcome;
 use crate::telemetry::Redact;
 
 /// GenAI semantic conventions (gen_ai.*), as trace backends read them.
@@ -184,11 +185,11 @@ impl TraceAssembler {
                 duration_ms: _,
             } => {
                 let attributes = vec![
-                    self.text("meta_agent.outcome", outcome),
+                    self.text("meta_agent.outcome", outcome.as_str()),
                     KeyValue::new("meta_agent.iterations", i64::from(*iterations)),
                     KeyValue::new("meta_agent.llm_calls", i64::from(*llm_calls)),
                 ];
-                self.finish_run(now, attributes, run_status(outcome))
+                self.finish_run(now, attributes, run_status(*outcome))
             }
             Event::SignatureFound { .. }
             | Event::ResolutionApplied { .. }
@@ -509,11 +510,11 @@ fn int(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
 }
 
-fn run_status(outcome: &str) -> Status {
+fn run_status(outcome: RunOutcome) -> Status {
     match outcome {
-        "committed" | "nothing_to_do" => Status::Ok,
-        "failed" => Status::error("the run failed"),
-        _ => Status::Unset,
+        RunOutcome::Committed | RunOutcome::NothingToDo => Status::Ok,
+        RunOutcome::Failed => Status::error("the run failed"),
+        RunOutcome::Escalated => Status::Unset,
     }
 }
 
@@ -679,7 +680,7 @@ mod tests {
             (
                 4_500,
                 Event::RunFinished {
-                    outcome: "committed".into(),
+                    outcome: RunOutcome::Committed,
                     iterations: 1,
                     llm_calls: 1,
                     duration_ms: 4_500,
@@ -770,7 +771,7 @@ mod tests {
             (
                 50,
                 Event::RunFinished {
-                    outcome: "failed".into(),
+                    outcome: RunOutcome::Failed,
                     iterations: 0,
                     llm_calls: 1,
                     duration_ms: 50,
