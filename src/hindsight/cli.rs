@@ -285,7 +285,8 @@ fn list(
     Ok(out)
 }
 
-fn plural_y(n: usize) -> &'static str {
+/// "y" for one, "ies" for any other count ("1 entry", "3 entries").
+pub fn plural_y(n: usize) -> &'static str {
     if n == 1 { "y" } else { "ies" }
 }
 
@@ -454,24 +455,39 @@ fn import(store: &mut Store, file: &Path) -> Result<String, HindsightError> {
 
 /// Every entry as one JSON line, sorted by signature.
 pub fn export_lines(store: &Store) -> Result<String, HindsightError> {
+    Ok(json_lines(sorted(store))?)
+}
+
+/// One JSON line per item (the export format of `hindsight export` and `memory export`).
+pub fn json_lines<T: serde::Serialize>(
+    items: impl IntoIterator<Item = T>,
+) -> Result<String, serde_json::Error> {
     let mut out = String::new();
-    for entry in sorted(store) {
-        out.push_str(&serde_json::to_string(entry)?);
+    for item in items {
+        out.push_str(&serde_json::to_string(&item)?);
         out.push('\n');
     }
     Ok(out)
 }
 
-fn export(store: &Store, output: Option<&Path>) -> Result<String, HindsightError> {
-    let lines = export_lines(store)?;
+/// An export's lines: printed when no `output` is named, else written there atomically and
+/// summarised in one line ("exported 3 entries to FILE").
+pub fn deliver_export(
+    lines: String,
+    entries: usize,
+    output: Option<&Path>,
+) -> Result<String, StoreError> {
     let Some(path) = output else {
         return Ok(lines);
     };
     crate::hindsight::store::files::write_atomic(path, lines.as_bytes())?;
     Ok(format!(
-        "exported {} entr{} to {}\n",
-        store.len(),
-        plural_y(store.len()),
+        "exported {entries} entr{} to {}\n",
+        plural_y(entries),
         path.display()
     ))
+}
+
+fn export(store: &Store, output: Option<&Path>) -> Result<String, HindsightError> {
+    Ok(deliver_export(export_lines(store)?, store.len(), output)?)
 }

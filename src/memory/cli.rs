@@ -15,6 +15,7 @@ use super::journal::{self, Replayed};
 use super::postgres::{ConnectOptions, PgMemory, migrate};
 use super::settings::{self, MemorySettings};
 use super::{AnyMemory, Approval, MemoryBackend, MemoryError, MemoryStatus, StoredEntry};
+use crate::hindsight::cli as hindsight_cli;
 use crate::hindsight::store::{Catalog, Entry, StoreOptions};
 use crate::redact::Redactor;
 
@@ -187,7 +188,7 @@ pub async fn run(args: &MemoryArgs, ctx: &MemoryContext<'_>) -> Result<String, M
             let count = ctx.backend(*files).await?.import(&entries).await?;
             Ok(format!(
                 "imported {count} entr{}\n",
-                plural_y(count as usize)
+                hindsight_cli::plural_y(count as usize)
             ))
         }
     }
@@ -230,10 +231,6 @@ fn to_json<T: serde::Serialize>(value: &T) -> Result<String, MemoryError> {
         })
 }
 
-fn plural_y(n: usize) -> &'static str {
-    if n == 1 { "y" } else { "ies" }
-}
-
 fn status_text(status: &MemoryStatus) -> String {
     let mut out = format!("backend: {} ({})\n", status.backend, status.location);
     if let (Some(version), Some(known)) = (status.schema_version, status.known_version) {
@@ -246,9 +243,9 @@ fn status_text(status: &MemoryStatus) -> String {
         out,
         "hindsight: {} entr{} from {} repositor{}, {} resolution(s), {} reviewed",
         status.entries,
-        plural_y(status.entries as usize),
+        hindsight_cli::plural_y(status.entries as usize),
         status.repositories,
-        plural_y(status.repositories as usize),
+        hindsight_cli::plural_y(status.repositories as usize),
         status.resolutions,
         status.reviewed
     );
@@ -261,26 +258,11 @@ fn status_text(status: &MemoryStatus) -> String {
 }
 
 fn export(entries: &[StoredEntry], output: Option<&Path>) -> Result<String, MemoryError> {
-    let mut lines = String::new();
-    for entry in entries {
-        lines.push_str(
-            &serde_json::to_string(entry).map_err(|err| MemoryError::Stored {
-                what: "export".into(),
-                reason: err.to_string(),
-            })?,
-        );
-        lines.push('\n');
-    }
-    let Some(path) = output else {
-        return Ok(lines);
-    };
-    crate::hindsight::store::files::write_atomic(path, lines.as_bytes())?;
-    Ok(format!(
-        "exported {} entr{} to {}\n",
-        entries.len(),
-        plural_y(entries.len()),
-        path.display()
-    ))
+    let lines = hindsight_cli::json_lines(entries).map_err(|err| MemoryError::Stored {
+        what: "export".into(),
+        reason: err.to_string(),
+    })?;
+    Ok(hindsight_cli::deliver_export(lines, entries.len(), output)?)
 }
 
 /// Reads `memory export` lines, or plain `hindsight export` entries (learned by `repository`,
