@@ -149,6 +149,7 @@ fn bench(c: &mut Criterion) {
                     report_root: reports.path(),
                     identity: Identity::default(),
                     deadline: Default::default(),
+                    interrupt: Default::default(),
                 };
                 let options = StartOptions {
                     session: "bench".into(),

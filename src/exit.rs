@@ -7,11 +7,12 @@
 //! | 2    | `UsageError`    | bad command line or bad configuration (file, line and key named)|
 //! | 3    | `InternalError` | something went wrong inside meta-agent or the machine           |
 //! | 4    | `Escalated`     | `run`/`resume` stopped with a report for maintainers (no commit) |
+//! | 5    | `Interrupted`   | `run`/`resume`/`github` paused by SIGTERM/SIGINT: work kept, `resume` continues |
 //!
 //! `run` and `resume` exit 0 when they committed verified work or found nothing to do.
 //!
 //! Scripts and CI steps rely on these numbers: they never change meaning. Nothing else in the
-//! crate calls `std::process::exit`.
+//! crate calls `std::process::exit` ([`now`] is the one call, for a second interrupting signal).
 
 use std::process::ExitCode;
 
@@ -24,6 +25,8 @@ pub enum Outcome {
     GatesFailed,
     /// A run ended with an escalation report instead of a commit.
     Escalated,
+    /// A run was paused by a signal: the work in progress kept, the session saved.
+    Interrupted,
 }
 
 /// How a command failed before it could produce an [`Outcome`].
@@ -44,6 +47,7 @@ pub enum Code {
     UsageError = 2,
     InternalError = 3,
     Escalated = 4,
+    Interrupted = 5,
 }
 
 impl Code {
@@ -53,10 +57,16 @@ impl Code {
             Ok(Outcome::Success) => Code::Success,
             Ok(Outcome::GatesFailed) => Code::GatesFailed,
             Ok(Outcome::Escalated) => Code::Escalated,
+            Ok(Outcome::Interrupted) => Code::Interrupted,
             Err(FailureClass::Usage) => Code::UsageError,
             Err(FailureClass::Internal) => Code::InternalError,
         }
     }
+}
+
+/// Ends the process at once with `code` (a second SIGTERM/SIGINT while a run pauses).
+pub fn now(code: Code) -> ! {
+    std::process::exit(i32::from(code as u8))
 }
 
 impl From<Code> for ExitCode {
@@ -76,5 +86,6 @@ mod tests {
         assert_eq!(Code::pick(Err(FailureClass::Usage)) as u8, 2);
         assert_eq!(Code::pick(Err(FailureClass::Internal)) as u8, 3);
         assert_eq!(Code::pick(Ok(Outcome::Escalated)) as u8, 4);
+        assert_eq!(Code::pick(Ok(Outcome::Interrupted)) as u8, 5);
     }
 }

@@ -175,6 +175,7 @@ mod tests {
             coverage_threshold: None,
             findings: None,
             problem: None,
+            scope: Default::default(),
         }
     }
 

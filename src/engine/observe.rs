@@ -17,7 +17,7 @@ use crate::gates::{self, GateNetworkMode, GateRunContext, GatesSummary};
 use crate::git::Repository;
 use crate::protocol::builder::Builder;
 use crate::protocol::event::{Event, LoopPhase};
-use crate::protocol::records::{GateRecord, SignatureRecord, StepPhase, StepRecord};
+use crate::protocol::records::{GateRecord, GateScope, SignatureRecord, StepPhase, StepRecord};
 use crate::report::Limits;
 
 impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
@@ -105,6 +105,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         workdir: &Path,
     ) -> GatesSummary {
         let exists = |path: &Path| workdir.join(path).is_file();
+        let mut scopes = Vec::new();
         let quick: Vec<GateSpec> = self
             .config
             .gates
@@ -119,7 +120,9 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                     .iter()
                     .map(|id| FailingTest::parse(id))
                     .collect();
-                fast::rerun_gate(spec, &failing, &exists)
+                let quick = fast::rerun_gate(spec, &failing, &exists)?;
+                scopes.push((spec.name.clone(), rerun_scope(record)));
+                Some(quick)
             })
             .collect();
         if state.iteration == 0 || quick.is_empty() {
@@ -151,6 +154,10 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                     result.reasons.push(
                         "fast feedback: only the tests that failed before were re-run".into(),
                     );
+                    result.scope = scopes
+                        .iter()
+                        .find(|(name, _)| *name == spec.name)
+                        .map_or(GateScope::Full, |(_, scope)| *scope);
                 }
                 results.push(result);
             }
@@ -217,6 +224,16 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         *summary = GatesSummary::from_results(std::mem::take(&mut summary.gates));
         flaky
     }
+}
+
+/// A re-run of `record`'s failing tests: how many, of the tests the whole suite ran then.
+fn rerun_scope(record: &GateRecord) -> GateScope {
+    let ran = u64::try_from(record.failing_tests.len()).unwrap_or(u64::MAX);
+    let of = match record.scope {
+        GateScope::Rerun { of, .. } => of,
+        GateScope::Full => record.tests_total.unwrap_or(ran),
+    };
+    GateScope::Rerun { ran, of }
 }
 
 /// The gates' network inside a run: offline unless a gate says `network: on`.

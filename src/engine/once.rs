@@ -6,6 +6,9 @@
 //! `Meta-Agent-Session` trailer and the subject about to be written, whose tree is the worktree
 //! (nothing left to stage), on top of the base. Such a commit is adopted (`commit` event with
 //! result `adopted:<sha>`), and no second commit is made.
+//!
+//! A run paused by a signal ([`super::pause`]) leaves its work in a WIP commit, the session's
+//! checkpoint: the verified commit goes on top of it even when the resumed run added nothing.
 
 use super::run::{Engine, EngineError};
 use super::state::LoopState;
@@ -24,6 +27,10 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     ) -> Result<String, EngineError> {
         let (sha, result) = match self.adoptable_head(state, message)? {
             Some(sha) => (sha.clone(), format!("adopted:{sha}")),
+            None if self.over_checkpoint(state)? => {
+                let sha = self.repo.commit_over_checkpoint(message, &self.identity)?;
+                (sha.clone(), sha)
+            }
             None => {
                 let sha = self.repo.commit_all(message, &self.identity)?;
                 (sha.clone(), sha)
@@ -35,6 +42,15 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             result,
         });
         Ok(sha)
+    }
+
+    /// Whether the worktree adds nothing to HEAD and HEAD is this session's checkpoint (a paused
+    /// run's work in progress): the verified commit then goes on top of it as it is.
+    fn over_checkpoint(&self, state: &LoopState) -> Result<bool, EngineError> {
+        let Some(checkpoint) = &state.checkpoint else {
+            return Ok(false);
+        };
+        Ok(self.repo.head()?.commit == *checkpoint && self.repo.changed_files()?.is_empty())
     }
 
     /// The branch head, when it is this session's commit with `message`'s subject and the
@@ -61,7 +77,7 @@ pub(super) fn same_session_commit(existing: &str, expected: &str, session: &str)
 }
 
 /// Whether a commit message carries `session`'s `Meta-Agent-Session` trailer.
-pub(super) fn carries_session(message: &str, session: &str) -> bool {
+pub fn carries_session(message: &str, session: &str) -> bool {
     let trailer = format!("Meta-Agent-Session: {session}");
     message.lines().any(|line| line.trim() == trailer)
 }

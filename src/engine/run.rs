@@ -62,6 +62,8 @@ pub struct Engine<'a, R: CommandRunner, G: Repository, B: Builder> {
     pub identity: Identity,
     /// The run's one deadline (see [`crate::protocol::deadline`]).
     pub deadline: crate::protocol::deadline::Deadline,
+    /// A SIGTERM/SIGINT: the run pauses at once (see [`super::pause`]).
+    pub interrupt: crate::protocol::interrupt::Interrupt,
 }
 
 /// How to start a run.
@@ -87,10 +89,10 @@ pub struct RunReport {
 
 /// What the last decision produced, for the report.
 #[derive(Debug, Default)]
-struct Ending {
-    commit_message: Option<String>,
-    commit: Option<String>,
-    escalation: Option<String>,
+pub(super) struct Ending {
+    pub(super) commit_message: Option<String>,
+    pub(super) commit: Option<String>,
+    pub(super) escalation: Option<String>,
 }
 
 /// Now, in milliseconds since the Unix epoch.
@@ -148,6 +150,8 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             escalation: None,
             reviewed: false,
             review_missing: Vec::new(),
+            interrupted: None,
+            checkpoint: None,
             task,
         };
         // Saved before the first event: a run killed at any event from here on can be resumed.
@@ -186,6 +190,10 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 .to_owned();
             return Err(SessionError::Ended(state.session.clone(), outcome).into());
         }
+        if state.outcome == Some(RunOutcome::Interrupted) {
+            state.outcome = None;
+            state.interrupted = None;
+        }
         state.recoveries.push(Recovery {
             phase: state.phase,
             iteration: state.iteration,
@@ -218,20 +226,22 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         }
         let untouched = state.builder_calls == 0
             && state.worktree_diff.is_empty()
+            && state.checkpoint.is_none()
             && self.repo.changed_files()?.is_empty();
         self.drive(&mut state, untouched).await
     }
 
     /// The worktree as the last completed Acting step left it. A state loaded from its file holds
     /// the diff redacted: a worktree whose redacted diff matches it is left as it is.
-    fn restore_last_completed(&self, state: &LoopState) -> Result<(), EngineError> {
+    pub(super) fn restore_last_completed(&self, state: &LoopState) -> Result<(), EngineError> {
         let current = self.repo.diff()?;
         if self.same_diff(&current, &state.worktree_diff)
             || self.committed_as_is(state, &current)?
         {
             return Ok(());
         }
-        self.repo.restore_worktree(&state.base_commit)?;
+        self.repo
+            .restore_worktree(state.checkpoint.as_deref().unwrap_or(&state.base_commit))?;
         if !state.worktree_diff.is_empty() {
             self.repo.apply_patch(&state.worktree_diff)?;
         }
@@ -285,13 +295,22 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             );
         }
         self.hindsight.begin(state).await;
-        if setup && let Err(failure) = self.setup().await {
+        if setup
+            && let Err(failure) = self.setup().await
+            && self.interrupt.reason().is_none()
+        {
             ending = self.setup_failed(state, &failure);
         }
         loop {
             state.usage.elapsed_ms =
                 elapsed_before + u64::try_from(resumed_at.elapsed().as_millis()).unwrap_or(0);
             self.sessions.save(state)?;
+            if let Some(why) = self.interrupt.reason()
+                && super::pause::running(state.phase)
+            {
+                ending = self.pause(state, &why)?;
+                break;
+            }
             if self.deadline_passed(state) {
                 ending = self.time_spent(state)?;
             }
@@ -306,11 +325,27 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 ),
                 LoopPhase::Planning => self.plan(state),
                 LoopPhase::Acting => {
-                    if let Some(refused) = self.act(state).await? {
-                        ending = refused;
+                    let before = state.clone();
+                    match self.unless_interrupted(self.act(state)).await {
+                        Some(acted) if self.interrupt.reason().is_none() => {
+                            if let Some(refused) = acted? {
+                                ending = refused;
+                            }
+                        }
+                        // Stopped: the step is redone on resume (its edits are kept).
+                        Some(_) | None => *state = before,
                     }
                 }
-                LoopPhase::Observing => last_gates = Some(self.observe(state).await),
+                LoopPhase::Observing => {
+                    let before = state.clone();
+                    match self.unless_interrupted(self.observe(state)).await {
+                        Some(gates) if self.interrupt.reason().is_none() => {
+                            last_gates = Some(gates);
+                        }
+                        // Gates cut short say nothing: they run again on resume.
+                        Some(_) | None => *state = before,
+                    }
+                }
                 LoopPhase::Deciding => ending = self.decide_next(state).await?,
                 LoopPhase::Complete
                 | LoopPhase::Escalated
@@ -485,7 +520,10 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
 
     /// The worktree's change after an Acting step, refused (and undone) when it tampers with tests
     /// or protected files.
-    fn checked_change(&self, state: &mut LoopState) -> Result<(String, Vec<String>), EngineError> {
+    pub(super) fn checked_change(
+        &self,
+        state: &mut LoopState,
+    ) -> Result<(String, Vec<String>), EngineError> {
         let diff = self.repo.diff()?;
         let findings = super::tamper::inspect(&diff, self.policy);
         if !findings.is_empty() {
@@ -673,11 +711,13 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
 
     fn complete(&self, state: &mut LoopState) -> Result<Ending, EngineError> {
         let failing = !crate::protocol::records::gates_passed(&state.gates);
-        if state.worktree_diff.is_empty() && failing {
+        // A paused run's work is in its checkpoint commit, not in the worktree's diff.
+        let changed = !state.worktree_diff.is_empty() || state.checkpoint.is_some();
+        if !changed && failing {
             let signatures = state.signatures.len();
             return self.escalate(state, EscalationReason::PreexistingFailures { signatures });
         }
-        if state.worktree_diff.is_empty() {
+        if !changed {
             state.outcome = Some(RunOutcome::NothingToDo);
             self.transition(
                 state,
@@ -749,16 +789,9 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         }
         let mut report = outcome::escalation_report(state, &reason);
         if commit.is_none() && !state.dry_run && !self.repo.changed_files()?.is_empty() {
-            let refused = self.patch_refusals(state, "wip_commit")?;
-            let undone = !refused.is_empty() && self.undo_refused(&refused)?;
-            let clean = refused.is_empty()
-                || (undone && self.patch_refusals(state, "wip_commit")?.is_empty());
-            if !refused.is_empty() {
-                report.push_str(&refusal_note(&refused, clean));
-            }
-            if clean && !self.repo.changed_files()?.is_empty() {
-                commit = Some(self.commit_once(state, &wip_message)?);
-            }
+            let (wip, note) = self.commit_wip(state, &wip_message)?;
+            report.push_str(&note);
+            commit = wip;
         }
         let branch = (!state.dry_run).then(|| state.branch.clone());
         self.events.emit(&Event::Escalated {
@@ -773,6 +806,31 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             commit,
             escalation: Some(report),
         })
+    }
+
+    /// Commits the work in progress with `message`, what the patch gate allows of it (refused
+    /// paths put back as HEAD has them; nothing when that is not possible). Returns the commit,
+    /// if one was made, and the report's note about refusals.
+    pub(super) fn commit_wip(
+        &self,
+        state: &mut LoopState,
+        message: &str,
+    ) -> Result<(Option<String>, String), EngineError> {
+        let refused = self.patch_refusals(state, "wip_commit")?;
+        let undone = !refused.is_empty() && self.undo_refused(&refused)?;
+        let clean =
+            refused.is_empty() || (undone && self.patch_refusals(state, "wip_commit")?.is_empty());
+        let note = if refused.is_empty() {
+            String::new()
+        } else {
+            refusal_note(&refused, clean)
+        };
+        let commit = if clean && !self.repo.changed_files()?.is_empty() {
+            Some(self.commit_once(state, message)?)
+        } else {
+            None
+        };
+        Ok((commit, note))
     }
 
     /// Whether the run's deadline passed before a step that takes time (a decision, which may
@@ -843,7 +901,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         ))
     }
 
-    fn redacted(&self, text: &str) -> String {
+    pub(super) fn redacted(&self, text: &str) -> String {
         self.sessions.redactor().redact_text(text).into_owned()
     }
 

@@ -70,6 +70,14 @@ pub struct LoopState {
     /// What the requirements review found missing: the next act's first failures.
     #[serde(default)]
     pub review_missing: Vec<String>,
+    /// Why a signal paused the run (with outcome `interrupted`), until it is resumed.
+    #[serde(default)]
+    pub interrupted: Option<String>,
+    /// This session's own work-in-progress commit the worktree diff is relative to (a paused
+    /// run's, or the pushed tip a GitHub resume continues from): the verified commit goes on top
+    /// of it, even when the worktree adds nothing to it.
+    #[serde(default)]
+    pub checkpoint: Option<String>,
 }
 
 /// A resume after a kill.
@@ -279,6 +287,8 @@ mod tests {
             escalation: None,
             reviewed: false,
             review_missing: Vec::new(),
+            interrupted: None,
+            checkpoint: None,
         }
     }
 

@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::protocol::interrupt::Interrupt;
 pub use capture::Captured;
 use supervisor::SupervisorStatus;
 
@@ -148,6 +149,8 @@ pub struct Executor {
     supervisor: PathBuf,
     /// Keeps the descriptor `supervisor` names open.
     _held: Option<trusted::OwnBinary>,
+    /// When set, the running command's whole tree is stopped (it ends `Cancelled`).
+    interrupt: Interrupt,
 }
 
 impl Executor {
@@ -157,6 +160,16 @@ impl Executor {
         Executor {
             supervisor,
             _held: None,
+            interrupt: Interrupt::never(),
+        }
+    }
+
+    /// The same executor, stopping the running command (its whole process tree, through the
+    /// supervisor) once `interrupt` is set; a command started after that ends `Cancelled` at once.
+    pub fn interruptible(&self, interrupt: Interrupt) -> Executor {
+        Executor {
+            interrupt,
+            ..self.clone()
         }
     }
 
@@ -166,12 +179,22 @@ impl Executor {
         Executor {
             supervisor: own.exec_path(),
             _held: Some(own),
+            interrupt: Interrupt::never(),
         }
     }
 }
 
 impl CommandRunner for Executor {
     async fn run(&self, spec: CommandSpec) -> Result<CommandOutput, ExecError> {
+        if self.interrupt.reason().is_some() {
+            return Ok(CommandOutput {
+                termination: Termination::Cancelled,
+                stdout: Captured::default(),
+                stderr: Captured::default(),
+                duration: Duration::ZERO,
+                descendants_killed: 0,
+            });
+        }
         std::fs::metadata(&spec.cwd).map_err(|source| ExecError::Workdir {
             path: spec.cwd.clone(),
             source,
@@ -195,7 +218,16 @@ impl CommandRunner for Executor {
             .take()
             .map(|err| tokio::spawn(capture::capture(err, cap, stderr_ended)));
         let backstop = spec.timeout + spec.kill_grace + Duration::from_secs(10);
-        let waited = tokio::time::timeout(backstop, child.wait()).await;
+        let mut interrupted = false;
+        let waited = tokio::select! {
+            waited = tokio::time::timeout(backstop, child.wait()) => waited.map(|_| ()),
+            () = self.interrupt.wait() => {
+                // The supervisor stops the tree (SIGTERM, grace, SIGKILL) and reports `cancelled`.
+                interrupted = true;
+                stop_supervisor(&mut child).await;
+                Ok(())
+            }
+        };
         if waited.is_err() {
             stop_supervisor(&mut child).await;
         }
@@ -207,7 +239,10 @@ impl CommandRunner for Executor {
         let status = read_status(status_read);
         report_missing_isolation(&status, &command);
         Ok(CommandOutput {
-            termination: termination_of(&status, waited.is_err()),
+            termination: match termination_of(&status, waited.is_err()) {
+                Termination::NotStarted { .. } if interrupted => Termination::Cancelled,
+                termination => termination,
+            },
             stdout,
             stderr,
             duration: started.elapsed(),

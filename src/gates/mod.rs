@@ -15,7 +15,7 @@ use serde::Serialize;
 use crate::config::raw::GateKind;
 use crate::exec::Termination;
 use crate::protocol::records::GateStatus;
-use crate::protocol::records::{GateProblem, GateRecord};
+use crate::protocol::records::{GateProblem, GateRecord, GateScope};
 use crate::report::{Finding, JunitSummary};
 
 pub use runner::{GateNetworkMode, GateRunContext, run_gates, run_gates_with};
@@ -70,6 +70,9 @@ pub struct GateResult {
     /// for signature extraction; not serialized.
     #[serde(skip)]
     pub log: String,
+    /// The whole suite, or only the tests that failed before (fast feedback).
+    #[serde(skip_serializing_if = "GateScope::is_full")]
+    pub scope: GateScope,
 }
 
 /// All gates of one run.
@@ -123,6 +126,7 @@ impl From<&GateResult> for GateRecord {
             coverage_threshold: gate.coverage.as_ref().map(|c| c.threshold),
             findings: gate.lint.as_ref().map(|l| l.findings),
             problem: gate.termination.as_ref().and_then(problem_of),
+            scope: gate.scope,
         }
     }
 }

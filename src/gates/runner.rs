@@ -27,7 +27,7 @@ use crate::config::{GateCommand, GateSpec, SandboxSettings};
 use crate::exec::sandbox::{Isolation, NetworkPolicy};
 use crate::exec::{CommandOutput, CommandRunner, CommandSpec, Program, env::child_env};
 use crate::protocol::event::{Event, EventSink};
-use crate::protocol::records::GateStatus;
+use crate::protocol::records::{GateScope, GateStatus};
 use crate::report::{self, Limits, ReportError};
 
 /// The placeholder for a gate's report directory.
@@ -605,6 +605,7 @@ fn judged(
             strip_ansi(&output.stderr.text),
             strip_ansi(&output.stdout.text)
         ),
+        scope: GateScope::Full,
     }
 }
 
@@ -624,6 +625,7 @@ fn not_run(gate: &GateSpec, command: String, status: GateStatus, reason: String)
         output_tail: String::new(),
         descendants_killed: 0,
         log: String::new(),
+        scope: GateScope::Full,
     }
 }
 

@@ -145,6 +145,13 @@ pub trait Repository: Send + Sync {
     /// Stages everything (additions, modifications, deletions; ignored files stay out) and commits
     /// on the current branch. Returns the new commit's hex id. Never runs hooks.
     fn commit_all(&self, message: &str, identity: &Identity) -> Result<String, GitError>;
+    /// Like [`Repository::commit_all`], but commits even when the worktree adds nothing to HEAD:
+    /// the verified commit on top of the session's own work-in-progress checkpoint.
+    fn commit_over_checkpoint(
+        &self,
+        message: &str,
+        identity: &Identity,
+    ) -> Result<String, GitError>;
     /// Whether `patch` would apply cleanly to the worktree (nothing is written).
     fn patch_applies(&self, patch: &str) -> Result<bool, GitError>;
     /// Applies `patch` to the worktree (the index is left alone).

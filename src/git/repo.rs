@@ -179,16 +179,18 @@ fn commit_staged(
     repo: &git2::Repository,
     message: &str,
     identity: &Identity,
+    allow_empty: bool,
 ) -> Result<String, GitError> {
     let tree_id = stage_everything(repo)?;
     let parent = head_commit(repo)?;
-    let unchanged = match &parent {
-        Some(parent) => parent.tree_id() == tree_id,
-        None => repo
-            .find_tree(tree_id)
-            .map_err(GitError::op("find tree", tree_id.to_string()))?
-            .is_empty(),
-    };
+    let unchanged = !allow_empty
+        && match &parent {
+            Some(parent) => parent.tree_id() == tree_id,
+            None => repo
+                .find_tree(tree_id)
+                .map_err(GitError::op("find tree", tree_id.to_string()))?
+                .is_empty(),
+        };
     if unchanged {
         return Err(GitError::NothingToCommit);
     }
@@ -351,7 +353,15 @@ impl Repository for Git2Repository {
     }
 
     fn commit_all(&self, message: &str, identity: &Identity) -> Result<String, GitError> {
-        commit_staged(&self.repo(), message, identity)
+        commit_staged(&self.repo(), message, identity, false)
+    }
+
+    fn commit_over_checkpoint(
+        &self,
+        message: &str,
+        identity: &Identity,
+    ) -> Result<String, GitError> {
+        commit_staged(&self.repo(), message, identity, true)
     }
 
     fn patch_applies(&self, patch: &str) -> Result<bool, GitError> {

@@ -235,13 +235,45 @@ pub async fn fetch<R: CommandRunner>(
     branch: &str,
     rules: &BranchRules,
 ) -> Result<(), PushError> {
+    fetch_into(
+        runner,
+        remote,
+        branch,
+        &format!("refs/heads/{branch}"),
+        rules,
+    )
+    .await
+}
+
+/// The ref [`fetch_published`] fetches into: never a branch, so it works whatever is checked out.
+pub const PUBLISHED_REF: &str = "refs/meta-agent/published";
+
+/// Fetches the remote's `branch` (the bot's, checked first) into [`PUBLISHED_REF`], to see
+/// whether what a session pushed is there. An error when the remote has no such branch.
+pub async fn fetch_published<R: CommandRunner>(
+    runner: &R,
+    remote: &Remote,
+    branch: &str,
+    rules: &BranchRules,
+) -> Result<(), PushError> {
+    fetch_into(runner, remote, branch, PUBLISHED_REF, rules).await
+}
+
+/// Fetches the remote's `branch` (the bot's, checked first) into the local ref `into`.
+async fn fetch_into<R: CommandRunner>(
+    runner: &R,
+    remote: &Remote,
+    branch: &str,
+    into: &str,
+    rules: &BranchRules,
+) -> Result<(), PushError> {
     check(branch, &remote.url, rules)?;
     let args = vec![
         "fetch".into(),
         "--no-tags".into(),
         "--no-recurse-submodules".into(),
         remote.url.clone(),
-        format!("+refs/heads/{branch}:refs/heads/{branch}"),
+        format!("+refs/heads/{branch}:{into}"),
     ];
     run(runner, remote, "fetch", branch, args).await
 }

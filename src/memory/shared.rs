@@ -607,6 +607,7 @@ pub fn session_state(state: &LoopState) -> SessionState {
     match state.outcome {
         Some(RunOutcome::Committed) | Some(RunOutcome::NothingToDo) => SessionState::Finished,
         Some(RunOutcome::Escalated) => SessionState::AwaitingGuidance,
+        Some(RunOutcome::Interrupted) => SessionState::Active,
         Some(RunOutcome::Failed) => SessionState::Failed,
         None if state.phase == LoopPhase::AwaitingGuidance => SessionState::AwaitingGuidance,
         None => SessionState::Active,

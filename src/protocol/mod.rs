@@ -8,6 +8,7 @@ pub mod builder;
 pub mod deadline;
 pub mod ending;
 pub mod event;
+pub mod interrupt;
 pub mod records;
 pub mod task;
 pub mod untrusted;

@@ -50,6 +50,34 @@ pub struct GateRecord {
     /// Why the gate could not judge the code at all (a configuration or machine problem).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub problem: Option<GateProblem>,
+    /// What the gate ran: the whole suite, or only the tests that failed before.
+    #[serde(default, skip_serializing_if = "GateScope::is_full")]
+    pub scope: GateScope,
+}
+
+/// What one gate run covered.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum GateScope {
+    /// The gate's command as configured: the whole suite.
+    #[default]
+    Full,
+    /// Fast feedback: only the `ran` tests that failed before, of the `of` the suite ran then.
+    Rerun { ran: u64, of: u64 },
+}
+
+impl GateScope {
+    pub fn is_full(&self) -> bool {
+        *self == GateScope::Full
+    }
+
+    /// "re-ran 2 failing of 5" for a partial run; nothing for a full one.
+    pub fn describe(&self) -> Option<String> {
+        match self {
+            GateScope::Full => None,
+            GateScope::Rerun { ran, of } => Some(format!("re-ran {ran} failing of {of}")),
+        }
+    }
 }
 
 /// A gate that could not judge the code: a problem of the configuration or the machine, which no
@@ -211,6 +239,8 @@ pub enum RunOutcome {
     Escalated,
     Failed,
     NothingToDo,
+    /// Paused by a signal: the work in progress kept, `resume` (`/agent fix`) continues.
+    Interrupted,
 }
 
 impl RunOutcome {
@@ -220,6 +250,7 @@ impl RunOutcome {
             RunOutcome::Escalated => "escalated",
             RunOutcome::Failed => "failed",
             RunOutcome::NothingToDo => "nothing_to_do",
+            RunOutcome::Interrupted => "interrupted",
         }
     }
 }

@@ -36,7 +36,10 @@ pub fn to_json(summary: &GatesSummary) -> serde_json::Value {
 pub fn details(gate: &GateResult) -> String {
     let mut parts = Vec::new();
     if let Some(tests) = &gate.tests {
-        let mut counts = format!("{} tests: {} passed", tests.tests, tests.passed);
+        let mut counts = match gate.scope.describe() {
+            Some(scope) => format!("{scope}: {} passed", tests.passed),
+            None => format!("{} tests: {} passed", tests.tests, tests.passed),
+        };
         for (count, label) in [
             (tests.failed, "failed"),
             (tests.errors, "errors"),

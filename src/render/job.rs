@@ -66,8 +66,9 @@ pub fn gate_table(state: &LoopState) -> String {
     let mut out =
         String::from("| Iteration | Gate | Result | Tests | Time |\n|---:|---|---|---|---:|\n");
     for (iteration, gate) in rows {
-        let tests = match (gate.tests_passed, gate.tests_total) {
-            (Some(passed), Some(total)) => format!("{passed}/{total}"),
+        let tests = match (gate.tests_passed, gate.tests_total, gate.scope.describe()) {
+            (Some(passed), Some(total), Some(scope)) => format!("{scope}: {passed}/{total} passed"),
+            (Some(passed), Some(total), None) => format!("{passed}/{total}"),
             _ => String::new(),
         };
         let result = status_cell(gate.result);

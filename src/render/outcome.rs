@@ -26,7 +26,10 @@ fn gate_word(gate: &GateRecord) -> String {
         gate.coverage,
         gate.coverage_threshold,
     ) {
-        (Some(passed), Some(total), _, _) => format!("({passed}/{total})"),
+        (Some(passed), Some(total), _, _) => match gate.scope.describe() {
+            Some(scope) => format!("({scope}: {passed}/{total} passed)"),
+            None => format!("({passed}/{total})"),
+        },
         (_, _, Some(percent), Some(threshold)) => {
             let cmp = if percent >= threshold { ">=" } else { "<" };
             format!("({percent:.1}%{cmp}{threshold}%)")

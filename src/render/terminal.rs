@@ -3,6 +3,26 @@
 
 use crate::engine::run::RunReport;
 
+/// What a paused run says: why, where the work is, how to go on.
+fn paused(report: &RunReport, why: &str) -> String {
+    let state = &report.state;
+    let kept = match (&report.commit, state.dry_run) {
+        (_, true) => "nothing (a dry run commits nothing)".to_owned(),
+        (Some(commit), false) => format!(
+            "the work in progress, committed on `{}` ({})",
+            state.branch,
+            &commit[..commit.len().min(12)]
+        ),
+        (None, false) => format!("`{}` as it was (nothing new to commit)", state.branch),
+    };
+    format!(
+        "\n--- interrupted ---\nStopped: {why}, during {}.\nKept: {kept}; the session is saved.\n\
+         `meta-agent resume {}` continues from there.\n",
+        state.phase.as_str(),
+        state.session
+    )
+}
+
 /// What a person reads at the end: summary, and in a dry run the diff; the gates; the commit
 /// message or the escalation report.
 pub fn render(report: &RunReport, verbose: bool) -> String {
@@ -22,6 +42,9 @@ pub fn render(report: &RunReport, verbose: bool) -> String {
             "commit message"
         };
         out.push_str(&format!("\n--- {label} ---\n{message}"));
+    }
+    if let Some(why) = &report.state.interrupted {
+        out.push_str(&paused(report, why));
     }
     if let Some(escalation) = &report.escalation {
         out.push_str(&format!("\n--- escalation report ---\n{escalation}"));

@@ -204,3 +204,39 @@ fn job_summary() {
         stable(&job::job_summary(Some(&state(true)), &input))
     );
 }
+
+#[test]
+fn a_partial_rerun_is_labelled_as_one() {
+    let mut rerun = gate("tests", "tests", "failed", 0, 2);
+    rerun["scope"] = json!({"kind": "rerun", "ran": 2, "of": 5});
+    let record: crate::protocol::records::GateRecord =
+        serde_json::from_value(rerun).expect("a gate record as the state file holds it");
+    let mut state = state(true);
+    state.history[3].gates = vec![record.clone()];
+    state.gates = vec![record];
+    let trailer = outcome::gates_trailer(&state.gates);
+    let table = job::gate_table(&state);
+    assert!(!trailer.contains("(0/2)"), "{trailer}");
+    assert!(table.contains("re-ran 2 failing of 5"), "{table}");
+    insta::assert_snapshot!("partial_rerun", stable(&format!("{trailer}\n\n{table}")));
+}
+
+#[test]
+fn a_paused_run_says_where_the_work_is_and_how_to_go_on() {
+    let mut state = state(false);
+    state.outcome = Some(crate::protocol::records::RunOutcome::Interrupted);
+    state.phase = crate::protocol::event::LoopPhase::Observing;
+    state.interrupted = Some("received SIGTERM (the job was cancelled or timed out)".into());
+    let report = RunReport {
+        commit: Some("89abcdef0123456789abcdef0123456789abcdef".into()),
+        commit_message: None,
+        escalation: None,
+        state,
+        diff: String::new(),
+        gates: None,
+    };
+    insta::assert_snapshot!(
+        "terminal_interrupted",
+        stable(&terminal::render(&report, false))
+    );
+}

@@ -15,6 +15,7 @@ pub mod github;
 pub mod memory;
 pub(crate) mod prepared;
 pub mod run;
+pub mod signals;
 mod sinks;
 
 use std::path::PathBuf;

@@ -22,6 +22,7 @@ use crate::git::{Git2Repository, Identity, Repository};
 use crate::policy::Policy;
 use crate::protocol::deadline::Deadline;
 use crate::protocol::event::EventSink;
+use crate::protocol::interrupt::Interrupt;
 use crate::protocol::records::RunOutcome;
 use crate::protocol::task::Task;
 use crate::redact::Redactor;
@@ -142,6 +143,9 @@ pub struct RunContext<'a> {
     pub verbose: bool,
     /// The run's one deadline: `loop.wall_clock` from now (less what a resumed session spent).
     pub deadline: Deadline,
+    /// SIGTERM/SIGINT: the engine pauses, the running command is stopped
+    /// ([`super::signals`]).
+    pub interrupt: Interrupt,
 }
 
 impl Prepared {
@@ -155,6 +159,7 @@ impl Prepared {
             env: &self.env,
             verbose,
             deadline: Deadline::after(self.config.loop_.wall_clock),
+            interrupt: super::signals::interrupt(),
         }
     }
 }
@@ -307,10 +312,13 @@ pub(super) async fn drive(
         .map_err(|err| SessionError::Internal(err.to_string()))?;
     let mut fanout = sinks.fanout();
     fanout.sinks.extend(watcher);
+    // The engine's commands stop on an interruption; the caller's executor (pushing the work
+    // kept after one) does not.
+    let runner = ctx.executor.interruptible(ctx.interrupt.clone());
     let engine = Engine {
         config: ctx.config,
         policy: ctx.policy,
-        runner: ctx.executor,
+        runner: &runner,
         repo,
         builder,
         events: &fanout,
@@ -320,6 +328,7 @@ pub(super) async fn drive(
         report_root: report_root.path(),
         identity: Identity::default(),
         deadline: ctx.deadline,
+        interrupt: ctx.interrupt.clone(),
     };
     let report = begin
         .drive(&engine)
@@ -354,6 +363,7 @@ fn exit_outcome(report: &RunReport) -> Outcome {
     match report.state.outcome {
         Some(RunOutcome::Committed) | Some(RunOutcome::NothingToDo) => Outcome::Success,
         Some(RunOutcome::Escalated) => Outcome::Escalated,
+        Some(RunOutcome::Interrupted) => Outcome::Interrupted,
         Some(RunOutcome::Failed) | None => Outcome::GatesFailed,
     }
 }
@@ -372,5 +382,6 @@ pub fn outcome_json(report: &RunReport) -> serde_json::Value {
         "gates": crate::render::outcome::gates_trailer(&state.gates),
         "flaky": state.flaky,
         "refused_changes": state.tamper,
+        "interrupted": state.interrupted,
     })
 }

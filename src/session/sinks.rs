@@ -4,7 +4,9 @@
 //!
 //! One test hook: `META_AGENT_TEST_KILL_AT_EVENT=N` ends the process abruptly (as a SIGKILL
 //! would: no unwinding, no saving) right after the `N`th event (from 1) reached every other sink,
-//! so the end-to-end tests can kill a run at every event boundary and resume it.
+//! so the end-to-end tests can kill a run at every event boundary and resume it. The GitHub
+//! session's publishing steps after the run (the session recorded, the branch pushed, the pull
+//! request opened, the status posted) count as events too ([`published`]).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -29,7 +31,7 @@ pub(super) struct Sinks {
     /// The push gateway of `telemetry.push_gateway`.
     push: Option<PushGateway>,
     /// The test hook of `META_AGENT_TEST_KILL_AT_EVENT`.
-    kill_at: Option<KillAt>,
+    kill_at: Option<&'static KillAt>,
 }
 
 /// The name of the test hook's variable.
@@ -39,6 +41,21 @@ pub const KILL_AT_EVENT: &str = "META_AGENT_TEST_KILL_AT_EVENT";
 struct KillAt {
     at: u64,
     seen: AtomicU64,
+}
+
+/// The process's one hook: events of the run and publishing steps share its count.
+static KILL_AT: std::sync::OnceLock<Option<KillAt>> = std::sync::OnceLock::new();
+
+fn kill_hook(vars: &[(String, String)]) -> Option<&'static KillAt> {
+    KILL_AT.get_or_init(|| KillAt::from_env(vars)).as_ref()
+}
+
+/// A publishing step of the GitHub session is done: logged, and counted by the test hook.
+pub(super) fn published(vars: &[(String, String)], event: &Event) {
+    TracingSink.emit(event);
+    if let Some(hook) = kill_hook(vars) {
+        hook.emit(event);
+    }
 }
 
 impl KillAt {
@@ -79,7 +96,7 @@ impl Sinks {
             json: json.then(|| JsonLines::new(std::io::stdout(), "stdout", redactor.clone())),
             otlp: OtlpTrace::from_env(&ctx.env.vars, redactor, clock),
             push: push_gateway(ctx),
-            kill_at: KillAt::from_env(&ctx.env.vars),
+            kill_at: kill_hook(&ctx.env.vars),
         })
     }
 
@@ -92,7 +109,7 @@ impl Sinks {
         if let Some(otlp) = &self.otlp {
             sinks.push(otlp);
         }
-        if let Some(kill_at) = &self.kill_at {
+        if let Some(kill_at) = self.kill_at {
             sinks.push(kill_at);
         }
         Fanout { sinks }

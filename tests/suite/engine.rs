@@ -287,6 +287,11 @@ fn a_persistent_failure_escalates_after_two_iterations_with_a_report() {
         quick, 5,
         "the flaky checks and each act's fast feedback re-ran only the failing test: {tests_runs:#?}"
     );
+    let gates = outcome["gates"].as_str().unwrap();
+    assert!(
+        gates.contains("tests=fail(re-ran 1 failing of 7: 0/1 passed)"),
+        "the last observation re-ran only the failing test, and says so: {gates}"
+    );
     let session = outcome["session"].as_str().unwrap();
     let report = session_file(&work, &outcome, "report.md");
     let escalation = report.split("--- escalation report ---\n").nth(1).unwrap();

@@ -116,3 +116,64 @@ fn killed_at_and_resumed(n: usize, branch: &str, expected_gates: &str) {
         );
     }
 }
+
+/// The GitHub session's publishing steps (the session recorded, the branch pushed, the pull
+/// request opened, the status posted) count as events too: a step killed right after each, then
+/// run again on a fresh runner, ends with one branch of the bot, one pull request and one status
+/// comment: a push already made and a pull request already opened are found and adopted.
+#[test]
+fn a_github_step_killed_at_every_publishing_event_publishes_exactly_once() {
+    use super::github::{Fixture, examples, labeled, remote_branches};
+    let whole = Fixture::new(&examples("broken-calc"), |_| {});
+    let done = whole.step("issues", &labeled("alice"), &[]);
+    assert_eq!(done.code, 0, "{}\n{}", done.stdout, done.stderr);
+    let trace = &done
+        .out
+        .iter()
+        .find(|(name, _)| name == "trace.jsonl")
+        .expect("the trace is among the run's files")
+        .1;
+    let engine_events = trace.lines().count();
+    const PUBLISHING_EVENTS: usize = 4;
+    println!("the run emits {engine_events} events, then {PUBLISHING_EVENTS} publishing events");
+    for n in engine_events + 1..=engine_events + PUBLISHING_EVENTS {
+        let mut fixture = Fixture::new(&examples("broken-calc"), |_| {});
+        let kill = n.to_string();
+        let killed = fixture.step(
+            "issues",
+            &labeled("alice"),
+            &[("META_AGENT_TEST_KILL_AT_EVENT", kill.as_str())],
+        );
+        assert_eq!(
+            killed.code, -1,
+            "event {n}: the hook fired: {}",
+            killed.stderr
+        );
+        fixture.new_runner(&format!("rerun-{n}"));
+        let again = fixture.step("issues", &labeled("alice"), &[]);
+        assert_eq!(
+            again.code, 0,
+            "event {n}: {}\n{}",
+            again.stdout, again.stderr
+        );
+        assert_eq!(again.output("outcome"), "committed", "event {n}");
+        let branches: Vec<String> = remote_branches(&fixture)
+            .into_iter()
+            .filter(|b| b.starts_with("meta-agent/"))
+            .collect();
+        assert_eq!(branches.len(), 1, "event {n}: one branch: {branches:?}");
+        let pulls = fixture.github.pulls();
+        assert_eq!(pulls.len(), 1, "event {n}: one pull request");
+        assert_eq!(pulls[0].head, branches[0], "event {n}");
+        assert_eq!(
+            fixture.bot_comments().len(),
+            1,
+            "event {n}: one status comment"
+        );
+        let pushed = git(&fixture.bare(), &["log", "-1", "--format=%B", &branches[0]]);
+        assert!(
+            pushed.contains(&format!("Meta-Agent-Session: {}", again.output("session"))),
+            "event {n}: the branch is the published session's: {pushed}"
+        );
+    }
+}

@@ -22,27 +22,27 @@ const KEY: &str = "sk-canary-github-5b1e0c";
 const BOT: &str = "github-actions[bot]";
 
 /// A repository served over smart HTTP, a mock GitHub knowing its issue #7, and a checkout.
-struct Fixture {
+pub(super) struct Fixture {
     dir: tempfile::TempDir,
     /// The current runner's checkout.
-    work: PathBuf,
-    github: MockGitHub,
+    pub(super) work: PathBuf,
+    pub(super) github: MockGitHub,
     git: GitHttp,
 }
 
 /// What one step left behind.
-struct Step {
-    code: i32,
-    stdout: String,
-    stderr: String,
+pub(super) struct Step {
+    pub(super) code: i32,
+    pub(super) stdout: String,
+    pub(super) stderr: String,
     outputs: String,
     summary: String,
     /// The files the step copied for the Action's artifact (`META_AGENT_OUT`).
-    out: Vec<(String, String)>,
+    pub(super) out: Vec<(String, String)>,
 }
 
 impl Step {
-    fn output(&self, name: &str) -> String {
+    pub(super) fn output(&self, name: &str) -> String {
         self.outputs
             .lines()
             .find_map(|line| line.strip_prefix(&format!("{name}=")))
@@ -51,7 +51,7 @@ impl Step {
     }
 }
 
-fn examples(name: &str) -> PathBuf {
+pub(super) fn examples(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("examples")
         .join(name)
@@ -59,7 +59,7 @@ fn examples(name: &str) -> PathBuf {
 
 impl Fixture {
     /// `example` committed, served as `octo/calc`; `prepare` may change the checkout first.
-    fn new(example: &Path, prepare: impl FnOnce(&Path)) -> Self {
+    pub(super) fn new(example: &Path, prepare: impl FnOnce(&Path)) -> Self {
         let (dir, work) = scratch_repo(example);
         prepare(&work);
         if !git(&work, &["status", "--porcelain"]).is_empty() {
@@ -105,7 +105,7 @@ impl Fixture {
     }
 
     /// A fresh checkout of the served repository, as a new runner would have.
-    fn new_runner(&mut self, name: &str) {
+    pub(super) fn new_runner(&mut self, name: &str) {
         let checkout = self.dir.path().join(name);
         git(
             self.dir.path(),
@@ -123,18 +123,27 @@ impl Fixture {
         self.work = checkout;
     }
 
-    fn bare(&self) -> PathBuf {
+    pub(super) fn bare(&self) -> PathBuf {
         self.dir.path().join("served/octo/calc.git")
     }
 
     /// Runs one step for `event` with `payload`.
-    fn step(&self, event: &str, payload: &Value, env: &[(&str, &str)]) -> Step {
+    pub(super) fn step(&self, event: &str, payload: &Value, env: &[(&str, &str)]) -> Step {
+        let (child, files) = self.spawn_step(event, payload, env);
+        finish_step(child, &files)
+    }
+
+    /// Starts one step for `event` with `payload`; [`finish_step`] collects what it left.
+    fn spawn_step(
+        &self,
+        event: &str,
+        payload: &Value,
+        env: &[(&str, &str)],
+    ) -> (std::process::Child, tempfile::TempDir) {
         let files = tempfile::tempdir().unwrap();
         let event_path = files.path().join("event.json");
         std::fs::write(&event_path, payload.to_string()).unwrap();
-        let summary = files.path().join("summary.md");
-        let outputs = files.path().join("outputs.txt");
-        let mut command = meta_agent();
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_meta-agent"));
         command
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -149,8 +158,8 @@ impl Fixture {
             .env("GITHUB_SERVER_URL", &self.git.url)
             .env("GITHUB_RUN_ID", "4242")
             .env("GITHUB_RUN_ATTEMPT", "1")
-            .env("GITHUB_STEP_SUMMARY", &summary)
-            .env("GITHUB_OUTPUT", &outputs)
+            .env("GITHUB_STEP_SUMMARY", files.path().join("summary.md"))
+            .env("GITHUB_OUTPUT", files.path().join("outputs.txt"))
             .env("GITHUB_TOKEN", TOKEN)
             .env("OPENAI_API_KEY", KEY)
             .env("META_AGENT_JOB_MINUTES", "5")
@@ -158,36 +167,16 @@ impl Fixture {
             .env("META_AGENT_OUT", files.path().join("out"))
             .arg("--repo")
             .arg(&self.work)
-            .arg("github");
+            .arg("github")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
         for (name, value) in env {
             command.env(name, value);
         }
-        let out = command.output().unwrap();
-        let mut files_out: Vec<(String, String)> = std::fs::read_dir(files.path().join("out"))
-            .map(|dir| {
-                dir.flatten()
-                    .map(|entry| {
-                        let name = entry.file_name().to_string_lossy().into_owned();
-                        (
-                            name,
-                            std::fs::read_to_string(entry.path()).unwrap_or_default(),
-                        )
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        files_out.sort();
-        Step {
-            out: files_out,
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-            outputs: std::fs::read_to_string(outputs).unwrap_or_default(),
-            summary: std::fs::read_to_string(summary).unwrap_or_default(),
-        }
+        (command.spawn().unwrap(), files)
     }
 
-    fn bot_comments(&self) -> Vec<crate::common::mock_github::MockComment> {
+    pub(super) fn bot_comments(&self) -> Vec<crate::common::mock_github::MockComment> {
         self.github
             .comments(7)
             .into_iter()
@@ -221,6 +210,33 @@ impl Fixture {
     }
 }
 
+/// Waits for a step started by [`Fixture::spawn_step`] and collects what it left.
+fn finish_step(child: std::process::Child, files: &tempfile::TempDir) -> Step {
+    let out = child.wait_with_output().unwrap();
+    let mut files_out: Vec<(String, String)> = std::fs::read_dir(files.path().join("out"))
+        .map(|dir| {
+            dir.flatten()
+                .map(|entry| {
+                    let name = entry.file_name().to_string_lossy().into_owned();
+                    (
+                        name,
+                        std::fs::read_to_string(entry.path()).unwrap_or_default(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    files_out.sort();
+    Step {
+        out: files_out,
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        outputs: std::fs::read_to_string(files.path().join("outputs.txt")).unwrap_or_default(),
+        summary: std::fs::read_to_string(files.path().join("summary.md")).unwrap_or_default(),
+    }
+}
+
 fn user(login: &str) -> Value {
     let kind = if login.ends_with("[bot]") {
         "Bot"
@@ -237,7 +253,7 @@ fn issue_json(labels: &[&str]) -> Value {
            "labels": labels.iter().map(|l| json!({"name": l})).collect::<Vec<_>>()})
 }
 
-fn labeled(by: &str) -> Value {
+pub(super) fn labeled(by: &str) -> Value {
     json!({"action": "labeled", "issue": issue_json(&["meta-agent"]),
            "label": {"name": "meta-agent"}, "sender": user(by),
            "repository": {"full_name": "octo/calc"}})
@@ -258,7 +274,7 @@ fn comment_event(fixture: &Fixture, by: &str, body: &str) -> Value {
            "sender": user(by), "repository": {"full_name": "octo/calc"}})
 }
 
-fn remote_branches(fixture: &Fixture) -> Vec<String> {
+pub(super) fn remote_branches(fixture: &Fixture) -> Vec<String> {
     git(
         &fixture.bare(),
         &["for-each-ref", "--format=%(refname:short)", "refs/heads"],
@@ -269,7 +285,7 @@ fn remote_branches(fixture: &Fixture) -> Vec<String> {
 }
 
 /// Stable snapshots: ports, ids, times and hashes vary from run to run.
-fn stable(text: &str) -> String {
+pub(super) fn stable(text: &str) -> String {
     let rules = [
         (r"http://127\.0\.0\.1:\d+", "http://[host]"),
         (r"[0-9a-f]{40}", "[sha]"),
@@ -1328,4 +1344,68 @@ fn a_rerun_through_transient_failures_finds_the_sessions_pull_request_and_refres
         "the existing pull request's body was refreshed"
     );
     assert!(SessionRecord::decode(&fixture.github.pulls()[0].body).is_some());
+}
+
+#[test]
+fn a_cancelled_job_pushes_its_work_shows_the_pause_and_agent_fix_continues() {
+    use super::pause::{SLOW_TOKEN, processes_with, send, slow_gate, wait_for_the_slow_gate};
+    let flags = tempfile::tempdir().unwrap();
+    let fast = flags.path().join("fast");
+    let mut fixture = Fixture::new(&examples("broken-calc"), slow_gate(&fast));
+    let (child, files) = fixture.spawn_step("issues", &labeled("alice"), &[]);
+    wait_for_the_slow_gate();
+    send(&child, nix::sys::signal::Signal::SIGTERM);
+    let first = finish_step(child, &files);
+    assert_eq!(
+        first.code, 5,
+        "interrupted: {}\n{}",
+        first.stdout, first.stderr
+    );
+    assert!(processes_with(SLOW_TOKEN).is_empty(), "the gate is stopped");
+    assert_eq!(first.output("outcome"), "interrupted");
+    let branch = first.output("branch");
+    assert!(
+        remote_branches(&fixture).contains(&branch),
+        "the work in progress is pushed: {:?}",
+        remote_branches(&fixture)
+    );
+    let pushed = git(&fixture.bare(), &["log", "-1", "--format=%s%n%b", &branch]);
+    assert!(pushed.starts_with("WIP: meta-agent:"), "{pushed}");
+    assert!(pushed.contains("Interrupted: received SIGTERM"), "{pushed}");
+    assert!(
+        fixture.github.pulls().is_empty(),
+        "no pull request for a pause"
+    );
+    let comments = fixture.bot_comments();
+    assert_eq!(comments.len(), 1);
+    let record = SessionRecord::decode(&comments[0].body).expect("the session is recorded");
+    assert_eq!(record.outcome, "interrupted");
+    insta::assert_snapshot!("github_interrupted_comment", stable(&comments[0].body));
+    assert!(
+        first.out.iter().any(|(name, _)| name == "report.md"),
+        "the run's files are kept for the artifact: {:?}",
+        first.out.iter().map(|(name, _)| name).collect::<Vec<_>>()
+    );
+
+    // `/agent fix` on another runner continues the session from the pushed work.
+    std::fs::write(&fast, "").unwrap();
+    let event = comment_event(&fixture, "alice", "/agent fix");
+    fixture.new_runner("after-pause");
+    let second = fixture.step("issue_comment", &event, &[]);
+    assert_eq!(second.code, 0, "{}\n{}", second.stdout, second.stderr);
+    assert_eq!(second.output("outcome"), "committed");
+    assert_eq!(second.output("session"), record.session, "the same session");
+    assert_eq!(second.output("branch"), branch, "the same branch");
+    let log = git(&fixture.bare(), &["log", "--format=%s", &branch]);
+    let subjects: Vec<&str> = log.lines().collect();
+    assert!(subjects[1].starts_with("WIP: "), "{log}");
+    assert!(
+        !subjects[0].starts_with("WIP: "),
+        "verified on top of the checkpoint: {log}"
+    );
+    let pulls = fixture.github.pulls();
+    assert_eq!(pulls.len(), 1);
+    assert_eq!(pulls[0].head, branch);
+    assert_eq!(fixture.bot_comments().len(), 1, "edited in place");
+    fixture.assert_token_never_leaked(&[&first, &second]);
 }

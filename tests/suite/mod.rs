@@ -23,6 +23,7 @@ mod llm_wire;
 mod local;
 mod memory;
 mod observe;
+mod pause;
 mod planning;
 mod redact;
 mod report_coverage;

@@ -267,6 +267,7 @@ async fn engine(
         env: shared.env,
         verbose: false,
         deadline: crate::protocol::deadline::Deadline::after(prepared.config.loop_.wall_clock),
+        interrupt: crate::protocol::interrupt::Interrupt::never(),
     };
     let builder = builder_for(&ctx, &input, crate::session::builder::KeyNeed::Now)?;
     let options = StartOptions {

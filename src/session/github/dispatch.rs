@@ -46,9 +46,11 @@ impl Step<'_> {
                 return Ok(done);
             }
         }
+        // A paused session continues on any new request but `retry` (which starts over).
         let resumable = record.as_ref().filter(|record| {
             matches!(self.trigger, Trigger::ReviewComment { .. })
                 || (guidance.is_some() && record.outcome == "escalated")
+                || (record.outcome == "interrupted" && !matches!(command, Some(Command::Retry)))
         });
         match resumable.and_then(|record| record.state.clone()) {
             Some(state) => {
@@ -87,6 +89,21 @@ impl Step<'_> {
             return Ok(None);
         };
         let repo = run::open_repo(&prepared.repo)?;
+        if !super::publish::on_remote(self, prepared, &repo, state).await {
+            let local = repo.message(&state.branch).is_ok_and(|message| {
+                crate::engine::once::carries_session(&message, &state.session)
+            });
+            if !local {
+                // Killed before its push on a runner that is gone: nothing of it was published.
+                tracing::warn!(
+                    "session {} recorded as committed was never pushed: running afresh",
+                    state.session
+                );
+                return Ok(None);
+            }
+            // Killed before its push on this runner: the push is made now, once.
+            self.push_branch(prepared, &repo, state).await?;
+        }
         let base = repo
             .default_branch()
             .ok()
@@ -309,7 +326,13 @@ impl Step<'_> {
         // The pushed branch holds every change so far, already verified by the tamper guard
         // and the patch gate of the run that made it: this runner continues from its tip.
         repo.checkout_existing(&state.branch).map_err(internal)?;
-        state.base_commit = repo.head().map_err(internal)?.commit;
+        let tip = repo.head().map_err(internal)?.commit;
+        if state.outcome == Some(RunOutcome::Interrupted) {
+            // A paused session's pushed tip is its checkpoint: the verified commit goes on top.
+            state.checkpoint = (tip != state.base_commit).then_some(tip);
+        } else {
+            state.base_commit = tip;
+        }
         state.worktree_diff.clear();
         let sessions = SessionStore::for_git_dir(&repo.git_dir());
         sessions.save(&state).map_err(internal)?;

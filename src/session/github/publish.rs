@@ -19,7 +19,9 @@ impl Step<'_> {
         let pushed = !published.dry_run
             && matches!(
                 published.outcome,
-                Some(RunOutcome::Committed) | Some(RunOutcome::Escalated)
+                Some(RunOutcome::Committed)
+                    | Some(RunOutcome::Escalated)
+                    | Some(RunOutcome::Interrupted)
             );
         if pushed {
             // Recorded before the push: a kill from here on is published again, not re-run.
@@ -31,7 +33,9 @@ impl Step<'_> {
                 Some(&SessionRecord::of(&published)),
             )
             .await?;
+            passed(prepared, "status", "publishing", "posted");
             published.branch = self.push_branch(prepared, repo, &published).await?;
+            passed(prepared, "push", &published.branch, "pushed");
         }
         let state = &published;
         let record = SessionRecord::of(state);
@@ -53,6 +57,7 @@ impl Step<'_> {
                     .await
                     .map_err(|err| SessionError::Internal(err.to_string()))?;
                 pull_url = Some(pull.clone());
+                passed(prepared, "pull_request", &pull, "open");
                 View::Committed {
                     pull_url: pull,
                     summary: summary_text,
@@ -60,6 +65,13 @@ impl Step<'_> {
             }
             Some(RunOutcome::Escalated) => View::Escalated {
                 report: report.escalation.clone().unwrap_or(summary_text),
+                branch: state.branch.clone(),
+            },
+            Some(RunOutcome::Interrupted) => View::Interrupted {
+                why: state
+                    .interrupted
+                    .clone()
+                    .unwrap_or_else(|| "interrupted".into()),
                 branch: state.branch.clone(),
             },
             Some(RunOutcome::NothingToDo) => View::NothingToDo {
@@ -70,6 +82,7 @@ impl Step<'_> {
             },
         };
         self.post_status(status, &view, Some(&record)).await?;
+        passed(prepared, "status", outcome, "posted");
         let isolation = crate::exec::detect::detect().describe();
         let input = SummaryInput {
             trigger: &self.trigger.describe(),
@@ -197,6 +210,41 @@ impl Step<'_> {
                     .is_some_and(|record| record.session == state.session)
         }))
     }
+}
+
+/// A publishing step is done (logged; the kill-at-event test hook counts it).
+fn passed(prepared: &Prepared, operation: &str, target: &str, result: &str) {
+    crate::session::sinks::published(
+        &prepared.env.vars,
+        &crate::protocol::event::Event::GitOperation {
+            operation: operation.to_owned(),
+            target: target.to_owned(),
+            result: result.to_owned(),
+        },
+    );
+}
+
+/// Whether the remote's branch of the session holds its work: its head carries the session's
+/// trailer (a push done before a kill is adopted, not made again).
+pub(super) async fn on_remote(
+    step: &Step<'_>,
+    prepared: &Prepared,
+    repo: &Git2Repository,
+    state: &LoopState,
+) -> bool {
+    let fetched = push::fetch_published(
+        &prepared.executor,
+        &step.remote(prepared),
+        &state.branch,
+        &step.branch_rules(repo),
+    )
+    .await;
+    if let Err(err) = fetched {
+        tracing::info!("the session's branch is not on the remote: {err}");
+        return false;
+    }
+    repo.message(push::PUBLISHED_REF)
+        .is_ok_and(|message| crate::engine::once::carries_session(&message, &state.session))
 }
 
 pub(super) fn outputs(

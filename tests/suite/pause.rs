@@ -1,0 +1,208 @@
+//! End to end: interruption is a clean pause. A SIGTERM to a local run while a slow gate runs
+//! stops that gate's whole process tree, commits the work in progress (the session's checkpoint),
+//! saves the session as `interrupted` and exits 5; `resume` then finishes the job on top of the
+//! checkpoint. The GitHub side (the WIP pushed, the status comment's interrupted view, `/agent
+//! fix` continuing) is in `github.rs`.
+
+use std::io::BufRead;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::engine::{example_with, run_json, trailer, trailers, unused_import};
+use super::github::stable;
+use crate::common::git;
+
+/// A token in the slow gate's command line: no process may carry it after the pause.
+pub(super) const SLOW_TOKEN: &str = "meta-agent-pause-test-slow-gate";
+
+/// A gate that is slow (five minutes) once `calc.py`'s unused import is gone (hindsight's fix),
+/// until the file `fast` exists.
+pub(super) fn slow_gate(fast: &Path) -> impl FnOnce(&Path) {
+    let fast = fast.display().to_string();
+    move |work: &Path| {
+        let config = work.join(".meta-agent.yml");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str(&format!(
+            "  - name: slow\n    kind: custom\n    run: \"grep -q 'import math' calc.py || test -e {fast} || sleep 300 # {SLOW_TOKEN}\"\n"
+        ));
+        std::fs::write(&config, text).unwrap();
+    }
+}
+
+/// Starts `meta-agent ARGS --json` in `work`, its stdout piped.
+fn spawn(work: &Path, args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_meta-agent"))
+        .env_remove("RUST_LOG")
+        .arg("--repo")
+        .arg(work)
+        .args(args)
+        .arg("--json")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Reads the event stream (on a thread, to its end) until the slow gate starts after an act;
+/// returns the rest of the lines to come.
+fn until_slow_gate_runs(child: &mut Child) -> std::sync::mpsc::Receiver<Value> {
+    let stdout = child.stdout.take().unwrap();
+    let (lines, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let Ok(event) = serde_json::from_str::<Value>(&line) else {
+                break;
+            };
+            if lines.send(event).is_err() {
+                break;
+            }
+        }
+    });
+    let mut acted = false;
+    while let Ok(event) = receiver.recv_timeout(Duration::from_secs(120)) {
+        acted |= event["event"] == "resolution_applied";
+        if acted && event["event"] == "gate_started" && event["gate"] == "slow" {
+            return receiver;
+        }
+    }
+    panic!("the slow gate never started after an act");
+}
+
+/// Sends `signal` to the process.
+pub(super) fn send(child: &Child, signal: nix::sys::signal::Signal) {
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    nix::sys::signal::kill(pid, signal).unwrap();
+}
+
+/// Processes whose command line carries `token`.
+pub(super) fn processes_with(token: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline"))
+            && String::from_utf8_lossy(&cmdline).contains(token)
+        {
+            found.push(String::from_utf8_lossy(&cmdline).replace('\0', " "));
+        }
+    }
+    found
+}
+
+/// Waits (up to two minutes) until the slow gate has been sleeping for a second.
+pub(super) fn wait_for_the_slow_gate() {
+    let started = Instant::now();
+    let mut seen_before = false;
+    while started.elapsed() < Duration::from_secs(120) {
+        let running = !processes_with(SLOW_TOKEN).is_empty();
+        if running && seen_before {
+            return;
+        }
+        seen_before = running;
+        std::thread::sleep(Duration::from_millis(1000));
+    }
+    panic!("the slow gate never ran");
+}
+
+fn state_json(work: &Path, session: &str) -> Value {
+    let path = work.join(format!(".git/meta-agent/sessions/{session}/state.json"));
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn sigterm_during_a_slow_gate_pauses_with_the_work_committed_and_resume_finishes() {
+    let flags = tempfile::tempdir().unwrap();
+    let fast = flags.path().join("fast");
+    let (_dir, work) = example_with(|work| {
+        unused_import(work);
+        slow_gate(&fast)(work);
+    });
+    let base = git(&work, &["rev-parse", "HEAD"]).trim().to_owned();
+    let mut child = spawn(&work, &["run", "--text", "Make the gates pass"]);
+    let rest = until_slow_gate_runs(&mut child);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        !processes_with(SLOW_TOKEN).is_empty(),
+        "the slow gate runs when the signal comes"
+    );
+    let signalled = Instant::now();
+    send(&child, nix::sys::signal::Signal::SIGTERM);
+    let out = child.wait_with_output().unwrap();
+    let events: Vec<Value> = rest.iter().collect();
+    let paused_in = signalled.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "exit 5 (interrupted): {stderr}");
+    assert!(
+        paused_in < Duration::from_secs(30),
+        "paused at once, not after the gate: {paused_in:?}"
+    );
+    assert!(stderr.contains("SIGTERM"), "{stderr}");
+    assert!(
+        processes_with(SLOW_TOKEN).is_empty(),
+        "the gate's process tree is gone: {:?}",
+        processes_with(SLOW_TOKEN)
+    );
+    let outcome = events.last().cloned().expect("the outcome line");
+    assert_eq!(outcome["outcome"], "interrupted", "{outcome:#}");
+    assert!(outcome["interrupted"].as_str().unwrap().contains("SIGTERM"));
+    let session = outcome["session"].as_str().unwrap().to_owned();
+    let branch = outcome["branch"].as_str().unwrap().to_owned();
+    assert!(
+        events
+            .iter()
+            .any(|e| e["event"] == "git_operation" && e["operation"] == "commit"),
+        "the WIP commit is an event: {events:#?}"
+    );
+
+    // The work in progress is committed, the worktree clean, the state saved to redo the gates.
+    let wip = git(&work, &["log", "-1", "--format=%s", &branch]);
+    assert!(wip.starts_with("WIP: meta-agent:"), "{wip}");
+    assert_eq!(
+        trailer(&trailers(&work, &branch), "Meta-Agent-Session"),
+        session
+    );
+    assert!(
+        !git(&work, &["show", &format!("{branch}:calc.py")]).contains("import math"),
+        "the act's change is in the WIP commit"
+    );
+    assert_eq!(git(&work, &["status", "--porcelain"]).trim(), "");
+    let state = state_json(&work, &session);
+    assert_eq!(state["outcome"], "interrupted");
+    assert_eq!(state["phase"], "observing", "the stopped step is redone");
+    let report =
+        std::fs::read_to_string(work.join(format!(".git/meta-agent/sessions/{session}/report.md")))
+            .unwrap();
+    let paused = &report[report
+        .find("--- interrupted ---")
+        .expect("the pause is reported")..];
+    insta::assert_snapshot!("local_interrupted_report", stable(paused));
+
+    // Resumed with the gate fast again: verified and committed on top of the checkpoint.
+    std::fs::write(&fast, "").unwrap();
+    let (code, resumed_events, resumed) = run_json(&work, &["resume"]);
+    assert_eq!(code, 0, "{resumed:#}\n{resumed_events:#?}");
+    assert_eq!(resumed["outcome"], "committed");
+    assert_eq!(resumed["session"], session.as_str());
+    let commits: Vec<String> = git(&work, &["log", "--format=%s", &format!("{base}..{branch}")])
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(
+        commits.len(),
+        2,
+        "the checkpoint and the verified commit: {commits:?}"
+    );
+    assert!(commits[1].starts_with("WIP: "), "{commits:?}");
+    assert!(!commits[0].starts_with("WIP: "), "{commits:?}");
+    assert!(
+        trailer(&trailers(&work, &branch), "Meta-Agent-Gates").contains("slow=pass"),
+        "{:?}",
+        trailers(&work, &branch)
+    );
+    assert_eq!(
+        resumed["commit"],
+        git(&work, &["rev-parse", &branch]).trim()
+    );
+}
