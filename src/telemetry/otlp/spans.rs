@@ -514,7 +514,7 @@ fn run_status(outcome: RunOutcome) -> Status {
     match outcome {
         RunOutcome::Committed | RunOutcome::NothingToDo => Status::Ok,
         RunOutcome::Failed => Status::error("the run failed"),
-        RunOutcome::Escalated => Status::Unset,
+        RunOutcome::Escalated | RunOutcome::Interrupted => Status::Unset,
     }
 }
 
