@@ -15,6 +15,19 @@ if ! command -v cargo-nextest >/dev/null 2>&1; then
   cargo install --locked cargo-nextest
 fi
 
+# Go for the Go preset's end-to-end test (Debian's golang-go): installed when missing, as root;
+# otherwise that test fails saying so (it never skips).
+if ! command -v go >/dev/null 2>&1; then
+  if [ "$(id -u)" -eq 0 ]; then
+    echo "test.sh: installing Debian's golang-go" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends golang-go >&2 \
+      || { apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends golang-go >&2; } \
+      || echo "!!! test.sh: golang-go could not be installed: the Go preset test will FAIL !!!" >&2
+  else
+    echo "!!! test.sh: go is missing and this is not root: the Go preset test will FAIL !!!" >&2
+  fi
+fi
+
 # A real PostgreSQL server for the memory tests (scripts/test-postgres.sh): installed when
 # missing, one throwaway cluster for the whole run, removed on exit. If it cannot be had, the
 # rest still runs and the PostgreSQL tests fail (they never skip under this script).

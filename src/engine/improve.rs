@@ -3,7 +3,7 @@
 //!
 //! Lookups use the store as it stood when the run began (the reviewed, committed state); learned
 //! patches and commands are applied only when that reviewed store holds them, catalog fixes
-//! always. Writes happen once, at the end of a real (not dry) run, into the repository's store
+//! always; a patch learned for another (similar) signature never is: the model sees it as a hint. Writes happen once, at the end of a real (not dry) run, into the repository's store
 //! directory, so they are committed with the fix and reviewed with it. With shared memory
 //! ([`crate::memory::shared`]) the view also recalls what the organisation reviewed, and every
 //! change written is journaled for the database.
@@ -21,7 +21,7 @@ use crate::git::Repository;
 use crate::hindsight::signature::{self, ExtractOptions, ExtractedSignature, InputFormat};
 use crate::hindsight::store::{
     Catalog, CatalogError, CommandLine, Entry, EscalationContext, Fix, PatchFix, RankedResolution,
-    Store, StoreError, StoreOptions, Timestamp,
+    ResolutionSource, Store, StoreError, StoreOptions, Timestamp,
 };
 use crate::hindsight::{Signature, SignatureKind};
 use crate::memory::shared::RunMemory;
@@ -245,7 +245,18 @@ fn candidates<R: CommandRunner, G: Repository>(
         .into_iter()
         .filter(|ranked| !tried.contains(&ranked.resolution.id))
         .filter(|ranked| !matches!(ranked.resolution.fix, Fix::Guidance(_)))
+        .filter(|ranked| !another_signatures_patch(ranked))
         .collect()
+}
+
+/// A patch learned for another signature (a similar one): never applied, since the code around
+/// it may differ; of the same family it is shown to the model as a hint ([`super::hints`]).
+fn another_signatures_patch(ranked: &RankedResolution) -> bool {
+    let similar = match ranked.source {
+        ResolutionSource::Similar { .. } => true,
+        ResolutionSource::Exact { .. } | ResolutionSource::Catalog { .. } => false,
+    };
+    similar && matches!(ranked.resolution.fix, Fix::Patch(_))
 }
 
 /// Whether a patch applies cleanly to the worktree as it is now.

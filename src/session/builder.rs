@@ -12,7 +12,9 @@ use crate::engine::scripted::{Offline, ScriptedBuilder};
 use crate::exec::Executor;
 use crate::exec::sandbox::Isolation;
 use crate::llm::{LlmConfig, LlmEnv, LlmError, RetryPolicy, connect};
-use crate::protocol::builder::{ActReport, ActRequest, BuildError, Builder};
+use crate::protocol::builder::{
+    ActReport, ActRequest, BuildError, Builder, ReviewReport, ReviewRequest,
+};
 use crate::protocol::task::Task;
 
 /// When a missing API key is an error.
@@ -111,6 +113,14 @@ impl Builder for TaskBuilder {
             TaskBuilder::Scripted(builder) => builder.act(request).await,
             TaskBuilder::Agent(builder) => builder.act(request).await,
             TaskBuilder::NoKey(missing) => Err(BuildError::Llm(missing.clone())),
+        }
+    }
+
+    /// The agent's requirements review; the other builders have no model to review with.
+    async fn review(&self, request: ReviewRequest<'_>) -> Result<Option<ReviewReport>, BuildError> {
+        match self {
+            TaskBuilder::Agent(builder) => builder.review(request).await,
+            TaskBuilder::Offline(_) | TaskBuilder::Scripted(_) | TaskBuilder::NoKey(_) => Ok(None),
         }
     }
 }

@@ -524,6 +524,55 @@ fn runner_workspace_prefixes_do_not_reach_the_signature() {
     assert_eq!(found[1][0].frames[0], "settings.py:11 in minimum");
 }
 
+/// A frame in a file missing from this checkout (a module the program wrote at run time under
+/// `build/`): stripped of the runner's prefix all the same, on any runner.
+#[test]
+fn a_frame_missing_from_the_checkout_loses_the_runner_prefix_too() {
+    let path = logs().join("python-library/generated.run1.txt");
+    let checkout = project("python-library");
+    assert!(
+        !checkout.join("build/rules.py").exists(),
+        "the fixture's point: the checkout lacks the innermost frame's file"
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    let recorded = root_of(&path).display().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let mut found = vec![
+        extract(&path, Some(checkout.clone())),
+        extract(
+            &logs().join("python-library/generated.run2.txt"),
+            Some(checkout.clone()),
+        ),
+    ];
+    for (i, prefix) in ["/home/runner/work/x/x", "/opt/ci/builds/x"]
+        .iter()
+        .enumerate()
+    {
+        let copy = dir.path().join(format!("runner{i}.log"));
+        std::fs::write(&copy, text.replace(&recorded, prefix)).unwrap();
+        found.push(extract(&copy, Some(checkout.clone())));
+    }
+    for other in &found[1..] {
+        assert_eq!(ids(&found[0]), ids(other));
+        assert_eq!(found[0][0].frames, other[0].frames);
+        assert_eq!(found[0][0].location, other[0].location);
+    }
+    let crash = &found[0][0];
+    assert_eq!(
+        crash.location.as_deref(),
+        Some("build/rules.py:2"),
+        "{crash:#?}"
+    );
+    assert_eq!(crash.frames[0], "build/rules.py:2 in limit", "{crash:#?}");
+    assert!(
+        crash
+            .frames
+            .iter()
+            .all(|f| !f.starts_with('/') && !f.contains("<tmp>")),
+        "{crash:#?}"
+    );
+}
+
 #[test]
 fn near_misses_share_a_family_and_different_failures_do_not() {
     let calc = fixture("python/pytest.run1.txt");

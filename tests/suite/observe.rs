@@ -206,3 +206,140 @@ async fn failures_a_feature_task_does_not_ask_about_are_left_alone_and_named() {
         "untouched: {calc}"
     );
 }
+
+/// The learned entry files a commit added, with their text.
+fn learned_entries(work: &Path, commit: &str) -> Vec<(String, String)> {
+    git(
+        work,
+        &[
+            "show",
+            "--name-only",
+            "--format=",
+            commit,
+            "--",
+            ".meta-agent/hindsight/entries",
+        ],
+    )
+    .lines()
+    .filter(|line| line.ends_with(".yaml"))
+    .map(|path| {
+        let text = git(work, &["show", &format!("{commit}:{path}")]);
+        (path.to_owned(), text)
+    })
+    .collect()
+}
+
+/// A store entry of the same family as the `test_mean` failure but another signature (another
+/// test id), whose patch would fix the bug if applied: shown to the model as a hint with its
+/// diff, and never applied (the model is called, once).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_near_miss_is_a_hint_with_its_diff_in_the_first_prompt_never_applied() {
+    let learn = MockLlm::start(vec![fix_and_finish()]).await;
+    let (_dir, first) = broken_example(&learn.base_url);
+    let (code, outcome) = run(&first, &["run", "--text", "Fix mean of floats"]).await;
+    assert_eq!(code, 0, "{outcome:#}");
+    let entries = learned_entries(&first, outcome["commit"].as_str().expect("a commit"));
+    let (learned_path, learned) = entries
+        .iter()
+        .find(|(_, text)| text.contains("test_mean"))
+        .unwrap_or_else(|| panic!("the fix was learned: {entries:?}"));
+    let old_id = Path::new(learned_path)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap();
+    // Another repository's entry: the same failure in a test of another name.
+    let near_id = "0123456789abcdef";
+    let near = learned
+        .replace(old_id, near_id)
+        .replace("test_mean", "test_average_of_floats");
+    let mock = MockLlm::start(vec![fix_and_finish()]).await;
+    let (_dir2, work) = broken_example(&mock.base_url);
+    let store = work.join(".meta-agent/hindsight/entries/01");
+    std::fs::create_dir_all(&store).unwrap();
+    std::fs::write(store.join(format!("{near_id}.yaml")), &near).unwrap();
+    git(&work, &["add", "-A"]);
+    git(&work, &["commit", "-q", "-m", "a store with a near miss"]);
+    let (code, outcome) = run(&work, &["run", "--text", "Fix mean of floats"]).await;
+    assert_eq!(code, 0, "{outcome:#}");
+    assert_eq!(outcome["outcome"], "committed", "{outcome:#}");
+    let requests = mock.requests();
+    assert_eq!(
+        requests.len(),
+        1,
+        "a near miss is never applied: the model is called"
+    );
+    let opening = first_user_message(&requests[0]);
+    assert!(opening.contains("A near miss from hindsight"), "{opening}");
+    assert!(opening.contains("test_average_of_floats"), "{opening}");
+    assert!(
+        opening.contains("-    return sum(values) // len(values)")
+            && opening.contains("+    return sum(values) / len(values)"),
+        "the hint carries its diff: {opening}"
+    );
+}
+
+/// A Go module (only a go.mod to detect it by): the Go preset's gates run for real (`go vet`,
+/// `go test`), the failing test is read with its file:line into the first prompt, and the fix
+/// is verified by the same gates.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_go_module_is_detected_and_its_failing_test_read_with_file_and_line() {
+    if std::process::Command::new("go")
+        .arg("version")
+        .output()
+        .is_err()
+    {
+        panic!("`go` is not on PATH: scripts/test.sh installs golang-go; this test needs it");
+    }
+    let edit = json!({"path": "calc.go", "old_string": "float64(len(values)-1)",
+        "new_string": "float64(len(values))"})
+    .to_string();
+    let finish = json!({"summary": "divide the mean by the number of values"}).to_string();
+    let mock = MockLlm::start(vec![openai_answer(
+        "",
+        &[
+            ("call_e", "edit_file", &edit),
+            ("call_f", "finish", &finish),
+        ],
+        "tool_calls",
+    )])
+    .await;
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/go-calc");
+    let (_dir, work) = crate::common::scratch_repo(&source);
+    let calc = work.join("calc.go");
+    let text = std::fs::read_to_string(&calc).unwrap();
+    std::fs::write(
+        &calc,
+        text.replacen("float64(len(values))", "float64(len(values)-1)", 1),
+    )
+    .unwrap();
+    std::fs::write(
+        work.join(".meta-agent.yml"),
+        format!(
+            "version: 1\nllm: {{provider: openai, base_url: \"{}\", model: test-model, \
+             stream: false}}\n",
+            mock.base_url
+        ),
+    )
+    .unwrap();
+    git(&work, &["add", "-A"]);
+    git(&work, &["commit", "-q", "-m", "break Mean"]);
+    let (code, outcome) = run(&work, &["run", "--text", "Fix the failing Go test"]).await;
+    assert_eq!(code, 0, "{outcome:#}");
+    assert_eq!(outcome["outcome"], "committed", "{outcome:#}");
+    let gates = outcome["gates"].as_str().unwrap_or_default();
+    assert!(
+        gates.contains("vet=pass") && gates.contains("tests=pass"),
+        "the Go preset's gates, verified: {outcome:#}"
+    );
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1);
+    let opening = first_user_message(&requests[0]);
+    assert!(
+        opening.contains("go test TestMean") && opening.contains("calc_test.go:13"),
+        "the failure with its file:line: {opening}"
+    );
+    assert!(
+        opening.contains("Mean([]float64{1, 2, 3, 4})"),
+        "the code at the failing frame: {opening}"
+    );
+}

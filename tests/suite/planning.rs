@@ -2,7 +2,9 @@
 //! plan is asked of the fast model and the code of the primary one; sub-tasks run in dependency
 //! order; a refused plan is asked for once more, then falls back; replanning stops after three
 //! revisions; the explorer sees only read-only tools; and a reflection claiming 10/10 never
-//! commits while the gates fail (through the real binary).
+//! commits while the gates fail; through the real binary, `--fast-model` takes planning and the
+//! requirements review (all calls go to `--model` without it), and the review's verdict is acted
+//! on: an unmet requirement sends the loop back to act, a met one lets the green gates commit.
 
 use std::path::Path;
 use std::time::Duration;
@@ -453,4 +455,179 @@ async fn a_perfect_score_from_the_model_does_not_commit_failing_gates() {
     assert_eq!(model(&requests[1]), "primary-model");
     let default_branch = git(&work, &["rev-parse", base_branch.trim()]);
     assert_eq!(default_branch, base, "nothing reached the base branch");
+}
+
+// ---- through the binary: which model each call goes to, and the review's verdict acted on ----
+
+/// The example (gates green) with an `llm:` section on the mock, reviews on, committed.
+fn green_example(base_url: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let (dir, work) = scratch_repo(&example());
+    let config = work.join(".meta-agent.yml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "llm: {{provider: openai, base_url: \"{base_url}\", stream: false, reflect: true}}\n"
+    ));
+    std::fs::write(&config, text).unwrap();
+    git(&work, &["commit", "-q", "-am", "use the mock model"]);
+    (dir, work)
+}
+
+/// A task file beside the checkout (never part of the change).
+fn task_file(dir: &Path, yaml: &str) -> std::path::PathBuf {
+    let path = dir.join("task.yml");
+    std::fs::write(&path, yaml).unwrap();
+    path
+}
+
+fn run_task(work: &Path, task: &Path, models: &[&str]) -> (i32, Value) {
+    let mut args = vec!["run", "--task", task.to_str().unwrap()];
+    args.extend_from_slice(models);
+    crate::suite::agent::run_json(work, &args)
+}
+
+const MEDIAN: &str = "def median(values: list[float]) -> float:\n    ordered = sorted(values)\n    \
+                      middle = len(ordered) // 2\n    if len(ordered) % 2:\n        return \
+                      ordered[middle]\n    return (ordered[middle - 1] + ordered[middle]) / 2\n";
+
+const MEDIAN_TEST: &str = "import calc\n\n\ndef test_median():\n    assert calc.median([3, 1, 2]) == 2\n    assert calc.median([4, 1, 3, 2]) == 2.5\n";
+
+/// The change a feature task asks for: `median` and its test (the coverage gate wants both).
+fn add_median() -> Reply {
+    let text = std::fs::read_to_string(example().join("calc.py")).unwrap();
+    calls(&[
+        (
+            "call_w",
+            "write_file",
+            json!({"path": "calc.py", "content": format!("{text}\n\n{MEDIAN}")}),
+        ),
+        (
+            "call_t",
+            "write_file",
+            json!({"path": "tests/test_median.py", "content": MEDIAN_TEST}),
+        ),
+        ("call_f", "finish", json!({"summary": "add median"})),
+    ])
+}
+
+fn review(missing: &[&str]) -> Reply {
+    call(
+        "call_r",
+        "reflect",
+        json!({"completeness": if missing.is_empty() { 10 } else { 6 }, "quality": 9,
+            "missing": missing}),
+    )
+}
+
+const MEDIAN_TASK: &str = "title: Add a median function\nrequirements: |\n  Add \
+    calc.median(values), the middle value of the sorted values.\nacceptance:\n  - \
+    calc.median has a docstring saying what it returns\n";
+
+/// Planning and the requirements review go to `--fast-model`, coding to `--model`; without
+/// `--fast-model` every call goes to `--model`.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_fast_model_flag_takes_planning_and_review_and_model_the_coding() {
+    let complex = "title: Add a median function\nrequirements: |\n  Add a median.\n  - add \
+        median to calc.py\n  - export it in README.md\n  - test it in tests/test_calc.py\n  - \
+        mention it in CHANGELOG.md\nacceptance:\n  - calc.median is documented\n";
+    for (flags, expected) in [
+        (
+            &["--model", "main-m", "--fast-model", "quick-m"][..],
+            ["quick-m", "main-m", "quick-m"],
+        ),
+        (&["--model", "main-m"][..], ["main-m", "main-m", "main-m"]),
+    ] {
+        let mock = MockLlm::start(vec![
+            plan(json!([{"id": "median", "description": "add median", "estimated_iterations": 1}])),
+            add_median(),
+            review(&[]),
+        ])
+        .await;
+        let (dir, work) = green_example(&mock.base_url);
+        let task = task_file(dir.path(), complex);
+        let flags: Vec<&'static str> = flags.to_vec();
+        let (code, outcome) = tokio::task::spawn_blocking(move || run_task(&work, &task, &flags))
+            .await
+            .unwrap();
+        drop(dir);
+        assert_eq!(code, 0, "{outcome:#}");
+        assert_eq!(outcome["outcome"], "committed", "{outcome:#}");
+        let requests = mock.requests();
+        let models: Vec<String> = requests.iter().map(model).collect();
+        assert_eq!(models, expected, "plan, code, review");
+        assert_eq!(tool_names(&requests[0]), ["plan"]);
+        assert_eq!(tool_names(&requests[2]), ["reflect"]);
+    }
+}
+
+/// After green gates, a review that finds a stated requirement unmet sends the loop back to act
+/// with that as its observation; the commit comes only after the next act's green gates.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unmet_requirement_found_by_the_review_is_acted_on_before_any_commit() {
+    let with_docstring = json!({"path": "calc.py",
+        "old_string": "def median(values: list[float]) -> float:\n",
+        "new_string": "def median(values: list[float]) -> float:\n    \"\"\"The middle value of the sorted values.\"\"\"\n"});
+    let mock = MockLlm::start(vec![
+        add_median(),
+        review(&["calc.median has no docstring"]),
+        calls(&[
+            ("call_e", "edit_file", with_docstring),
+            ("call_f", "finish", json!({"summary": "document median"})),
+        ]),
+    ])
+    .await;
+    let (dir, work) = green_example(&mock.base_url);
+    let task = task_file(dir.path(), MEDIAN_TASK);
+    let run_dir = work.clone();
+    let (code, outcome) = tokio::task::spawn_blocking(move || {
+        run_task(
+            &run_dir,
+            &task,
+            &["--model", "main-m", "--fast-model", "quick-m"],
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 0, "{outcome:#}");
+    assert_eq!(outcome["outcome"], "committed", "{outcome:#}");
+    let requests = mock.requests();
+    let models: Vec<String> = requests.iter().map(model).collect();
+    assert_eq!(
+        models,
+        ["main-m", "quick-m", "main-m"],
+        "act, review, act again: one review per run, so the second green commits"
+    );
+    let again = user_text(&requests[2]);
+    assert!(
+        again.contains("[requirement] not met yet: calc.median has no docstring"),
+        "the verdict is the next act's observation: {again}"
+    );
+    let commit = outcome["commit"].as_str().expect("a commit");
+    let committed = git(&work, &["show", &format!("{commit}:calc.py")]);
+    assert!(
+        committed.contains("\"\"\"The middle value of the sorted values.\"\"\""),
+        "the commit holds the second act's work: {committed}"
+    );
+    let commits = git(&work, &["rev-list", "--count", &format!("main..{commit}")]);
+    assert_eq!(commits.trim(), "1", "one commit, after the second act");
+}
+
+/// A review that finds every requirement met lets the green gates commit the first act.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_met_review_commits_the_first_green_act() {
+    let mock = MockLlm::start(vec![add_median(), review(&[])]).await;
+    let (dir, work) = green_example(&mock.base_url);
+    let task = task_file(dir.path(), MEDIAN_TASK);
+    let run_dir = work.clone();
+    let (code, outcome) =
+        tokio::task::spawn_blocking(move || run_task(&run_dir, &task, &["--model", "main-m"]))
+            .await
+            .unwrap();
+    assert_eq!(code, 0, "{outcome:#}");
+    assert_eq!(outcome["outcome"], "committed", "{outcome:#}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2, "act, review");
+    assert_eq!(tool_names(&requests[1]), ["reflect"]);
+    let commit = outcome["commit"].as_str().expect("a commit");
+    let committed = git(&work, &["show", &format!("{commit}:calc.py")]);
+    assert!(committed.contains("def median"), "{committed}");
 }

@@ -316,6 +316,14 @@ fn finish(
 ) -> Vec<ExtractedSignature> {
     let root = opts.repo_root.as_deref();
     let resolver = resolve::PathResolver::new(root);
+    for c in &candidates {
+        for text in std::iter::once(&c.template)
+            .chain(&c.location)
+            .chain(&c.frames)
+        {
+            resolver.learn(text);
+        }
+    }
     let path = |text: &str| normalize::normalize_path(&resolver.resolve(text), root);
     // A raw template seen before normalizes to the same signature, which dedupe would drop:
     // skipping it early saves the normalizer's work on logs that repeat a failure many times.

@@ -5,17 +5,24 @@
 //! the repository's root, an absolute path in a template, location or frame becomes the longest
 //! suffix of it that names a file or directory in the repository (`src/app.py`), so the same
 //! failure gets the same signature and repository-relative `file:line` frames on every runner,
-//! even when the log came from another machine. Paths into installed packages (site-packages,
-//! dist-packages, node_modules, the Cargo registry, the Go module cache, the Python and Rust
-//! standard libraries) are left for the normalizer's placeholders, as are paths with no suffix in
-//! the repository.
+//! even when the log came from another machine.
+//!
+//! A path missing from this checkout (a generated file, one the change deleted, one only the
+//! runner had) has no suffix to find; it is made repository-relative by stripping the runner's
+//! checkout prefix, known two ways: a prefix [`PathResolver::learn`] saw stripped from another
+//! path of the same log whose suffix does exist, or a CI workspace layout (GitHub's
+//! `…/work/<repo>/<repo>/`, `/__w/<repo>/<repo>/`, `<drive>:\a\<repo>\<repo>\`). Learning
+//! runs over every path before any is rewritten, so the answer does not depend on the order the
+//! paths come in. Paths into installed packages (site-packages, dist-packages, node_modules, the
+//! Cargo registry, the Go module cache, the Python and Rust standard libraries) are left for the
+//! normalizer's placeholders, as are paths no rule makes relative.
 //!
 //! This is the one place of signature extraction that looks at the file system: it only asks
 //! whether repository paths exist (no file is opened), each distinct path once.
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
@@ -42,11 +49,17 @@ const LIBRARY_MARKERS: &[&str] = &[
     "/go/src/",
 ];
 
+/// Directory names under which GitHub's runners place `<repo>/<repo>/` checkouts.
+const WORKSPACE_PARENTS: &[&str] = &["work", "__w", "a"];
+
 /// Resolves absolute paths against one repository root, remembering each answer.
 #[derive(Debug, Default)]
 pub(crate) struct PathResolver {
     root: Option<PathBuf>,
+    /// Existing repository suffixes found for a path (`None`: none exists).
     known: RefCell<HashMap<String, Option<String>>>,
+    /// Checkout prefixes (Unix form, no trailing `/`) seen stripped from an existing path.
+    prefixes: RefCell<BTreeSet<String>>,
 }
 
 impl PathResolver {
@@ -55,20 +68,33 @@ impl PathResolver {
         PathResolver {
             root: root.filter(|r| r.is_dir()).map(Path::to_owned),
             known: RefCell::default(),
+            prefixes: RefCell::default(),
         }
     }
 
-    /// `text` with every absolute path that has a suffix in the repository replaced by it.
+    /// Remembers the checkout prefixes of the absolute paths in `text` that exist in the
+    /// repository, so that [`Self::resolve`] can strip them from paths that do not.
+    pub fn learn(&self, text: &str) {
+        if self.active(text) {
+            for caps in ABSOLUTE.captures_iter(text) {
+                if let Some(path) = file_path(&caps[2]) {
+                    self.existing(path);
+                }
+            }
+        }
+    }
+
+    /// `text` with every absolute path that has a suffix in the repository, or a known checkout
+    /// prefix, replaced by its repository-relative form.
     pub fn resolve<'t>(&self, text: &'t str) -> Cow<'t, str> {
-        if self.root.is_none() || !(text.contains('/') || text.contains(":\\")) {
+        if !self.active(text) {
             return Cow::Borrowed(text);
         }
         ABSOLUTE.replace_all(text, |caps: &Captures| {
             let path = &caps[2];
-            if path.starts_with("//") {
-                return caps[0].to_owned(); // a URL's `//host/...`, not a file
-            }
-            let trimmed = path.trim_end_matches(['.', ',']);
+            let Some(trimmed) = file_path(path) else {
+                return caps[0].to_owned();
+            };
             match self.relative(trimmed) {
                 Some(relative) => format!("{}{relative}{}", &caps[1], &path[trimmed.len()..]),
                 None => caps[0].to_owned(),
@@ -76,33 +102,87 @@ impl PathResolver {
         })
     }
 
+    fn active(&self, text: &str) -> bool {
+        self.root.is_some() && (text.contains('/') || text.contains(":\\"))
+    }
+
     /// The repository-relative form of one absolute path, if it has one.
     fn relative(&self, path: &str) -> Option<String> {
+        self.existing(path).or_else(|| self.without_prefix(path))
+    }
+
+    /// The longest suffix of `path` that exists in the repository (each path asked once); the
+    /// prefix it leaves is learned.
+    fn existing(&self, path: &str) -> Option<String> {
         if let Some(known) = self.known.borrow().get(path) {
             return known.clone();
         }
         let found = self.lookup(path);
+        if let Some((prefix, _)) = &found {
+            self.prefixes.borrow_mut().insert(prefix.clone());
+        }
+        let found = found.map(|(_, suffix)| suffix);
         self.known
             .borrow_mut()
             .insert(path.to_owned(), found.clone());
         found
     }
 
-    fn lookup(&self, path: &str) -> Option<String> {
+    /// `(prefix, suffix)` of `path` where `suffix` is the longest that exists in the repository.
+    fn lookup(&self, path: &str) -> Option<(String, String)> {
         let root = self.root.as_deref()?;
-        let unix = path.replace('\\', "/");
-        if LIBRARY_MARKERS.iter().any(|marker| unix.contains(marker)) {
-            return None;
-        }
-        let parts: Vec<&str> = unix
-            .split('/')
-            .filter(|p| !p.is_empty() && *p != ".")
-            .collect();
-        let start = usize::from(unix.contains(":/"));
-        (start..parts.len())
-            .map(|from| parts[from..].join("/"))
-            .find(|suffix| !suffix.split('/').any(|p| p == "..") && root.join(suffix).exists())
+        let parts = own_parts(path)?;
+        let start = usize::from(parts.first().is_some_and(|p| p.ends_with(':')));
+        (start..parts.len()).find_map(|from| {
+            let suffix = parts[from..].join("/");
+            let exists = !parts[from..].iter().any(|p| p == "..") && root.join(&suffix).exists();
+            exists.then(|| (parts[..from].join("/"), suffix))
+        })
     }
+
+    /// A path missing from the checkout, relative to the longest learned prefix or a CI
+    /// workspace layout it starts with.
+    fn without_prefix(&self, path: &str) -> Option<String> {
+        let parts = own_parts(path)?;
+        let prefixes = self.prefixes.borrow();
+        let learned = (1..parts.len())
+            .rev()
+            .find(|&len| prefixes.contains(&parts[..len].join("/")));
+        let strip = learned.or_else(|| workspace_layout(&parts))?;
+        let rest = &parts[strip..];
+        (!rest.is_empty() && !rest.iter().any(|p| p == "..")).then(|| rest.join("/"))
+    }
+}
+
+/// A path as the regex found it, without the sentence's trailing `.` or `,`; `None` for a URL's
+/// `//host/...`.
+fn file_path(path: &str) -> Option<&str> {
+    (!path.starts_with("//")).then(|| path.trim_end_matches(['.', ',']))
+}
+
+/// The components of an absolute path (Unix form), or `None` for installed code.
+fn own_parts(path: &str) -> Option<Vec<String>> {
+    let unix = path.replace('\\', "/");
+    if LIBRARY_MARKERS.iter().any(|marker| unix.contains(marker)) {
+        return None;
+    }
+    Some(
+        unix.split('/')
+            .filter(|p| !p.is_empty() && *p != ".")
+            .map(str::to_owned)
+            .collect(),
+    )
+}
+
+/// How many leading components are a GitHub runner's checkout: `<parent>/<repo>/<repo>` with
+/// `<parent>` one of [`WORKSPACE_PARENTS`] (`/home/runner/work/x/x`, `/__w/x/x`, `D:/a/x/x`).
+fn workspace_layout(parts: &[String]) -> Option<usize> {
+    (0..parts.len().saturating_sub(3)).find_map(|at| {
+        let parent = parts[at].as_str();
+        let drive_root = parent == "a" && at == 1 && parts[0].ends_with(':');
+        let named = parent != "a" && WORKSPACE_PARENTS.contains(&parent);
+        ((named || drive_root) && parts[at + 1] == parts[at + 2]).then_some(at + 3)
+    })
 }
 
 #[cfg(test)]
@@ -152,7 +232,7 @@ mod tests {
         for text in [
             "/venv/lib/python3.11/site-packages/src/pkg/app.py:4",
             "/usr/lib/python3.11/json/decoder.py:355",
-            "/home/runner/work/x/x/src/pkg/missing.py",
+            "/home/runner/mine/x/src/pkg/missing.py",
             "no paths here",
             "see https://example.com/x/app.py",
         ] {
@@ -160,5 +240,99 @@ mod tests {
         }
         let inactive = PathResolver::new(Some(Path::new("/no/such/checkout")));
         assert_eq!(inactive.resolve("/tmp/ci/x/app.py"), "/tmp/ci/x/app.py");
+    }
+
+    #[test]
+    fn a_missing_path_loses_a_prefix_learned_from_an_existing_one_in_any_order() {
+        let dir = repo();
+        let log = [
+            "/tmp/ci/x/build/generated.py:4 in load",
+            "/tmp/ci/x/src/pkg/app.py:3 in main",
+        ];
+        let resolver = PathResolver::new(Some(dir.path()));
+        for line in log {
+            resolver.learn(line);
+        }
+        assert_eq!(resolver.resolve(log[0]), "build/generated.py:4 in load");
+        assert_eq!(resolver.resolve(log[1]), "src/pkg/app.py:3 in main");
+        let unlearned = PathResolver::new(Some(dir.path()));
+        assert_eq!(
+            unlearned.resolve(log[0]),
+            log[0],
+            "no existing path showed the prefix"
+        );
+    }
+
+    #[test]
+    fn github_workspace_layouts_are_stripped_from_missing_paths() {
+        let dir = repo();
+        let resolver = PathResolver::new(Some(dir.path()));
+        for text in [
+            "/home/runner/work/repo/repo/gen/x.py:7",
+            "/Users/runner/work/repo/repo/gen/x.py:7",
+            "/__w/repo/repo/gen/x.py:7",
+            r"D:\a\repo\repo\gen\x.py:7",
+        ] {
+            assert_eq!(resolver.resolve(text), "gen/x.py:7", "{text}");
+        }
+        assert_eq!(
+            resolver.resolve("/home/runner/work/repo/other/gen/x.py:7"),
+            "/home/runner/work/repo/other/gen/x.py:7",
+            "not a <repo>/<repo> checkout"
+        );
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn segment() -> impl Strategy<Value = String> {
+            "[a-z][a-z0-9_]{0,7}"
+        }
+
+        proptest! {
+            /// The same log written on two runners (any two checkout prefixes) resolves to the
+            /// same text, with no trace of either prefix, for files in the checkout and missing
+            /// from it alike, whatever the order of the lines.
+            #[test]
+            fn two_runners_one_resolution(
+                first in prop::collection::vec(segment(), 1..5),
+                second in prop::collection::vec(segment(), 1..5),
+                missing in prop::collection::vec((segment(), segment()), 1..4),
+                line in 1u32..9999,
+                reversed: bool,
+            ) {
+                let dir = repo();
+                let mut relative = vec!["src/pkg/app.py".to_owned()];
+                relative.extend(missing.iter().map(|(d, f)| format!("zz_{d}/gen_{f}.py")));
+                let mut resolved = Vec::new();
+                for prefix in [&first, &second] {
+                    let prefix = format!("/{}", prefix.join("/"));
+                    let mut lines: Vec<String> = relative
+                        .iter()
+                        .map(|rel| format!("  File \"{prefix}/{rel}\", line {line}, in f"))
+                        .collect();
+                    if reversed {
+                        lines.reverse();
+                    }
+                    let resolver = PathResolver::new(Some(dir.path()));
+                    lines.iter().for_each(|l| resolver.learn(l));
+                    let mut out: Vec<String> =
+                        lines.iter().map(|l| resolver.resolve(l).into_owned()).collect();
+                    out.sort();
+                    for text in &out {
+                        prop_assert!(!text.contains(&format!("\"{prefix}/")), "{}", text);
+                    }
+                    resolved.push(out);
+                }
+                prop_assert_eq!(&resolved[0], &resolved[1]);
+                let mut expected: Vec<String> = relative
+                    .iter()
+                    .map(|rel| format!("  File \"{rel}\", line {line}, in f"))
+                    .collect();
+                expected.sort();
+                prop_assert_eq!(&resolved[0], &expected);
+            }
+        }
     }
 }
