@@ -526,6 +526,11 @@ async fn fifos_deep_paths_and_a_linked_store_are_tool_errors_and_the_run_ends() 
         "the bot wrote through the store's link"
     );
     assert_ne!(run.code, 3, "an internal error: {:#}", run.outcome);
+    let pruned = w.work.join("d/".repeat(meta_agent::git::PRUNE_DEPTH));
+    assert!(
+        !pruned.exists(),
+        "a directory git cannot read was left in the worktree"
+    );
     if commands_run(&caps) {
         assert!(tool_result(&requests, "plant").contains("planted"));
     }
