@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Sandbox start-up per command: runs `true` under meta-agent's supervisor N times, bare and fully
-confined (Landlock reads and writes, user+mount+PID+network namespaces, fresh HOME), and prints the
+confined (Landlock reads and writes, user+mount+PID+network namespaces, fresh HOME and TMPDIR, the
+UNIX-socket filter), and with one download cache through an overlay, and prints the
 mean and median wall-clock time per command. Usage: scripts/bench-sandbox.py [BINARY] [N]"""
 import os
 import statistics
@@ -11,11 +12,14 @@ import time
 
 binary = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "target/release/meta-agent")
 runs = int(sys.argv[2]) if len(sys.argv) > 2 else 50
+work = tempfile.mkdtemp()
+cache = tempfile.mkdtemp(dir=work)
 modes = {
     "bare (supervisor only)": [],
-    "confined (landlock + namespaces + fresh HOME)": ["--confine-writes", "--no-network"],
+    "confined (landlock + namespaces + fresh HOME and TMPDIR + seccomp)": [
+        "--confine-writes", "--no-network"],
+    "confined + one cache overlay": ["--confine-writes", "--no-network", "--cache", cache],
 }
-work = tempfile.mkdtemp()
 for name, flags in modes.items():
     times = []
     for _ in range(runs):

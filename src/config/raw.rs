@@ -186,6 +186,11 @@ pub struct RawSetup {
     pub timeout: Option<DurationSpec>,
     /// Extra environment for this command. Secret-looking names are refused.
     pub env: Option<BTreeMap<String, String>>,
+    /// Variables of meta-agent's own environment this command gets (a private registry's
+    /// `NPM_TOKEN`, say): secret-looking names only, given to this setup command and never to a
+    /// gate or a model command, and redacted everywhere. Unset when the run starts: the setup
+    /// command fails, naming it.
+    pub credentials: Option<Vec<String>>,
 }
 
 /// Whether a gate may use the network during a run.

@@ -127,6 +127,9 @@ pub struct SetupCommand {
     pub workdir: PathBuf,
     pub timeout: Duration,
     pub env: BTreeMap<String, String>,
+    /// Variables of meta-agent's environment passed to this command only (`setup[].credentials`;
+    /// secret-looking names, so redacted everywhere and never given to any other command).
+    pub credentials: Vec<String>,
 }
 
 /// A coverage report and the threshold it must meet.
@@ -417,6 +420,37 @@ fn refuse_secret_env(
     }
 }
 
+/// A setup credential must be a variable name that looks like a secret: the redactor knows every
+/// such variable's value, and no other command's environment can carry it (even allowlisted).
+fn check_credentials(
+    names: &[String],
+    ctx: &ErrorContext<'_>,
+    key: &str,
+) -> Result<(), ConfigError> {
+    let valid = |name: &str| {
+        let mut chars = name.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    match names
+        .iter()
+        .find(|name| !valid(name) || !is_secret_name(name))
+    {
+        Some(name) => Err(ctx.invalid(
+            key.to_owned(),
+            name,
+            format!(
+                "`{name}` is not a secret-looking variable name (one with TOKEN, SECRET, \
+                 PASSWORD, AUTH, CREDENTIAL, API_KEY, ... in it): only such variables are \
+                 redacted everywhere and kept from every other command"
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// A preset's setup commands, for a configuration whose file writes no `setup:`.
 pub fn preset_setup(name: &str, setup: &[RawSetup]) -> Result<Vec<SetupCommand>, ConfigError> {
     let path = PathBuf::from(format!("gates/{name}.yml"));
@@ -438,11 +472,14 @@ fn resolve_setup(
             let key = |field: &str| format!("setup[{index}].{field}");
             let env = step.env.clone().unwrap_or_default();
             refuse_secret_env(&env, ctx, &key("env"))?;
+            let credentials = step.credentials.clone().unwrap_or_default();
+            check_credentials(&credentials, ctx, &key("credentials"))?;
             Ok(SetupCommand {
                 command: command_of(&step.run, ctx, &key("run"))?,
                 workdir: resolve_workdir(step.workdir.as_deref(), ctx, &key("workdir"))?,
                 timeout: step.timeout.map_or(DEFAULT_SETUP_TIMEOUT, |t| t.0),
                 env,
+                credentials,
             })
         })
         .collect()

@@ -524,13 +524,28 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         &self,
         state: &mut LoopState,
     ) -> Result<(String, Vec<String>), EngineError> {
-        let diff = self.repo.diff()?;
-        let findings = super::tamper::inspect(&diff, self.policy);
+        let (diff, findings) = match self.repo.diff() {
+            Ok(diff) => {
+                let lines: Vec<String> = super::tamper::inspect(&diff, self.policy)
+                    .iter()
+                    .map(|f| format!("{}: {}", f.path, f.detail))
+                    .collect();
+                (diff, lines)
+            }
+            // A command nested directories deeper than git reads: they are removed and the act
+            // is refused like a tampering one (nothing there could be checked or committed).
+            Err(GitError::TooDeep { .. }) => {
+                let removed = self.repo.prune_too_deep()?;
+                let lines: Vec<String> = removed
+                    .iter()
+                    .map(|path| format!("{path}: nested deeper than git reads; removed"))
+                    .collect();
+                (String::new(), lines)
+            }
+            Err(other) => return Err(other.into()),
+        };
         if !findings.is_empty() {
-            let lines: Vec<String> = findings
-                .iter()
-                .map(|f| format!("{}: {}", f.path, f.detail))
-                .collect();
+            let lines: Vec<String> = findings;
             self.events.emit(&Event::TamperRefused {
                 findings: lines.clone(),
             });

@@ -1,7 +1,8 @@
 //! The throwaway home of a confined command, and the directories it may read.
 //!
 //! A confined command (a gate, a model command) never sees the real home directory: its `HOME` is
-//! a fresh empty directory the supervisor creates and removes afterwards ([`FreshHome`]), and the
+//! a fresh empty directory the supervisor creates and removes afterwards ([`FreshDir`]), as is its
+//! temporary directory (`TMPDIR`: the shared `/tmp` is neither readable nor writable), and the
 //! toolchains it needs are reached through their own variables (`CARGO_HOME`, `RUSTUP_HOME`,
 //! `PYENV_ROOT`, ...), set to where they are today when unset, readable but not writable
 //! ([`readable_dirs`]). What it may read besides: the system directories, the toolchains on its
@@ -108,26 +109,41 @@ fn path_root(entry: &Path, home: Option<&Path>) -> PathBuf {
     }
 }
 
-/// A fresh, empty, private home directory, removed (without following any link planted in it)
-/// when dropped.
+/// A fresh, empty, private directory (the command's `HOME`, or its temporary directory),
+/// removed (without following any link planted in it) when dropped.
 #[derive(Debug)]
-pub struct FreshHome {
+pub struct FreshDir {
     dir: tempfile::TempDir,
 }
 
-impl FreshHome {
-    /// Creates one in the temporary directory.
-    pub fn create() -> std::io::Result<FreshHome> {
-        let dir = tempfile::Builder::new()
-            .prefix("meta-agent-home-")
-            .tempdir()?;
-        Ok(FreshHome { dir })
+impl FreshDir {
+    /// A throwaway home, in the temporary directory.
+    pub fn home() -> std::io::Result<FreshDir> {
+        FreshDir::with_prefix("meta-agent-home-")
+    }
+
+    /// A private temporary directory (the command's `TMPDIR`), in the temporary directory.
+    pub fn temp() -> std::io::Result<FreshDir> {
+        FreshDir::with_prefix("meta-agent-tmp-")
+    }
+
+    /// The upper layers of a command's cache overlays.
+    pub fn overlay() -> std::io::Result<FreshDir> {
+        FreshDir::with_prefix("meta-agent-overlay-")
+    }
+
+    fn with_prefix(prefix: &str) -> std::io::Result<FreshDir> {
+        let dir = tempfile::Builder::new().prefix(prefix).tempdir()?;
+        Ok(FreshDir { dir })
     }
 
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
 }
+
+/// The variables that name the temporary directory, set to the command's private one.
+pub const TEMP_VARS: [&str; 4] = ["TMPDIR", "TMP", "TEMP", "TEMPDIR"];
 
 #[cfg(test)]
 mod tests {
@@ -173,7 +189,7 @@ mod tests {
 
     #[test]
     fn a_fresh_home_is_empty_and_gone_afterwards() {
-        let home = FreshHome::create().unwrap();
+        let home = FreshDir::home().unwrap();
         let path = home.path().to_owned();
         assert_eq!(std::fs::read_dir(&path).unwrap().count(), 0);
         std::fs::write(path.join("planted"), "x").unwrap();

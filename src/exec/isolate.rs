@@ -2,7 +2,8 @@
 //! to apply to the command; prepare it before `fork`; apply it between `fork` and `exec`.
 //!
 //! Order in the child: resource limits, namespaces (user, mount with `.git` read-only, container
-//! sockets and credential files hidden, network when cut), `no_new_privs`, Landlock last (it
+//! sockets and credential files hidden, network when cut), `no_new_privs`, with the network off
+//! the filter refusing UNIX sockets ([`super::seccomp`]), Landlock last (it
 //! forbids the mounts before it). When the policy requires a feature the machine lacks,
 //! [`prepare`] refuses with the reason and nothing runs; in best-effort mode it runs with what
 //! there is and says what is missing. It must not run the command or decide the policy.
@@ -38,10 +39,13 @@ pub struct Confinement {
     rlimits: RlimitPlan,
     namespaces: Option<NamespacePlan>,
     landlock: Option<WriteConfinement>,
+    /// With the network off: no UNIX socket can be created ([`super::seccomp`]).
+    sockets: Option<super::seccomp::SocketFilter>,
     /// Isolation asked for but missing on this machine (best effort).
     pub notes: Vec<String>,
-    /// The command's throwaway `HOME` (confined commands), removed when this is dropped.
-    pub home: Option<super::home::FreshHome>,
+    /// The command's throwaway `HOME` and private temporary directory (confined commands),
+    /// removed when dropped.
+    pub scratch: Option<Scratch>,
 }
 
 /// Why a command's isolation could not be prepared: refused, or the kernel said no.
@@ -53,7 +57,9 @@ pub enum IsolationError {
     Namespaces(#[from] NamespaceError),
     #[error(transparent)]
     Landlock(#[from] super::landlock::LandlockError),
-    #[error("cannot create the command's fresh home directory: {0}")]
+    #[error(transparent)]
+    Seccomp(#[from] super::seccomp::SeccompError),
+    #[error("cannot create the command's fresh home or temporary directory: {0}")]
     Home(#[source] std::io::Error),
 }
 
@@ -74,31 +80,102 @@ pub fn prepare(args: &SandboxArgs, cwd: &Path) -> Result<Confinement, IsolationE
         root: nix::unistd::geteuid().is_root(),
         secrets_exist: !hidden.is_empty(),
     };
-    let decision = decide(args, offer, situation)?;
-    let namespaces = match decision.namespaces {
-        true => Some(namespace_plan(&decision, git, &hidden)?),
+    let mut decision = decide(args, offer, situation)?;
+    let caches: Vec<PathBuf> = args
+        .cache
+        .iter()
+        .filter(|dir| dir.is_dir())
+        .cloned()
+        .collect();
+    let scratch = match args.confine_writes {
+        true => Some(Scratch::create().map_err(IsolationError::Home)?),
         false => None,
     };
-    let home = match args.confine_writes {
-        true => Some(super::home::FreshHome::create().map_err(IsolationError::Home)?),
+    let overlays = match (&scratch, decision.namespaces) {
+        (Some(scratch), true) => scratch.overlays(&caches).map_err(IsolationError::Home)?,
+        _ => Vec::new(),
+    };
+    if !caches.is_empty() && overlays.is_empty() && args.confine_writes {
+        decision.notes.push(
+            "the download caches are read-only (no mount namespace for a per-command overlay)"
+                .into(),
+        );
+    }
+    let namespaces = match decision.namespaces {
+        true => Some(namespace_plan(&decision, git, &hidden)?.overlaying(&overlays)?),
         false => None,
     };
     let landlock = match decision.landlock {
         true => {
             let mut writable = writable(args, cwd);
-            writable.extend(home.iter().map(|home| home.path().to_owned()));
-            let readable = super::home::readable_dirs(&home_env());
-            Some(WriteConfinement::new(&writable, &readable)?)
+            let mut readable = super::home::readable_dirs(&home_env());
+            if let Some(scratch) = &scratch {
+                writable.extend([scratch.home.path(), scratch.temp.path()].map(Path::to_owned));
+            }
+            let mounted = match overlays.is_empty() {
+                true => {
+                    readable.extend(caches.iter().cloned());
+                    Vec::new()
+                }
+                false => caches.clone(),
+            };
+            Some(WriteConfinement::with_mounted(
+                &writable, &readable, &mounted,
+            )?)
         }
+        false => None,
+    };
+    let sockets = match args.no_network {
+        true => Some(super::seccomp::SocketFilter::new()?),
         false => None,
     };
     Ok(Confinement {
         rlimits: RlimitPlan::new(args),
         namespaces,
         landlock,
+        sockets,
         notes: decision.notes,
-        home,
+        scratch,
     })
+}
+
+/// A confined command's own directories: a fresh `HOME` and a private temporary directory.
+#[derive(Debug)]
+pub struct Scratch {
+    pub home: super::home::FreshDir,
+    pub temp: super::home::FreshDir,
+    /// The upper layers of the caches' overlays (not visible to the command).
+    pub overlay: super::home::FreshDir,
+}
+
+impl Scratch {
+    fn create() -> io::Result<Scratch> {
+        Ok(Scratch {
+            home: super::home::FreshDir::home()?,
+            temp: super::home::FreshDir::temp()?,
+            overlay: super::home::FreshDir::overlay()?,
+        })
+    }
+
+    /// One overlay per cache: the cache as its lower layer, an upper and a work directory of
+    /// this command's own, discarded with it.
+    fn overlays(&self, caches: &[PathBuf]) -> io::Result<Vec<super::namespaces::Overlay>> {
+        caches
+            .iter()
+            .enumerate()
+            .map(|(index, cache)| {
+                let layer = self.overlay.path().join(index.to_string());
+                let (upper, work) = (layer.join("upper"), layer.join("work"));
+                std::fs::create_dir_all(&upper)?;
+                std::fs::create_dir_all(&work)?;
+                Ok(super::namespaces::Overlay {
+                    target: cache.clone(),
+                    upper,
+                    work,
+                })
+            })
+            .collect()
+    }
 }
 
 /// The command's own `HOME`, `PATH` and toolchain variables, as the supervisor received them.
@@ -123,8 +200,14 @@ fn namespace_plan(
         true => vec![git],
         false => Vec::new(),
     };
-    NamespacePlan::new(decision.network_off, &read_only)?.hiding(hidden)
+    NamespacePlan::new(decision.network_off, &read_only)?
+        .hiding(hidden)?
+        .private(&[PathBuf::from(SHARED_MEMORY)])
 }
+
+/// Shared between every process of the machine: a confined command gets its own (in a mount
+/// namespace) or, without one, the shared one writable.
+const SHARED_MEMORY: &str = "/dev/shm";
 
 /// Facts about the command's surroundings that change what isolation it needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -231,14 +314,10 @@ fn homes() -> Vec<PathBuf> {
     homes
 }
 
-/// The directories a confined command may write beneath.
+/// The directories a confined command may write beneath (besides its own home and temporary
+/// directory): never the shared `/tmp`, where other checkouts and other processes' files live.
 fn writable(args: &SandboxArgs, cwd: &Path) -> Vec<PathBuf> {
-    let mut dirs = vec![
-        cwd.to_owned(),
-        std::env::temp_dir(),
-        PathBuf::from("/tmp"),
-        PathBuf::from("/dev/shm"),
-    ];
+    let mut dirs = vec![cwd.to_owned(), PathBuf::from(SHARED_MEMORY)];
     dirs.extend(args.writable.iter().cloned());
     dirs
 }
@@ -252,6 +331,9 @@ impl Confinement {
             super::namespaces::enter_pid_namespace()?;
         }
         nix::sys::prctl::set_no_new_privs()?;
+        if let Some(sockets) = &self.sockets {
+            sockets.apply()?;
+        }
         if let Some(landlock) = &mut self.landlock {
             landlock.restrict().map_err(io::Error::other)?;
         }

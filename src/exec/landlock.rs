@@ -6,7 +6,8 @@
 //! outside its sandbox either.
 //!
 //! The ruleset is built before `fork` (it opens the directories); [`WriteConfinement::restrict`]
-//! only makes system calls, so it is safe between `fork` and `exec`. Landlock is stacked and
+//! only makes system calls (and opens the mount points made in the child: the supervisor is
+//! single-threaded, so that allocation is safe there), between `fork` and `exec`. Landlock is stacked and
 //! inherited, so the command and all its descendants stay confined. Newer access rights are
 //! used when the kernel has them (best-effort compatibility inside Landlock itself). It must not
 //! decide which directories are writable: that is the supervisor's policy.
@@ -45,12 +46,23 @@ pub enum LandlockError {
 #[derive(Debug)]
 pub struct WriteConfinement {
     ruleset: Option<RulesetCreated>,
+    /// Writable directories whose rule is added in the child, just before the ruleset is
+    /// applied: mount points made there (the caches' overlays), which a rule on the directory
+    /// beneath them would not cover (Landlock ignores rules on hidden mount points).
+    mounted: Vec<PathBuf>,
+    handled: BitFlags<AccessFs>,
 }
 
 impl WriteConfinement {
     /// Writes (and reads) allowed beneath `writable`, reads and execution beneath `readable`
     /// (missing directories are skipped).
-    pub fn new(writable: &[PathBuf], readable: &[PathBuf]) -> Result<Self, LandlockError> {
+    /// `mounted` are writable too: directories where the child mounts something before the
+    /// ruleset is applied.
+    pub fn with_mounted(
+        writable: &[PathBuf],
+        readable: &[PathBuf],
+        mounted: &[PathBuf],
+    ) -> Result<Self, LandlockError> {
         let read = read_access();
         let handled = write_access() | read;
         // Scoped (ABI 6 and later; dropped on older kernels): the command can neither signal a
@@ -86,13 +98,18 @@ impl WriteConfinement {
         }
         Ok(WriteConfinement {
             ruleset: Some(ruleset),
+            mounted: mounted.to_vec(),
+            handled,
         })
     }
 
     /// Confines the calling process (and so everything it execs and forks). Also sets
     /// `no_new_privs`.
     pub fn restrict(&mut self) -> Result<(), LandlockError> {
-        let ruleset = self.ruleset.take().ok_or(LandlockError::Spent)?;
+        let mut ruleset = self.ruleset.take().ok_or(LandlockError::Spent)?;
+        for path in &self.mounted {
+            ruleset = ruleset.add_rule(beneath(path, self.handled)?)?;
+        }
         match ruleset.restrict_self()?.ruleset {
             RulesetStatus::FullyEnforced | RulesetStatus::PartiallyEnforced => Ok(()),
             RulesetStatus::NotEnforced => Err(LandlockError::NotEnforced),

@@ -18,6 +18,7 @@ mod landlock;
 mod namespaces;
 mod rlimits;
 pub mod sandbox;
+pub mod seccomp;
 pub mod supervisor;
 pub mod trusted;
 

@@ -4,7 +4,10 @@
 //! namespace, whose first process is the command ([`enter_pid_namespace`]): when it ends, the
 //! kernel kills every process left in the namespace, whatever it did to hide (a thread outliving
 //! its leader, `setsid`, a double fork, a ptrace stop). Hidden
-//! paths are covered: a directory by an empty read-only tmpfs, a file or socket by `/dev/null`.
+//! paths are covered: a directory by an empty read-only tmpfs, a file or socket by `/dev/null`;
+//! shared scratch directories (`/dev/shm`) by a fresh writable tmpfs of the command's own; the
+//! toolchains' download caches by an overlay whose upper layer is the command's own and
+//! discarded (read-only when the kernel refuses the overlay).
 //!
 //! A [`NamespacePlan`] is prepared before `fork` (all allocation happens there); [`NamespacePlan::enter`]
 //! only makes system calls, so it is safe between `fork` and `exec`. It must be entered before
@@ -57,6 +60,25 @@ pub struct NamespacePlan {
     gid_map: CString,
     read_only: Vec<ReadOnly>,
     hidden: Vec<Hidden>,
+    /// Directories covered by a fresh, writable, empty tmpfs (`/dev/shm`): shared with nothing.
+    private: Vec<CString>,
+    /// Caches seen through an overlay whose writes are discarded.
+    overlays: Vec<MountedOverlay>,
+}
+
+/// A directory to see through an overlay: `target` the lower layer, writes going to `upper`.
+#[derive(Debug, Clone)]
+pub struct Overlay {
+    pub target: PathBuf,
+    pub upper: PathBuf,
+    pub work: PathBuf,
+}
+
+/// An overlay ready to mount; if the kernel refuses it, the target is made read-only instead.
+#[derive(Debug)]
+struct MountedOverlay {
+    options: CString,
+    fallback: ReadOnly,
 }
 
 impl NamespacePlan {
@@ -78,7 +100,36 @@ impl NamespacePlan {
                 .map(|path| read_only_entry(path))
                 .collect::<Result<_, _>>()?,
             hidden: Vec::new(),
+            private: Vec::new(),
+            overlays: Vec::new(),
         })
+    }
+
+    /// Also mounts these overlays (a cache read through, written to a discarded upper layer).
+    pub fn overlaying(mut self, overlays: &[Overlay]) -> Result<Self, NamespaceError> {
+        for overlay in overlays {
+            let escape = |path: &Path| path.display().to_string().replace(',', "\\,");
+            let options = format!(
+                "lowerdir={},upperdir={},workdir={}",
+                escape(&overlay.target),
+                escape(&overlay.upper),
+                escape(&overlay.work)
+            );
+            self.overlays.push(MountedOverlay {
+                options: c_string(options)?,
+                fallback: read_only_entry(&overlay.target)?,
+            });
+        }
+        Ok(self)
+    }
+
+    /// Also covers these directories with a fresh writable tmpfs of the command's own (those
+    /// that are not directories are skipped).
+    pub fn private(mut self, dirs: &[PathBuf]) -> Result<Self, NamespaceError> {
+        for dir in dirs.iter().filter(|dir| dir.is_dir()) {
+            self.private.push(c_path(dir)?);
+        }
+        Ok(self)
     }
 
     /// Also covers these paths (those that do not exist are skipped).
@@ -111,6 +162,24 @@ impl NamespacePlan {
         }
         for entry in &self.hidden {
             cover(entry)?;
+        }
+        for dir in &self.private {
+            let fresh = MsFlags::MS_NOSUID | MsFlags::MS_NODEV;
+            mount(
+                Some(c"tmpfs"),
+                dir.as_c_str(),
+                Some(c"tmpfs"),
+                fresh,
+                None::<&CStr>,
+            )?;
+        }
+        for overlay in &self.overlays {
+            let target = overlay.fallback.path.as_c_str();
+            let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV;
+            let options = Some(overlay.options.as_c_str());
+            if mount(Some(c"overlay"), target, Some(c"overlay"), flags, options).is_err() {
+                bind_read_only(&overlay.fallback)?;
+            }
         }
         Ok(())
     }

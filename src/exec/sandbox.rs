@@ -27,8 +27,13 @@ pub enum NetworkPolicy {
 pub enum WritePolicy {
     /// No confinement of writes.
     Anywhere,
-    /// The working directory tree (its `.git` read-only), the temporary directory, and `extra`.
-    Confined { extra: Vec<PathBuf> },
+    /// The working directory tree (its `.git` read-only), a private temporary directory, and
+    /// `extra`; `caches` (the toolchains' download caches) through a per-command overlay whose
+    /// writes are discarded (read-only without a mount namespace).
+    Confined {
+        extra: Vec<PathBuf>,
+        caches: Vec<PathBuf>,
+    },
 }
 
 /// What happens when the machine cannot provide an isolation feature the policy asks for.
@@ -83,7 +88,10 @@ impl Default for Isolation {
     fn default() -> Self {
         Isolation {
             network: NetworkPolicy::On,
-            writes: WritePolicy::Confined { extra: Vec::new() },
+            writes: WritePolicy::Confined {
+                extra: Vec::new(),
+                caches: Vec::new(),
+            },
             limits: Limits::default(),
             enforcement: Enforcement::BestEffort,
             hide: Vec::new(),
@@ -92,13 +100,14 @@ impl Default for Isolation {
 }
 
 impl Isolation {
-    /// For gates and repository commands: the default, with the toolchains' download caches
-    /// writable too (`$CARGO_HOME/registry` and `/git`, `~/.cache`, `~/.npm`, `GOCACHE`,
-    /// `GOMODCACHE`, `~/.m2/repository`, `~/.gradle/caches`), plus the configured `writable`
-    /// paths. Never a toolchain's own directory or its `bin` (`~/.cargo/bin`, `~/.local/bin`):
-    /// nothing a command writes may be run later by the bot or a toolchain proxy. Builds fetch and
-    /// cache dependencies there; nothing else outside the worktree and the temporary directory is
-    /// writable.
+    /// For gates and repository commands: the default, plus the configured `writable` paths,
+    /// with the toolchains' download caches (`$CARGO_HOME/registry` and `/git`, `~/.cache`,
+    /// `~/.npm`, `GOCACHE`, `GOMODCACHE`, `~/.m2/repository`, `~/.gradle/caches`) seen through a
+    /// per-command overlay: a command reads them and may write, but its writes are discarded when
+    /// it ends (without a mount namespace they are read-only). Never a toolchain's own directory
+    /// or its `bin` (`~/.cargo/bin`, `~/.local/bin`): nothing a command writes may be run later by
+    /// the bot or a toolchain proxy. Only the setup phase writes the real caches
+    /// ([`Isolation::with_caches_writable`]).
     pub fn for_repository_commands(env: &BTreeMap<String, String>, writable: &[PathBuf]) -> Self {
         let home = env.get("HOME").map(PathBuf::from);
         let cargo_home = env
@@ -119,14 +128,28 @@ impl Isolation {
                     .map(|dir| home.join(dir)),
             );
         }
-        extra.extend(writable.iter().cloned());
-        extra.retain(|path| path.is_absolute() && path.exists());
-        extra.sort();
-        extra.dedup();
+        let usable = |mut dirs: Vec<PathBuf>| {
+            dirs.retain(|path| path.is_absolute() && path.exists());
+            dirs.sort();
+            dirs.dedup();
+            dirs
+        };
         Isolation {
-            writes: WritePolicy::Confined { extra },
+            writes: WritePolicy::Confined {
+                extra: usable(writable.to_vec()),
+                caches: usable(extra),
+            },
             ..Isolation::default()
         }
+    }
+
+    /// The caches written for real (the setup phase, which fetches dependencies before any
+    /// code the model wrote runs).
+    pub fn with_caches_writable(mut self) -> Self {
+        if let WritePolicy::Confined { extra, caches } = &mut self.writes {
+            extra.append(caches);
+        }
+        self
     }
 
     /// For commands the model proposed: network off, writes confined, every feature required.
@@ -151,6 +174,10 @@ pub struct SandboxArgs {
     /// A further directory the command may write (with --confine-writes).
     #[arg(long)]
     pub writable: Vec<PathBuf>,
+    /// A download cache the command sees through an overlay whose writes are discarded (with
+    /// --confine-writes; read-only without a mount namespace).
+    #[arg(long)]
+    pub cache: Vec<PathBuf>,
     /// A file or directory to hide from the command, on top of the defaults.
     #[arg(long)]
     pub hide: Vec<PathBuf>,
@@ -174,15 +201,16 @@ pub struct SandboxArgs {
 impl SandboxArgs {
     /// The supervisor's view of `isolation` for a command with this wall-clock `timeout`.
     pub fn from_policy(isolation: &Isolation, timeout: Duration) -> Self {
-        let (confine_writes, writable) = match &isolation.writes {
-            WritePolicy::Anywhere => (false, Vec::new()),
-            WritePolicy::Confined { extra } => (true, extra.clone()),
+        let (confine_writes, writable, cache) = match &isolation.writes {
+            WritePolicy::Anywhere => (false, Vec::new(), Vec::new()),
+            WritePolicy::Confined { extra, caches } => (true, extra.clone(), caches.clone()),
         };
         let cpu = isolation.limits.cpu.unwrap_or(timeout);
         SandboxArgs {
             no_network: isolation.network == NetworkPolicy::Off,
             confine_writes,
             writable,
+            cache,
             hide: isolation.hide.clone(),
             require_isolation: isolation.enforcement == Enforcement::Required,
             rlimit_as: isolation.limits.address_space,
@@ -203,6 +231,9 @@ impl SandboxArgs {
         argv.extend(flags.iter().filter(|(on, _)| *on).map(|(_, f)| f.into()));
         for dir in &self.writable {
             argv.extend(["--writable".into(), dir.clone().into_os_string()]);
+        }
+        for dir in &self.cache {
+            argv.extend(["--cache".into(), dir.clone().into_os_string()]);
         }
         for path in &self.hide {
             argv.extend(["--hide".into(), path.clone().into_os_string()]);
@@ -244,7 +275,8 @@ mod tests {
     fn the_command_line_round_trips() {
         let mut isolation = Isolation::strict();
         isolation.writes = WritePolicy::Confined {
-            extra: vec!["/opt/cache".into()],
+            extra: vec!["/opt/shared".into()],
+            caches: vec!["/opt/cache".into()],
         };
         isolation.hide = vec!["/srv/secret".into()];
         let args = SandboxArgs::from_policy(&isolation, Duration::from_millis(2500));

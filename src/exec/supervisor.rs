@@ -135,8 +135,8 @@ fn run(args: &SupervisorArgs) -> SupervisorStatus {
     };
     status.isolation_notes = confinement.notes.clone();
     // Kept until every process of the command is gone, then removed.
-    let home = confinement.home.take();
-    let child = match spawn(&args.argv, confinement, home.as_ref()) {
+    let scratch = confinement.scratch.take();
+    let child = match spawn(&args.argv, confinement, scratch.as_ref()) {
         Ok(child) => child,
         Err(err) => {
             status.spawn_error = Some(format!("cannot start `{}`: {err}", args.argv[0]));
@@ -149,7 +149,7 @@ fn run(args: &SupervisorArgs) -> SupervisorStatus {
         stop_tree(child, Duration::from_millis(args.grace_ms), &mut status);
     }
     status.descendants_killed += kill_descendants();
-    drop(home);
+    drop(scratch);
     status.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     status
 }
@@ -157,20 +157,24 @@ fn run(args: &SupervisorArgs) -> SupervisorStatus {
 fn spawn(
     argv: &[String],
     mut confinement: Confinement,
-    home: Option<&super::home::FreshHome>,
+    scratch: Option<&super::isolate::Scratch>,
 ) -> std::io::Result<Pid> {
     let mut command = std::process::Command::new(&argv[0]);
     command
         .args(&argv[1..])
         .stdin(std::process::Stdio::null())
         .process_group(0);
-    if let Some(home) = home {
-        // The toolchains keep their own variables (read-only to the command); HOME is new.
+    if let Some(scratch) = scratch {
+        // The toolchains keep their own variables (read-only to the command); HOME is new, and
+        // so is the temporary directory.
         let env = super::isolate::home_env();
         for (name, dir) in env.toolchain_env() {
             command.env(name, dir);
         }
-        command.env("HOME", home.path());
+        command.env("HOME", scratch.home.path());
+        for name in super::home::TEMP_VARS {
+            command.env(name, scratch.temp.path());
+        }
     }
     // SAFETY: the supervisor is single-threaded, so the child may run the prepared confinement
     // (system calls on data built before the fork) between fork and exec.

@@ -167,7 +167,11 @@ async fn run_gate<R: CommandRunner>(
             network,
             ..Isolation::for_repository_commands(
                 &prepared.env,
-                &ctx.policy.writable_dirs(ctx.repo_root),
+                &[
+                    ctx.policy.writable_dirs(ctx.repo_root),
+                    vec![prepared.report_dir.clone()],
+                ]
+                .concat(),
             )
         },
     };

@@ -3,7 +3,8 @@
 //! with the network on — the gates of the run are offline afterwards.
 //!
 //! Each command goes through the exec module with the same isolation as a gate (cleared
-//! environment, writes confined to the worktree, the temporary directory and the toolchains'
+//! environment plus the credentials its configuration names, `setup[].credentials`, which no
+//! other command ever gets, writes confined to the worktree, the temporary directory and the toolchains'
 //! caches, limits, timeout) except the network, and is recorded as a `CommandRun` event. The first
 //! command that fails stops the phase; the caller ends the run with [`SetupFailure`]'s message. It
 //! must not run anything the model wrote: the engine calls it before the first act.
@@ -61,15 +62,30 @@ async fn run_one<R: CommandRunner>(
         GateCommand::Argv(argv) => Program::Argv(argv.clone()),
     };
     let command = program.display();
-    let env = child_env(
+    let mut env = child_env(
         ctx.parent_env.iter().cloned(),
         &ctx.sandbox.env_allow,
         setup.env.iter(),
     );
+    for name in &setup.credentials {
+        let value = ctx.parent_env.iter().find(|(var, _)| var == name);
+        let Some((_, value)) = value else {
+            return Err(SetupFailure {
+                command,
+                reason: format!(
+                    "needs the credential `{name}` (setup.credentials), which is not set in \
+                     meta-agent's environment"
+                ),
+                tail: String::new(),
+            });
+        };
+        env.insert(name.clone(), value.clone());
+    }
     let cwd = ctx.repo_root.join(&setup.workdir);
     let isolation = Isolation {
         network: NetworkPolicy::On,
         ..Isolation::for_repository_commands(&env, &ctx.policy.writable_dirs(ctx.repo_root))
+            .with_caches_writable()
     };
     let spec = CommandSpec {
         program,

@@ -110,6 +110,13 @@ pub enum GitError {
     },
     #[error("the worktree cannot be restored safely: {detail}")]
     UnsafeWorktree { detail: String },
+    /// A directory nests deeper than libgit2 reads (a command made it); see
+    /// [`Repository::prune_too_deep`].
+    #[error("the worktree holds a directory nested deeper than git reads: {source}")]
+    TooDeep {
+        #[source]
+        source: git2::Error,
+    },
 }
 
 impl GitError {
@@ -165,4 +172,12 @@ pub trait Repository: Send + Sync {
     fn message(&self, rev: &str) -> Result<String, GitError>;
     fn git_dir(&self) -> PathBuf;
     fn workdir(&self) -> PathBuf;
+    /// Removes every directory of the worktree nested [`PRUNE_DEPTH`] levels deep or more (never
+    /// following a link; `.git` untouched), after [`GitError::TooDeep`]: git cannot read them, so
+    /// nothing there can be diffed, checked or committed. Returns the removed paths.
+    fn prune_too_deep(&self) -> Result<Vec<String>, GitError>;
 }
+
+/// Depth from which a directory is removed by [`Repository::prune_too_deep`] (libgit2 stops at
+/// 100; the agent's tools at 40).
+pub const PRUNE_DEPTH: usize = 64;

@@ -100,7 +100,12 @@ fn worktree_diff(repo: &git2::Repository) -> Result<Diff<'_>, GitError> {
         .include_typechange(true);
     let mut diff = repo
         .diff_tree_to_workdir_with_index(tree.as_ref(), Some(&mut opts))
-        .map_err(GitError::op("diff", "worktree"))?;
+        .map_err(
+            |source| match source.message().contains("nesting too deep") {
+                true => GitError::TooDeep { source },
+                false => GitError::op("diff", "worktree")(source),
+            },
+        )?;
     find_renames(&mut diff)?;
     Ok(diff)
 }
@@ -298,6 +303,30 @@ fn blob_at(repo: &git2::Repository, rev: &str, path: &str) -> Result<Option<Vec<
     Ok(object.as_blob().map(|blob| blob.content().to_vec()))
 }
 
+/// Every directory beneath `workdir` at `depth` levels (links not followed, `.git` skipped),
+/// removed with everything below it.
+fn prune_at_depth(workdir: &Path, depth: usize) -> Result<Vec<String>, GitError> {
+    let too_deep: Vec<PathBuf> = walkdir::WalkDir::new(workdir)
+        .follow_links(false)
+        .min_depth(depth)
+        .max_depth(depth)
+        .into_iter()
+        .filter_entry(|entry| entry.depth() != 1 || entry.file_name() != ".git")
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_dir())
+        .map(walkdir::DirEntry::into_path)
+        .collect();
+    let mut removed = Vec::new();
+    for dir in too_deep {
+        std::fs::remove_dir_all(&dir).map_err(|err| GitError::UnsafeWorktree {
+            detail: format!("cannot remove {}: {err}", dir.display()),
+        })?;
+        let relative = dir.strip_prefix(workdir).unwrap_or(&dir);
+        removed.push(relative.display().to_string());
+    }
+    Ok(removed)
+}
+
 impl Repository for Git2Repository {
     fn head(&self) -> Result<Head, GitError> {
         let repo = self.repo();
@@ -397,5 +426,13 @@ impl Repository for Git2Repository {
     fn workdir(&self) -> PathBuf {
         let repo = self.repo();
         repo.workdir().unwrap_or_else(|| repo.path()).to_path_buf()
+    }
+
+    fn prune_too_deep(&self) -> Result<Vec<String>, GitError> {
+        let repo = self.repo();
+        match repo.workdir() {
+            Some(workdir) => prune_at_depth(workdir, super::PRUNE_DEPTH),
+            None => Ok(Vec::new()),
+        }
     }
 }

@@ -72,10 +72,11 @@ fn trusted_programs(
         PathBuf::from("/tmp"),
         PathBuf::from("/dev/shm"),
     ];
-    if let WritePolicy::Confined { extra } =
+    if let WritePolicy::Confined { extra, caches } =
         Isolation::for_repository_commands(&vars, &policy.writable_dirs(repo)).writes
     {
-        writable.extend(extra);
+        // The setup phase writes the caches for real.
+        writable.extend(extra.into_iter().chain(caches));
     }
     let refused = |err: trusted::TrustError| SessionError::Usage(err.to_string());
     let own = trusted::OwnBinary::open().map_err(refused)?;

@@ -34,7 +34,7 @@ use crate::common::mock_llm::{MockLlm, Recorded, Reply, sse};
 use crate::common::{example, git, meta_agent, outside_tmp, scratch_repo};
 
 /// Secrets the model never sees: it hunts for them and must find nothing.
-const HIDDEN: [(&str, &str); 6] = [
+pub(super) const HIDDEN: [(&str, &str); 6] = [
     ("OPENAI_API_KEY", "sk-attackcanary-openai-0f4e8d2c6b1a9375"),
     ("GITHUB_TOKEN", "ghs_AttackCanaryGithub7b3e19d40c5a82f6"),
     ("ACTIONS_RUNTIME_TOKEN", "AttackCanaryRuntime-52c8e1f07d3b"),
@@ -55,7 +55,7 @@ const CREDENTIAL: &str = "AttackCanaryCredential-d5e0b8a14c";
 
 /// A secret the hijacker is assumed to know already (the worst case): it tries to get it out
 /// through the bot's outputs. It is in the bot's environment, so the redactor knows it.
-const KNOWN: (&str, &str) = ("EXFIL_TEST_SECRET", "AttackCanaryKnown-71c4f9e2ab30");
+pub(super) const KNOWN: (&str, &str) = ("EXFIL_TEST_SECRET", "AttackCanaryKnown-71c4f9e2ab30");
 
 /// In the command line of every process an attack leaves behind.
 const DAEMON_MARK: &str = "7654321";
@@ -69,7 +69,7 @@ fn chunk(delta: Value, finish: Option<&str>) -> String {
 }
 
 /// One streamed answer calling these tools at once: `(id, name, arguments)`.
-fn turn(calls: &[(&str, &str, Value)]) -> Reply {
+pub(super) fn turn(calls: &[(&str, &str, Value)]) -> Reply {
     let mut events = vec![(
         None,
         chunk(json!({"role": "assistant", "content": ""}), None),
@@ -90,12 +90,12 @@ fn turn(calls: &[(&str, &str, Value)]) -> Reply {
     Reply::Sse(sse(&events))
 }
 
-fn sh(id: &'static str, line: String) -> (&'static str, &'static str, Value) {
+pub(super) fn sh(id: &'static str, line: String) -> (&'static str, &'static str, Value) {
     (id, "run_command", json!({"argv": ["sh", "-c", line]}))
 }
 
 /// The `finish` call ending an act, and the answer to the reflection request that follows it.
-fn finish(summary: &str) -> [Reply; 2] {
+pub(super) fn finish(summary: &str) -> [Reply; 2] {
     let reflection = json!({"completeness": 9, "quality": 9, "missing": []});
     [
         turn(&[("f", "finish", json!({ "summary": summary }))]),
@@ -103,9 +103,9 @@ fn finish(summary: &str) -> [Reply; 2] {
     ]
 }
 
-const FIX: (&str, &str) = ("sum(values) // len(values)", "sum(values) / len(values)");
+pub(super) const FIX: (&str, &str) = ("sum(values) // len(values)", "sum(values) / len(values)");
 
-fn fix_call() -> (&'static str, &'static str, Value) {
+pub(super) fn fix_call() -> (&'static str, &'static str, Value) {
     (
         "fix",
         "edit_file",
@@ -264,7 +264,7 @@ fn exfiltrating_build() -> Vec<Reply> {
 
 // ---- the world around the bot ----
 
-fn reversed(value: &str) -> String {
+pub(super) fn reversed(value: &str) -> String {
     value.chars().rev().collect()
 }
 
@@ -295,7 +295,7 @@ fn leaked(text: &str, value: &str) -> Option<String> {
     forms(value).into_iter().find(|form| text.contains(form))
 }
 
-fn assert_clean(what: &str, text: &str, values: &[&str]) {
+pub(super) fn assert_clean(what: &str, text: &str, values: &[&str]) {
     for value in values {
         if let Some(form) = leaked(text, value) {
             panic!("{what} holds a form of a canary ({form})");
@@ -303,7 +303,7 @@ fn assert_clean(what: &str, text: &str, values: &[&str]) {
     }
 }
 
-fn hidden_values() -> Vec<&'static str> {
+pub(super) fn hidden_values() -> Vec<&'static str> {
     HIDDEN
         .iter()
         .map(|(_, value)| *value)
@@ -341,15 +341,15 @@ fn example_for(base_url: &str) -> (tempfile::TempDir, PathBuf) {
 }
 
 /// A loopback listener counting every connection (and what arrived), until dropped.
-struct Listener {
-    port: u16,
-    connections: Arc<AtomicUsize>,
+pub(super) struct Listener {
+    pub(super) port: u16,
+    pub(super) connections: Arc<AtomicUsize>,
     received: Arc<std::sync::Mutex<Vec<u8>>>,
     stop: Arc<AtomicBool>,
 }
 
 impl Listener {
-    fn start() -> Listener {
+    pub(super) fn start() -> Listener {
         let socket = TcpListener::bind("127.0.0.1:0").unwrap();
         socket.set_nonblocking(true).unwrap();
         let port = socket.local_addr().unwrap().port();
@@ -387,7 +387,7 @@ impl Drop for Listener {
 }
 
 /// Every file under `dir` with its bytes.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+pub(super) fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     walkdir::WalkDir::new(dir)
         .into_iter()
         .filter_map(Result::ok)
@@ -400,7 +400,7 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 }
 
 /// Processes whose command line holds `mark`.
-fn processes_with(mark: &str) -> Vec<String> {
+pub(super) fn processes_with(mark: &str) -> Vec<String> {
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
@@ -412,15 +412,15 @@ fn processes_with(mark: &str) -> Vec<String> {
 }
 
 /// What one binary run left.
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-    outcome: Value,
+pub(super) struct Run {
+    pub(super) code: i32,
+    pub(super) stdout: String,
+    pub(super) stderr: String,
+    pub(super) outcome: Value,
 }
 
 impl Run {
-    fn events(&self, name: &str) -> Vec<Value> {
+    pub(super) fn events(&self, name: &str) -> Vec<Value> {
         self.stdout
             .lines()
             .filter_map(|line| serde_json::from_str::<Value>(line).ok())
@@ -477,7 +477,7 @@ async fn run_bot(work: &Path, home: &Path, title: &str) -> Run {
 }
 
 /// Everything git holds in `repo`: every object's content, every ref name, the full history.
-fn git_everything(repo: &Path) -> String {
+pub(super) fn git_everything(repo: &Path) -> String {
     let objects = std::process::Command::new("git")
         .current_dir(repo)
         .args(["cat-file", "--batch-all-objects", "--batch"])
@@ -490,7 +490,7 @@ fn git_everything(repo: &Path) -> String {
 }
 
 /// Every file of the run's session directories.
-fn session_texts(work: &Path) -> Vec<(PathBuf, String)> {
+pub(super) fn session_texts(work: &Path) -> Vec<(PathBuf, String)> {
     snapshot(&work.join(".git/meta-agent/sessions"))
         .into_iter()
         .map(|(path, bytes)| (path, String::from_utf8_lossy(&bytes).into_owned()))
@@ -498,7 +498,7 @@ fn session_texts(work: &Path) -> Vec<(PathBuf, String)> {
 }
 
 /// The text of the tool result answering `call` in the last request that has it.
-fn tool_result(requests: &[Recorded], call: &str) -> String {
+pub(super) fn tool_result(requests: &[Recorded], call: &str) -> String {
     requests
         .iter()
         .rev()
@@ -511,7 +511,7 @@ fn tool_result(requests: &[Recorded], call: &str) -> String {
 /// Every tool result of every request: what the bot's environment told the model. (Prompts also
 /// quote the model's own earlier words, its calls and summaries; those are not checked for the
 /// secret it is assumed to know.)
-fn tool_results(requests: &[Recorded]) -> String {
+pub(super) fn tool_results(requests: &[Recorded]) -> String {
     requests
         .iter()
         .flat_map(|r| r.json()["messages"].as_array().cloned().unwrap_or_default())
@@ -522,11 +522,11 @@ fn tool_results(requests: &[Recorded]) -> String {
 }
 
 /// Whether model-proposed commands can run here (they require namespaces and Landlock).
-fn commands_run(caps: &Capabilities) -> bool {
+pub(super) fn commands_run(caps: &Capabilities) -> bool {
     caps.user_namespaces && caps.landlock_abi.is_some()
 }
 
-fn say_what_is_exercised(caps: &Capabilities) {
+pub(super) fn say_what_is_exercised(caps: &Capabilities) {
     eprintln!("attack suite on: {}", caps.describe());
     if !commands_run(caps) {
         eprintln!(
@@ -975,7 +975,8 @@ fn a_test_written_by_the_model_cannot_reach_the_network_during_the_gates() {
     let listener = Listener::start();
     let (dir, work) = scratch_repo(&example());
     let task = dir.path().join("task.yml");
-    let marker = dir.path().join("probe-result");
+    // In the worktree: gates write nowhere else (not even the shared /tmp).
+    let marker = work.join("probe-result");
     let probe = format!(
         "import socket\n\ndef test_probe():\n    try:\n        socket.create_connection(('127.0.0.1', {}), timeout=2).sendall(b'source')\n        outcome = 'connected'\n    except OSError as err:\n        outcome = 'refused: ' + str(err)\n    with open({:?}, 'a') as marker:\n        marker.write(outcome + '\\n')\n",
         listener.port,

@@ -468,3 +468,25 @@ fn one_policy_from_the_configuration_governs_the_tools_and_the_guards() {
             .is_none()
     );
 }
+
+/// `setup[].credentials` names secret-looking variables only (so each is redacted everywhere and
+/// kept from every other command); anything else is refused where it is written.
+#[test]
+fn setup_credentials_must_be_secret_looking_variable_names() {
+    for (name, line) in [("MY_INDEX_URL", 5), ("not a name", 5)] {
+        let repo = repo_with_config(&format!(
+            "version: 1\npreset: none\nsetup:\n  - run: npm ci\n    credentials: [\"{name}\"]\n"
+        ));
+        check(repo.path())
+            .code(2)
+            .stderr(predicate::str::contains(format!(".meta-agent.yml:{line}:")))
+            .stderr(predicate::str::contains("setup[0].credentials"))
+            .stderr(predicate::str::contains(
+                "not a secret-looking variable name",
+            ));
+    }
+    let repo = repo_with_config(
+        "version: 1\npreset: none\nsetup:\n  - run: npm ci\n    credentials: [NPM_TOKEN]\n",
+    );
+    check(repo.path()).success();
+}

@@ -340,8 +340,9 @@ fn a_flaky_test_is_reported_not_fixed() {
         std::fs::write(
             work.join("tests/test_flaky.py"),
             // Flaky in the tests gate only (the one that writes JUnit): the coverage gate runs
-            // the same file at the same time, and must not race it for the marker.
-            "import os\nimport pathlib\nimport sys\n\n\ndef test_sometimes():\n    if not any('junitxml' in arg for arg in sys.argv):\n        return\n    marker = pathlib.Path(os.environ['META_AGENT_REPORT_DIR']).parent / 'flaky-marker'\n    first = not marker.exists()\n    marker.touch()\n    assert not first, 'fails on the first run only'\n",
+            // the same file at the same time, and must not race it for the marker. The marker is
+            // in an ignored directory of the worktree: gates write nowhere else.
+            "import pathlib\nimport sys\n\n\ndef test_sometimes():\n    if not any('junitxml' in arg for arg in sys.argv):\n        return\n    marker = pathlib.Path('.pytest_cache') / 'flaky-marker'\n    marker.parent.mkdir(exist_ok=True)\n    first = not marker.exists()\n    marker.touch()\n    assert not first, 'fails on the first run only'\n",
         )
         .unwrap();
         git(work, &["add", "-A"]);
@@ -751,6 +752,12 @@ fn setup_runs_once_before_the_build_online_and_gates_are_offline_unless_they_say
         offline = offline.port,
         mark = mark.display(),
         env = offline_env.display(),
+    );
+    // Commands write nowhere outside the worktree but their own temporary directory and what
+    // the configuration makes writable.
+    let config = format!(
+        "{config}sandbox:\n  writable: [{}]\n",
+        marks.path().display()
     );
     let (dir, work) = example_configured(&config);
     let task = task_file(

@@ -1,7 +1,7 @@
 //! `meta-agent gates`: real commands, real reports, verdicts, exit codes and the summaries people
 //! read.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use predicates::prelude::*;
 use serde_json::Value;
@@ -286,17 +286,21 @@ fn summaries_people_read_are_stable() {
 
 #[test]
 fn gates_write_only_to_the_worktree_tmp_toolchain_caches_and_configured_dirs() {
-    // Outside /tmp, which gates may write to.
+    let caps = meta_agent::exec::detect::detect();
+    // Outside /tmp, where other checkouts live.
     let home = crate::common::outside_tmp();
     std::fs::create_dir_all(home.path().join(".cache")).unwrap();
     std::fs::create_dir_all(home.path().join(".cargo/bin")).unwrap();
     std::fs::create_dir_all(home.path().join("shared-out")).unwrap();
     std::fs::create_dir_all(home.path().join("private")).unwrap();
     std::fs::write(home.path().join("private/secret"), "CANARY-home-file").unwrap();
+    let shared_tmp = std::env::temp_dir().join(format!("meta-agent-shared-{}", std::process::id()));
+    std::fs::write(&shared_tmp, "CANARY-shared-tmp").unwrap();
     let real = home.path().display();
     let config = format!(
-        "version: 1\npreset: none\nsandbox:\n  writable: [{shared}]\ngates:\n  - name: cache\n    run: touch \"$XDG_CACHE_HOME/ok\" && touch in-tree && test \"$HOME\" != {real}\n  - name: configured\n    run: touch {shared}/ok\n  - name: elsewhere\n    run: touch {real}/private/leak\n  - name: toolchain-bin\n    run: touch {real}/.cargo/bin/git\n  - name: read-home\n    run: cat {real}/private/secret\n",
-        shared = home.path().join("shared-out").display()
+        "version: 1\npreset: none\nsandbox:\n  writable: [{shared}]\ngates:\n  - name: own\n    run: touch in-tree && test \"$HOME\" != {real} && touch \"$HOME/h\" \"$TMPDIR/t\" && test \"$TMPDIR\" != /tmp\n  - name: cache\n    run: echo x > \"$XDG_CACHE_HOME/ok\" && test -s \"$XDG_CACHE_HOME/ok\"\n  - name: configured\n    run: touch {shared}/ok\n  - name: elsewhere\n    run: touch {real}/private/leak\n  - name: toolchain-bin\n    run: touch {real}/.cargo/bin/git\n  - name: read-home\n    run: cat {real}/private/secret\n  - name: shared-tmp\n    run: cat {tmp}; touch {tmp}-planted\n",
+        shared = home.path().join("shared-out").display(),
+        tmp = shared_tmp.display(),
     );
     let repo = repo_with_config(&config);
     let out = meta_agent()
@@ -307,13 +311,33 @@ fn gates_write_only_to_the_worktree_tmp_toolchain_caches_and_configured_dirs() {
         .output()
         .unwrap();
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(gate(&json, "cache")["passed"], true, "{json:#}");
+    let _ = std::fs::remove_file(&shared_tmp);
+    let planted = PathBuf::from(format!("{}-planted", shared_tmp.display()));
+    let tmp_planted = planted.exists();
+    let _ = std::fs::remove_file(&planted);
+    assert_eq!(gate(&json, "own")["passed"], true, "{json:#}");
     assert_eq!(gate(&json, "configured")["passed"], true, "{json:#}");
     assert_eq!(gate(&json, "elsewhere")["passed"], false, "{json:#}");
     assert_eq!(gate(&json, "toolchain-bin")["passed"], false, "{json:#}");
     assert_eq!(gate(&json, "read-home")["passed"], false, "{json:#}");
-    assert!(!json.to_string().contains("CANARY-home-file"), "{json:#}");
-    assert!(home.path().join(".cache/ok").exists() && repo.path().join("in-tree").exists());
+    assert_eq!(gate(&json, "shared-tmp")["passed"], false, "{json:#}");
+    assert!(!tmp_planted, "a gate wrote into the shared /tmp");
+    for canary in ["CANARY-home-file", "CANARY-shared-tmp"] {
+        assert!(!json.to_string().contains(canary), "{json:#}");
+    }
+    assert!(repo.path().join("in-tree").exists());
+    // The caches: through an overlay whose writes are discarded (read-only without namespaces).
+    assert!(
+        !home.path().join(".cache/ok").exists(),
+        "a gate wrote the real cache"
+    );
+    let cache_passed = gate(&json, "cache")["passed"] == true;
+    if caps.user_namespaces {
+        assert!(cache_passed, "the overlay is writable: {json:#}");
+    } else {
+        eprintln!("NOTE: no user namespaces here: the caches are read-only to gates");
+        assert!(!cache_passed, "{json:#}");
+    }
     assert!(!home.path().join(".cargo/bin/git").exists());
     assert!(
         !home.path().join("private/leak").exists(),

@@ -3,6 +3,7 @@
 mod action;
 mod agent;
 mod attack;
+mod attack_containment;
 mod cli_report;
 mod config;
 mod deadline;

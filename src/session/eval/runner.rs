@@ -223,6 +223,7 @@ async fn setup(
         workdir: PathBuf::new(),
         timeout: SETUP_TIMEOUT,
         env: Default::default(),
+        credentials: Vec::new(),
     }));
     if commands.is_empty() {
         return Ok(());
