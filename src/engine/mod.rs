@@ -15,6 +15,7 @@ pub mod improve;
 mod observe;
 mod once;
 pub mod patch_gate;
+mod pristine;
 pub mod run;
 pub mod scripted;
 pub mod state;

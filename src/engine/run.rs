@@ -306,6 +306,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 ),
                 LoopPhase::Planning => self.plan(state),
                 LoopPhase::Acting => {
+                    self.seed_before_first_act(state);
                     if let Some(refused) = self.act(state).await? {
                         ending = refused;
                     }
@@ -319,6 +320,9 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             }
         }
         self.finish(state);
+        if state.phase != LoopPhase::AwaitingGuidance {
+            self.drop_pristine_material(state);
+        }
         self.sessions.save(state)?;
         Ok(RunReport {
             diff: self.repo.diff()?,
@@ -549,8 +553,13 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             Decision::Complete => self.review(state).await?,
             other => other,
         };
+        // The final verification: the gates on a pristine checkout of the tree to commit.
+        let (decision, verified) = match decision {
+            Decision::Complete => self.pristine_decision(state).await?,
+            other => (other, None),
+        };
         match decision {
-            Decision::Complete => self.complete(state),
+            Decision::Complete => self.complete(state, verified.as_deref()),
             Decision::Continue { plan, reason } => {
                 // Every act is an iteration: the baseline observation is iteration 0, the first
                 // act after it iteration 1, so `--max-iterations N` allows N acts.
@@ -609,7 +618,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         state.signatures.clone()
     }
 
-    fn decision(&self, state: &LoopState) -> Decision {
+    pub(super) fn decision(&self, state: &LoopState) -> Decision {
         let signatures = state.signature_ids();
         let previous = state.previous_signature_ids();
         let gates_passed = crate::protocol::records::gates_passed(&state.gates)
@@ -671,7 +680,13 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         })
     }
 
-    fn complete(&self, state: &mut LoopState) -> Result<Ending, EngineError> {
+    /// Ends the run with its commit: of `verified`, the tree the pristine verification passed,
+    /// when there is one, else of the worktree.
+    fn complete(
+        &self,
+        state: &mut LoopState,
+        verified: Option<&str>,
+    ) -> Result<Ending, EngineError> {
         let failing = !crate::protocol::records::gates_passed(&state.gates);
         if state.worktree_diff.is_empty() && failing {
             let signatures = state.signatures.len();
@@ -706,7 +721,10 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             if !refused.is_empty() {
                 return self.escalate(state, patch_refused(&refused, true));
             }
-            let sha = self.commit_once(state, &message)?;
+            let sha = match verified {
+                Some(tree) => self.commit_verified(state, &message, tree)?,
+                None => self.commit_once(state, &message)?,
+            };
             self.events.emit(&Event::Committed {
                 branch: state.branch.clone(),
                 commit: sha.clone(),

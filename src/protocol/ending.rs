@@ -52,6 +52,15 @@ pub enum EscalationReason {
     /// The task needed no change, but the gates fail as they did before the run, on failures
     /// the task does not ask about: the run does not call that "nothing to do".
     PreexistingFailures { signatures: usize },
+    /// The gates passed in the worktree but failed on a pristine checkout of the tree that would
+    /// have been committed: the worktree held something the commit does not.
+    PristineFailed {
+        /// The gates that failed on the pristine checkout.
+        gates: Vec<String>,
+        /// Files the worktree held that the commit does not (ignored bytecode, build outputs
+        /// written since the run began), as far as the run could name them.
+        only_in_worktree: Vec<String>,
+    },
     /// A setup command failed before the build.
     SetupFailed {
         command: String,
@@ -101,6 +110,27 @@ impl EscalationReason {
                  ({signatures} failure signature(s) the task does not ask about): fix them or \
                  say they may stay"
             ),
+            EscalationReason::PristineFailed {
+                gates,
+                only_in_worktree,
+            } => {
+                let held = if only_in_worktree.is_empty() {
+                    "files or dependencies the commit does not carry (none the run could name: \
+                     look for state outside the tree, or dependencies setup: does not recreate)"
+                        .to_owned()
+                } else {
+                    format!(
+                        "files the commit does not carry ({})",
+                        only_in_worktree.join(", ")
+                    )
+                };
+                format!(
+                    "the gates pass in the worktree but fail on a pristine checkout of the tree \
+                     that would be committed ({} failed there): the worktree held {held}; \
+                     nothing was committed as verified",
+                    gates.join(", ")
+                )
+            }
             EscalationReason::SetupFailed {
                 command,
                 reason,
@@ -129,6 +159,7 @@ impl EscalationReason {
             | EscalationReason::PatchRefused { .. }
             | EscalationReason::ProviderRefused { .. }
             | EscalationReason::PreexistingFailures { .. }
+            | EscalationReason::PristineFailed { .. }
             | EscalationReason::SetupFailed { .. } => false,
         }
     }

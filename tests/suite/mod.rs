@@ -24,6 +24,7 @@ mod local;
 mod memory;
 mod observe;
 mod planning;
+mod pristine;
 mod redact;
 mod report_coverage;
 mod report_junit;
