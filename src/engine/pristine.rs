@@ -51,8 +51,9 @@ const SCANNED_FILES: usize = 20_000;
 pub(super) enum Pristine {
     /// The gates pass on a pristine checkout of this tree: commit it.
     Verified { tree: String },
-    /// Not run (`verify.pristine: false`, nothing to commit, no gates, already committed): the
-    /// worktree is committed as before.
+    /// Not run (`verify.pristine: false`, nothing to commit, no gates, already committed, or the
+    /// patch gate refuses the change: staging it would write its blobs, secrets included, into
+    /// the object database): the run goes on as before (the refusal escalates).
     Skipped,
     /// The gates fail on the pristine checkout (recorded as the latest observation).
     Failed(PristineFailure),
@@ -175,6 +176,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             || self.config.gates.is_empty()
             || state.worktree_diff.is_empty()
             || self.committed_already(state)?
+            || !self.patch_check()?.is_empty()
         {
             return Ok(Pristine::Skipped);
         }

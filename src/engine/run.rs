@@ -872,16 +872,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         state: &mut LoopState,
         stage: &str,
     ) -> Result<Vec<Refusal>, EngineError> {
-        let changes = self.repo.changed_files()?;
-        let diff = self.repo.diff()?;
-        let workdir = self.repo.workdir();
-        let input = PatchInput {
-            changes: &changes,
-            diff: &diff,
-            worktree: &workdir,
-            redactor: self.sessions.redactor(),
-        };
-        let refusals = patch_gate::check(&input, self.policy);
+        let refusals = self.patch_check()?;
         let lines: Vec<String> = refusals.iter().map(ToString::to_string).collect();
         if !lines.is_empty() {
             self.events.emit(&Event::PatchRefused {
@@ -895,6 +886,20 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             }
         }
         Ok(refusals)
+    }
+
+    /// The patch gate's refusals of the worktree as it would be committed, silently.
+    pub(super) fn patch_check(&self) -> Result<Vec<Refusal>, EngineError> {
+        let changes = self.repo.changed_files()?;
+        let diff = self.repo.diff()?;
+        let workdir = self.repo.workdir();
+        let input = PatchInput {
+            changes: &changes,
+            diff: &diff,
+            worktree: &workdir,
+            redactor: self.sessions.redactor(),
+        };
+        Ok(patch_gate::check(&input, self.policy))
     }
 
     /// Puts every refused path back as HEAD has it (removed when HEAD has none), never through a
