@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 pub use resolve::{
     CommitSettings, Config, CoverageCheck, GateCommand, GateSpec, HindsightSettings, LlmSettings,
-    LoopSettings, SandboxSettings, SetupCommand, TelemetrySettings,
+    LoopSettings, SandboxSettings, SetupCommand, TelemetrySettings, VerifySettings,
 };
 
 /// File names looked for at the repository root, in order.

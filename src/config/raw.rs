@@ -51,9 +51,24 @@ pub struct RawConfig {
     /// Where run records go besides the session directory.
     #[serde(default)]
     pub telemetry: Option<RawTelemetry>,
+    /// How the verification that justifies a commit is made.
+    #[serde(default)]
+    pub verify: Option<RawVerify>,
     /// Shared memory across repositories (PostgreSQL); without it, memory stays in files.
     #[serde(default)]
     pub memory: Option<crate::memory::settings::RawMemory>,
+}
+
+/// `verify:`: the verification that justifies a commit.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawVerify {
+    /// Run the gates once more, before the commit, on a fresh checkout of exactly the tree that
+    /// will be committed (no untracked or ignored file from the run, dependencies from the
+    /// snapshot taken before the model acted), and commit that tree (default true). `false`
+    /// trusts the worktree's last gate run: files the commit does not hold (an ignored `.pyc`, a
+    /// build output) may then make the gates pass. See SECURITY.md.
+    pub pristine: Option<bool>,
 }
 
 /// `telemetry:`: metrics export.

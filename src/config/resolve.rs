@@ -57,9 +57,19 @@ pub struct Config {
     pub hindsight: HindsightSettings,
     pub commit: CommitSettings,
     pub telemetry: TelemetrySettings,
+    /// How the verification that justifies a commit is made (`verify:`).
+    pub verify: VerifySettings,
     /// Shared memory (`memory:`); the database URL's password only ever comes from the
     /// environment.
     pub memory: crate::memory::settings::MemorySettings,
+}
+
+/// The verification that justifies a commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VerifySettings {
+    /// Verify on a pristine checkout of the tree to be committed (`verify.pristine`, default
+    /// true).
+    pub pristine: bool,
 }
 
 /// Metrics export beyond the session directory's `metrics.prom`.
@@ -232,6 +242,9 @@ pub fn resolve(input: ResolveInput<'_>) -> Result<Config, ConfigError> {
         commit: resolve_commit(raw.commit.clone().unwrap_or_default()),
         telemetry: TelemetrySettings {
             push_gateway: raw.telemetry.as_ref().and_then(|t| t.push_gateway.clone()),
+        },
+        verify: VerifySettings {
+            pristine: raw.verify.as_ref().and_then(|v| v.pristine).unwrap_or(true),
         },
         memory: crate::memory::settings::resolve(raw.memory.clone().unwrap_or_default())
             .map_err(|err| ctx.invalid(err.key, &err.needle, err.message))?,

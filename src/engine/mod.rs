@@ -17,6 +17,7 @@ mod observe;
 pub mod once;
 pub mod patch_gate;
 pub mod pause;
+mod pristine;
 pub mod run;
 pub mod scripted;
 pub mod state;

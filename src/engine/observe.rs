@@ -168,7 +168,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     /// Re-runs, once and unchanged, the failing tests of every tests gate that failed (only those
     /// tests where the runner can select them, else the whole gate). Tests that pass the second
     /// time are flaky: reported, and the gate counts them as passed.
-    async fn rerun_failed_tests(
+    pub(super) async fn rerun_failed_tests(
         &self,
         ctx: &GateRunContext<'_, R>,
         summary: &mut GatesSummary,
@@ -237,7 +237,7 @@ fn rerun_scope(record: &GateRecord) -> GateScope {
 }
 
 /// The gates' network inside a run: offline unless a gate says `network: on`.
-fn in_run() -> GateNetworkMode {
+pub(super) fn in_run() -> GateNetworkMode {
     GateNetworkMode::AsConfigured {
         can_cut: gates::runner::network_can_be_cut(),
     }

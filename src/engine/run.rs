@@ -325,6 +325,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 ),
                 LoopPhase::Planning => self.plan(state),
                 LoopPhase::Acting => {
+                    self.seed_before_first_act(state);
                     let before = state.clone();
                     match self.unless_interrupted(self.act(state)).await {
                         Some(acted) if self.interrupt.reason().is_none() => {
@@ -354,6 +355,9 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             }
         }
         self.finish(state);
+        if state.phase != LoopPhase::AwaitingGuidance {
+            self.drop_pristine_material(state);
+        }
         self.sessions.save(state)?;
         Ok(RunReport {
             diff: self.repo.diff()?,
@@ -602,8 +606,13 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             Decision::Complete => self.review(state).await?,
             other => other,
         };
+        // The final verification: the gates on a pristine checkout of the tree to commit.
+        let (decision, verified) = match decision {
+            Decision::Complete => self.pristine_decision(state).await?,
+            other => (other, None),
+        };
         match decision {
-            Decision::Complete => self.complete(state),
+            Decision::Complete => self.complete(state, verified.as_deref()),
             Decision::Continue { plan, reason } => {
                 // Every act is an iteration: the baseline observation is iteration 0, the first
                 // act after it iteration 1, so `--max-iterations N` allows N acts.
@@ -662,7 +671,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         state.signatures.clone()
     }
 
-    fn decision(&self, state: &LoopState) -> Decision {
+    pub(super) fn decision(&self, state: &LoopState) -> Decision {
         let signatures = state.signature_ids();
         let previous = state.previous_signature_ids();
         let gates_passed = crate::protocol::records::gates_passed(&state.gates)
@@ -724,7 +733,13 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         })
     }
 
-    fn complete(&self, state: &mut LoopState) -> Result<Ending, EngineError> {
+    /// Ends the run with its commit: of `verified`, the tree the pristine verification passed,
+    /// when there is one, else of the worktree.
+    fn complete(
+        &self,
+        state: &mut LoopState,
+        verified: Option<&str>,
+    ) -> Result<Ending, EngineError> {
         let failing = !crate::protocol::records::gates_passed(&state.gates);
         // A paused run's work is in its checkpoint commit, not in the worktree's diff.
         let changed = !state.worktree_diff.is_empty() || state.checkpoint.is_some();
@@ -761,7 +776,10 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             if !refused.is_empty() {
                 return self.escalate(state, patch_refused(&refused, true));
             }
-            let sha = self.commit_once(state, &message)?;
+            let sha = match verified {
+                Some(tree) => self.commit_verified(state, &message, tree)?,
+                None => self.commit_once(state, &message)?,
+            };
             self.events.emit(&Event::Committed {
                 branch: state.branch.clone(),
                 commit: sha.clone(),
@@ -927,16 +945,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         state: &mut LoopState,
         stage: &str,
     ) -> Result<Vec<Refusal>, EngineError> {
-        let changes = self.repo.changed_files()?;
-        let diff = self.repo.diff()?;
-        let workdir = self.repo.workdir();
-        let input = PatchInput {
-            changes: &changes,
-            diff: &diff,
-            worktree: &workdir,
-            redactor: self.sessions.redactor(),
-        };
-        let refusals = patch_gate::check(&input, self.policy);
+        let refusals = self.patch_check()?;
         let lines: Vec<String> = refusals.iter().map(ToString::to_string).collect();
         if !lines.is_empty() {
             self.events.emit(&Event::PatchRefused {
@@ -950,6 +959,20 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             }
         }
         Ok(refusals)
+    }
+
+    /// The patch gate's refusals of the worktree as it would be committed, silently.
+    pub(super) fn patch_check(&self) -> Result<Vec<Refusal>, EngineError> {
+        let changes = self.repo.changed_files()?;
+        let diff = self.repo.diff()?;
+        let workdir = self.repo.workdir();
+        let input = PatchInput {
+            changes: &changes,
+            diff: &diff,
+            worktree: &workdir,
+            redactor: self.sessions.redactor(),
+        };
+        Ok(patch_gate::check(&input, self.policy))
     }
 
     /// Puts every refused path back as HEAD has it (removed when HEAD has none), never through a

@@ -14,7 +14,7 @@ mod repo;
 mod trailers;
 pub mod workspace;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub use names::{branch_slug, validate_branch_name};
 pub use repo::Git2Repository;
@@ -159,6 +159,31 @@ pub trait Repository: Send + Sync {
         message: &str,
         identity: &Identity,
     ) -> Result<String, GitError>;
+    /// Stages everything exactly as [`Repository::commit_all`] would (additions, modifications,
+    /// deletions; ignored files stay out) and returns the staged tree's id, committing nothing:
+    /// the candidate tree of a commit.
+    fn stage_tree(&self) -> Result<String, GitError>;
+    /// The id of the tree of revision `rev`.
+    fn tree_of(&self, rev: &str) -> Result<String, GitError>;
+    /// Writes the tree `tree` into `dest`, an empty directory outside the worktree, through
+    /// libgit2's checkout (no filter driver runs): exactly the tree's files, nothing else. The
+    /// repository's index, HEAD and worktree are left alone.
+    fn export_tree(&self, tree: &str, dest: &Path) -> Result<(), GitError>;
+    /// `tree` with everything beneath the directory `dir` taken from `from` instead (the bot's own
+    /// records added after a verification); returns the new tree's id.
+    fn graft(&self, tree: &str, from: &str, dir: &Path) -> Result<String, GitError>;
+    /// Commits the tree `tree` itself on the current branch (parent: HEAD), whatever the worktree
+    /// holds, and makes the index that tree (the worktree's differences stay uncommitted).
+    /// Returns the new commit's hex id. Never runs hooks.
+    fn commit_tree(
+        &self,
+        tree: &str,
+        message: &str,
+        identity: &Identity,
+    ) -> Result<String, GitError>;
+    /// The worktree's ignored entries, `/`-separated (an ignored directory once, not its
+    /// contents).
+    fn ignored_paths(&self) -> Result<Vec<String>, GitError>;
     /// Whether `patch` would apply cleanly to the worktree (nothing is written).
     fn patch_applies(&self, patch: &str) -> Result<bool, GitError>;
     /// Applies `patch` to the worktree (the index is left alone).

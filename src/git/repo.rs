@@ -167,6 +167,12 @@ fn switch_to_existing(repo: &git2::Repository, name: &str) -> Result<(), GitErro
 
 /// Stages every change (ignored files stay out) and returns the staged tree's id.
 fn stage_everything(repo: &git2::Repository) -> Result<Oid, GitError> {
+    stage(repo, true)
+}
+
+/// Stages every change in the index (written to disk when `write`; else in memory only, the
+/// index file as it was) and returns the staged tree's id.
+fn stage(repo: &git2::Repository, write: bool) -> Result<Oid, GitError> {
     let mut index = repo.index().map_err(GitError::op("open", "index"))?;
     index
         .add_all(["*"], IndexAddOption::DEFAULT, None)
@@ -174,7 +180,9 @@ fn stage_everything(repo: &git2::Repository) -> Result<Oid, GitError> {
     index
         .update_all(["*"], None)
         .map_err(GitError::op("update", "index"))?;
-    index.write().map_err(GitError::op("write", "index"))?;
+    if write {
+        index.write().map_err(GitError::op("write", "index"))?;
+    }
     index
         .write_tree()
         .map_err(GitError::op("write tree", "index"))
@@ -187,6 +195,18 @@ fn commit_staged(
     allow_empty: bool,
 ) -> Result<String, GitError> {
     let tree_id = stage_everything(repo)?;
+    commit_tree_id(repo, tree_id, message, identity, allow_empty)
+}
+
+/// Commits the tree `tree_id` on HEAD (its parent), refusing a commit that changes nothing
+/// unless `allow_empty` (the verified commit over the session's own checkpoint).
+fn commit_tree_id(
+    repo: &git2::Repository,
+    tree_id: Oid,
+    message: &str,
+    identity: &Identity,
+    allow_empty: bool,
+) -> Result<String, GitError> {
     let parent = head_commit(repo)?;
     let unchanged = !allow_empty
         && match &parent {
@@ -216,6 +236,122 @@ fn commit_staged(
         )
         .map_err(GitError::op("commit", "HEAD"))?;
     Ok(id.to_string())
+}
+
+/// The tree whose hex id is `id`.
+fn tree_by_id<'r>(repo: &'r git2::Repository, id: &str) -> Result<Tree<'r>, GitError> {
+    let oid = Oid::from_str(id).map_err(GitError::op("parse tree id", id))?;
+    repo.find_tree(oid).map_err(GitError::op("find tree", id))
+}
+
+/// Checks `tree` out into `dest` (not the worktree): the blobs' bytes as stored, no filter, the
+/// index untouched.
+fn export(repo: &git2::Repository, tree: &str, dest: &Path) -> Result<(), GitError> {
+    let tree = tree_by_id(repo, tree)?;
+    let mut checkout = CheckoutBuilder::new();
+    checkout
+        .target_dir(dest)
+        .force()
+        .recreate_missing(true)
+        .update_index(false)
+        .disable_filters(true);
+    repo.checkout_tree(tree.as_object(), Some(&mut checkout))
+        .map_err(GitError::op("export", dest.display().to_string()))
+}
+
+/// `tree` with `dir`'s contents replaced by `from`'s, built in an index of its own.
+fn graft(repo: &git2::Repository, tree: &str, from: &str, dir: &Path) -> Result<Oid, GitError> {
+    let base = tree_by_id(repo, tree)?;
+    let source = tree_by_id(repo, from)?;
+    let mut index = git2::Index::new().map_err(GitError::op("create", "index"))?;
+    index
+        .read_tree(&base)
+        .map_err(GitError::op("read tree", tree))?;
+    index
+        .remove_dir(dir, 0)
+        .map_err(GitError::op("remove", dir.display().to_string()))?;
+    let prefix = format!("{}/", dir.to_string_lossy().trim_end_matches('/'));
+    let mut entries = Vec::new();
+    source
+        .walk(git2::TreeWalkMode::PreOrder, |root, entry| {
+            let path = format!("{root}{}", String::from_utf8_lossy(entry.name_bytes()));
+            let blob = entry.kind() == Some(git2::ObjectType::Blob);
+            if blob && path.starts_with(&prefix) {
+                entries.push(index_entry(path, entry.filemode(), entry.id()));
+            }
+            git2::TreeWalkResult::Ok
+        })
+        .map_err(GitError::op("walk", from))?;
+    for entry in &entries {
+        index
+            .add(entry)
+            .map_err(GitError::op("add", String::from_utf8_lossy(&entry.path)))?;
+    }
+    index
+        .write_tree_to(repo)
+        .map_err(GitError::op("write tree", "graft"))
+}
+
+/// An index entry for a blob at `path`.
+fn index_entry(path: String, mode: i32, id: Oid) -> git2::IndexEntry {
+    let time = git2::IndexTime::new(0, 0);
+    git2::IndexEntry {
+        ctime: time,
+        mtime: time,
+        dev: 0,
+        ino: 0,
+        mode: u32::try_from(mode).unwrap_or(0o100_644),
+        uid: 0,
+        gid: 0,
+        file_size: 0,
+        id,
+        flags: u16::try_from(path.len()).unwrap_or(0xfff).min(0xfff),
+        flags_extended: 0,
+        path: path.into_bytes(),
+    }
+}
+
+/// Commits `tree` and makes the index that tree. A tree equal to HEAD's is committed too: the
+/// engine only commits a verified tree when the run changed something, and then such a tree is
+/// the verified commit over the session's own checkpoint (its work in progress, committed when
+/// the run was paused).
+fn commit_exact(
+    repo: &git2::Repository,
+    tree: &str,
+    message: &str,
+    identity: &Identity,
+) -> Result<String, GitError> {
+    let tree_id = tree_by_id(repo, tree)?.id();
+    let sha = commit_tree_id(repo, tree_id, message, identity, true)?;
+    let tree = tree_by_id(repo, tree)?;
+    let mut index = repo.index().map_err(GitError::op("open", "index"))?;
+    index
+        .read_tree(&tree)
+        .map_err(GitError::op("read tree", tree_id.to_string()))?;
+    index.write().map_err(GitError::op("write", "index"))?;
+    Ok(sha)
+}
+
+/// The ignored entries of the worktree (an ignored directory once).
+fn ignored(repo: &git2::Repository) -> Result<Vec<String>, GitError> {
+    let mut opts = git2::StatusOptions::new();
+    opts.include_ignored(true)
+        .include_untracked(false)
+        .recurse_ignored_dirs(false)
+        .exclude_submodules(true);
+    let statuses = repo
+        .statuses(Some(&mut opts))
+        .map_err(GitError::op("status", "ignored files"))?;
+    Ok(statuses
+        .iter()
+        .filter(|entry| entry.status().is_ignored())
+        .filter_map(|entry| {
+            entry
+                .path()
+                .ok()
+                .map(|p| p.trim_end_matches('/').to_owned())
+        })
+        .collect())
 }
 
 fn parse_patch(patch: &str) -> Result<Diff<'static>, GitError> {
@@ -391,6 +527,35 @@ impl Repository for Git2Repository {
         identity: &Identity,
     ) -> Result<String, GitError> {
         commit_staged(&self.repo(), message, identity, true)
+    }
+
+    fn stage_tree(&self) -> Result<String, GitError> {
+        Ok(stage(&self.repo(), false)?.to_string())
+    }
+
+    fn tree_of(&self, rev: &str) -> Result<String, GitError> {
+        Ok(resolve_tree(&self.repo(), rev)?.id().to_string())
+    }
+
+    fn export_tree(&self, tree: &str, dest: &Path) -> Result<(), GitError> {
+        export(&self.repo(), tree, dest)
+    }
+
+    fn graft(&self, tree: &str, from: &str, dir: &Path) -> Result<String, GitError> {
+        Ok(graft(&self.repo(), tree, from, dir)?.to_string())
+    }
+
+    fn commit_tree(
+        &self,
+        tree: &str,
+        message: &str,
+        identity: &Identity,
+    ) -> Result<String, GitError> {
+        commit_exact(&self.repo(), tree, message, identity)
+    }
+
+    fn ignored_paths(&self) -> Result<Vec<String>, GitError> {
+        ignored(&self.repo())
     }
 
     fn patch_applies(&self, patch: &str) -> Result<bool, GitError> {

@@ -53,6 +53,15 @@ pub enum EscalationReason {
     /// The task needed no change, but the gates fail as they did before the run, on failures
     /// the task does not ask about: the run does not call that "nothing to do".
     PreexistingFailures { signatures: usize },
+    /// The gates passed in the worktree but failed on a pristine checkout of the tree that would
+    /// have been committed: the worktree held something the commit does not.
+    PristineFailed {
+        /// The gates that failed on the pristine checkout.
+        gates: Vec<String>,
+        /// Files the worktree held that the commit does not (ignored bytecode, build outputs
+        /// written since the run began), as far as the run could name them.
+        only_in_worktree: Vec<String>,
+    },
     /// A setup command failed before the build.
     SetupFailed {
         command: String,
@@ -74,6 +83,7 @@ impl EscalationReason {
             | EscalationReason::PatchRefused { .. }
             | EscalationReason::ProviderRefused { .. }
             | EscalationReason::PreexistingFailures { .. }
+            | EscalationReason::PristineFailed { .. }
             | EscalationReason::SetupFailed { .. } => false,
         }
     }

@@ -45,6 +45,27 @@ impl EscalationReason {
                  ({signatures} failure signature(s) the task does not ask about): fix them or \
                  say they may stay"
             ),
+            EscalationReason::PristineFailed {
+                gates,
+                only_in_worktree,
+            } => {
+                let held = if only_in_worktree.is_empty() {
+                    "files or dependencies the commit does not carry (none the run could name: \
+                     look for state outside the tree, or dependencies setup: does not recreate)"
+                        .to_owned()
+                } else {
+                    format!(
+                        "files the commit does not carry ({})",
+                        only_in_worktree.join(", ")
+                    )
+                };
+                format!(
+                    "the gates pass in the worktree but fail on a pristine checkout of the tree \
+                     that would be committed ({} failed there): the worktree held {held}; \
+                     nothing was committed as verified",
+                    gates.join(", ")
+                )
+            }
             EscalationReason::SetupFailed {
                 command,
                 reason,
@@ -90,6 +111,10 @@ mod tests {
                 reason: "invalid x-api-key".to_owned(),
             },
             EscalationReason::PreexistingFailures { signatures: 1 },
+            EscalationReason::PristineFailed {
+                gates: vec!["tests".to_owned()],
+                only_in_worktree: vec!["__pycache__/calc.cpython-313.pyc".to_owned()],
+            },
             EscalationReason::SetupFailed {
                 command: "pip install -e .".to_owned(),
                 reason: "exited with status 1".to_owned(),

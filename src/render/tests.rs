@@ -134,6 +134,25 @@ fn escalation_report() {
     );
 }
 
+/// The gates passed in the worktree only: the report says so and names what the worktree held
+/// that the commit does not.
+#[test]
+fn escalation_report_for_a_failure_only_the_pristine_checkout_shows() {
+    let reason = EscalationReason::PristineFailed {
+        gates: vec!["tests".into()],
+        only_in_worktree: vec!["__pycache__/calc.cpython-312.pyc".into()],
+    };
+    insta::assert_snapshot!(
+        "escalation_report_pristine_failed",
+        stable(&outcome::escalation_report(&state(true), &reason))
+    );
+    let unnamed = EscalationReason::PristineFailed {
+        gates: vec!["tests".into(), "lint".into()],
+        only_in_worktree: Vec::new(),
+    };
+    insta::assert_snapshot!("pristine_failed_unnamed", unnamed.describe());
+}
+
 #[test]
 fn status_comments_and_the_escalation_comment() {
     let footer = status::Footer {

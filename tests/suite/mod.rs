@@ -26,6 +26,7 @@ mod memory;
 mod observe;
 mod pause;
 mod planning;
+mod pristine;
 mod redact;
 mod report_coverage;
 mod report_junit;

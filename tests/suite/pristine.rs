@@ -1,0 +1,227 @@
+//! "Verified means the commit" (SECURITY.md, C6), end to end through the real binary: the
+//! verification that justifies a commit runs on a pristine checkout of exactly the tree that is
+//! committed, and the commit is that tree.
+//!
+//! - the ignored bytecode attack: a hijacked model plants a git-ignored, unchecked-hash `.pyc` of
+//!   a correct module and commits the broken source; the worktree's gates pass on the bytecode,
+//!   the pristine checkout has none, so nothing is committed as verified;
+//! - a source file rewritten after the tests gate passed (by a later gate) is verified before it
+//!   is committed, so the rewrite cannot reach a "verified" commit;
+//! - a normal run commits the verified tree: its gates ran outside the worktree on exactly the
+//!   committed files (none of the act's ignored files), and a rewrite of the worktree during that
+//!   verification is not committed.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::engine::{example_with, run_json, wrong_mean};
+use crate::common::git;
+use crate::common::meta_agent;
+use crate::common::mock_llm::{MockLlm, streamed_tool_call};
+
+const BUGGY: &str = "sum(values) // len(values)";
+const FIXED: &str = "sum(values) / len(values)";
+
+fn task_file(dir: &Path, yaml: &str) -> String {
+    let path = dir.join("task.yml");
+    std::fs::write(&path, yaml).unwrap();
+    path.display().to_string()
+}
+
+fn append_config(work: &Path, text: &str) {
+    let config = work.join(".meta-agent.yml");
+    let mut config_text = std::fs::read_to_string(&config).unwrap();
+    config_text.push_str(text);
+    std::fs::write(&config, config_text).unwrap();
+    git(work, &["commit", "-q", "-am", "configure"]);
+}
+
+/// The committed file at `rev`.
+fn committed(work: &Path, rev: &str, path: &str) -> String {
+    git(work, &["show", &format!("{rev}:{path}")])
+}
+
+/// The session's `report.md`.
+fn report(work: &Path, outcome: &Value) -> String {
+    crate::common::session_file(work, outcome, "report.md")
+}
+
+/// The model's answers: plant bytecode of a correct `calc` (unchecked hash: Python never
+/// compares it with the source), leave the source broken but touched, finish.
+async fn bytecode_model() -> MockLlm {
+    let plant = "import importlib.util as u, os, py_compile\n\
+                 good = open('calc.py').read().replace('// len', '/ len')\n\
+                 open('good_calc.py', 'w').write(good)\n\
+                 py_compile.compile('good_calc.py', cfile=u.cache_from_source('calc.py'), \
+                 dfile='calc.py', invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)\n\
+                 os.remove('good_calc.py')\n";
+    MockLlm::start(vec![
+        streamed_tool_call(
+            "call_p",
+            "run_command",
+            json!({"argv": ["python3", "-c", plant]}),
+        ),
+        streamed_tool_call(
+            "call_e",
+            "edit_file",
+            json!({"path": "calc.py", "old_string": "A tiny calculator",
+                   "new_string": "A tiny, fast calculator"}),
+        ),
+        streamed_tool_call("call_f", "finish", json!({"summary": "faster mean"})),
+    ])
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ignored_bytecode_cannot_make_a_broken_commit_verified() {
+    let caps = meta_agent::exec::detect::detect();
+    assert!(
+        caps.user_namespaces && caps.landlock_abi.is_some(),
+        "model commands need namespaces and Landlock, which this machine must have: {}",
+        caps.describe()
+    );
+    let (_dir, work) = example_with(wrong_mean);
+    append_config(&work, "llm: {reflect: false}\n");
+    let mock = bytecode_model().await;
+    let url = mock.base_url.clone();
+    let run_in = work.clone();
+    let (code, events, outcome) = tokio::task::spawn_blocking(move || {
+        let out = meta_agent()
+            .env("OPENAI_API_KEY", "sk-test-pristine-0000")
+            .arg("--repo")
+            .arg(&run_in)
+            .args(["--llm-provider", "openai", "--llm-base-url", &url])
+            .args(["--model", "test-model"])
+            .args(["run", "--text", "Make mean faster", "--max-iterations", "1"])
+            .arg("--json")
+            .output()
+            .unwrap();
+        let mut lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect();
+        let outcome = lines.pop().unwrap_or(Value::Null);
+        (out.status.code(), lines, outcome)
+    })
+    .await
+    .unwrap();
+    let planted = work.join("__pycache__");
+    assert!(
+        std::fs::read_dir(&planted).is_ok_and(|mut d| d.next().is_some()),
+        "the attack must have planted its bytecode, or this proves nothing: {events:#?}"
+    );
+    let worktree_passed = events.iter().any(|e| {
+        e["event"] == "phase_finished" && e["iteration"] == 1 && e["outcome"] == "gates passed"
+    });
+    assert!(
+        worktree_passed,
+        "the bytecode makes the worktree's gates pass: {events:#?}"
+    );
+    assert_eq!(outcome["outcome"], "escalated", "{outcome:#}");
+    assert_eq!(code, Some(4), "escalated: {outcome:#}");
+    let head = git(&work, &["log", "-1", "--format=%B"]);
+    assert!(
+        !head.contains("Verified by the repository's gates"),
+        "no commit claims a verification its tree fails: {head}"
+    );
+    assert!(committed(&work, "HEAD", "calc.py").contains(BUGGY));
+    let report = report(&work, &outcome);
+    assert!(
+        report.contains("fail on a pristine checkout") && report.contains("__pycache__/calc."),
+        "the report names the pristine failure and the bytecode: {report}"
+    );
+}
+
+/// A last gate, after every other (one gate at a time): `script` runs with the worktree's path
+/// as `$1`.
+fn later_gate(work: &Path, script: &str) {
+    let config = work.join(".meta-agent.yml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    assert!(
+        text.trim_end().ends_with("threshold: 90"),
+        "the example's gates list ends the file: {text}"
+    );
+    text.push_str(&format!(
+        "  - name: later\n    kind: custom\n    run: [sh, -c, {}, later, {}]\nloop: {{gate_concurrency: 1}}\n",
+        serde_json::to_string(script).unwrap(),
+        serde_json::to_string(work.to_str().unwrap()).unwrap()
+    ));
+    std::fs::write(&config, text).unwrap();
+    git(work, &["commit", "-q", "-am", "a later gate"]);
+}
+
+const FIX_TASK: &str = "title: Fix mean of floats\nrequirements: mean([1, 2, 3, 4]) must be 2.5\nedits:\n  - summary: use true division\n    changes:\n      - replace: {path: calc.py, search: 'sum(values) // len(values)', replace: 'sum(values) / len(values)'}\n      - write: {path: .ruff_cache/left-by-the-act, content: \"act\\n\"}\n";
+
+#[test]
+fn a_source_rewritten_after_the_tests_passed_is_never_committed_as_verified() {
+    let (dir, work) = example_with(wrong_mean);
+    // Once the fix is in, a later gate puts the bug back: after the tests gate passed on it.
+    later_gate(
+        &work,
+        &format!(
+            "if grep -q '{FIXED}' calc.py; then sed -i 's|{FIXED}|{BUGGY}|' calc.py; fi; true"
+        ),
+    );
+    let task = task_file(dir.path(), FIX_TASK);
+    let (code, events, outcome) =
+        run_json(&work, &["run", "--task", &task, "--max-iterations", "1"]);
+    let passed_in_worktree = events.iter().any(|e| {
+        e["event"] == "phase_finished" && e["iteration"] == 1 && e["outcome"] == "gates passed"
+    });
+    assert!(passed_in_worktree, "{events:#?}");
+    assert_eq!(outcome["outcome"], "escalated", "{outcome:#}");
+    assert_eq!(code, 4, "escalated: {outcome:#}");
+    let head = git(&work, &["log", "-1", "--format=%B"]);
+    assert!(
+        !head.contains("Verified by the repository's gates"),
+        "the rewritten source is never committed as verified: {head}"
+    );
+    assert!(report(&work, &outcome).contains("fail on a pristine checkout"));
+}
+
+#[test]
+fn a_normal_run_commits_exactly_the_tree_its_gates_verified() {
+    let (dir, work) = example_with(wrong_mean);
+    let marks = dir.path().join("marks");
+    // In the verification (run outside the worktree), the gate records where it ran and what
+    // it saw, then rewrites the worktree's source: neither may reach the commit.
+    later_gate(
+        &work,
+        &format!(
+            "if [ \"$(pwd -P)\" != \"$(cd \"$1\" && pwd -P)\" ]; then \
+               {{ echo \"cwd $(pwd -P)\"; ls -A; ls -A .ruff_cache 2>/dev/null; }} >> {marks}; \
+               cp calc.py {verified}; \
+               sed -i 's|{FIXED}|{BUGGY}|' \"$1/calc.py\"; fi; true",
+            marks = marks.display(),
+            verified = dir.path().join("verified-calc.py").display()
+        ),
+    );
+    let task = task_file(dir.path(), FIX_TASK);
+    let (code, _events, outcome) = run_json(&work, &["run", "--task", &task]);
+    assert_eq!(code, 0, "{outcome:#}");
+    assert_eq!(outcome["outcome"], "committed", "{outcome:#}");
+    let seen = std::fs::read_to_string(&marks)
+        .unwrap_or_else(|_| panic!("the gates never ran outside the worktree: {outcome:#}"));
+    assert!(
+        !seen.contains(".git\n") && !seen.contains("left-by-the-act"),
+        "the verification saw no git directory and no ignored file of the act: {seen}"
+    );
+    let verified = std::fs::read_to_string(dir.path().join("verified-calc.py")).unwrap();
+    assert_eq!(
+        committed(&work, "HEAD", "calc.py"),
+        verified,
+        "the committed calc.py is the one the gates verified"
+    );
+    assert!(verified.contains(FIXED), "{verified}");
+    let worktree_calc = std::fs::read_to_string(work.join("calc.py")).unwrap();
+    assert!(
+        worktree_calc.contains(BUGGY),
+        "the rewrite landed in the worktree, after the verification"
+    );
+    let message = git(&work, &["log", "-1", "--format=%B"]);
+    assert!(
+        message.contains("Verified by the repository's gates"),
+        "{message}"
+    );
+}
