@@ -183,9 +183,21 @@ fn a_source_rewritten_after_the_tests_passed_is_never_committed_as_verified() {
 #[test]
 fn a_normal_run_commits_exactly_the_tree_its_gates_verified() {
     let (dir, work) = example_with(wrong_mean);
-    let marks = dir.path().join("marks");
+    // Gates write nowhere outside the worktree and their own temporary directory but what the
+    // configuration makes writable: the gate's notes go to a directory made so.
+    let notes = tempfile::tempdir().unwrap();
+    let marks = notes.path().join("marks");
+    let config = work.join(".meta-agent.yml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let (gates_at, _) = text.split_once("gates:").unwrap();
+    let text = format!(
+        "{gates_at}sandbox:\n  writable: [{}]\ngates:{}",
+        notes.path().display(),
+        &text[gates_at.len() + "gates:".len()..]
+    );
+    std::fs::write(&config, text).unwrap();
     // In the verification (run outside the worktree), the gate records where it ran and what
-    // it saw, then rewrites the worktree's source: neither may reach the commit.
+    // it saw, then tries to rewrite the worktree's source: it may not reach the commit.
     later_gate(
         &work,
         &format!(
@@ -194,7 +206,7 @@ fn a_normal_run_commits_exactly_the_tree_its_gates_verified() {
                cp calc.py {verified}; \
                sed -i 's|{FIXED}|{BUGGY}|' \"$1/calc.py\"; fi; true",
             marks = marks.display(),
-            verified = dir.path().join("verified-calc.py").display()
+            verified = notes.path().join("verified-calc.py").display()
         ),
     );
     let task = task_file(dir.path(), FIX_TASK);
@@ -207,17 +219,19 @@ fn a_normal_run_commits_exactly_the_tree_its_gates_verified() {
         !seen.contains(".git\n") && !seen.contains("left-by-the-act"),
         "the verification saw no git directory and no ignored file of the act: {seen}"
     );
-    let verified = std::fs::read_to_string(dir.path().join("verified-calc.py")).unwrap();
+    let verified = std::fs::read_to_string(notes.path().join("verified-calc.py")).unwrap();
     assert_eq!(
         committed(&work, "HEAD", "calc.py"),
         verified,
         "the committed calc.py is the one the gates verified"
     );
     assert!(verified.contains(FIXED), "{verified}");
+    // The verification's commands cannot write the worktree at all (only the pristine checkout
+    // and their own temporary directory): the rewrite was refused.
     let worktree_calc = std::fs::read_to_string(work.join("calc.py")).unwrap();
     assert!(
-        worktree_calc.contains(BUGGY),
-        "the rewrite landed in the worktree, after the verification"
+        worktree_calc.contains(FIXED) && !worktree_calc.contains(BUGGY),
+        "the verification could not write the worktree: {worktree_calc}"
     );
     let message = git(&work, &["log", "-1", "--format=%B"]);
     assert!(
