@@ -4,12 +4,15 @@
 //! [`decide`] is the pure "what next"; [`state`] the persisted LoopState and its history;
 //! [`run`] the effectful loop; [`improve`] hindsight's part of the Improve phase; [`builder`] the
 //! trait the coding agent implements (and the scripted and offline builders); the texts people
-//! read are rendered in [`crate::render`]; [`tamper`] the test-tamper guard; [`task`]
+//! read are rendered in [`crate::render`]; [`tamper`] the test-tamper guard; [`evidence`] keeps
+//! the existing tests as the base commit had them (tests are evidence); [`task`]
 //! task files.
 
 pub mod baseline;
 pub mod decide;
 mod digest;
+pub mod evidence;
+mod evidence_guard;
 pub mod hints;
 pub mod improve;
 mod observe;

@@ -833,6 +833,7 @@ fn loop_state(session: &str, issue: Option<u64>) -> meta_agent::engine::state::L
         escalation: None,
         reviewed: false,
         review_missing: Vec::new(),
+        evidence: Default::default(),
     }
 }
 
