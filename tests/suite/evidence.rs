@@ -10,8 +10,9 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::engine::{events_named, example_with, run_json, wrong_mean};
+use super::local::{no_reflection, with_model};
 use crate::common::mock_llm::{MockLlm, streamed_tool_call};
-use crate::common::{git, meta_agent, session_file};
+use crate::common::{git, session_file};
 
 const TEST_FILE: &str = "tests/test_calc.py";
 
@@ -378,12 +379,7 @@ fn a_task_file_allowing_test_edits_keeps_them_and_lists_them() {
 /// request, and its honest fix after that is verified against the original test.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_model_is_told_why_its_test_edit_was_refused_and_its_honest_fix_is_verified() {
-    let (_dir, work) = base_with(&[]);
-    let config = work.join(".meta-agent.yml");
-    let mut text = std::fs::read_to_string(&config).unwrap();
-    text.push_str("llm: {reflect: false}\n");
-    std::fs::write(&config, text).unwrap();
-    git(&work, &["commit", "-qam", "no reflection"]);
+    let (_dir, work) = example_with(no_reflection);
     let mock = MockLlm::start(vec![
         streamed_tool_call(
             "call_a",
@@ -401,40 +397,24 @@ async fn the_model_is_told_why_its_test_edit_was_refused_and_its_honest_fix_is_v
     ])
     .await;
     let url = mock.base_url.clone();
-    let out = tokio::task::spawn_blocking(move || {
-        let out = meta_agent()
-            .env("OPENAI_API_KEY", "sk-test-evidence-0000")
-            .arg("--repo")
-            .arg(&work)
-            .args(["--llm-provider", "openai", "--llm-base-url", &url])
-            .args([
-                "--model",
-                "test-model",
-                "run",
-                "--text",
-                "Fix mean",
-                "--json",
-            ])
-            .output()
-            .unwrap();
-        (out, work)
+    let (work, (code, lines)) = tokio::task::spawn_blocking(move || {
+        let run = with_model(&work, &url, true, None, &["run", "--text", "Fix mean"]);
+        (work, run)
     })
     .await
     .unwrap();
-    let (out, work) = out;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let outcome: Value = serde_json::from_str(stdout.lines().last().unwrap_or("null")).unwrap();
+    let outcome = lines.last().cloned().unwrap_or(Value::Null);
+    assert_eq!(code, Some(0), "{outcome:#}");
     assert_eq!(outcome["outcome"], "committed", "{outcome:#}");
     let refused = outcome["refused_changes"].to_string();
     assert!(
         refused.contains("tests/test_calc.py: changes existing test code"),
         "{refused}"
     );
-    let requests = mock.requests();
-    let told = requests
-        .iter()
-        .skip(2)
-        .any(|r| r.body.contains("Your earlier change was refused") && r.body.contains(TEST_FILE));
+    let told =
+        mock.requests().iter().skip(2).any(|r| {
+            r.body.contains("Your earlier change was refused") && r.body.contains(TEST_FILE)
+        });
     assert!(told, "the next request tells the model why");
     let test = std::fs::read_to_string(work.join(TEST_FILE)).unwrap();
     assert!(test.contains("== 2.5"), "the original test judged the fix");
