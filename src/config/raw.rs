@@ -370,6 +370,10 @@ pub struct RawCommit {
     pub trailers: Option<bool>,
     /// Paths (globs) the agent may never change, beyond the built-in ones.
     pub protected_paths: Option<Vec<String>>,
+    /// Let the model change existing tests and test configuration (default false: existing tests
+    /// are evidence, and a change to them is refused and undone). Every such change is listed,
+    /// diffed, in the pull request under "Test and configuration changes".
+    pub allow_test_edits: Option<bool>,
 }
 
 /// A preset file in `gates/`: gates, and the setup commands that fetch what they need.

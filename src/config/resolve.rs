@@ -198,6 +198,8 @@ pub struct CommitSettings {
     pub branch_prefix: String,
     pub trailers: bool,
     pub protected_paths: Vec<String>,
+    /// `commit.allow_test_edits`: existing tests and test configuration may change.
+    pub allow_test_edits: bool,
 }
 
 /// What resolution needs besides the file.
@@ -644,6 +646,7 @@ fn resolve_commit(raw: RawCommit) -> CommitSettings {
             .unwrap_or_else(|| DEFAULT_BRANCH_PREFIX.to_owned()),
         trailers: raw.trailers.unwrap_or(true),
         protected_paths: raw.protected_paths.unwrap_or_default(),
+        allow_test_edits: raw.allow_test_edits.unwrap_or(false),
     }
 }
 

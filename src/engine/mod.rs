@@ -4,13 +4,16 @@
 //! [`decide`] is the pure "what next"; [`state`] the persisted LoopState and its history;
 //! [`run`] the effectful loop; [`baseline`] the observation before any act; [`improve`]
 //! hindsight's part of the Improve phase; [`hints`] near misses shown to the model; [`scripted`]
-//! the scripted and offline builders; [`tamper`] the test-tamper guard; [`patch_gate`] the last
+//! the scripted and offline builders; [`tamper`] the test-tamper guard; [`evidence`] keeps the
+//! existing tests as the base commit had them (tests are evidence); [`patch_gate`] the last
 //! check before a commit. The builder contract and task files are plain data in
 //! [`crate::protocol`]; the texts people read are rendered in [`crate::render`].
 
 pub mod baseline;
 pub mod decide;
 mod digest;
+pub mod evidence;
+mod evidence_guard;
 pub mod hints;
 pub mod improve;
 mod observe;

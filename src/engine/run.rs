@@ -152,6 +152,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             review_missing: Vec::new(),
             interrupted: None,
             checkpoint: None,
+            evidence: Default::default(),
             task,
         };
         // Saved before the first event: a run killed at any event from here on can be resumed.
@@ -522,16 +523,24 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         }
     }
 
-    /// The worktree's change after an Acting step, refused (and undone) when it tampers with tests
-    /// or protected files.
+    /// The worktree's change after an Acting step: directories nested deeper than git reads are
+    /// removed and the act refused; what alters the existing tests' evidence is put back (see
+    /// [`super::evidence_guard`]); the rest is refused (and undone) as a whole when it tampers
+    /// with tests or protected files.
     pub(super) fn checked_change(
         &self,
         state: &mut LoopState,
     ) -> Result<(String, Vec<String>), EngineError> {
         let (diff, findings) = match self.repo.diff() {
-            Ok(diff) => {
+            Ok(_) => {
+                self.guard_evidence(state)?;
+                let diff = self.repo.diff()?;
+                let allowed = self.test_edits_allowed(state);
                 let lines: Vec<String> = super::tamper::inspect(&diff, self.policy)
-                    .iter()
+                    .into_iter()
+                    .filter(|f| {
+                        !allowed || f.kind == super::tamper::TamperKind::ProtectedFileChanged
+                    })
                     .map(|f| format!("{}: {}", f.path, f.detail))
                     .collect();
                 (diff, lines)
@@ -1027,7 +1036,7 @@ fn refusal_note(refused: &[Refusal], committed_without: bool) -> String {
 /// or removes it when `blob` is `None`, through [`crate::fsafe`]: beneath the worktree, never
 /// through a link. False when a directory on the way is a symlink or the filesystem says no. (A
 /// symlink in HEAD comes back as a file holding its target.)
-fn restore_path(root: &Path, path: &str, blob: Option<Vec<u8>>) -> bool {
+pub(super) fn restore_path(root: &Path, path: &str, blob: Option<Vec<u8>>) -> bool {
     let Ok(files) = crate::fsafe::Beneath::open(root) else {
         return false;
     };
@@ -1036,7 +1045,7 @@ fn restore_path(root: &Path, path: &str, blob: Option<Vec<u8>>) -> bool {
 }
 
 /// The part of a unified diff about one file.
-fn file_section(diff: &str, path: &str) -> String {
+pub(super) fn file_section(diff: &str, path: &str) -> String {
     let header = format!("diff --git a/{path} b/{path}");
     let Some(start) = diff.find(&header) else {
         return String::new();

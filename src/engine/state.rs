@@ -78,6 +78,32 @@ pub struct LoopState {
     /// of it, even when the worktree adds nothing to it.
     #[serde(default)]
     pub checkpoint: Option<String>,
+    /// What the run did to the repository's tests: the tests it added, and the test and
+    /// configuration edits a maintainer allowed (see [`super::evidence`]).
+    #[serde(default)]
+    pub evidence: TestEvidence,
+}
+
+/// The tests a run added and the test edits it was allowed, for the report and the PR body.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestEvidence {
+    /// `path::name` of every test the change adds (new files and new tests alike).
+    #[serde(default)]
+    pub new_tests: Vec<String>,
+    /// Test code and configuration the change alters, kept because a maintainer allowed test
+    /// edits for this task: one entry per file, with its diff against the base commit.
+    #[serde(default)]
+    pub allowed_edits: Vec<AllowedEdit>,
+}
+
+/// One allowed change to existing tests or their configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AllowedEdit {
+    pub path: String,
+    /// Why it would have been refused (the evidence check's finding).
+    pub reason: String,
+    /// The file's unified diff against the base commit.
+    pub diff: String,
 }
 
 /// A resume after a kill.
@@ -289,6 +315,7 @@ mod tests {
             review_missing: Vec::new(),
             interrupted: None,
             checkpoint: None,
+            evidence: Default::default(),
         }
     }
 

@@ -193,6 +193,8 @@ pub trait Repository: Send + Sync {
     fn restore_worktree(&self, to_commit: &str) -> Result<(), GitError>;
     /// The bytes of `path` in revision `rev`, `None` when the path is not there.
     fn read_blob(&self, rev: &str, path: &str) -> Result<Option<Vec<u8>>, GitError>;
+    /// Every file path (blobs and links, `/`-separated) in the tree of the commit at `rev`.
+    fn tracked_files(&self, rev: &str) -> Result<Vec<String>, GitError>;
     /// The full message of the commit at `rev`.
     fn message(&self, rev: &str) -> Result<String, GitError>;
     fn git_dir(&self) -> PathBuf;

@@ -578,6 +578,22 @@ impl Repository for Git2Repository {
         blob_at(&self.repo(), rev, path)
     }
 
+    fn tracked_files(&self, rev: &str) -> Result<Vec<String>, GitError> {
+        let repo = self.repo();
+        let tree = resolve_tree(&repo, rev)?;
+        let mut paths = Vec::new();
+        tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+            if entry.kind() == Some(git2::ObjectType::Blob)
+                && let Ok(name) = entry.name()
+            {
+                paths.push(format!("{dir}{name}"));
+            }
+            git2::TreeWalkResult::Ok
+        })
+        .map_err(GitError::op("list", rev))?;
+        Ok(paths)
+    }
+
     fn message(&self, rev: &str) -> Result<String, GitError> {
         let repo = self.repo();
         let commit = resolve_commit(&repo, rev)?;

@@ -1,4 +1,5 @@
-//! The slash-command parser: `/agent fix [guidance]`, `/agent retry`, `/agent stop`,
+//! The slash-command parser: `/agent fix [--allow-test-edits] [guidance]`, `/agent retry`,
+//! `/agent stop`,
 //! `/agent status`. Small and strict: the command is the comment's first non-blank line and must
 //! start with the trigger phrase at the start of the line (a quoted `> /agent fix` or one inside
 //! a code block is not a command); anything else is natural language and ignored. Pure.
@@ -7,7 +8,12 @@
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
     /// Start, or resume an escalated session, with optional guidance (the rest of the comment).
-    Fix { guidance: Option<String> },
+    /// `--allow-test-edits` right after `fix` lets this task change existing tests (every such
+    /// change is listed in the pull request).
+    Fix {
+        guidance: Option<String>,
+        allow_test_edits: bool,
+    },
     /// Run again from the issue (or resume an escalated session without new guidance).
     Retry,
     /// Stop: no further automatic runs for this issue until `/agent fix`.
@@ -39,6 +45,12 @@ pub enum Parsed {
     },
 }
 
+/// The flag of `/agent fix` that allows test edits for the task.
+pub const ALLOW_TEST_EDITS: &str = "--allow-test-edits";
+
+/// The issue label that allows test edits for the task (like `/agent fix --allow-test-edits`).
+pub const ALLOW_TEST_EDITS_LABEL: &str = "agent:allow-test-edits";
+
 /// The longest guidance kept from one comment, in characters.
 pub const MAX_GUIDANCE_CHARS: usize = 4_000;
 
@@ -65,9 +77,18 @@ pub fn parse(body: &str, phrase: &str) -> Parsed {
         .map_or((rest, ""), |(word, tail)| (word, tail.trim()));
     let following: Vec<&str> = lines.collect();
     match word {
-        "" | "fix" => Parsed::Command(Command::Fix {
-            guidance: guidance(tail, &following),
-        }),
+        "" | "fix" => {
+            let (allow_test_edits, tail) = match tail.strip_prefix(ALLOW_TEST_EDITS) {
+                Some(rest) if rest.is_empty() || rest.starts_with(char::is_whitespace) => {
+                    (true, rest.trim())
+                }
+                Some(_) | None => (false, tail),
+            };
+            Parsed::Command(Command::Fix {
+                guidance: guidance(tail, &following),
+                allow_test_edits,
+            })
+        }
         "retry" | "stop" | "status" if tail.is_empty() => Parsed::Command(match word {
             "retry" => Command::Retry,
             "stop" => Command::Stop,
@@ -104,7 +125,38 @@ mod tests {
     fn fix(guidance: Option<&str>) -> Parsed {
         Parsed::Command(Command::Fix {
             guidance: guidance.map(str::to_owned),
+            allow_test_edits: false,
         })
+    }
+
+    #[test]
+    fn allow_test_edits_is_a_flag_right_after_fix() {
+        let allowed = |guidance: Option<&str>| {
+            Parsed::Command(Command::Fix {
+                guidance: guidance.map(str::to_owned),
+                allow_test_edits: true,
+            })
+        };
+        assert_eq!(
+            parse("/agent fix --allow-test-edits", "/agent"),
+            allowed(None)
+        );
+        assert_eq!(
+            parse(
+                "/agent fix --allow-test-edits the fixture is stale",
+                "/agent"
+            ),
+            allowed(Some("the fixture is stale"))
+        );
+        assert_eq!(
+            parse("/agent fix please --allow-test-edits", "/agent"),
+            fix(Some("please --allow-test-edits")),
+            "only right after `fix`"
+        );
+        assert_eq!(
+            parse("/agent fix --allow-test-editsx", "/agent"),
+            fix(Some("--allow-test-editsx"))
+        );
     }
 
     #[test]
@@ -174,6 +226,7 @@ mod tests {
         let body = format!("/agent fix {}", "x".repeat(10_000));
         let Parsed::Command(Command::Fix {
             guidance: Some(text),
+            ..
         }) = parse(&body, "/agent")
         else {
             panic!("not a fix");

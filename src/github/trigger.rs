@@ -495,7 +495,8 @@ mod tests {
         assert_eq!(
             command,
             Command::Fix {
-                guidance: Some("use a guard".into())
+                guidance: Some("use a guard".into()),
+                allow_test_edits: false,
             }
         );
         assert!(matches!(

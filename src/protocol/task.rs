@@ -22,6 +22,9 @@ pub struct TaskFile {
     /// Scripted edits, one step per build or improve call (offline runs and reproductions).
     #[serde(default)]
     pub edits: Vec<ScriptStep>,
+    /// What a maintainer allows this task beyond the defaults (`allow_test_edits: true`).
+    #[serde(default)]
+    pub permissions: TaskPermissions,
 }
 
 /// One scripted build or improve step: edits applied in order.
@@ -71,6 +74,7 @@ pub enum TaskSource {
 
 /// What maintainers allowed for this one task, beyond the defaults.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct TaskPermissions {
     /// The model may change existing test code and test configuration (every such change is
     /// listed in the pull request).
@@ -150,7 +154,7 @@ impl Task {
             },
             guidance: Vec::new(),
             thread: String::new(),
-            permissions: TaskPermissions::default(),
+            permissions: file.permissions,
             script: file.edits,
         })
     }

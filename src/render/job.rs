@@ -136,6 +136,7 @@ pub fn markdown_result(state: &LoopState) -> String {
             out.push_str(&format!("- {}\n", table_cell(line)));
         }
     }
+    out.push_str(&super::evidence::markdown(state));
     out
 }
 

@@ -10,8 +10,10 @@
 //! [`gates`] gate results (terminal table, Markdown, JSON, JUnit); [`job`] the Actions job summary,
 //! annotations and step outputs; [`status`] the status comment (the escalation comment is its
 //! escalated view); [`pull`] the pull request body; [`fit`] keeps what goes to GitHub
-//! within GitHub's limits.
+//! within GitHub's limits; [`evidence`] existing and new tests apart, and the allowed test
+//! and configuration changes.
 
+pub mod evidence;
 pub mod fit;
 pub mod gates;
 pub mod job;

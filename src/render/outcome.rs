@@ -199,6 +199,7 @@ pub fn escalation_report(state: &LoopState, reason: &EscalationReason) -> String
         );
     }
     out.push_str(&refusals(state, reason));
+    out.push_str(&super::evidence::markdown(state));
     out.push_str("\n### Remaining failures\n\n");
     let shown = state.signatures.len().min(FAILURES_IN_FULL);
     out.push_str(&failure_list(&state.signatures[..shown]));
@@ -467,6 +468,12 @@ pub fn final_summary(state: &LoopState, verbose: bool) -> String {
     }
     if !state.tamper.is_empty() {
         let _ = writeln!(out, "refused changes: {}", state.tamper.join("; "));
+    }
+    if let Some(line) = super::evidence::split_line(state) {
+        let _ = writeln!(out, "{line}");
+    }
+    for edit in &state.evidence.allowed_edits {
+        let _ = writeln!(out, "allowed test edit: {}: {}", edit.path, edit.reason);
     }
     if verbose {
         for step in &state.history {

@@ -1409,3 +1409,85 @@ fn a_cancelled_job_pushes_its_work_shows_the_pause_and_agent_fix_continues() {
     assert_eq!(fixture.bot_comments().len(), 1, "edited in place");
     fixture.assert_token_never_leaked(&[&first, &second]);
 }
+
+/// The model's rewrite of an expected value, as the mock LLM answers it.
+async fn test_editing_model() -> MockLlm {
+    MockLlm::start(vec![
+        tool_call(
+            "call_t",
+            "edit_file",
+            json!({"path": "tests/test_calc.py", "old_string": "== 2.5", "new_string": "== 2"}),
+        ),
+        tool_call(
+            "call_u",
+            "finish",
+            json!({"summary": "the mean truncates by design"}),
+        ),
+    ])
+    .await
+}
+
+/// `/agent fix --allow-test-edits` (or the `agent:allow-test-edits` label) lets this one task
+/// change an existing test: the edit is kept and the pull request lists it, diffed, under "Test
+/// and configuration changes". Without the permission the same answer is put back and refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn allowed_test_edits_are_kept_and_diffed_in_the_pull_request_body() {
+    for (how, allowed) in [("comment", true), ("label", true), ("neither", false)] {
+        // One act: without the permission, the refused answer is the model's only one.
+        let fixture = Fixture::new(&examples("python-calc"), |work| {
+            wrong_mean(work);
+            let config = work.join(".meta-agent.yml");
+            let mut text = std::fs::read_to_string(&config).unwrap();
+            text.push_str("loop: {max_iterations: 1}\n");
+            std::fs::write(&config, text).unwrap();
+        });
+        let mock = test_editing_model().await;
+        let env = llm_env(&mock);
+        let (fixture, step) = tokio::task::spawn_blocking(move || {
+            let step = match how {
+                "comment" => {
+                    let event = comment_event(&fixture, "alice", "/agent fix --allow-test-edits");
+                    fixture.step("issue_comment", &event, &with_env(&env))
+                }
+                "label" => {
+                    let event = json!({"action": "labeled",
+                        "issue": issue_json(&["meta-agent", "agent:allow-test-edits"]),
+                        "label": {"name": "meta-agent"}, "sender": user("alice"),
+                        "repository": {"full_name": "octo/calc"}});
+                    fixture.step("issues", &event, &with_env(&env))
+                }
+                _ => fixture.step("issues", &labeled("alice"), &with_env(&env)),
+            };
+            (fixture, step)
+        })
+        .await
+        .unwrap();
+        if !allowed {
+            assert_eq!(step.code, 4, "{how}: {}\n{}", step.stdout, step.stderr);
+            assert_eq!(step.output("outcome"), "escalated");
+            assert!(fixture.github.pulls().is_empty());
+            let comment = &fixture.bot_comments()[0].body;
+            assert!(
+                comment.contains("tests/test_calc.py: changes existing test code"),
+                "the refusal is in the comment: {comment}"
+            );
+            continue;
+        }
+        assert_eq!(step.code, 0, "{how}: {}\n{}", step.stdout, step.stderr);
+        assert_eq!(step.output("outcome"), "committed", "{how}");
+        let pulls = fixture.github.pulls();
+        assert_eq!(pulls.len(), 1, "{how}");
+        let body = &pulls[0].body;
+        assert!(
+            body.contains("### Test and configuration changes"),
+            "{how}: {body}"
+        );
+        assert!(
+            body.contains("-    assert calc.mean([1, 2, 3, 4]) == 2.5\n+    assert calc.mean([1, 2, 3, 4]) == 2\n"),
+            "{how}: the changed assertion is diffed: {body}"
+        );
+        if how == "comment" {
+            insta::assert_snapshot!("github_pull_request_allowed_test_edits", stable(body));
+        }
+    }
+}

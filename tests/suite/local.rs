@@ -73,7 +73,7 @@ async fn fixing_model() -> MockLlm {
 
 /// Runs `args` with the mock model configured (and a key when `key`), `--json`; the exit code
 /// and the JSON lines.
-fn with_model(
+pub(super) fn with_model(
     work: &std::path::Path,
     base_url: &str,
     key: bool,
@@ -104,7 +104,7 @@ fn with_model(
     (out.status.code(), lines)
 }
 
-fn no_reflection(work: &std::path::Path) {
+pub(super) fn no_reflection(work: &std::path::Path) {
     wrong_mean(work);
     let config = work.join(".meta-agent.yml");
     let mut text = std::fs::read_to_string(&config).unwrap();

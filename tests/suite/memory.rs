@@ -835,6 +835,7 @@ fn loop_state(session: &str, issue: Option<u64>) -> meta_agent::engine::state::L
         review_missing: Vec::new(),
         interrupted: None,
         checkpoint: None,
+        evidence: Default::default(),
     }
 }
 

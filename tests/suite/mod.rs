@@ -10,6 +10,7 @@ mod deadline;
 mod dist;
 mod engine;
 mod eval;
+mod evidence;
 mod exactly_once;
 mod exec;
 mod gates;

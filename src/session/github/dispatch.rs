@@ -24,7 +24,7 @@ impl Step<'_> {
             _ => {}
         }
         let guidance = match (&command, &self.trigger) {
-            (Some(Command::Fix { guidance }), _) => guidance.clone(),
+            (Some(Command::Fix { guidance, .. }), _) => guidance.clone(),
             (_, Trigger::Dispatch { guidance, .. }) => guidance.clone(),
             _ => None,
         };
@@ -143,26 +143,41 @@ impl Step<'_> {
 
     /// The task for a new session.
     pub(super) async fn task(&self, guidance: Option<String>) -> Result<Task, SessionError> {
+        let mut permissions = TaskPermissions::default();
         let (number, title, body, until, trigger_comment) = match &self.trigger {
-            Trigger::Issue { issue, .. } => (
-                issue.number,
-                issue.title.clone(),
-                issue.body.clone(),
-                None,
-                None,
-            ),
+            Trigger::Issue { issue, .. } => {
+                permissions.allow_test_edits = labelled_to_allow_test_edits(issue);
+                (
+                    issue.number,
+                    issue.title.clone(),
+                    issue.body.clone(),
+                    None,
+                    None,
+                )
+            }
             Trigger::Comment {
                 issue,
                 created_at,
                 comment_id,
+                command,
                 ..
-            } => (
-                issue.number,
-                issue.title.clone(),
-                issue.body.clone(),
-                Some(created_at.clone()),
-                Some(*comment_id),
-            ),
+            } => {
+                let flag = matches!(
+                    command,
+                    Command::Fix {
+                        allow_test_edits: true,
+                        ..
+                    }
+                );
+                permissions.allow_test_edits = flag || labelled_to_allow_test_edits(issue);
+                (
+                    issue.number,
+                    issue.title.clone(),
+                    issue.body.clone(),
+                    Some(created_at.clone()),
+                    Some(*comment_id),
+                )
+            }
             Trigger::Dispatch {
                 issue: Some(number),
                 ..
@@ -172,6 +187,7 @@ impl Step<'_> {
                     .issue(&self.actions.repository, *number)
                     .await
                     .map_err(internal)?;
+                permissions.allow_test_edits = labelled_to_allow_test_edits(&issue);
                 (issue.number, issue.title, issue.body, None, None)
             }
             Trigger::FailedRun { .. } => return self.failed_run_task().await,
@@ -211,7 +227,7 @@ impl Step<'_> {
             },
             guidance: guidance.iter().map(|text| sanitize(text)).collect(),
             thread: conversation,
-            permissions: TaskPermissions::default(),
+            permissions,
             script: Vec::new(),
         }))
     }
@@ -400,4 +416,12 @@ impl Step<'_> {
             protected: repo.default_branch().ok().flatten().into_iter().collect(),
         }
     }
+}
+
+/// Whether a maintainer labelled the issue to allow test edits (labels need triage access).
+fn labelled_to_allow_test_edits(issue: &crate::github::api::Issue) -> bool {
+    issue
+        .labels
+        .iter()
+        .any(|label| label.name == crate::github::command::ALLOW_TEST_EDITS_LABEL)
 }

@@ -1,0 +1,179 @@
+//! What a run did to the repository's tests, for people: the verdicts of the tests that existed
+//! at the base commit apart from those of the tests the run added (a new test passing is no
+//! evidence the old ones do), and, when a maintainer allowed test edits, every changed test and
+//! configuration file with its diff under "Test and configuration changes". Pure.
+
+use std::fmt::Write as _;
+
+use crate::config::raw::GateKind;
+use crate::engine::evidence::is_new_test;
+use crate::engine::state::LoopState;
+
+/// The latest test verdicts split by whether the test existed at the base commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestSplit {
+    /// Tests that existed at the base commit: how many ran, and the failing ones.
+    pub existing_total: u64,
+    pub existing_failing: Vec<String>,
+    /// Tests the run added, each with whether the last observation saw it fail.
+    pub new: Vec<(String, bool)>,
+}
+
+/// The split of the last observation's test gate(s), or `None` when no gate reported tests.
+pub fn test_split(state: &LoopState) -> Option<TestSplit> {
+    let gate = state
+        .gates
+        .iter()
+        .filter(|g| g.tests_total.is_some())
+        .find(|g| g.kind == GateKind::Tests)
+        .or_else(|| state.gates.iter().find(|g| g.tests_total.is_some()))?;
+    let new_names = &state.evidence.new_tests;
+    let (new_failing, existing_failing): (Vec<&String>, Vec<&String>) = gate
+        .failing_tests
+        .iter()
+        .partition(|name| is_new_test(name, new_names));
+    let new = new_names
+        .iter()
+        .map(|name| {
+            let short = name.rsplit("::").next().unwrap_or(name);
+            let failing = new_failing
+                .iter()
+                .any(|f| is_new_test(f, std::slice::from_ref(name)) || f.ends_with(short));
+            (name.clone(), failing)
+        })
+        .collect::<Vec<_>>();
+    let total = gate.tests_total.unwrap_or(0);
+    Some(TestSplit {
+        existing_total: total.saturating_sub(new.len() as u64),
+        existing_failing: existing_failing.into_iter().cloned().collect(),
+        new,
+    })
+}
+
+/// One line for the terminal: `existing tests: 4 ran, all pass · new tests: 2 (1 failing)`.
+pub fn split_line(state: &LoopState) -> Option<String> {
+    let split = test_split(state)?;
+    if split.new.is_empty() {
+        return None;
+    }
+    let existing = match split.existing_failing.len() {
+        0 => format!("{} ran, all pass", split.existing_total),
+        n => format!(
+            "{} ran, {n} failing ({})",
+            split.existing_total,
+            split.existing_failing.join(", ")
+        ),
+    };
+    let failing = split.new.iter().filter(|(_, f)| *f).count();
+    Some(format!(
+        "existing tests: {existing} · new tests (added by this run): {} ({failing} failing)",
+        split.new.len()
+    ))
+}
+
+/// The Markdown sections of the pull request body and the status comment: existing and new tests
+/// apart, and the allowed test and configuration changes with their diffs.
+pub fn markdown(state: &LoopState) -> String {
+    let mut out = String::new();
+    if let Some(split) = test_split(state).filter(|s| !s.new.is_empty()) {
+        out.push_str("\n**Existing tests** (as the base commit had them): ");
+        match split.existing_failing.len() {
+            0 => {
+                let _ = writeln!(out, "{} ran, all pass", split.existing_total);
+            }
+            n => {
+                let names: Vec<String> = split
+                    .existing_failing
+                    .iter()
+                    .take(10)
+                    .map(|n| format!("`{}`", n.replace('`', "'")))
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "{} ran, {n} failing: {}",
+                    split.existing_total,
+                    names.join(", ")
+                );
+            }
+        }
+        out.push_str("\n**New tests** (added by this run, judged apart):\n");
+        for (name, failing) in &split.new {
+            let mark = if *failing { "❌ fail" } else { "✅ pass" };
+            let _ = writeln!(out, "- `{}`: {mark}", name.replace('`', "'"));
+        }
+    }
+    out.push_str(&allowed_edits(state));
+    out
+}
+
+/// "Test and configuration changes": every allowed edit of existing tests or their configuration,
+/// diffed, so a reviewer sees each changed assertion and configuration line.
+pub fn allowed_edits(state: &LoopState) -> String {
+    let edits = &state.evidence.allowed_edits;
+    if edits.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "\n### Test and configuration changes\n\nA maintainer allowed test edits for this task; \
+         these changes alter existing tests or how they run. Review each one:\n",
+    );
+    for edit in edits {
+        let _ = writeln!(
+            out,
+            "\n#### `{}`\n\n{}\n\n```diff\n{}\n```",
+            edit.path.replace('`', "'"),
+            edit.reason,
+            edit.diff.trim_end().replace("```", "'''")
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state() -> LoopState {
+        let mut state = crate::render::tests::state(true);
+        state.gates[0].failing_tests = vec![
+            "tests.test_calc::test_mean".into(),
+            "tests.test_more::test_median".into(),
+        ];
+        state.evidence.new_tests = vec![
+            "tests/test_more.py::test_median".into(),
+            "tests/test_more.py::test_one".into(),
+        ];
+        state
+    }
+
+    #[test]
+    fn existing_and_new_tests_are_reported_apart() {
+        let split = test_split(&state()).expect("a split");
+        assert_eq!(split.existing_failing, ["tests.test_calc::test_mean"]);
+        assert_eq!(
+            split.new,
+            [
+                ("tests/test_more.py::test_median".to_owned(), true),
+                ("tests/test_more.py::test_one".to_owned(), false)
+            ]
+        );
+        insta::assert_snapshot!(markdown(&state()));
+    }
+
+    #[test]
+    fn allowed_edits_are_listed_with_their_diffs() {
+        let mut state = state();
+        state.evidence.new_tests.clear();
+        state.evidence.allowed_edits = vec![crate::engine::state::AllowedEdit {
+            path: "tests/test_calc.py".into(),
+            reason: "changes existing test code: `assert mean([1, 2]) == 1.5` became `assert mean([1, 2]) == 1`".into(),
+            diff: "diff --git a/tests/test_calc.py b/tests/test_calc.py\n--- a/tests/test_calc.py\n+++ b/tests/test_calc.py\n@@ -4 +4 @@\n-    assert mean([1, 2]) == 1.5\n+    assert mean([1, 2]) == 1\n".into(),
+        }];
+        let text = markdown(&state);
+        assert!(
+            text.contains("### Test and configuration changes"),
+            "{text}"
+        );
+        insta::assert_snapshot!(text);
+    }
+}
