@@ -147,12 +147,7 @@ fn improvement() -> Vec<Event> {
             decision: DecisionKind::Continue,
             reason: "a known resolution was applied".into(),
         },
-        state(
-            LoopPhase::Deciding,
-            LoopPhase::Observing,
-            2,
-            "re-run gates",
-        ),
+        state(LoopPhase::Deciding, LoopPhase::Observing, 2, "re-run gates"),
     ]
 }
 
