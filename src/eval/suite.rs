@@ -494,7 +494,7 @@ impl Suite {
                 .map(|_| ())
                 .map_err(|err| ("pattern.regex".to_owned(), err.to_string())),
             Grader::LlmJudge(judge) => {
-                if !((0.0..=10.0).contains(&judge.threshold) && !judge.rubric.trim().is_empty()) {
+                if !(0.0..=10.0).contains(&judge.threshold) || judge.rubric.trim().is_empty() {
                     return Err((
                         "llm_judge".into(),
                         "needs a rubric and a threshold from 0 to 10".into(),

@@ -19,7 +19,10 @@ pub(super) enum IssueSource {
     /// `--issues-from`: issues by number (references to other repositories are not in it).
     Export(BTreeMap<u64, (String, String)>),
     /// The GitHub API, `#N` meaning this repository.
-    Api { client: RestClient, repo: RepoId },
+    Api {
+        client: Box<RestClient>,
+        repo: RepoId,
+    },
     /// No source: each lookup is skipped, for this reason.
     Offline(&'static str),
 }
@@ -71,7 +74,10 @@ impl IssueSource {
             rate: RatePolicy::default(),
         })
         .map_err(|err| SessionError::Usage(err.to_string()))?;
-        Ok(IssueSource::Api { client, repo })
+        Ok(IssueSource::Api {
+            client: Box::new(client),
+            repo,
+        })
     }
 
     /// Looks one reference up.
