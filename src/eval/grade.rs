@@ -2,9 +2,12 @@
 //! graders must all pass; a composite is all / any / weighted with a threshold). Kept as a tree
 //! in every result, so a later human grade (`eval grade`) recombines without re-running anything.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use super::suite::CompositeMode;
+use crate::report::{JunitSummary, TestStatus};
 
 /// How one run, or one grader of it, was judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -227,6 +230,117 @@ pub fn pattern(actual: &str, regex: &regex::Regex, absent: bool) -> (Grade, Stri
     }
 }
 
+/// How one run of the test gates ended for each test, by the id the JUnit reader writes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TestRun {
+    pub statuses: BTreeMap<String, TestStatus>,
+    /// Test cases whose outcome the reader did not keep (over its cap).
+    pub omitted: u64,
+}
+
+impl TestRun {
+    /// The outcomes of every report read; a test in several reports keeps its worst outcome.
+    pub fn from_reports<'a>(reports: impl IntoIterator<Item = &'a JunitSummary>) -> TestRun {
+        let mut run = TestRun::default();
+        for report in reports {
+            run.omitted += report.outcomes_omitted;
+            for outcome in &report.outcomes {
+                let status = run
+                    .statuses
+                    .entry(outcome.id.clone())
+                    .or_insert(outcome.status);
+                if rank(outcome.status) > rank(*status) {
+                    *status = outcome.status;
+                }
+            }
+        }
+        run
+    }
+
+    fn status(&self, id: &str) -> Option<TestStatus> {
+        self.statuses.get(id).copied()
+    }
+
+    /// How a test ended, in words (`None` when it is not in any report).
+    fn describe(&self, id: &str) -> String {
+        match self.status(id) {
+            Some(TestStatus::Passed) => "passed".into(),
+            Some(TestStatus::Failed) => "failed".into(),
+            Some(TestStatus::Errored) => "errored".into(),
+            Some(TestStatus::Skipped) => "did not run (skipped)".into(),
+            None if self.omitted > 0 => format!(
+                "did not run (not in the test reports; {} outcomes were not kept)",
+                self.omitted
+            ),
+            None => "did not run (not in the test reports)".into(),
+        }
+    }
+}
+
+fn rank(status: TestStatus) -> u8 {
+    match status {
+        TestStatus::Passed => 0,
+        TestStatus::Skipped => 1,
+        TestStatus::Failed => 2,
+        TestStatus::Errored => 3,
+    }
+}
+
+/// The tests a `hidden_tests` grader names.
+#[derive(Debug, Clone, Copy)]
+pub struct NamedTests<'a> {
+    /// Must fail before the run and pass after it.
+    pub fail_to_pass: &'a [String],
+    /// Must pass before the run and still pass after it.
+    pub pass_to_pass: &'a [String],
+}
+
+/// `hidden_tests` by name, matched exactly against the reader's ids: every named test must pass
+/// after the run (a test that did not run at all fails, with that reason). `before` is the
+/// same hidden tests on the untouched source: a `fail_to_pass` test that already passed there,
+/// or a `pass_to_pass` test that did not, makes the task itself wrong (an `error`, not the
+/// bot's failure). One line per named test says what happened to it.
+pub fn named_tests(before: &TestRun, after: &TestRun, named: NamedTests<'_>) -> (Grade, String) {
+    let mut lines = Vec::new();
+    let mut wrong = Vec::new();
+    let mut failing = Vec::new();
+    let groups = [
+        ("fail_to_pass", named.fail_to_pass, false),
+        ("pass_to_pass", named.pass_to_pass, true),
+    ];
+    for (group, ids, must_pass_before) in groups {
+        for id in ids {
+            let passed_before = before.status(id) == Some(TestStatus::Passed);
+            if passed_before != must_pass_before {
+                wrong.push(id.as_str());
+            }
+            if after.status(id) != Some(TestStatus::Passed) {
+                failing.push(id.as_str());
+            }
+            lines.push(format!(
+                "- {group} `{id}`: before {}, after {}",
+                before.describe(id),
+                after.describe(id)
+            ));
+        }
+    }
+    let total = named.fail_to_pass.len() + named.pass_to_pass.len();
+    let (grade, head) = if !wrong.is_empty() {
+        (
+            Grade::Error,
+            format!(
+                "the task is wrong: {} did not start as the suite says",
+                wrong.join(", ")
+            ),
+        )
+    } else if failing.is_empty() {
+        (Grade::Pass, format!("the {total} named tests pass"))
+    } else {
+        (Grade::Fail, format!("not passing: {}", failing.join(", ")))
+    };
+    (grade, format!("{head}\n{}", lines.join("\n")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -307,5 +421,62 @@ mod tests {
             pattern("return sum(values) / len(values)", &re, true).0,
             Grade::Fail
         );
+    }
+
+    fn run(entries: &[(&str, TestStatus)]) -> TestRun {
+        TestRun {
+            statuses: entries
+                .iter()
+                .map(|(id, status)| ((*id).to_owned(), *status))
+                .collect(),
+            omitted: 0,
+        }
+    }
+
+    #[test]
+    fn named_tests_must_each_pass_and_one_that_did_not_run_fails_by_name() {
+        let f2p = vec!["t::new".to_owned()];
+        let p2p = vec!["t::old".to_owned(), "t::gone".to_owned()];
+        let named = NamedTests {
+            fail_to_pass: &f2p,
+            pass_to_pass: &p2p,
+        };
+        let before = run(&[
+            ("t::new", TestStatus::Failed),
+            ("t::old", TestStatus::Passed),
+            ("t::gone", TestStatus::Passed),
+        ]);
+        let all = run(&[
+            ("t::new", TestStatus::Passed),
+            ("t::old", TestStatus::Passed),
+            ("t::gone", TestStatus::Passed),
+        ]);
+        assert_eq!(named_tests(&before, &all, named).0, Grade::Pass);
+        let skipped = run(&[
+            ("t::new", TestStatus::Passed),
+            ("t::old", TestStatus::Skipped),
+        ]);
+        let (grade, detail) = named_tests(&before, &skipped, named);
+        assert_eq!(grade, Grade::Fail);
+        assert!(
+            detail.starts_with("not passing: t::old, t::gone\n"),
+            "{detail}"
+        );
+        assert!(
+            detail
+                .contains("`t::gone`: before passed, after did not run (not in the test reports)"),
+            "{detail}"
+        );
+        // A near name is not the name: matching is exact.
+        let near = run(&[
+            ("t::new_one", TestStatus::Passed),
+            ("t::old", TestStatus::Passed),
+            ("t::gone", TestStatus::Passed),
+        ]);
+        assert_eq!(named_tests(&before, &near, named).0, Grade::Fail);
+        // A fail_to_pass test that already passed before makes the task wrong.
+        let (grade, detail) = named_tests(&all, &all, named);
+        assert_eq!(grade, Grade::Error, "{detail}");
+        assert!(detail.contains("the task is wrong: t::new"), "{detail}");
     }
 }

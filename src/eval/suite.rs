@@ -218,6 +218,11 @@ pub struct LlmJudge {
     /// The lowest passing score (default 7).
     #[serde(default = "default_judge_threshold")]
     pub threshold: f64,
+    /// A recorded transcript of the judge's answer (JSON lines, relative to the suite
+    /// directory) replayed instead of asking the fast model: the grade runs offline. Required
+    /// when the task itself replays a transcript (the judge must not read the task's).
+    #[serde(default)]
+    pub replay: Option<PathBuf>,
 }
 
 fn default_judge_threshold() -> f64 {
@@ -421,6 +426,12 @@ impl Suite {
         for (index, grader) in task.graders.iter().enumerate() {
             self.check_grader(grader)
                 .map_err(|(field, message)| (format!("graders[{index}].{field}"), message))?;
+            if task.replay.is_some() && judges_live(grader) {
+                return Err((
+                    format!("graders[{index}]"),
+                    "the task replays a transcript: give its llm_judge its own `replay:`".into(),
+                ));
+            }
         }
         Ok(())
     }
@@ -483,13 +494,21 @@ impl Suite {
                 .map(|_| ())
                 .map_err(|err| ("pattern.regex".to_owned(), err.to_string())),
             Grader::LlmJudge(judge) => {
-                if (0.0..=10.0).contains(&judge.threshold) && !judge.rubric.trim().is_empty() {
-                    Ok(())
-                } else {
-                    Err((
+                if !(0.0..=10.0).contains(&judge.threshold) || judge.rubric.trim().is_empty() {
+                    return Err((
                         "llm_judge".into(),
                         "needs a rubric and a threshold from 0 to 10".into(),
-                    ))
+                    ));
+                }
+                match &judge.replay {
+                    Some(replay) if !self.resolve(replay).is_file() => Err((
+                        "llm_judge.replay".into(),
+                        format!(
+                            "transcript {} does not exist",
+                            self.resolve(replay).display()
+                        ),
+                    )),
+                    Some(_) | None => Ok(()),
                 }
             }
             Grader::Human(review) => {
@@ -528,6 +547,20 @@ impl Suite {
                 })?;
         }
         Ok(())
+    }
+}
+
+/// Whether a grader (or one inside a composite) is an `llm_judge` that would ask a model.
+fn judges_live(grader: &Grader) -> bool {
+    match grader {
+        Grader::LlmJudge(judge) => judge.replay.is_none(),
+        Grader::Composite(composite) => composite.graders.iter().any(|w| judges_live(&w.grader)),
+        Grader::Gates {}
+        | Grader::Outcome { .. }
+        | Grader::HiddenTests(_)
+        | Grader::Exact(_)
+        | Grader::Pattern(_)
+        | Grader::Human(_) => false,
     }
 }
 

@@ -24,8 +24,17 @@ pub const MAX_RECORD_CHARS: usize = 48_000;
 /// The bot's status comment in `comments`, if it wrote one: the oldest comment that starts with
 /// the marker and is authored by `bot_login`.
 pub fn find<'c>(comments: &'c [Comment], bot_login: &str) -> Option<&'c Comment> {
+    find_marked(comments, bot_login, MARKER)
+}
+
+/// The oldest comment in `comments` that starts with `marker` and is authored by `bot_login`.
+pub fn find_marked<'c>(
+    comments: &'c [Comment],
+    bot_login: &str,
+    marker: &str,
+) -> Option<&'c Comment> {
     comments.iter().find(|comment| {
-        comment.user.login.eq_ignore_ascii_case(bot_login) && comment.body.starts_with(MARKER)
+        comment.user.login.eq_ignore_ascii_case(bot_login) && comment.body.starts_with(marker)
     })
 }
 
@@ -101,15 +110,24 @@ pub struct StatusComment {
     pub repo: RepoId,
     pub issue: u64,
     pub bot_login: String,
+    /// The first line that marks it ([`MARKER`] for the status comment).
+    marker: String,
     id: Option<u64>,
 }
 
 impl StatusComment {
     pub fn new(repo: RepoId, issue: u64, bot_login: String) -> Self {
+        Self::with_marker(repo, issue, bot_login, MARKER)
+    }
+
+    /// Another one-per-issue comment of the bot, found by its own marker (the evaluation's
+    /// review queue), with the same find-before-create behaviour.
+    pub fn with_marker(repo: RepoId, issue: u64, bot_login: String, marker: &str) -> Self {
         Self {
             repo,
             issue,
             bot_login,
+            marker: marker.to_owned(),
             id: None,
         }
     }
@@ -120,7 +138,7 @@ impl StatusComment {
         api: &A,
     ) -> Result<Option<Comment>, GitHubError> {
         let comments = api.comments(&self.repo, self.issue).await?;
-        let found = find(&comments, &self.bot_login).cloned();
+        let found = find_marked(&comments, &self.bot_login, &self.marker).cloned();
         if let Some(comment) = &found {
             self.id = Some(comment.id);
         }

@@ -7,7 +7,8 @@
 //! from the suites' `tests`/`failures` attributes, which tools omit or get wrong.
 //!
 //! The reader streams quick-xml events through one reused buffer: a passing test costs only
-//! counters, a failure is kept (trimmed to [`Limits`]) up to `max_items`. It never expands
+//! counters, a failure is kept (trimmed to [`Limits`]) up to `max_items`; only when asked
+//! (`max_test_ids`) is every test's id kept with its outcome. It never expands
 //! custom entities (a DOCTYPE declaring entities is refused), never panics on bad input, and
 //! never loads the whole file. It must not print or touch anything but the report it reads.
 
@@ -52,6 +53,42 @@ pub struct TestFailure {
     pub stderr: String,
 }
 
+impl TestFailure {
+    /// The test's id, as [`test_id`] writes it.
+    pub fn id(&self) -> String {
+        test_id(&self.classname, &self.name)
+    }
+}
+
+/// A test's id as the reader writes it: `classname::name`, or the name alone when the test
+/// case has no class name (pytest: `tests.test_calc::test_add`; cargo-nextest:
+/// `crate::module::test`, its binary as the class name).
+pub fn test_id(classname: &str, name: &str) -> String {
+    if classname.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{classname}::{name}")
+    }
+}
+
+/// How one test case ended, by its last attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TestStatus {
+    Passed,
+    Skipped,
+    Failed,
+    Errored,
+}
+
+/// One test case's id and how it ended: kept only when [`Limits::max_test_ids`] asks for them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TestOutcome {
+    /// As [`test_id`] writes it.
+    pub id: String,
+    pub status: TestStatus,
+}
+
 /// Counts over one or several JUnit files, and the failures in detail (up to a cap).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct JunitSummary {
@@ -65,6 +102,19 @@ pub struct JunitSummary {
     pub failures: Vec<TestFailure>,
     /// Failures counted but not kept in `failures` because the cap was reached.
     pub failures_omitted: u64,
+    /// Every test case's id and outcome, passing ones included, in report order: kept only
+    /// when [`Limits::max_test_ids`] is above 0 (then at most that many), so a reader that
+    /// needs only counts and failures stays flat in memory.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outcomes: Vec<TestOutcome>,
+    /// Test cases whose outcome was not kept in `outcomes` because the cap was reached (0 when
+    /// outcomes were not asked for).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub outcomes_omitted: u64,
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 impl JunitSummary {
@@ -77,8 +127,9 @@ impl JunitSummary {
         }
     }
 
-    /// Adds `other`'s counts and failures, keeping at most `max_items` failures in detail.
-    fn absorb(&mut self, other: JunitSummary, max_items: usize) {
+    /// Adds `other`'s counts, failures and outcomes, keeping at most `max_items` failures in
+    /// detail and `max_ids` outcomes.
+    fn absorb(&mut self, other: JunitSummary, max_items: usize, max_ids: usize) {
         self.tests += other.tests;
         self.passed += other.passed;
         self.failed += other.failed;
@@ -91,6 +142,14 @@ impl JunitSummary {
                 self.failures.push(failure);
             } else {
                 self.failures_omitted += 1;
+            }
+        }
+        self.outcomes_omitted += other.outcomes_omitted;
+        for outcome in other.outcomes {
+            if self.outcomes.len() < max_ids {
+                self.outcomes.push(outcome);
+            } else {
+                self.outcomes_omitted += 1;
             }
         }
     }
@@ -110,7 +169,11 @@ pub fn parse_junit_file(path: &Path, limits: &Limits) -> Result<JunitSummary, Re
 pub fn parse_junit_files(paths: &[PathBuf], limits: &Limits) -> Result<JunitSummary, ReportError> {
     let mut total = JunitSummary::default();
     for path in paths {
-        total.absorb(parse_junit_file(path, limits)?, limits.max_items);
+        total.absorb(
+            parse_junit_file(path, limits)?,
+            limits.max_items,
+            limits.max_test_ids,
+        );
     }
     Ok(total)
 }

@@ -15,7 +15,10 @@ pub mod sarif;
 use std::path::PathBuf;
 
 pub use coverage::{CoverageFormat, CoverageReport, FileCoverage, parse_coverage_file};
-pub use junit::{FailureKind, JunitSummary, TestFailure, parse_junit_file, parse_junit_files};
+pub use junit::{
+    FailureKind, JunitSummary, TestFailure, TestOutcome, TestStatus, parse_junit_file,
+    parse_junit_files, test_id,
+};
 pub use sarif::{Finding, FindingLevel, SarifReport, parse_sarif_file};
 
 /// Bounds on what a reader keeps, so memory does not grow with the size of the input.
@@ -30,6 +33,10 @@ pub struct Limits {
     pub max_body_bytes: usize,
     /// Reports read whole (SARIF is JSON) larger than this are refused.
     pub max_document_bytes: u64,
+    /// JUnit: keep the id and outcome of at most this many test cases, passing ones included
+    /// (0, the default: none, so reading stays flat in memory; the `hidden_tests` grader of
+    /// `meta-agent eval` asks for them to judge named tests).
+    pub max_test_ids: usize,
 }
 
 impl Default for Limits {
@@ -39,6 +46,7 @@ impl Default for Limits {
             max_message_bytes: 2 * 1024,
             max_body_bytes: 16 * 1024,
             max_document_bytes: 256 * 1024 * 1024,
+            max_test_ids: 0,
         }
     }
 }

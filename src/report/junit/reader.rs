@@ -8,7 +8,8 @@
 //! after reruns is flaky. Failing test cases with one name (eslint and ruff write one per finding)
 //! stay separate. Attributes are read and text is decoded only for failures
 //! that will be kept. Every event's bytes are checked to be UTF-8 so bad bytes are reported with
-//! their offset. This module must not allocate per passing test, expand entities, or panic.
+//! their offset. This module must not allocate per passing test (unless
+//! `Limits::max_test_ids` asks for the ids), expand entities, or panic.
 
 use std::io::{BufReader, Read};
 use std::path::Path;
@@ -18,7 +19,7 @@ use quick_xml::events::{BytesStart, BytesText, Event};
 
 use super::input::{GuardedInput, MAX_EVENT_BYTES, line_and_column};
 use super::text::{RawTag, TextCapture, attribute};
-use super::{FORMAT, FailureKind, JunitSummary, TestFailure};
+use super::{FORMAT, FailureKind, JunitSummary, TestFailure, TestOutcome, TestStatus, test_id};
 use crate::report::{Limits, ReportError};
 
 /// Elements nested deeper than this are refused (bounds the suite stack and quick-xml's name
@@ -245,6 +246,7 @@ impl<'a> ReportState<'a> {
             self.commit_held();
             std::mem::swap(&mut self.held.identity, &mut self.case.identity);
             self.held.suite = suite;
+            self.held.id = self.wanted_id();
         }
         self.held.attempts = self.held.attempts.saturating_add(1);
         self.held.outcome = self.case.outcome;
@@ -260,6 +262,23 @@ impl<'a> ReportState<'a> {
             }
             Outcome::Passed | Outcome::Skipped | Outcome::Failed(_) => None,
         };
+    }
+
+    /// The open test case's id when outcomes are kept and there is room; nothing is read
+    /// otherwise (the default: a passing test then costs no allocation).
+    fn wanted_id(&self) -> Option<String> {
+        if self.summary.outcomes.len() >= self.limits.max_test_ids {
+            return None;
+        }
+        let max = self.limits.max_message_bytes;
+        Some(test_id(
+            &self
+                .case
+                .tag
+                .attribute(b"classname", max)
+                .unwrap_or_default(),
+            &self.case.tag.attribute(b"name", max).unwrap_or_default(),
+        ))
     }
 
     /// Counts the held test case (as its last attempt ended) and keeps its failure, if any.
@@ -283,6 +302,17 @@ impl<'a> ReportState<'a> {
                 }
                 Some(_) | None => summary.failures_omitted += 1,
             }
+        }
+        let status = match held.outcome {
+            Outcome::Passed => TestStatus::Passed,
+            Outcome::Skipped => TestStatus::Skipped,
+            Outcome::Failed(FailureKind::Failure) => TestStatus::Failed,
+            Outcome::Failed(FailureKind::Error) => TestStatus::Errored,
+        };
+        match held.id.take() {
+            Some(id) => summary.outcomes.push(TestOutcome { id, status }),
+            None if self.limits.max_test_ids > 0 => summary.outcomes_omitted += 1,
+            None => {}
         }
         held.attempts = 0;
         held.failure = None;
@@ -436,6 +466,8 @@ struct Held {
     retried: bool,
     /// The last attempt's failure, when it failed and there was room to keep it.
     failure: Option<TestFailure>,
+    /// Its id, when outcomes are kept ([`Limits::max_test_ids`]) and there is room.
+    id: Option<String>,
 }
 
 /// What a kept failure needs from outside its test case.

@@ -7,7 +7,7 @@ use std::path::Path;
 use super::input::{GuardedInput, line_and_column};
 use super::reader::read_report;
 use super::text::TextCapture;
-use super::{FailureKind, JunitSummary};
+use super::{FailureKind, JunitSummary, TestStatus};
 use crate::report::{Limits, ReportError, trim_to};
 
 fn read(xml: &str) -> Result<JunitSummary, ReportError> {
@@ -368,4 +368,53 @@ fn attempts_keep_the_cap_on_kept_failures() {
     assert_eq!(summary.failures.len(), 1);
     assert_eq!(summary.failures[0].name, "a");
     assert_eq!(summary.failures_omitted, 1);
+}
+
+#[test]
+fn outcomes_are_kept_by_id_only_when_asked_and_up_to_the_cap() {
+    let xml = "<testsuites><testsuite name=\"s\">\
+        <testcase classname=\"tests.test_a\" name=\"test_ok\"/>\
+        <testcase classname=\"tests.test_a\" name=\"test_skip\"><skipped/></testcase>\
+        <testcase classname=\"tests.test_a\" name=\"test_bad\"><failure message=\"x\"/></testcase>\
+        <testcase name=\"bare\"><error/></testcase>\
+        <testcase classname=\"c\" name=\"flaky\"/><testcase classname=\"c\" name=\"flaky\"/>\
+        </testsuite></testsuites>";
+    assert!(
+        read(xml).unwrap().outcomes.is_empty(),
+        "not kept by default"
+    );
+    let limits = Limits {
+        max_test_ids: 100,
+        ..Limits::default()
+    };
+    let kept: Vec<(String, TestStatus)> = read_with(xml.as_bytes(), &limits)
+        .unwrap()
+        .outcomes
+        .into_iter()
+        .map(|o| (o.id, o.status))
+        .collect();
+    let expected = [
+        ("tests.test_a::test_ok", TestStatus::Passed),
+        ("tests.test_a::test_skip", TestStatus::Skipped),
+        ("tests.test_a::test_bad", TestStatus::Failed),
+        ("bare", TestStatus::Errored),
+        ("c::flaky", TestStatus::Passed),
+    ];
+    assert_eq!(
+        kept,
+        expected
+            .iter()
+            .map(|(id, status)| ((*id).to_owned(), *status))
+            .collect::<Vec<_>>()
+    );
+    let capped = read_with(
+        xml.as_bytes(),
+        &Limits {
+            max_test_ids: 2,
+            ..Limits::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(capped.outcomes.len(), 2);
+    assert_eq!(capped.outcomes_omitted, 3);
 }

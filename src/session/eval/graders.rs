@@ -1,7 +1,8 @@
 //! The graders that need the world: the gates' verdict on the result, hidden tests applied
-//! after the run and the gates re-run, files and the diff read for `exact` and `pattern`, the
-//! fast model for `llm_judge` (through the `llm` layer), and `human`, which only queues. The
-//! rules that combine grades are pure, in [`crate::eval::grade`].
+//! after the run and the gates re-run (named tests judged by id, before the run and after it),
+//! files and the diff read for `exact` and `pattern`, the fast model for `llm_judge` (through
+//! the `llm` layer, or its recorded answer replayed), and `human`, which only queues. The rules
+//! that combine grades are pure, in [`crate::eval::grade`].
 
 use std::path::Path;
 
@@ -11,7 +12,7 @@ use super::EvalShared;
 use crate::config::Config;
 use crate::config::raw::GateKind;
 use crate::engine::run::RunReport;
-use crate::eval::grade::{self, Grade, GraderDetail};
+use crate::eval::grade::{self, Grade, GraderDetail, NamedTests, TestRun};
 use crate::eval::suite::{Grader, HiddenTests, LlmJudge, Suite, TaskSpec};
 use crate::gates::GatesSummary;
 use crate::llm::{ChatRequest, LlmConfig, LlmEnv, Message, Provider, RetryPolicy, ToolSpec};
@@ -25,6 +26,8 @@ pub(super) struct GradeInput<'a> {
     pub diff: &'a str,
     /// The clone after the run.
     pub work: &'a Path,
+    /// The commit the run started from.
+    pub base: &'a str,
     pub config: &'a Config,
 }
 
@@ -164,23 +167,14 @@ fn text_of(diff: &str, work: &Path, path: Option<&str>) -> Result<String, Graded
 }
 
 /// Writes the hidden test files into the result and runs the test gates (offline unless a gate
-/// says otherwise).
+/// says otherwise). With named tests, the same is done first on a fresh clone of the untouched
+/// source, so each named test is judged by how it went from before the run to after it.
 async fn hidden_tests(
     shared: &EvalShared<'_>,
     input: &GradeInput<'_>,
     hidden: &HiddenTests,
 ) -> GraderDetail {
     const KIND: &str = "hidden_tests";
-    for (target, file) in &hidden.files {
-        let to = input.work.join(target);
-        let copied = to
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| std::fs::copy(input.suite.resolve(file), &to).map(|_| ()));
-        if let Err(err) = copied {
-            return GraderDetail::leaf(KIND, Grade::Error, format!("cannot write {target}: {err}"));
-        }
-    }
     let selected: Vec<_> = input
         .config
         .gates
@@ -201,88 +195,119 @@ async fn hidden_tests(
             "no test gate to run the hidden tests with",
         );
     }
-    let summary = super::gates_in(
-        input.work,
-        input.config,
-        &selected,
-        shared.executor,
-        shared.env,
-    )
-    .await;
-    let (grade, detail) = judge_hidden(&summary, hidden);
-    GraderDetail::leaf(KIND, grade, detail)
+    let after = match with_hidden(shared, input, hidden, input.work, &selected).await {
+        Ok(summary) => summary,
+        Err(why) => return GraderDetail::leaf(KIND, Grade::Error, why),
+    };
+    let ran = tests_ran(&after);
+    if ran == 0 {
+        let (_, why) = verdict_of(&after);
+        return GraderDetail::leaf(
+            KIND,
+            Grade::Fail,
+            format!("no test results were read ({why})"),
+        );
+    }
+    if hidden.fail_to_pass.is_empty() && hidden.pass_to_pass.is_empty() {
+        let (grade, why) = verdict_of(&after);
+        return GraderDetail::leaf(KIND, grade, format!("{ran} tests ran; {why}"));
+    }
+    let before = match before_run(shared, input, hidden, &selected).await {
+        Ok(summary) => summary,
+        Err(why) => {
+            return GraderDetail::leaf(
+                KIND,
+                Grade::Error,
+                format!("the hidden tests before the run: {why}"),
+            );
+        }
+    };
+    let (grade, detail) = judge_hidden(&before, &after, hidden);
+    GraderDetail::leaf(KIND, grade, format!("{ran} tests ran; {detail}"))
 }
 
-/// Pure: the named tests must not fail; without names, every selected gate must pass. Tests
-/// must have run at all.
-pub(super) fn judge_hidden(summary: &GatesSummary, hidden: &HiddenTests) -> (Grade, String) {
-    let failing: Vec<String> = summary
-        .gates
-        .iter()
-        .filter_map(|g| g.tests.as_ref())
-        .flat_map(|t| t.failures.iter())
-        .map(|f| {
-            if f.classname.is_empty() {
-                f.name.clone()
-            } else {
-                format!("{}::{}", f.classname, f.name)
-            }
-        })
-        .collect();
-    let ran: u64 = summary
+/// Pure: each named test by its exact id, from before the run to after it.
+fn judge_hidden(
+    before: &GatesSummary,
+    after: &GatesSummary,
+    hidden: &HiddenTests,
+) -> (Grade, String) {
+    let outcomes = |summary: &GatesSummary| {
+        TestRun::from_reports(summary.gates.iter().filter_map(|g| g.tests.as_ref()))
+    };
+    grade::named_tests(
+        &outcomes(before),
+        &outcomes(after),
+        NamedTests {
+            fail_to_pass: &hidden.fail_to_pass,
+            pass_to_pass: &hidden.pass_to_pass,
+        },
+    )
+}
+
+fn tests_ran(summary: &GatesSummary) -> u64 {
+    summary
         .gates
         .iter()
         .filter_map(|g| g.tests.as_ref())
         .map(|t| t.tests)
-        .sum();
-    if ran == 0 {
-        let (_, why) = verdict_of(summary);
-        return (Grade::Fail, format!("no test results were read ({why})"));
-    }
-    let named: Vec<&String> = hidden
-        .fail_to_pass
-        .iter()
-        .chain(&hidden.pass_to_pass)
-        .collect();
-    if named.is_empty() {
-        let (grade, why) = verdict_of(summary);
-        return (grade, format!("{ran} tests ran; {why}"));
-    }
-    let matches = |name: &str, failure: &str| {
-        failure == name
-            || failure.ends_with(&format!("::{name}"))
-            || failure.ends_with(&format!(".{name}"))
-    };
-    let still: Vec<&str> = named
-        .iter()
-        .filter(|name| failing.iter().any(|f| matches(name, f)))
-        .map(|name| name.as_str())
-        .collect();
-    if still.is_empty() {
-        (
-            Grade::Pass,
-            format!("{ran} tests ran; the {} named tests pass", named.len()),
-        )
-    } else {
-        (
-            Grade::Fail,
-            format!("{ran} tests ran; failing: {}", still.join(", ")),
-        )
-    }
+        .sum()
 }
 
-/// Asks the fast model to score the diff against the rubric; its reasoning is kept.
+/// The hidden files written into `work`, then the selected gates run there.
+async fn with_hidden(
+    shared: &EvalShared<'_>,
+    input: &GradeInput<'_>,
+    hidden: &HiddenTests,
+    work: &Path,
+    selected: &[crate::config::GateSpec],
+) -> Result<GatesSummary, String> {
+    for (target, file) in &hidden.files {
+        let to = work.join(target);
+        to.parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::copy(input.suite.resolve(file), &to).map(|_| ()))
+            .map_err(|err| format!("cannot write {target}: {err}"))?;
+    }
+    Ok(super::gates_in(work, input.config, selected, shared.executor, shared.env).await)
+}
+
+/// The hidden tests on a fresh clone of the run's starting commit, after the task's setup.
+async fn before_run(
+    shared: &EvalShared<'_>,
+    input: &GradeInput<'_>,
+    hidden: &HiddenTests,
+    selected: &[crate::config::GateSpec],
+) -> Result<GatesSummary, String> {
+    let scratch = tempfile::Builder::new()
+        .prefix("meta-agent-eval-before-")
+        .tempdir()
+        .map_err(|err| format!("scratch directory: {err}"))?;
+    let work = scratch.path().join("work");
+    crate::git::workspace::clone_at(&input.work.to_string_lossy(), Some(input.base), &work)
+        .map_err(|err| format!("cloning the starting commit: {err}"))?;
+    let policy = crate::policy::Policy::from_config(input.config, &work);
+    super::runner::setup(shared, input.task, &work, input.config, &policy)
+        .await
+        .map_err(|err| err.to_string())?;
+    with_hidden(shared, input, hidden, &work, selected).await
+}
+
+/// Asks the fast model (or replays the judge's recorded answer) to score the diff against the
+/// rubric; its reasoning is kept.
 async fn llm_judge(
     shared: &EvalShared<'_>,
     input: &GradeInput<'_>,
     judge: &LlmJudge,
 ) -> GraderDetail {
     const KIND: &str = "llm_judge";
-    let env = LlmEnv::from_lookup(&input.config.llm, |name| {
-        shared.env.get(name).map(str::to_owned)
-    });
-    let llm = LlmConfig::from_settings(&input.config.llm, &env)
-        .with_redactor(shared.env.redactor.clone());
+    let mut settings = input.config.llm.clone();
+    if let Some(replay) = &judge.replay {
+        settings.provider = crate::config::raw::LlmProvider::Replay;
+        settings.replay = Some(input.suite.resolve(replay).to_string_lossy().into_owned());
+    }
+    let env = LlmEnv::from_lookup(&settings, |name| shared.env.get(name).map(str::to_owned));
+    let llm = LlmConfig::from_settings(&settings, &env).with_redactor(shared.env.redactor.clone());
     let provider = match crate::llm::connect(&llm, RetryPolicy::default()) {
         Ok(provider) => provider,
         Err(err) => {
@@ -345,7 +370,7 @@ pub(super) fn judge_request(model: &str, rubric: &str, task: &str, diff: &str) -
     let user = format!(
         "Task: {task}\n\n{}\n\n{}",
         crate::protocol::untrusted::fenced("rubric", rubric),
-        crate::protocol::untrusted::fenced("diff", &crate::report::trim_to(diff, 30_000)),
+        crate::protocol::untrusted::fenced("untrusted-diff", &crate::report::trim_to(diff, 30_000)),
     );
     ChatRequest {
         model: model.to_owned(),

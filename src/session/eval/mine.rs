@@ -2,13 +2,16 @@
 //! that changes both code and tests is tried: the parent must pass its gates, the commit's test
 //! files on the parent must make them fail, and the commit itself must pass. Those become tasks
 //! (the parent as source, the message as the task, the commit's test files as hidden tests with
-//! the failing ones as `fail_to_pass`); the others are skipped with the reason.
+//! the failing ones as `fail_to_pass`); the others are skipped with the reason. The issues a
+//! task's commit message refers to are looked up ([`super::issues`]) and their text added to
+//! the task, fenced as untrusted.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::gates_in;
-use crate::eval::mine::{Skip, split_changes, task_id};
+use super::issues::{IssueSource, Lookup};
+use crate::eval::mine::{LinkedIssue, Skip, issue_refs, split_changes, task_id, task_text};
 use crate::git::workspace::{self, HistoryCommit};
 use crate::git::{Git2Repository, Repository};
 use crate::session::prepared::{executor, load_config, repo_root};
@@ -25,6 +28,8 @@ pub struct MineRequest {
     /// Tasks at most.
     pub max: usize,
     pub out: PathBuf,
+    /// `--issues-from`: linked issues from a JSON export instead of the GitHub API.
+    pub issues_from: Option<PathBuf>,
 }
 
 /// What happened to one commit.
@@ -43,6 +48,7 @@ pub(super) async fn mine(
     let history = workspace::history(&root, request.since.as_deref(), WALK_LIMIT)
         .map_err(|err| SessionError::Usage(format!("{}: {err}", root.display())))?;
     let repo = Git2Repository::open(&root).map_err(|err| SessionError::Usage(err.to_string()))?;
+    let issues = IssueSource::open(request.issues_from.as_deref(), env)?;
     std::fs::create_dir_all(&request.out)
         .map_err(|err| SessionError::Usage(format!("--out {}: {err}", request.out.display())))?;
     let mut tasks = Vec::new();
@@ -64,8 +70,10 @@ pub(super) async fn mine(
         )
         .await?
         {
-            Mined::Task(task) => {
+            Mined::Task(mut task) => {
                 lines.push(format!("{short} task   {title}"));
+                let linked = linked_issues(&issues, &commit.message, short, &mut lines).await;
+                task["task"] = serde_json::Value::String(task_text(&commit.message, &linked));
                 tasks.push(task);
             }
             Mined::Skipped(skip) => lines.push(format!("{short} skip   {title}: {}", skip.why())),
@@ -88,6 +96,31 @@ pub(super) async fn mine(
         path.display()
     ));
     Ok(Done::ok(format!("{}\n", lines.join("\n"))))
+}
+
+/// The issues `message` refers to, looked up; a line each says what was found, or why not.
+async fn linked_issues(
+    issues: &IssueSource,
+    message: &str,
+    short: &str,
+    lines: &mut Vec<String>,
+) -> Vec<LinkedIssue> {
+    let mut found = Vec::new();
+    for reference in issue_refs(message) {
+        match issues.lookup(&reference).await {
+            Lookup::Found(issue) => {
+                lines.push(format!("{short} issue  {reference}: {}", issue.title));
+                found.push(issue);
+            }
+            Lookup::Missing(why) => lines.push(format!("{short} issue  {reference}: {why}")),
+            Lookup::Skipped(why) => {
+                lines.push(format!(
+                    "{short} issue  {reference}: lookup skipped ({why})"
+                ));
+            }
+        }
+    }
+    found
 }
 
 async fn try_commit(
@@ -148,13 +181,7 @@ async fn try_commit(
         .iter()
         .filter_map(|g| g.tests.as_ref())
         .flat_map(|t| t.failures.iter())
-        .map(|f| {
-            if f.classname.is_empty() {
-                f.name.clone()
-            } else {
-                format!("{}::{}", f.classname, f.name)
-            }
-        })
+        .map(crate::report::TestFailure::id)
         .collect();
     Ok(Mined::Task(serde_json::json!({
         "id": task_id(&commit.id),

@@ -1,10 +1,13 @@
 //! `meta-agent eval`: the sessions of `eval run`, `grade`, `merge`, `compare` and `mine`. Each
 //! run is the real engine in a fresh temporary clone (`runner.rs`), `--jobs` at a time; results
 //! are appended to `results.jsonl` one line per finished run, so `--resume` never repeats one;
-//! the summary, report, JUnit XML and human review queue are written from the results.
+//! the summary, report, JUnit XML and human review queue are written from the results, and the
+//! queue is posted as a comment when the evaluation runs on GitHub ([`review`]).
 
 mod graders;
+mod issues;
 mod mine;
+pub mod review;
 mod runner;
 
 use std::path::{Path, PathBuf};
@@ -153,6 +156,7 @@ pub async fn run(
     }
     drop(stream);
     let summary = write_outputs(&request.out, &suite.name, done, env)?;
+    review::publish(env, &summary, &review_queue(&summary)).await;
     Ok(Done {
         stdout: render(&summary, request.json),
         outcome: Outcome::Success,
@@ -268,8 +272,9 @@ pub struct GradeRequest {
 }
 
 /// `meta-agent eval grade`: records a person's grade for the pending human graders of one run,
-/// recombines its grade, and rewrites the results and reports.
-pub fn grade(request: &GradeRequest, env: &Environment) -> Result<Done, SessionError> {
+/// recombines its grade, rewrites the results and reports, and updates the review comment when
+/// on GitHub.
+pub async fn grade(request: &GradeRequest, env: &Environment) -> Result<Done, SessionError> {
     let path = request.dir.join(RESULTS_FILE);
     let mut all = results::read(&path)?;
     let suite = read_summary(&request.dir)?.suite;
@@ -308,7 +313,8 @@ pub fn grade(request: &GradeRequest, env: &Environment) -> Result<Done, SessionE
         result.grade.as_str()
     );
     results::rewrite(&path, &all)?;
-    write_outputs(&request.dir, &suite, all, env)?;
+    let summary = write_outputs(&request.dir, &suite, all, env)?;
+    review::publish(env, &summary, &review_queue(&summary)).await;
     Ok(Done::ok(line))
 }
 
@@ -350,8 +356,9 @@ fn read_summary(dir: &Path) -> Result<Summary, SessionError> {
     })
 }
 
-/// `meta-agent eval merge DIR... --out OUT`: the shards' results as one evaluation.
-pub fn merge(
+/// `meta-agent eval merge DIR... --out OUT`: the shards' results as one evaluation (its review
+/// queue posted when on GitHub).
+pub async fn merge(
     dirs: &[PathBuf],
     out: &Path,
     json: bool,
@@ -388,6 +395,7 @@ pub fn merge(
         .map_err(|err| SessionError::Usage(format!("--out {}: {err}", out.display())))?;
     results::rewrite(&out.join(RESULTS_FILE), &all)?;
     let summary = write_outputs(out, &suite, all, env)?;
+    review::publish(env, &summary, &review_queue(&summary)).await;
     Ok(Done::ok(render(&summary, json)))
 }
 
@@ -440,7 +448,12 @@ pub async fn mine(
     mine::mine(overrides, env, request).await
 }
 
-/// Runs `gates` in `work` with `config`'s sandbox, offline unless a gate says otherwise.
+/// Test outcomes kept by id from the reports of a grading or mining gate run: the named tests of
+/// `hidden_tests` are looked up among them.
+const MAX_TEST_IDS: usize = 200_000;
+
+/// Runs `gates` in `work` with `config`'s sandbox, offline unless a gate says otherwise; the
+/// JUnit reports keep every test's id and outcome (up to [`MAX_TEST_IDS`]).
 pub(crate) async fn gates_in(
     work: &Path,
     config: &crate::config::Config,
@@ -458,7 +471,10 @@ pub(crate) async fn gates_in(
         sandbox: &config.sandbox,
         policy: &policy,
         report_root: reports.path(),
-        limits: crate::report::Limits::default(),
+        limits: crate::report::Limits {
+            max_test_ids: MAX_TEST_IDS,
+            ..crate::report::Limits::default()
+        },
         concurrency: 1,
         runner: executor,
         events: &crate::protocol::event::TracingSink,

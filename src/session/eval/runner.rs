@@ -72,6 +72,7 @@ pub async fn run_one(shared: &EvalShared<'_>, task: &TaskSpec, run: u32) -> RunR
             report: &report,
             diff: &diff,
             work: &prepared.work,
+            base: &prepared.base,
             config: &prepared.config,
         },
     )
@@ -124,7 +125,7 @@ pub(super) struct PreparedClone {
 /// Why a task's clone could not be prepared: the run is then an `error` (the task's setup, not
 /// the engine, failed), with this as its reason.
 #[derive(Debug, thiserror::Error)]
-enum PrepareError {
+pub(super) enum PrepareError {
     #[error("the task has no source")]
     NoSource,
     #[error("source: {0}")]
@@ -210,7 +211,7 @@ async fn task_config(
 }
 
 /// The configuration's setup and then the task's, network on; the first failure is the error.
-async fn setup(
+pub(super) async fn setup(
     shared: &EvalShared<'_>,
     task: &TaskSpec,
     work: &Path,
