@@ -5,12 +5,12 @@
 //! and before every commit, not a list of forbidden names. A change is refused when it:
 //! - changes or deletes existing test code (test files by each ecosystem's collection rules, the
 //!   `#[cfg(test)]` modules of Rust source files): an existing line is gone or different, or
-//!   something other than a new test was inserted among them ([`code`]);
+//!   something other than a new test was inserted among them (`code.rs`);
 //! - changes or deletes existing test data (snapshots, `testdata/`, fixtures);
 //! - adds, changes or deletes test configuration: runner configuration files, the test sections
 //!   and keys of shared files (`setup.cfg`, `pyproject.toml`, `Cargo.toml`, `package.json`,
 //!   Makefiles, `go.mod` replacements), `conftest.py`, build scripts, package markers beside
-//!   existing tests ([`shared`]);
+//!   existing tests (`shared.rs`);
 //! - adds an interpreter start-up hook (`*.pth`, `sitecustomize`, `usercustomize`) or a file in
 //!   a place that changes module resolution (`node_modules/`, `__mocks__/`, `vendor/`);
 //! - adds a module whose import name collides with one the tests see: a module of the repository
