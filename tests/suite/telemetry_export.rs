@@ -315,8 +315,9 @@ async fn the_run_trace_reaches_an_otlp_collector_as_a_span_tree_with_gen_ai_attr
     let gates: Vec<&Span> = spans.iter().filter(|s| s.name == "gate check").collect();
     assert_eq!(
         gates.len(),
-        3,
-        "the baseline, then a failing and a passing gate: {:?}",
+        4,
+        "the baseline, a failing and a passing gate, then the verification on a pristine \
+         checkout: {:?}",
         names(&spans)
     );
     assert_eq!(parent_name(gates[0]), Some("phase baseline"));
@@ -329,7 +330,7 @@ async fn the_run_trace_reaches_an_otlp_collector_as_a_span_tree_with_gen_ai_attr
         .iter()
         .map(|g| text(&g.attributes, "meta_agent.gate.result"))
         .collect();
-    assert_eq!(results, ["fail", "fail", "pass"]);
+    assert_eq!(results, ["fail", "fail", "pass", "pass"]);
 
     let llm_calls: Vec<&Span> = spans
         .iter()
