@@ -11,6 +11,13 @@ pub struct SseEvent {
     pub data: String,
 }
 
+/// A line of the stream that is not UTF-8 (the stream cannot be read further).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("an event line is not UTF-8 (invalid at byte {valid_up_to} of the line)")]
+pub struct NotUtf8 {
+    pub valid_up_to: usize,
+}
+
 /// Incremental parser state.
 #[derive(Debug, Default)]
 pub struct SseParser {
@@ -21,13 +28,15 @@ pub struct SseParser {
 
 impl SseParser {
     /// Consumes `chunk`, returning the events it completed. Fails on a line that is not UTF-8.
-    pub fn feed(&mut self, chunk: &[u8]) -> Result<Vec<SseEvent>, String> {
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<Vec<SseEvent>, NotUtf8> {
         self.pending.extend_from_slice(chunk);
         let mut events = Vec::new();
         while let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
             let raw: Vec<u8> = self.pending.drain(..=end).collect();
             let line = std::str::from_utf8(&raw)
-                .map_err(|_| "an event line is not UTF-8".to_string())?
+                .map_err(|err| NotUtf8 {
+                    valid_up_to: err.valid_up_to(),
+                })?
                 .trim_end_matches(['\n', '\r']);
             if let Some(event) = self.line(line) {
                 events.push(event);
@@ -93,6 +102,14 @@ mod tests {
             }
             proptest::prop_assert_eq!(events, whole);
         }
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_says_where_it_breaks() {
+        let mut parser = SseParser::default();
+        let error = parser.feed(b"data: ok\xff\n").unwrap_err();
+        assert_eq!(error, NotUtf8 { valid_up_to: 8 });
+        assert!(error.to_string().contains("byte 8"), "{error}");
     }
 
     #[test]

@@ -341,7 +341,7 @@ async fn read_events(
         if read > MAX_BODY {
             return Err(cut(format!("the stream passed {MAX_BODY} bytes")));
         }
-        let fed = parser.feed(&chunk).map_err(cut)?;
+        let fed = parser.feed(&chunk).map_err(|err| cut(err.to_string()))?;
         if !fed.is_empty() {
             last_event = tokio::time::Instant::now();
         }

@@ -153,6 +153,23 @@ enum GradedFileError {
     NotText(String),
 }
 
+/// Why the hidden tests could not be run (the grade is then an error, not a fail).
+#[derive(Debug, thiserror::Error)]
+enum HiddenRunError {
+    #[error("cannot write {target}: {source}")]
+    Write {
+        target: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("scratch directory: {0}")]
+    Scratch(#[source] std::io::Error),
+    #[error("cloning the starting commit: {0}")]
+    Clone(#[source] crate::git::GitError),
+    #[error(transparent)]
+    Setup(#[from] super::runner::PrepareError),
+}
+
 /// A file of the result (opened beneath the worktree, never through a link the run could have
 /// planted), or the diff.
 fn text_of(diff: &str, work: &Path, path: Option<&str>) -> Result<String, GradedFileError> {
@@ -197,7 +214,7 @@ async fn hidden_tests(
     }
     let after = match with_hidden(shared, input, hidden, input.work, &selected).await {
         Ok(summary) => summary,
-        Err(why) => return GraderDetail::leaf(KIND, Grade::Error, why),
+        Err(why) => return GraderDetail::leaf(KIND, Grade::Error, why.to_string()),
     };
     let ran = tests_ran(&after);
     if ran == 0 {
@@ -261,13 +278,16 @@ async fn with_hidden(
     hidden: &HiddenTests,
     work: &Path,
     selected: &[crate::config::GateSpec],
-) -> Result<GatesSummary, String> {
+) -> Result<GatesSummary, HiddenRunError> {
     for (target, file) in &hidden.files {
         let to = work.join(target);
         to.parent()
             .map_or(Ok(()), std::fs::create_dir_all)
             .and_then(|()| std::fs::copy(input.suite.resolve(file), &to).map(|_| ()))
-            .map_err(|err| format!("cannot write {target}: {err}"))?;
+            .map_err(|source| HiddenRunError::Write {
+                target: target.clone(),
+                source,
+            })?;
     }
     Ok(super::gates_in(work, input.config, selected, shared.executor, shared.env).await)
 }
@@ -278,18 +298,16 @@ async fn before_run(
     input: &GradeInput<'_>,
     hidden: &HiddenTests,
     selected: &[crate::config::GateSpec],
-) -> Result<GatesSummary, String> {
+) -> Result<GatesSummary, HiddenRunError> {
     let scratch = tempfile::Builder::new()
         .prefix("meta-agent-eval-before-")
         .tempdir()
-        .map_err(|err| format!("scratch directory: {err}"))?;
+        .map_err(HiddenRunError::Scratch)?;
     let work = scratch.path().join("work");
     crate::git::workspace::clone_at(&input.work.to_string_lossy(), Some(input.base), &work)
-        .map_err(|err| format!("cloning the starting commit: {err}"))?;
+        .map_err(HiddenRunError::Clone)?;
     let policy = crate::policy::Policy::from_config(input.config, &work);
-    super::runner::setup(shared, input.task, &work, input.config, &policy)
-        .await
-        .map_err(|err| err.to_string())?;
+    super::runner::setup(shared, input.task, &work, input.config, &policy).await?;
     with_hidden(shared, input, hidden, &work, selected).await
 }
 
