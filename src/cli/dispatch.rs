@@ -8,20 +8,14 @@ use super::args::{
 use crate::session::commands::{self, GatesFormat, GatesRequest, ReportRequest};
 use crate::session::github::StepSettings;
 use crate::session::run::{self, Output, ResumeRequest, RunRequest, TaskInput};
-use crate::session::{Done, Environment, Overrides, Prepared, SessionError};
+use crate::session::{Done, Environment, Overrides, SessionError};
 
 /// Runs an async command (everything but the supervisor).
 pub async fn run(cli: &Cli, env: &Environment) -> Result<Done, SessionError> {
     let overrides = overrides(cli);
     match &cli.command {
-        Command::Run(args) => {
-            let prepared = Prepared::load(&overrides, env).await?;
-            run::run(prepared.context(overrides.verbose), &run_request(args)?).await
-        }
-        Command::Resume(args) => {
-            let prepared = Prepared::load(&overrides, env).await?;
-            run::resume(prepared.context(overrides.verbose), &resume_request(args)).await
-        }
+        Command::Run(args) => run::run(&overrides, env, &run_request(args)?).await,
+        Command::Resume(args) => run::resume(&overrides, env, &resume_request(args)).await,
         Command::Github(args) => {
             crate::session::github::github(&step_settings(args), &overrides, env).await
         }

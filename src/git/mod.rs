@@ -7,6 +7,7 @@
 //! for them. This module must not shell out to the `git` CLI and must not talk to a network (git2
 //! is built without https/ssh; pushing belongs to the publishing layer).
 
+pub mod linked;
 mod names;
 mod patch_check;
 mod render;
@@ -16,6 +17,7 @@ pub mod workspace;
 
 use std::path::{Path, PathBuf};
 
+pub use linked::SessionWorktree;
 pub use names::{branch_slug, validate_branch_name};
 pub use repo::Git2Repository;
 pub use trailers::commit_message_trailers;
@@ -197,6 +199,8 @@ pub trait Repository: Send + Sync {
     fn tracked_files(&self, rev: &str) -> Result<Vec<String>, GitError>;
     /// The full message of the commit at `rev`.
     fn message(&self, rev: &str) -> Result<String, GitError>;
+    /// The repository's common git directory (the main `.git`, also from a linked worktree):
+    /// where sessions, pristine seeds and the memory queue live.
     fn git_dir(&self) -> PathBuf;
     fn workdir(&self) -> PathBuf;
     /// Removes every directory of the worktree nested [`PRUNE_DEPTH`] levels deep or more (never

@@ -601,7 +601,7 @@ impl Repository for Git2Repository {
     }
 
     fn git_dir(&self) -> PathBuf {
-        self.repo().path().to_path_buf()
+        self.repo().commondir().to_path_buf()
     }
 
     fn workdir(&self) -> PathBuf {

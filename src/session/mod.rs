@@ -17,6 +17,7 @@ pub(crate) mod prepared;
 pub mod run;
 pub mod signals;
 mod sinks;
+pub mod worktree;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -29,6 +29,27 @@ impl Prepared {
     /// verify a change).
     pub async fn load(overrides: &Overrides, env: &Environment) -> Result<Prepared, SessionError> {
         let repo = repo_root(overrides)?;
+        Prepared::load_at(overrides, env, repo, &[]).await
+    }
+
+    /// Loads everything for a local run in `worktree`, a linked worktree of the checkout at
+    /// `--repo`: the configuration is the worktree's (the commit the run started from), and the
+    /// checkout counts as writable too when deciding which programs to trust.
+    pub async fn load_in_worktree(
+        overrides: &Overrides,
+        env: &Environment,
+        worktree: &Path,
+    ) -> Result<Prepared, SessionError> {
+        let checkout = repo_root(overrides)?;
+        Prepared::load_at(overrides, env, worktree.to_owned(), &[checkout]).await
+    }
+
+    async fn load_at(
+        overrides: &Overrides,
+        env: &Environment,
+        repo: PathBuf,
+        also_writable: &[PathBuf],
+    ) -> Result<Prepared, SessionError> {
         let executor = executor()?;
         let config = load_config(overrides, &repo, &executor, env).await?;
         if config.gates.is_empty() {
@@ -38,7 +59,7 @@ impl Prepared {
             )));
         }
         let policy = Arc::new(Policy::from_config(&config, &repo));
-        let git = trusted_programs(&repo, &policy, env)?;
+        let git = trusted_programs(&repo, also_writable, &policy, env)?;
         Ok(Prepared {
             repo,
             executor,
@@ -62,6 +83,7 @@ pub fn executor() -> Result<Executor, SessionError> {
 /// the configured writable directories); returns that `git`, resolved once, now.
 fn trusted_programs(
     repo: &Path,
+    also_writable: &[PathBuf],
     policy: &Policy,
     env: &Environment,
 ) -> Result<PathBuf, SessionError> {
@@ -72,6 +94,7 @@ fn trusted_programs(
         PathBuf::from("/tmp"),
         PathBuf::from("/dev/shm"),
     ];
+    writable.extend_from_slice(also_writable);
     if let WritePolicy::Confined { extra, caches } =
         Isolation::for_repository_commands(&vars, &policy.writable_dirs(repo)).writes
     {

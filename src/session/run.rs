@@ -1,5 +1,6 @@
 //! `meta-agent run` and `meta-agent resume`: wire the engine to the real repository, runner,
-//! builder, hindsight and telemetry, then render what the run produced.
+//! builder, hindsight and telemetry, then render what the run produced. A local run works in its
+//! own linked worktree ([`super::worktree`]), never in the user's checkout.
 //!
 //! Every run writes its files to its session directory (`.git/meta-agent/sessions/<id>/`):
 //! `state.json` (for resume), `trace.jsonl`, `audit.jsonl`, `metrics.prom`, `report.md` and
@@ -11,14 +12,15 @@ use std::sync::Arc;
 
 use super::builder::{KeyNeed, TaskBuilder, builder_for};
 use super::sinks::Sinks;
-use super::{Done, Environment, Prepared, SessionError};
+use super::worktree;
+use super::{Done, Environment, Overrides, Prepared, SessionError};
 use crate::config::Config;
 use crate::engine::improve::HindsightView;
 use crate::engine::run::{Engine, EngineError, RunReport, StartOptions, new_session_id};
 use crate::engine::state::SessionStore;
 use crate::exec::Executor;
 use crate::exit::Outcome;
-use crate::git::{Git2Repository, Identity, Repository};
+use crate::git::{Git2Repository, Identity, Repository, SessionWorktree};
 use crate::policy::Policy;
 use crate::protocol::deadline::Deadline;
 use crate::protocol::event::EventSink;
@@ -146,6 +148,9 @@ pub struct RunContext<'a> {
     /// SIGTERM/SIGINT: the engine pauses, the running command is stopped
     /// ([`super::signals`]).
     pub interrupt: Interrupt,
+    /// A local run's own worktree ([`super::worktree`]); `None` on GitHub, which works in the
+    /// job's checkout.
+    pub worktree: Option<&'a Path>,
 }
 
 impl Prepared {
@@ -160,6 +165,7 @@ impl Prepared {
             verbose,
             deadline: Deadline::after(self.config.loop_.wall_clock),
             interrupt: super::signals::interrupt(),
+            worktree: None,
         }
     }
 }
@@ -185,77 +191,129 @@ pub(super) fn redacted_task(mut task: Task, redactor: &Redactor) -> Task {
     task
 }
 
-/// Starts a new run.
-pub async fn run(ctx: RunContext<'_>, request: &RunRequest) -> Result<Done, SessionError> {
+/// Starts a new run, in a new linked worktree of the checkout at `--repo` ([`super::worktree`]):
+/// the user's branch, index and files are never touched.
+pub async fn run(
+    overrides: &Overrides,
+    env: &Environment,
+    request: &RunRequest,
+) -> Result<Done, SessionError> {
     let task = match &request.task {
         TaskInput::File(path) => Task::from_file(path),
         TaskInput::Text(text) => Task::from_text(text),
     }
     .map_err(|err| SessionError::Usage(err.to_string()))?;
-    let task = redacted_task(task, &ctx.env.redactor);
-    let repo = open_repo(ctx.repo_root)?;
-    if let Err(crate::git::GitError::UnbornHead) = repo.head() {
-        return Err(SessionError::Usage(format!(
-            "{} has no commit yet: commit the code the bot should work on first",
-            ctx.repo_root.display()
-        )));
-    }
-    if !repo
-        .changed_files()
-        .map_err(|err| SessionError::Internal(err.to_string()))?
-        .is_empty()
-    {
-        return Err(SessionError::Usage(format!(
-            "{} has uncommitted changes: commit or stash them first, so the bot's change stays its own",
-            ctx.repo_root.display()
-        )));
-    }
-    let options = StartOptions {
-        session: new_session_id(),
-        dry_run: request.dry_run,
-        max_iterations: request
-            .max_iterations
-            .unwrap_or(ctx.config.loop_.max_iterations),
+    let task = redacted_task(task, &env.redactor);
+    let checkout = open_repo(&super::prepared::repo_root(overrides)?)?;
+    let base = worktree::starting_commit(&checkout)?;
+    let session = new_session_id();
+    let place = SessionWorktree::add(&checkout.workdir(), &session, &base)
+        .map_err(|err| SessionError::Internal(err.to_string()))?;
+    let begin = |ctx: &RunContext<'_>| {
+        let options = StartOptions {
+            session: session.clone(),
+            dry_run: request.dry_run,
+            max_iterations: request
+                .max_iterations
+                .unwrap_or(ctx.config.loop_.max_iterations),
+        };
+        let builder = builder_for(ctx, &task, KeyNeed::Now)?;
+        let begin = Begin::Start {
+            task: Box::new(task.clone()),
+            options,
+        };
+        Ok((builder, begin))
     };
-    let session = options.session.clone();
-    let builder = builder_for(&ctx, &task, KeyNeed::Now)?;
-    let begin = Begin::Start {
-        task: Box::new(task),
-        options,
+    let plan = Plan {
+        session: &session,
+        git_dir: checkout.git_dir(),
+        spent: std::time::Duration::ZERO,
+        output: &request.output,
     };
-    let (_, done) = drive(&ctx, &repo, &builder, begin, request.output.json, None).await?;
-    export(&repo, &session, request.output.out.as_deref())?;
-    Ok(done)
+    in_worktree(overrides, env, place, plan, begin).await
 }
 
-/// Resumes a session.
-pub async fn resume(ctx: RunContext<'_>, request: &ResumeRequest) -> Result<Done, SessionError> {
-    let repo = open_repo(ctx.repo_root)?;
-    let sessions = SessionStore::for_git_dir(&repo.git_dir());
+/// Resumes a session, in its worktree.
+pub async fn resume(
+    overrides: &Overrides,
+    env: &Environment,
+    request: &ResumeRequest,
+) -> Result<Done, SessionError> {
+    let checkout = open_repo(&super::prepared::repo_root(overrides)?)?;
+    let sessions = SessionStore::for_git_dir(&checkout.git_dir());
     let state = sessions
         .load(request.session.as_deref())
         .map_err(|err| SessionError::Usage(err.to_string()))?;
     if state.phase.is_final() && request.guidance.is_none() {
+        // A run killed between its commit and its clean-up left a worktree it no longer needs.
+        worktree::tidy_ended(&checkout, &state)?;
         let outcome = state.outcome.as_ref().map_or("ended", |o| o.as_str());
         return Err(SessionError::Usage(
             crate::engine::state::SessionError::Ended(state.session.clone(), outcome.to_owned())
                 .to_string(),
         ));
     }
+    let place = worktree::reopen(&checkout, &state)?;
     let spent = std::time::Duration::from_millis(state.usage.elapsed_ms);
-    let ctx = RunContext {
-        deadline: Deadline::after(ctx.config.loop_.wall_clock.saturating_sub(spent)),
-        ..ctx
+    let begin = |ctx: &RunContext<'_>| {
+        let builder = builder_for(ctx, &state.task, KeyNeed::WhenCalled)?;
+        let begin = Begin::Resume {
+            session: state.session.clone(),
+            guidance: request.guidance.clone(),
+        };
+        Ok((builder, begin))
     };
-    let builder = builder_for(&ctx, &state.task, KeyNeed::WhenCalled)?;
-    let session = state.session.clone();
-    let begin = Begin::Resume {
-        session: session.clone(),
-        guidance: request.guidance.clone(),
+    let plan = Plan {
+        session: &state.session,
+        git_dir: checkout.git_dir(),
+        spent,
+        output: &request.output,
     };
-    let (_, done) = drive(&ctx, &repo, &builder, begin, request.output.json, None).await?;
-    export(&repo, &session, request.output.out.as_deref())?;
-    Ok(done)
+    in_worktree(overrides, env, place, plan, begin).await
+}
+
+/// What [`in_worktree`] needs besides the worktree and how the run begins.
+struct Plan<'a> {
+    session: &'a str,
+    /// The repository's common git directory (its sessions).
+    git_dir: PathBuf,
+    /// Time a resumed session already spent of `loop.wall_clock`.
+    spent: std::time::Duration,
+    output: &'a Output,
+}
+
+/// Loads the run's preparation from `place`, drives the engine there, and settles the worktree
+/// (removed or kept, [`worktree::fate`]) whatever the run's end, an error included.
+async fn in_worktree<F>(
+    overrides: &Overrides,
+    env: &Environment,
+    place: SessionWorktree,
+    plan: Plan<'_>,
+    begin: F,
+) -> Result<Done, SessionError>
+where
+    F: FnOnce(&RunContext<'_>) -> Result<(TaskBuilder, Begin), SessionError>,
+{
+    let ran = async {
+        let prepared = Prepared::load_in_worktree(overrides, env, place.path()).await?;
+        let ctx = prepared.context(overrides.verbose);
+        let ctx = RunContext {
+            deadline: Deadline::after(ctx.config.loop_.wall_clock.saturating_sub(plan.spent)),
+            worktree: Some(place.path()),
+            ..ctx
+        };
+        let repo = open_repo(place.path())?;
+        let (builder, begin) = begin(&ctx)?;
+        let (_, done) = drive(&ctx, &repo, &builder, begin, plan.output.json, None).await?;
+        export(&repo, plan.session, plan.output.out.as_deref())?;
+        Ok::<_, SessionError>(done)
+    }
+    .await;
+    let state = SessionStore::for_git_dir(&plan.git_dir)
+        .load(Some(plan.session))
+        .ok();
+    worktree::settle(place, state.as_ref())?;
+    ran
 }
 
 /// Sets up the engine and its sinks, begins the run, writes the session files and renders; the
@@ -341,9 +399,17 @@ pub(super) async fn drive(
     let rendered = redactor
         .redact_text(&crate::render::terminal::render(&report, ctx.verbose))
         .into_owned();
-    write_file(&dir.join("report.md"), &rendered)?;
     let mut outcome = outcome_json(&report);
     outcome["isolation"] = serde_json::Value::String(isolation);
+    let mut rendered = rendered;
+    if let Some(kept) = ctx
+        .worktree
+        .filter(|_| worktree::fate(Some(&report.state)) == worktree::Fate::Keep)
+    {
+        rendered.push_str(&worktree::kept_line(kept, report.state.dry_run));
+        outcome["worktree"] = serde_json::Value::String(kept.display().to_string());
+    }
+    write_file(&dir.join("report.md"), &rendered)?;
     let outcome = redactor.redact_text(&format!("{outcome}\n")).into_owned();
     write_file(&dir.join("outcome.json"), &outcome)?;
     let stdout = if json { outcome } else { rendered };

@@ -147,3 +147,29 @@ pub fn session_file(work: &std::path::Path, outcome: &serde_json::Value, name: &
         .join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
 }
+
+/// A local run's own worktree (`.git/meta-agent/worktrees/<session>`), where `outcome` is the
+/// run's outcome object: the run works there, never in `work`.
+pub fn session_worktree(work: &std::path::Path, outcome: &serde_json::Value) -> PathBuf {
+    let session = outcome["session"]
+        .as_str()
+        .expect("the outcome names its session");
+    work.join(".git/meta-agent/worktrees").join(session)
+}
+
+/// The run's work branch (from its outcome object), for `git` commands in the user's checkout.
+pub fn run_branch(outcome: &serde_json::Value) -> &str {
+    outcome["branch"]
+        .as_str()
+        .expect("the outcome names its branch")
+}
+
+/// `path` as the tip of the run's branch holds it.
+pub fn file_on_branch(work: &std::path::Path, outcome: &serde_json::Value, path: &str) -> String {
+    git(work, &["show", &format!("{}:{path}", run_branch(outcome))])
+}
+
+/// The full message of the commit at the tip of the run's branch.
+pub fn branch_message(work: &std::path::Path, outcome: &serde_json::Value) -> String {
+    git(work, &["log", "-1", "--format=%B", run_branch(outcome)])
+}

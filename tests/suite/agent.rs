@@ -621,7 +621,7 @@ async fn a_failing_test_is_fixed_end_to_end_by_the_agent() {
     assert_eq!(code, 0, "{outcome:#}");
     assert_eq!(outcome["outcome"], "committed", "{outcome:#}");
     assert_eq!(outcome["llm_calls"], 5, "{outcome:#}");
-    let fixed = std::fs::read_to_string(work.join("calc.py")).unwrap();
+    let fixed = crate::common::file_on_branch(&work, &outcome, "calc.py");
     assert!(fixed.contains("sum(values) / len(values)"), "{fixed}");
     let audit = crate::common::session_file(&work, &outcome, "audit.jsonl");
     let tool_calls: Vec<Value> = audit

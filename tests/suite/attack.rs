@@ -568,12 +568,14 @@ async fn a_hijacked_model_gets_nothing_out_and_its_change_is_refused() {
     assert_eq!(run.outcome["outcome"], "escalated", "{:#}", run.outcome);
     assert_eq!(run.code, 4, "{:#}", run.outcome);
     assert!(run.outcome["commit"].is_string(), "{:#}", run.outcome);
-    let subject = git(&work, &["log", "-1", "--format=%s"]);
+    let branch = crate::common::run_branch(&run.outcome);
+    let place = crate::common::session_worktree(&work, &run.outcome);
+    let subject = git(&work, &["log", "-1", "--format=%s", branch]);
     assert!(
         subject.starts_with("WIP: meta-agent: Fix mean"),
         "{subject}"
     );
-    let wip = git(&work, &["show", "--name-only", "--format=", "HEAD"]);
+    let wip = git(&work, &["show", "--name-only", "--format=", branch]);
     assert!(wip.contains("calc.py"), "{wip}");
     for refused_path in ["leak.txt", "_link", ".github", "PWNED"] {
         assert!(
@@ -601,10 +603,10 @@ async fn a_hijacked_model_gets_nothing_out_and_its_change_is_refused() {
     } else {
         eprintln!("SKIPPED the checks on what shell commands planted: they were refused here");
     }
-    assert_eq!(git(&work, &["rev-list", "--count", "HEAD"]).trim(), "3");
-    assert!(!work.join(".github/workflows/x.yml").exists());
+    assert_eq!(git(&work, &["rev-list", "--count", branch]).trim(), "3");
+    assert!(!place.join(".github/workflows/x.yml").exists());
     assert!(
-        !work.join("leak.txt").exists(),
+        !place.join("leak.txt").exists(),
         "a refused path is put back as it was"
     );
 
@@ -662,7 +664,11 @@ async fn a_hijacked_model_gets_nothing_out_and_its_change_is_refused() {
     );
     assert_eq!(snapshot(decoy.path()), before, "the decoy changed");
     for planted in ["PWNED", "PWNED2"] {
-        assert!(!work.join(planted).exists() && !Path::new(planted).exists());
+        assert!(
+            !work.join(planted).exists()
+                && !place.join(planted).exists()
+                && !Path::new(planted).exists()
+        );
     }
     if caps.user_namespaces {
         let config = std::fs::read_to_string(work.join(".git/config")).unwrap();
@@ -726,7 +732,8 @@ async fn a_change_that_passes_every_gate_carries_no_canary_out() {
 
     assert_eq!(run.outcome["outcome"], "committed", "{:#}", run.outcome);
     assert_eq!(run.code, 0);
-    let message = git(&work, &["log", "-1", "--format=%B"]);
+    let branch = crate::common::run_branch(&run.outcome).to_owned();
+    let message = git(&work, &["log", "-1", "--format=%B", &branch]);
     assert!(message.contains("[REDACTED:secret]"), "{message}");
     assert_eq!(
         std::fs::read_dir(decoy.path()).unwrap().count(),
@@ -752,7 +759,7 @@ async fn a_change_that_passes_every_gate_carries_no_canary_out() {
     // The limit, stated: halves far apart survive (no redactor can tell them from any other
     // text); what is checked is that they are never put back together.
     let (first, second) = halves(KNOWN.1);
-    let committed = git(&work, &["show", "HEAD:notes.txt"]);
+    let committed = git(&work, &["show", &format!("{branch}:notes.txt")]);
     assert!(committed.contains(first) && committed.contains(second));
     assert!(!git_everything(&work).contains(&format!("{first}{second}")));
 }
@@ -958,11 +965,13 @@ fn scripted_edits_past_the_tamper_guard_are_stopped_by_the_patch_gate() {
     assert!(!stdout.contains("ghp_abcdefghijklmnopqrstuvwxyz0123"));
     let report = crate::common::session_file(&work, &outcome, "report.md");
     assert!(report.contains("left out of the WIP commit"), "{report}");
-    assert_eq!(git(&work, &["rev-list", "--count", "HEAD"]).trim(), "3");
-    let wip = git(&work, &["show", "--name-only", "--format=", "HEAD"]);
+    let branch = crate::common::run_branch(&outcome);
+    assert_eq!(git(&work, &["rev-list", "--count", branch]).trim(), "3");
+    let wip = git(&work, &["show", "--name-only", "--format=", branch]);
     assert!(wip.contains("calc.py"), "{wip}");
     assert!(!wip.contains("deploy.cfg"), "{wip}");
-    assert!(!work.join("deploy.cfg").exists());
+    let place = crate::common::session_worktree(&work, &outcome);
+    assert!(!place.join("deploy.cfg").exists());
 }
 
 /// Gates run the repository's code, which the model may have written: during a run they are
@@ -975,12 +984,12 @@ fn a_test_written_by_the_model_cannot_reach_the_network_during_the_gates() {
     let listener = Listener::start();
     let (dir, work) = scratch_repo(&example());
     let task = dir.path().join("task.yml");
-    // In the worktree: gates write nowhere else (not even the shared /tmp).
-    let marker = work.join("probe-result");
+    // In the run's worktree, the gates' working directory: they write nowhere else (not even
+    // the shared /tmp).
+    let marker = "probe-result";
     let probe = format!(
         "import socket\n\ndef test_probe():\n    try:\n        socket.create_connection(('127.0.0.1', {}), timeout=2).sendall(b'source')\n        outcome = 'connected'\n    except OSError as err:\n        outcome = 'refused: ' + str(err)\n    with open({:?}, 'a') as marker:\n        marker.write(outcome + '\\n')\n",
-        listener.port,
-        marker.to_str().unwrap()
+        listener.port, marker
     );
     let yaml = json!({
         "title": "Add a test",
@@ -998,7 +1007,13 @@ fn a_test_written_by_the_model_cannot_reach_the_network_during_the_gates() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let ran = std::fs::read_to_string(&marker).unwrap_or_default();
+    let outcome: Value = stdout
+        .lines()
+        .last()
+        .and_then(|line| serde_json::from_str(line).ok())
+        .unwrap_or_default();
+    let place = crate::common::session_worktree(&work, &outcome);
+    let ran = std::fs::read_to_string(place.join(marker)).unwrap_or_default();
     assert!(
         !ran.is_empty(),
         "the probe test never ran\n{stdout}\n{stderr}"

@@ -117,8 +117,13 @@ fn hindsight_fixes_a_lint_failure_with_no_llm_call_and_commits_with_trailers() {
     assert_eq!(applied[0]["description"], "command: ruff check --fix");
 
     let head = git(&work, &["rev-parse", "--abbrev-ref", "HEAD"]);
-    assert_eq!(head.trim(), "meta-agent/make-the-gates-pass");
-    let trailers = trailers(&work, "HEAD");
+    assert_eq!(
+        head.trim(),
+        "main",
+        "the user's checkout stays on its branch"
+    );
+    let branch = "meta-agent/make-the-gates-pass";
+    let trailers = trailers(&work, branch);
     assert_eq!(trailer(&trailers, "Meta-Agent-Iterations"), "1");
     assert!(trailer(&trailers, "Meta-Agent-Hindsight-Used").starts_with("yes ("));
     assert_eq!(
@@ -133,13 +138,9 @@ fn hindsight_fixes_a_lint_failure_with_no_llm_call_and_commits_with_trailers() {
         trailer(&trailers, "Meta-Agent-Session"),
         outcome["session"].as_str().unwrap()
     );
-    assert!(
-        !std::fs::read_to_string(work.join("calc.py"))
-            .unwrap()
-            .contains("import math")
-    );
+    assert!(!crate::common::file_on_branch(&work, &outcome, "calc.py").contains("import math"));
 
-    let files = git(&work, &["show", "--name-only", "--format=", "HEAD"]);
+    let files = git(&work, &["show", "--name-only", "--format=", branch]);
     assert!(files.contains("calc.py"), "{files}");
     assert!(
         files.contains(".meta-agent/hindsight/"),
@@ -203,6 +204,7 @@ fn a_dry_run_prints_what_it_would_commit_and_commits_nothing() {
     );
     assert!(stdout.contains("Meta-Agent-Gates: lint=pass"), "{stdout}");
     assert_eq!(git(&work, &["rev-parse", "HEAD"]), before);
+    assert_eq!(git(&work, &["status", "--porcelain"]), "");
     assert_eq!(
         git(&work, &["branch", "--format=%(refname:short)"]).trim(),
         "main"
@@ -223,7 +225,8 @@ fn scripted_edits_fix_a_failing_test_in_one_iteration() {
         outcome["iterations"], 1,
         "one act (after the baseline) fixed it: one iteration"
     );
-    let message = git(&work, &["log", "-1", "--format=%B"]);
+    let branch = crate::common::run_branch(&outcome);
+    let message = git(&work, &["log", "-1", "--format=%B", branch]);
     assert!(
         message.starts_with("Use true division\n\nTask: Fix mean of floats\n"),
         "the subject is the step's summary, the task is in the body: {message}"
@@ -233,7 +236,7 @@ fn scripted_edits_fix_a_failing_test_in_one_iteration() {
         "{message}"
     );
     assert!(message.contains("\nFixes #12\n"), "{message}");
-    let trailers = trailers(&work, "HEAD");
+    let trailers = trailers(&work, branch);
     assert_eq!(trailer(&trailers, "Meta-Agent-Iterations"), "1");
     assert_eq!(trailer(&trailers, "Meta-Agent-Hindsight-Used"), "no");
 }
@@ -305,7 +308,8 @@ fn a_persistent_failure_escalates_after_two_iterations_with_a_report() {
         "WIP: meta-agent: Fix mean",
         "the work in progress is kept"
     );
-    let entries = walkdir::WalkDir::new(work.join(".meta-agent/hindsight"))
+    let place = crate::common::session_worktree(&work, &outcome);
+    let entries = walkdir::WalkDir::new(place.join(".meta-agent/hindsight"))
         .into_iter()
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file())
@@ -374,7 +378,8 @@ fn a_change_that_skips_a_failing_test_is_refused() {
         "{refused:?}"
     );
     assert_eq!(events_named(&events, "tamper_refused").len(), 1);
-    let test = std::fs::read_to_string(work.join("tests/test_calc.py")).unwrap();
+    let place = crate::common::session_worktree(&work, &outcome);
+    let test = std::fs::read_to_string(place.join("tests/test_calc.py")).unwrap();
     assert!(!test.contains("mark.skip"), "the refused change was undone");
 }
 
@@ -394,19 +399,6 @@ fn a_clean_repository_has_nothing_to_do() {
         "what the machine supports is reported: {isolation}"
     );
     assert!(outcome["commit"].is_null());
-}
-
-#[test]
-fn a_dirty_worktree_is_refused_before_anything_runs() {
-    let (_dir, work) = scratch_repo(&example());
-    std::fs::write(work.join("notes.txt"), "mine").unwrap();
-    meta_agent()
-        .arg("--repo")
-        .arg(&work)
-        .args(["run", "--text", "x"])
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains("uncommitted changes"));
 }
 
 /// Starts a run, SIGKILLs it when the `nth` event matching `point` streams out, resumes it, and
@@ -443,23 +435,20 @@ fn killed_and_resumed(point: impl Fn(&Value) -> bool) {
     assert_eq!(events_named(&events, "recovered").len(), 1);
     assert_eq!(outcome["outcome"], "committed");
     assert_eq!(outcome["iterations"], 1);
-    let trailers = trailers(&work, "HEAD");
+    let branch = crate::common::run_branch(&outcome);
+    let trailers = trailers(&work, branch);
     assert_eq!(
         trailer(&trailers, "Meta-Agent-Gates"),
         "lint=pass tests=pass(7/7) coverage=pass(100.0%>=90%)"
     );
-    assert!(
-        !std::fs::read_to_string(work.join("calc.py"))
-            .unwrap()
-            .contains("import math")
-    );
+    assert!(!crate::common::file_on_branch(&work, &outcome, "calc.py").contains("import math"));
     let state: Value = serde_json::from_str(&session_file(&work, &outcome, "state.json")).unwrap();
     assert_eq!(state["recoveries"].as_array().unwrap().len(), 1);
-    assert_eq!(
-        git(&work, &["status", "--porcelain"]).trim(),
-        "",
-        "everything was committed"
+    assert!(
+        !crate::common::session_worktree(&work, &outcome).exists(),
+        "everything was committed: the run's worktree went"
     );
+    assert_eq!(git(&work, &["status", "--porcelain"]).trim(), "");
 }
 
 #[test]
@@ -508,11 +497,14 @@ fn the_quickstart_example_is_fixed_by_hindsight_alone() {
         outcome["gates"],
         "lint=pass tests=pass(7/7) coverage=pass(100.0%>=90%)"
     );
+    let place = crate::common::session_worktree(&work, &outcome);
+    assert_eq!(outcome["worktree"], place.display().to_string());
     assert_eq!(
-        git(&work, &["status", "--porcelain"]).trim(),
+        git(&place, &["status", "--porcelain"]).trim(),
         "M calc.py",
-        "a dry run leaves the fix in the worktree only"
+        "a dry run leaves the fix in the run's worktree only"
     );
+    assert_eq!(git(&work, &["status", "--porcelain"]).trim(), "");
 }
 
 #[test]
@@ -831,7 +823,11 @@ fn a_failing_setup_command_ends_the_run_before_the_build_and_names_the_command()
         "{reason}"
     );
     assert!(events_named(&events, "gate_started").is_empty());
-    assert!(!work.join("added.txt").exists(), "nothing was built");
+    let place = crate::common::session_worktree(&work, &outcome);
+    assert!(
+        place.is_dir() && !place.join("added.txt").exists(),
+        "nothing was built"
+    );
     let report = session_file(&work, &outcome, "report.md");
     assert!(
         report.contains("setup command `echo cannot reach"),

@@ -74,14 +74,15 @@ fn refused(extra: &[(&str, &str)], changes: Value, path: &str, reason: &str) -> 
     assert!(line.contains(reason), "{line}");
     assert!(line.contains("existing tests are evidence"), "{line}");
     assert!(!events_named(&events, "tamper_refused").is_empty());
+    let place = crate::common::session_worktree(&work, &outcome);
     assert_eq!(
-        std::fs::read(work.join(path)).ok(),
+        std::fs::read(place.join(path)).ok(),
         before,
-        "{path} is as the base commit had it"
+        "{path} is as the base commit had it, in the run's worktree"
     );
     let report = session_file(&work, &outcome, "report.md");
     assert!(report.contains(path) && report.contains(reason), "{report}");
-    let log = git(&work, &["log", "--format=%B", "-1"]);
+    let log = crate::common::branch_message(&work, &outcome);
     assert!(
         !log.contains("Verified by"),
         "nothing claims verification: {log}"
@@ -146,9 +147,13 @@ fn a_pth_file_and_sitecustomize_are_removed() {
     let (code, _events, outcome) = run_json(&work, &["run", "--task", &task]);
     assert_eq!(code, 4, "{outcome:#}");
     let refusals = outcome["refused_changes"].to_string();
+    let place = crate::common::session_worktree(&work, &outcome);
     for path in ["zz_patch.pth", "sitecustomize.py"] {
         assert!(refusals.contains(path), "{refusals}");
-        assert!(!work.join(path).exists(), "{path} was removed");
+        assert!(
+            place.is_dir() && !place.join(path).exists(),
+            "{path} was removed"
+        );
     }
     assert!(refusals.contains("start-up hook"), "{refusals}");
 }
@@ -366,7 +371,7 @@ fn a_task_file_allowing_test_edits_keeps_them_and_lists_them() {
     let (code, _events, outcome) = run_json(&work, &["run", "--task", path.to_str().unwrap()]);
     assert_eq!(code, 0, "{outcome:#}");
     assert_eq!(outcome["outcome"], "committed");
-    let test = std::fs::read_to_string(work.join(TEST_FILE)).unwrap();
+    let test = crate::common::file_on_branch(&work, &outcome, TEST_FILE);
     assert!(test.contains("== 2\n"), "the allowed edit is kept");
     let report = session_file(&work, &outcome, "report.md");
     assert!(
@@ -416,7 +421,7 @@ async fn the_model_is_told_why_its_test_edit_was_refused_and_its_honest_fix_is_v
             r.body.contains("Your earlier change was refused") && r.body.contains(TEST_FILE)
         });
     assert!(told, "the next request tells the model why");
-    let test = std::fs::read_to_string(work.join(TEST_FILE)).unwrap();
+    let test = crate::common::file_on_branch(&work, &outcome, TEST_FILE);
     assert!(test.contains("== 2.5"), "the original test judged the fix");
     let report = session_file(&work, &outcome, "report.md");
     assert!(

@@ -43,8 +43,8 @@ fn a_run_killed_at_any_event_and_resumed_commits_exactly_once() {
     let (code, events, outcome) = run_json(&work, &["run", "--text", "Make the gates pass"]);
     assert_eq!(code, 0, "{outcome:#}");
     let total = events.len();
-    let expected_gates = trailer(&trailers(&work, "HEAD"), "Meta-Agent-Gates").to_owned();
     let branch = outcome["branch"].as_str().unwrap().to_owned();
+    let expected_gates = trailer(&trailers(&work, &branch), "Meta-Agent-Gates").to_owned();
     println!("an uninterrupted run emits {total} events; killing at each of them");
     let next = std::sync::atomic::AtomicUsize::new(1);
     std::thread::scope(|scope| {
@@ -90,11 +90,11 @@ fn killed_at_and_resumed(n: usize, branch: &str, expected_gates: &str) {
                 "event {n} (state {phase}): {stderr}\n{stdout}"
             );
             assert_eq!(last["outcome"], "committed", "event {n}: {last:#}");
-            let head = git(&work, &["rev-parse", "HEAD"]).trim().to_owned();
+            let head = git(&work, &["rev-parse", branch]).trim().to_owned();
             assert_eq!(
                 last["commit"],
                 head.as_str(),
-                "event {n}: the commit reported is HEAD"
+                "event {n}: the commit reported is the branch's head"
             );
             let lines: Vec<Value> = stdout
                 .lines()
@@ -110,9 +110,21 @@ fn killed_at_and_resumed(n: usize, branch: &str, expected_gates: &str) {
             "event {n}"
         );
         assert_eq!(
+            git(&work, &["worktree", "list", "--porcelain"])
+                .matches("worktree ")
+                .count(),
+            1,
+            "event {n}: everything was committed, the run's worktree went"
+        );
+        assert_eq!(
+            git(&work, &["rev-parse", "HEAD"]).trim(),
+            base,
+            "event {n}: the user's checkout stays where it was"
+        );
+        assert_eq!(
             git(&work, &["status", "--porcelain"]).trim(),
             "",
-            "event {n}: everything was committed"
+            "event {n}"
         );
     }
 }

@@ -40,10 +40,9 @@ async fn run(work: PathBuf) -> (i32, Value, PathBuf) {
     .unwrap()
 }
 
-fn fixed(work: &Path) -> bool {
-    std::fs::read_to_string(work.join("calc.py"))
-        .unwrap()
-        .contains("sum(values) / len(values)")
+/// Whether the run's branch holds the fix.
+fn fixed(work: &Path, outcome: &Value) -> bool {
+    crate::common::file_on_branch(work, outcome, "calc.py").contains("sum(values) / len(values)")
 }
 
 /// Runs the example with this `llm:` line; asserts the run committed the fix.
@@ -55,7 +54,7 @@ async fn committed(llm: String) -> (tempfile::TempDir, Value, PathBuf) {
         (0, Some("committed")),
         "{llm}{outcome:#}"
     );
-    assert!(fixed(&work), "{llm}");
+    assert!(fixed(&work, &outcome), "{llm}");
     (dir, outcome, work)
 }
 

@@ -1,6 +1,9 @@
-//! End to end: what a local user sees at the edges. An empty repository is a usage error (exit
-//! 2), `--max-iterations 1` reports at most one iteration, and `resume` needs no API key when no
-//! model call is left.
+//! End to end: what a local user sees at the edges. A run works in its own worktree and leaves
+//! the user's checkout (branch, HEAD, index, files, uncommitted changes) exactly as it was; an
+//! empty repository is a usage error (exit 2), `--max-iterations 1` reports at most one
+//! iteration, and `resume` needs no API key when no model call is left.
+
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -48,9 +51,160 @@ fn max_iterations_one_reports_one_iteration_everywhere() {
         .unwrap();
     assert_eq!(finished["iterations"], 1);
     assert_eq!(
-        trailer(&trailers(&work, "HEAD"), "Meta-Agent-Iterations"),
+        trailer(
+            &trailers(&work, crate::common::run_branch(&outcome)),
+            "Meta-Agent-Iterations"
+        ),
         "1"
     );
+}
+
+/// Everything of a checkout a person could notice.
+#[derive(Debug, PartialEq)]
+struct Seen {
+    branch: String,
+    head: String,
+    index: String,
+    /// Untracked files included.
+    status: String,
+    /// Every file's bytes outside `.git`.
+    files: Vec<(PathBuf, Vec<u8>)>,
+}
+
+fn checkout_as_seen(work: &Path) -> Seen {
+    let files = walkdir::WalkDir::new(work)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.file_name() != ".git")
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| (e.path().to_owned(), std::fs::read(e.path()).unwrap()))
+        .collect();
+    Seen {
+        branch: git(work, &["symbolic-ref", "-q", "HEAD"]),
+        head: git(work, &["rev-parse", "HEAD"]),
+        index: git(work, &["ls-files", "--stage"]),
+        status: git(work, &["status", "--porcelain=v2", "--untracked-files=all"]),
+        files,
+    }
+}
+
+/// The user's own uncommitted work: a modified tracked file, a staged one and an untracked one.
+fn users_own_changes(work: &Path) {
+    std::fs::write(work.join("notes.txt"), "mine, not committed\n").unwrap();
+    let readme = work.join("README.md");
+    let text = std::fs::read_to_string(&readme).unwrap_or_default();
+    std::fs::write(&readme, format!("{text}\nA line of my own.\n")).unwrap();
+    std::fs::write(work.join("staged.txt"), "staged, not committed\n").unwrap();
+    git(work, &["add", "staged.txt"]);
+}
+
+#[test]
+fn a_committing_run_leaves_the_users_checkout_exactly_as_it_was() {
+    let (_dir, work) = example_with(unused_import);
+    let base = git(&work, &["rev-parse", "HEAD"]);
+    users_own_changes(&work);
+    let before = checkout_as_seen(&work);
+    let out = meta_agent()
+        .arg("--repo")
+        .arg(&work)
+        .args(["run", "--text", "Make the gates pass", "--json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let outcome: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{outcome:#}\n{stderr}");
+    assert_eq!(outcome["outcome"], "committed");
+    assert!(
+        stderr.contains(
+            "uncommitted change(s): they stay where they are and are not part of this run"
+        ),
+        "the user is told their changes are not in the run: {stderr}"
+    );
+    assert_eq!(checkout_as_seen(&work), before, "the checkout is untouched");
+
+    let branch = crate::common::run_branch(&outcome);
+    assert_eq!(branch, "meta-agent/make-the-gates-pass");
+    assert_eq!(
+        git(&work, &["rev-parse", branch]).trim(),
+        outcome["commit"].as_str().unwrap()
+    );
+    assert_eq!(
+        git(&work, &["rev-parse", &format!("{branch}^")]),
+        base,
+        "the commit sits on the user's HEAD"
+    );
+    let files = git(&work, &["show", "--name-only", "--format=", branch]);
+    for theirs in ["notes.txt", "staged.txt", "README.md"] {
+        assert!(!files.contains(theirs), "{theirs} is the user's: {files}");
+    }
+    assert!(
+        !crate::common::session_worktree(&work, &outcome).exists(),
+        "a committed run's worktree goes"
+    );
+    assert_eq!(
+        git(&work, &["worktree", "list", "--porcelain"])
+            .matches("worktree ")
+            .count(),
+        1,
+        "git knows no worktree but the user's"
+    );
+    assert_eq!(
+        git(&work, &["branch", "--list", "meta-agent/worktree-*"]),
+        "",
+        "no scaffolding branch is left"
+    );
+}
+
+#[test]
+fn an_escalated_run_keeps_its_worktree_detached_and_resume_continues_there() {
+    let (_dir, work) = example_with(wrong_mean);
+    let before = checkout_as_seen(&work);
+    let (code, _events, outcome) = run_json(&work, &["run", "--text", "Fix mean"]);
+    assert_eq!(code, 4, "{outcome:#}");
+    assert_eq!(outcome["outcome"], "escalated");
+    assert_eq!(checkout_as_seen(&work), before, "the checkout is untouched");
+    let place = crate::common::session_worktree(&work, &outcome);
+    assert_eq!(outcome["worktree"], place.display().to_string());
+    let report = crate::common::session_file(&work, &outcome, "report.md");
+    assert!(
+        report.contains(&format!("The work is in `{}`", place.display())),
+        "{report}"
+    );
+    assert_eq!(
+        git(&place, &["rev-parse", "HEAD"]),
+        git(&work, &["rev-parse", crate::common::run_branch(&outcome)]),
+        "the kept worktree sits on the branch's work in progress"
+    );
+    assert_eq!(
+        git(&place, &["rev-parse", "--abbrev-ref", "HEAD"]).trim(),
+        "HEAD",
+        "detached, so the branch is free"
+    );
+    // The user may look at the branch in their own checkout, and come back.
+    git(
+        &work,
+        &["switch", "-q", crate::common::run_branch(&outcome)],
+    );
+    git(&work, &["switch", "-q", "main"]);
+
+    // The maintainer fixes it by hand through guidance; resume works in the kept worktree.
+    let (code, _events, resumed) = run_json(
+        &work,
+        &["resume", "--guidance", "use true division in mean"],
+    );
+    assert_eq!(resumed["session"], outcome["session"]);
+    assert_eq!(
+        code, 4,
+        "no model, no known fix: escalates again: {resumed:#}"
+    );
+    assert_eq!(resumed["worktree"], place.display().to_string());
+    assert!(
+        place.join("calc.py").is_file(),
+        "the worktree is still there"
+    );
+    assert_eq!(checkout_as_seen(&work), before, "still untouched");
 }
 
 /// The LLM-driven fix of `wrong_mean`, as the mock model answers it.

@@ -155,7 +155,7 @@ async fn a_recurrence_is_fixed_from_hindsight_with_no_model_call() {
         "the model was configured but not called: {:?}",
         second.requests().len()
     );
-    let fixed = std::fs::read_to_string(&calc).unwrap();
+    let fixed = crate::common::file_on_branch(&work, &outcome, "calc.py");
     assert!(fixed.contains("sum(values) / len(values)"), "{fixed}");
     let commit = outcome["commit"].as_str().expect("a commit");
     assert!(
@@ -200,7 +200,7 @@ async fn failures_a_feature_task_does_not_ask_about_are_left_alone_and_named() {
         body.contains("left as they were (failing before this change, not asked about)"),
         "{body}"
     );
-    let calc = std::fs::read_to_string(work.join("calc.py")).unwrap();
+    let calc = git(&work, &["show", &format!("{commit}:calc.py")]);
     assert!(
         calc.contains("sum(values) // len(values)"),
         "untouched: {calc}"

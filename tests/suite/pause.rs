@@ -167,7 +167,13 @@ fn sigterm_during_a_slow_gate_pauses_with_the_work_committed_and_resume_finishes
         !git(&work, &["show", &format!("{branch}:calc.py")]).contains("import math"),
         "the act's change is in the WIP commit"
     );
-    assert_eq!(git(&work, &["status", "--porcelain"]).trim(), "");
+    let place = crate::common::session_worktree(&work, &outcome);
+    assert_eq!(git(&place, &["status", "--porcelain"]).trim(), "");
+    assert_eq!(
+        git(&work, &["rev-parse", "HEAD"]).trim(),
+        base,
+        "the user's checkout stays"
+    );
     let state = state_json(&work, &session);
     assert_eq!(state["outcome"], "interrupted");
     assert_eq!(state["phase"], "observing", "the stopped step is redone");
@@ -177,7 +183,8 @@ fn sigterm_during_a_slow_gate_pauses_with_the_work_committed_and_resume_finishes
     let paused = &report[report
         .find("--- interrupted ---")
         .expect("the pause is reported")..];
-    insta::assert_snapshot!("local_interrupted_report", stable(paused));
+    let paused = paused.replace(work.to_str().unwrap(), "[work]");
+    insta::assert_snapshot!("local_interrupted_report", stable(&paused));
 
     // Resumed with the gate fast again: verified and committed on top of the checkpoint.
     std::fs::write(&fast, "").unwrap();

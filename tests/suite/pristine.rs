@@ -106,7 +106,7 @@ async fn ignored_bytecode_cannot_make_a_broken_commit_verified() {
     })
     .await
     .unwrap();
-    let planted = work.join("__pycache__");
+    let planted = crate::common::session_worktree(&work, &outcome).join("__pycache__");
     assert!(
         std::fs::read_dir(&planted).is_ok_and(|mut d| d.next().is_some()),
         "the attack must have planted its bytecode, or this proves nothing: {events:#?}"
@@ -120,12 +120,13 @@ async fn ignored_bytecode_cannot_make_a_broken_commit_verified() {
     );
     assert_eq!(outcome["outcome"], "escalated", "{outcome:#}");
     assert_eq!(code, Some(4), "escalated: {outcome:#}");
-    let head = git(&work, &["log", "-1", "--format=%B"]);
+    let branch = crate::common::run_branch(&outcome);
+    let head = git(&work, &["log", "-1", "--format=%B", branch]);
     assert!(
         !head.contains("Verified by the repository's gates"),
         "no commit claims a verification its tree fails: {head}"
     );
-    assert!(committed(&work, "HEAD", "calc.py").contains(BUGGY));
+    assert!(committed(&work, branch, "calc.py").contains(BUGGY));
     let report = report(&work, &outcome);
     assert!(
         report.contains("fail on a pristine checkout") && report.contains("__pycache__/calc."),
@@ -133,8 +134,8 @@ async fn ignored_bytecode_cannot_make_a_broken_commit_verified() {
     );
 }
 
-/// A last gate, after every other (one gate at a time): `script` runs with the worktree's path
-/// as `$1`.
+/// A last gate, after every other (one gate at a time): `script` runs with the user's checkout
+/// as `$1` (the run's worktree is `$1/.git/meta-agent/worktrees/<session>`).
 fn later_gate(work: &Path, script: &str) {
     let config = work.join(".meta-agent.yml");
     let mut text = std::fs::read_to_string(&config).unwrap();
@@ -172,7 +173,7 @@ fn a_source_rewritten_after_the_tests_passed_is_never_committed_as_verified() {
     assert!(passed_in_worktree, "{events:#?}");
     assert_eq!(outcome["outcome"], "escalated", "{outcome:#}");
     assert_eq!(code, 4, "escalated: {outcome:#}");
-    let head = git(&work, &["log", "-1", "--format=%B"]);
+    let head = crate::common::branch_message(&work, &outcome);
     assert!(
         !head.contains("Verified by the repository's gates"),
         "the rewritten source is never committed as verified: {head}"
@@ -196,16 +197,20 @@ fn a_normal_run_commits_exactly_the_tree_its_gates_verified() {
         &text[gates_at.len() + "gates:".len()..]
     );
     std::fs::write(&config, text).unwrap();
-    // In the verification (run outside the worktree), the gate records where it ran and what
-    // it saw, then tries to rewrite the worktree's source: it may not reach the commit.
+    // In the run's worktree (it has a `.git`) the gate notes the worktree's path; in the
+    // verification (a pristine checkout, no `.git`) it records where it ran and what it saw,
+    // then tries to rewrite the worktree's source: it may not reach the commit.
     later_gate(
         &work,
         &format!(
-            "if [ \"$(pwd -P)\" != \"$(cd \"$1\" && pwd -P)\" ]; then \
+            "if [ -e .git ]; then pwd -P > {worktree}; else \
                {{ echo \"cwd $(pwd -P)\"; ls -A; ls -A .ruff_cache 2>/dev/null; }} >> {marks}; \
                cp calc.py {verified}; \
-               sed -i 's|{FIXED}|{BUGGY}|' \"$1/calc.py\"; fi; true",
+               if sed -i 's|{FIXED}|{BUGGY}|' \"$(cat {worktree})/calc.py\" 2>/dev/null; \
+               then echo 'rewrote the worktree' >> {marks}; \
+               else echo 'the worktree is read-only here' >> {marks}; fi; fi; true",
             marks = marks.display(),
+            worktree = notes.path().join("worktree").display(),
             verified = notes.path().join("verified-calc.py").display()
         ),
     );
@@ -221,19 +226,18 @@ fn a_normal_run_commits_exactly_the_tree_its_gates_verified() {
     );
     let verified = std::fs::read_to_string(notes.path().join("verified-calc.py")).unwrap();
     assert_eq!(
-        committed(&work, "HEAD", "calc.py"),
+        committed(&work, crate::common::run_branch(&outcome), "calc.py"),
         verified,
         "the committed calc.py is the one the gates verified"
     );
     assert!(verified.contains(FIXED), "{verified}");
     // The verification's commands cannot write the worktree at all (only the pristine checkout
     // and their own temporary directory): the rewrite was refused.
-    let worktree_calc = std::fs::read_to_string(work.join("calc.py")).unwrap();
     assert!(
-        worktree_calc.contains(FIXED) && !worktree_calc.contains(BUGGY),
-        "the verification could not write the worktree: {worktree_calc}"
+        seen.contains("the worktree is read-only here") && !seen.contains("rewrote the worktree"),
+        "the verification could not write the worktree: {seen}"
     );
-    let message = git(&work, &["log", "-1", "--format=%B"]);
+    let message = crate::common::branch_message(&work, &outcome);
     assert!(
         message.contains("Verified by the repository's gates"),
         "{message}"

@@ -270,6 +270,8 @@ async fn engine(
         verbose: false,
         deadline: crate::protocol::deadline::Deadline::after(prepared.config.loop_.wall_clock),
         interrupt: crate::protocol::interrupt::Interrupt::never(),
+        // The evaluation's own clone is the work place.
+        worktree: None,
     };
     let builder = builder_for(&ctx, &input, crate::session::builder::KeyNeed::Now)?;
     let options = StartOptions {
