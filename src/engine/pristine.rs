@@ -212,7 +212,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         };
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(0);
         self.events.emit(&Event::PhaseFinished {
-            phase: StepPhase::Test,
+            phase: StepPhase::Verify,
             iteration: state.iteration,
             duration_ms,
             outcome: outcome.into(),
@@ -304,7 +304,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         state.gates = summary.records();
         state.signatures = signatures;
         state.history.push(StepRecord {
-            phase: StepPhase::Test,
+            phase: StepPhase::Verify,
             iteration: state.iteration,
             started_unix_ms: started_ms,
             duration_ms,

@@ -151,7 +151,7 @@ impl LoopState {
         self.history
             .iter()
             .rev()
-            .filter(|step| step.phase == StepPhase::Test)
+            .filter(|step| step.phase.is_check_after_act())
             .nth(1)
             .map(|step| step.signatures.iter().map(|s| s.id.clone()).collect())
     }

@@ -120,6 +120,9 @@ pub enum StepPhase {
     Test,
     /// The observation before any act: the gates on the code as the run found it.
     Baseline,
+    /// The gates once more on a pristine checkout of exactly the tree to commit
+    /// ([`crate::engine::pristine`]).
+    Verify,
 }
 
 impl StepPhase {
@@ -129,6 +132,15 @@ impl StepPhase {
             StepPhase::Improve => "improve",
             StepPhase::Test => "test",
             StepPhase::Baseline => "baseline",
+            StepPhase::Verify => "verify",
+        }
+    }
+
+    /// An observation after an act: the gates in the worktree, or on the pristine checkout.
+    pub fn is_check_after_act(self) -> bool {
+        match self {
+            StepPhase::Test | StepPhase::Verify => true,
+            StepPhase::Build | StepPhase::Improve | StepPhase::Baseline => false,
         }
     }
 
@@ -136,7 +148,7 @@ impl StepPhase {
     pub fn is_act(self) -> bool {
         match self {
             StepPhase::Build | StepPhase::Improve => true,
-            StepPhase::Test | StepPhase::Baseline => false,
+            StepPhase::Test | StepPhase::Baseline | StepPhase::Verify => false,
         }
     }
 }

@@ -215,9 +215,19 @@ fn a_normal_run_commits_exactly_the_tree_its_gates_verified() {
         ),
     );
     let task = task_file(dir.path(), FIX_TASK);
-    let (code, _events, outcome) = run_json(&work, &["run", "--task", &task]);
+    let (code, events, outcome) = run_json(&work, &["run", "--task", &task]);
     assert_eq!(code, 0, "{outcome:#}");
     assert_eq!(outcome["outcome"], "committed", "{outcome:#}");
+    let verified: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "phase_finished" && e["phase"] == "verify")
+        .collect();
+    assert_eq!(
+        verified.len(),
+        1,
+        "the verification is a phase of its own: {events:#?}"
+    );
+    assert_eq!(verified[0]["outcome"], "pristine checkout: gates passed");
     let seen = std::fs::read_to_string(&marks)
         .unwrap_or_else(|_| panic!("the gates never ran outside the worktree: {outcome:#}"));
     assert!(
