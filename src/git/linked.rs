@@ -149,6 +149,37 @@ pub fn branch_head(checkout: &Path, name: &str) -> Result<Option<String>, GitErr
         .map(|id| id.to_string()))
 }
 
+/// The worktree, other than `repo`'s own, that has branch `name` checked out (the user's
+/// checkout, or another session's worktree): a commit there would move their branch.
+pub(super) fn checked_out_elsewhere(repo: &git2::Repository, name: &str) -> Option<PathBuf> {
+    let wanted = format!("refs/heads/{name}");
+    let on_branch = |other: &git2::Repository| {
+        other.path() != repo.path()
+            && other
+                .head()
+                .is_ok_and(|head| head.name().is_ok_and(|name| name == wanted))
+    };
+    let linked = repo.worktrees().ok()?;
+    let others = linked
+        .iter()
+        .filter_map(|name| name.ok().flatten())
+        .filter_map(|name| repo.find_worktree(name).ok())
+        .filter_map(|worktree| git2::Repository::open_from_worktree(&worktree).ok());
+    let main = git2::Repository::open(repo.commondir()).ok();
+    main.into_iter()
+        .chain(others)
+        .find(|other| on_branch(other))
+        .map(|other| other.workdir().unwrap_or(other.path()).to_path_buf())
+}
+
+/// The worktree, other than the one at `worktree`, that has branch `name` checked out.
+pub fn branch_checked_out_elsewhere(
+    worktree: &Path,
+    name: &str,
+) -> Result<Option<PathBuf>, GitError> {
+    Ok(checked_out_elsewhere(&open(worktree)?, name))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

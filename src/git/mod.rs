@@ -84,6 +84,8 @@ pub enum GitError {
         existing: String,
         head: String,
     },
+    #[error("branch {name:?} is checked out in {path}: a commit there would move it")]
+    BranchCheckedOut { name: String, path: PathBuf },
     #[error("refusing to create the default branch {name:?} as a work branch")]
     DefaultBranch { name: String },
     #[error("branch {name:?} does not exist")]

@@ -131,6 +131,12 @@ fn default_branch(repo: &git2::Repository) -> Option<String> {
 fn switch_to_new_branch(repo: &git2::Repository, name: &str) -> Result<(), GitError> {
     let head = head_commit(repo)?.ok_or(GitError::UnbornHead)?;
     match repo.find_branch(name, BranchType::Local) {
+        Ok(_) if let Some(path) = super::linked::checked_out_elsewhere(repo, name) => {
+            return Err(GitError::BranchCheckedOut {
+                name: name.into(),
+                path,
+            });
+        }
         Ok(existing) => {
             let at = existing.get().target();
             if at != Some(head.id()) {
@@ -155,6 +161,12 @@ fn switch_to_existing(repo: &git2::Repository, name: &str) -> Result<(), GitErro
     let branch = repo
         .find_branch(name, BranchType::Local)
         .map_err(|_| GitError::BranchNotFound { name: name.into() })?;
+    if let Some(path) = super::linked::checked_out_elsewhere(repo, name) {
+        return Err(GitError::BranchCheckedOut {
+            name: name.into(),
+            path,
+        });
+    }
     let commit = branch
         .get()
         .peel_to_commit()

@@ -83,9 +83,21 @@ pub(super) fn reopen(
         false => linked::branch_head(&root, &state.branch).map_err(internal)?,
     };
     let commit = branch
+        .clone()
         .or_else(|| state.checkpoint.clone())
         .unwrap_or_else(|| state.base_commit.clone());
-    SessionWorktree::open_or_add(&root, &state.session, &commit).map_err(internal)
+    let place = SessionWorktree::open_or_add(&root, &state.session, &commit).map_err(internal)?;
+    if branch.is_some()
+        && let Some(path) =
+            linked::branch_checked_out_elsewhere(place.path(), &state.branch).map_err(internal)?
+    {
+        return Err(SessionError::Usage(format!(
+            "branch {} is checked out in {}: switch that checkout to another branch, then resume              (a commit of the session would move it under you)",
+            state.branch,
+            path.display()
+        )));
+    }
+    Ok(place)
 }
 
 /// Removes the worktree of an ended session when [`fate`] says it has nothing left to give (a

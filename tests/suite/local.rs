@@ -182,11 +182,23 @@ fn an_escalated_run_keeps_its_worktree_detached_and_resume_continues_there() {
         "HEAD",
         "detached, so the branch is free"
     );
-    // The user may look at the branch in their own checkout, and come back.
+    // The user may look at the branch in their own checkout; while it is checked out there,
+    // resume refuses (its commit would move the branch under the user), then goes on.
     git(
         &work,
         &["switch", "-q", crate::common::run_branch(&outcome)],
     );
+    meta_agent()
+        .arg("--repo")
+        .arg(&work)
+        .args(["resume", "--guidance", "use true division in mean"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(format!(
+            "branch {} is checked out in {}",
+            crate::common::run_branch(&outcome),
+            work.display()
+        )));
     git(&work, &["switch", "-q", "main"]);
 
     // The maintainer fixes it by hand through guidance; resume works in the kept worktree.
@@ -300,5 +312,30 @@ async fn resume_asks_for_a_key_only_when_a_model_call_is_due() {
     assert_eq!(
         outcome["llm_calls"], calls,
         "every model call was made before the kill"
+    );
+}
+
+/// A branch the user has checked out is never the run's: the run takes a name of its own, so its
+/// commit cannot move the user's branch.
+#[test]
+fn a_run_never_commits_on_a_branch_the_user_has_checked_out() {
+    let (_dir, work) = example_with(unused_import);
+    git(
+        &work,
+        &["switch", "-q", "-c", "meta-agent/make-the-gates-pass"],
+    );
+    let base = git(&work, &["rev-parse", "HEAD"]);
+    let before = checkout_as_seen(&work);
+    let (code, _events, outcome) = run_json(&work, &["run", "--text", "Make the gates pass"]);
+    assert_eq!(code, 0, "{outcome:#}");
+    let branch = crate::common::run_branch(&outcome);
+    assert!(
+        branch.starts_with("meta-agent/make-the-gates-pass-"),
+        "a name of its own: {branch}"
+    );
+    assert_eq!(checkout_as_seen(&work), before, "the checkout is untouched");
+    assert_eq!(
+        git(&work, &["rev-parse", "meta-agent/make-the-gates-pass"]),
+        base
     );
 }
