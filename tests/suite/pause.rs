@@ -1,7 +1,8 @@
 //! End to end: interruption is a clean pause. A SIGTERM to a local run while a slow gate runs
 //! stops that gate's whole process tree, commits the work in progress (the session's checkpoint),
 //! saves the session as `interrupted` and exits 5; `resume` then finishes the job on top of the
-//! checkpoint. The GitHub side (the WIP pushed, the status comment's interrupted view, `/agent
+//! checkpoint. A second SIGTERM while the pause is still stopping a gate that ignores SIGTERM
+//! exits 5 at once, and no process of the run outlives it. The GitHub side (the WIP pushed, the status comment's interrupted view, `/agent
 //! fix` continuing) is in `github.rs`.
 
 use std::io::BufRead;
@@ -72,6 +73,19 @@ fn until_slow_gate_runs(child: &mut Child) -> std::sync::mpsc::Receiver<Value> {
     panic!("the slow gate never started after an act");
 }
 
+/// Starts `run` in `work` and returns once its `slow` gate (whose command line carries
+/// `token`) runs after an act, with the rest of the event stream.
+fn run_until_slow_gate(work: &Path, token: &str) -> (Child, std::sync::mpsc::Receiver<Value>) {
+    let mut child = spawn(work, &["run", "--text", "Make the gates pass"]);
+    let rest = until_slow_gate_runs(&mut child);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        !processes_with(token).is_empty(),
+        "the slow gate runs when the signal comes"
+    );
+    (child, rest)
+}
+
 /// Sends `signal` to the process.
 pub(super) fn send(child: &Child, signal: nix::sys::signal::Signal) {
     let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
@@ -120,13 +134,7 @@ fn sigterm_during_a_slow_gate_pauses_with_the_work_committed_and_resume_finishes
         slow_gate(&fast)(work);
     });
     let base = git(&work, &["rev-parse", "HEAD"]).trim().to_owned();
-    let mut child = spawn(&work, &["run", "--text", "Make the gates pass"]);
-    let rest = until_slow_gate_runs(&mut child);
-    std::thread::sleep(Duration::from_millis(500));
-    assert!(
-        !processes_with(SLOW_TOKEN).is_empty(),
-        "the slow gate runs when the signal comes"
-    );
+    let (child, rest) = run_until_slow_gate(&work, SLOW_TOKEN);
     let signalled = Instant::now();
     send(&child, nix::sys::signal::Signal::SIGTERM);
     let out = child.wait_with_output().unwrap();
@@ -204,5 +212,81 @@ fn sigterm_during_a_slow_gate_pauses_with_the_work_committed_and_resume_finishes
     assert_eq!(
         resumed["commit"],
         git(&work, &["rev-parse", &branch]).trim()
+    );
+}
+
+/// A token in the stubborn gate's command line: no process may carry it after the exit.
+const STUBBORN_TOKEN: &str = "meta-agent-pause-test-stubborn-gate";
+
+/// A gate that, once `calc.py`'s unused import is gone (hindsight's fix), sleeps five minutes
+/// ignoring SIGTERM, with a two-minute grace before SIGKILL: stopping it keeps the pause busy
+/// for as long as meta-agent waits for its supervisor (5 s).
+fn stubborn_gate(work: &Path) {
+    let config = work.join(".meta-agent.yml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "  - name: slow\n    kind: custom\n    run: \"grep -q 'import math' calc.py || {{ trap '' TERM; sleep 300; }} # {STUBBORN_TOKEN}\"\nsandbox:\n  kill_grace: 120s\n"
+    ));
+    std::fs::write(&config, text).unwrap();
+}
+
+/// Waits up to `limit` for `child` to exit; `None` if it is still running then.
+fn exit_within(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+/// The first SIGTERM starts the pause, which is still stopping a gate that ignores SIGTERM when
+/// a second SIGTERM comes: the process exits at once with code 5 (long before the pause could
+/// have finished: meta-agent alone waits 5 s for the gate's supervisor), the session is not
+/// reported as paused, and no process of the run outlives it (the gate's supervisor, whose
+/// parent is gone, kills the tree without waiting out the grace).
+#[test]
+fn a_second_sigterm_while_the_pause_stops_a_stubborn_gate_exits_at_once_leaving_no_process() {
+    let (_dir, work) = example_with(|work| {
+        unused_import(work);
+        stubborn_gate(work);
+    });
+    let (mut child, rest) = run_until_slow_gate(&work, STUBBORN_TOKEN);
+    send(&child, nix::sys::signal::Signal::SIGTERM);
+    assert!(
+        exit_within(&mut child, Duration::from_millis(1500)).is_none(),
+        "the pause is still stopping the gate (it ignores SIGTERM)"
+    );
+    let second = Instant::now();
+    send(&child, nix::sys::signal::Signal::SIGTERM);
+    let status = exit_within(&mut child, Duration::from_secs(3))
+        .expect("exited at once on the second signal, not after the pause");
+    let exited_in = second.elapsed();
+    assert_eq!(status.code(), Some(5), "exit 5 (interrupted)");
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(
+        stderr.contains(
+            "received SIGTERM (the job was cancelled or timed out) again while pausing: exiting now"
+        ),
+        "{stderr}"
+    );
+    let events: Vec<Value> = rest.iter().collect();
+    assert!(
+        events.iter().all(|event| event.get("outcome").is_none()),
+        "no outcome: the pause did not finish ({exited_in:?}): {events:#?}"
+    );
+    // No process of the run is left: the gate's supervisor saw its parent go and killed the tree.
+    let started = Instant::now();
+    while !processes_with(STUBBORN_TOKEN).is_empty() && started.elapsed() < Duration::from_secs(20)
+    {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        processes_with(STUBBORN_TOKEN).is_empty(),
+        "processes of the run outlived it: {:?}",
+        processes_with(STUBBORN_TOKEN)
     );
 }
