@@ -85,6 +85,8 @@ pub struct RunReport {
     pub commit_message: Option<String>,
     pub commit: Option<String>,
     pub escalation: Option<String>,
+    /// A paused run's note on the work in progress the patch gate refused (not an escalation).
+    pub refused_wip: Option<String>,
 }
 
 /// What the last decision produced, for the report.
@@ -93,6 +95,7 @@ pub(super) struct Ending {
     pub(super) commit_message: Option<String>,
     pub(super) commit: Option<String>,
     pub(super) escalation: Option<String>,
+    pub(super) refused_wip: Option<String>,
 }
 
 /// Now, in milliseconds since the Unix epoch.
@@ -367,6 +370,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             commit_message: ending.commit_message,
             commit: ending.commit,
             escalation: ending.escalation,
+            refused_wip: ending.refused_wip,
         })
     }
 
@@ -802,6 +806,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             commit_message: Some(message),
             commit,
             escalation: None,
+            refused_wip: None,
         })
     }
 
@@ -847,6 +852,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             commit_message: None,
             commit,
             escalation: Some(report),
+            refused_wip: None,
         })
     }
 

@@ -24,13 +24,24 @@ pub(super) const SLOW_TOKEN: &str = "meta-agent-pause-test-slow-gate";
 pub(super) fn slow_gate(fast: &Path) -> impl FnOnce(&Path) {
     let fast = fast.display().to_string();
     move |work: &Path| {
-        let config = work.join(".meta-agent.yml");
-        let mut text = std::fs::read_to_string(&config).unwrap();
-        text.push_str(&format!(
-            "  - name: slow\n    kind: custom\n    run: \"grep -q 'import math' calc.py || test -e {fast} || sleep 300 # {SLOW_TOKEN}\"\n"
-        ));
-        std::fs::write(&config, text).unwrap();
+        add_slow_gate(
+            work,
+            &format!("test -e {fast} || sleep 300 # {SLOW_TOKEN}"),
+            "",
+        );
     }
+}
+
+/// Adds the gate `slow` to the configuration: it passes while `calc.py` imports `math` and runs
+/// `when_fixed` (a shell command) once hindsight's fix removed the import; `more` is appended to
+/// the configuration after it (top-level keys).
+fn add_slow_gate(work: &Path, when_fixed: &str, more: &str) {
+    let config = work.join(".meta-agent.yml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "  - name: slow\n    kind: custom\n    run: \"grep -q 'import math' calc.py || {when_fixed}\"\n{more}"
+    ));
+    std::fs::write(&config, text).unwrap();
 }
 
 /// Starts `meta-agent ARGS --json` in `work`, its stdout piped.
@@ -222,12 +233,11 @@ const STUBBORN_TOKEN: &str = "meta-agent-pause-test-stubborn-gate";
 /// ignoring SIGTERM, with a two-minute grace before SIGKILL: stopping it keeps the pause busy
 /// for as long as meta-agent waits for its supervisor (5 s).
 fn stubborn_gate(work: &Path) {
-    let config = work.join(".meta-agent.yml");
-    let mut text = std::fs::read_to_string(&config).unwrap();
-    text.push_str(&format!(
-        "  - name: slow\n    kind: custom\n    run: \"grep -q 'import math' calc.py || {{ trap '' TERM; sleep 300; }} # {STUBBORN_TOKEN}\"\nsandbox:\n  kill_grace: 120s\n"
-    ));
-    std::fs::write(&config, text).unwrap();
+    add_slow_gate(
+        work,
+        &format!("{{ trap '' TERM; sleep 300; }} # {STUBBORN_TOKEN}"),
+        "sandbox:\n  kill_grace: 120s\n",
+    );
 }
 
 /// Waits up to `limit` for `child` to exit; `None` if it is still running then.
@@ -289,4 +299,55 @@ fn a_second_sigterm_while_the_pause_stops_a_stubborn_gate_exits_at_once_leaving_
         "processes of the run outlived it: {:?}",
         processes_with(STUBBORN_TOKEN)
     );
+}
+
+/// A token in the leaking gate's command line.
+const LEAKING_TOKEN: &str = "meta-agent-pause-test-leaking-gate";
+
+/// A paused run whose work in progress holds a file the patch gate refuses (a token-shaped
+/// secret a gate wrote): the file is put back (removed), the rest committed as the checkpoint,
+/// and the report says so under a heading of its own: a pause is not an escalation.
+#[test]
+fn a_pause_whose_work_the_patch_gate_refuses_in_part_is_not_reported_as_an_escalation() {
+    let (_dir, work) = example_with(|work| {
+        unused_import(work);
+        // The secret is assembled by the shell: the configuration itself holds none.
+        add_slow_gate(
+            work,
+            &format!(
+                "{{ printf 'key gh%s_%s\\\\n' p 0123456789abcdefghijABCDEF > leaked.txt; sleep 300; }} # {LEAKING_TOKEN}"
+            ),
+            "",
+        );
+    });
+    let (child, rest) = run_until_slow_gate(&work, LEAKING_TOKEN);
+    let started = Instant::now();
+    while !work.join("leaked.txt").exists() && started.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(work.join("leaked.txt").exists(), "the gate wrote its file");
+    send(&child, nix::sys::signal::Signal::SIGTERM);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let outcome = rest.iter().last().expect("the outcome line");
+    assert_eq!(outcome["outcome"], "interrupted", "{outcome:#}");
+    let session = outcome["session"].as_str().unwrap();
+    let branch = outcome["branch"].as_str().unwrap();
+    assert!(
+        !work.join("leaked.txt").exists(),
+        "the refused file was put back"
+    );
+    let files = git(&work, &["show", "--name-only", "--format=", branch]);
+    assert_eq!(files.trim(), "calc.py", "the rest is the checkpoint");
+    let report =
+        std::fs::read_to_string(work.join(format!(".git/meta-agent/sessions/{session}/report.md")))
+            .unwrap();
+    assert!(!report.contains("escalation"), "{report}");
+    let paused = &report[report.find("--- interrupted ---").expect("the pause")..];
+    insta::assert_snapshot!("local_interrupted_refused_report", stable(paused));
 }
