@@ -839,6 +839,36 @@ fn loop_state(session: &str, issue: Option<u64>) -> meta_agent::engine::state::L
     }
 }
 
+/// `memory import` reads `memory export` lines and plain `hindsight export` entries alike; a
+/// bad line is an error naming the file and the line (blank lines counted), the rest unread.
+#[test]
+fn an_export_file_mixes_both_formats_and_a_bad_line_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let entry = meta_agent::hindsight::store::Entry::new(&mean_failure("test_mean"), at(0));
+    let plain = serde_json::to_string(&entry).unwrap();
+    let path = dir.path().join("export.jsonl");
+    std::fs::write(&path, format!("{plain}\n\n")).unwrap();
+    let read = meta_agent::memory::cli::read_export(&path, "org/calc").unwrap();
+    assert_eq!(read.len(), 1);
+    assert_eq!(read[0].repository, "org/calc");
+    let stored = serde_json::to_string(&read[0]).unwrap();
+    std::fs::write(&path, format!("{stored}\n\n{plain}\n[1, 2]\n")).unwrap();
+    let error = meta_agent::memory::cli::read_export(&path, "org/calc").unwrap_err();
+    assert!(
+        matches!(&error, MemoryError::Input { line: 4, .. }),
+        "{error:?}"
+    );
+    let text = error.to_string();
+    assert!(
+        text.starts_with(&format!("{}:4: not an exported entry: ", path.display())),
+        "{text}"
+    );
+    let missing = dir.path().join("missing.jsonl");
+    let error = meta_agent::memory::cli::read_export(&missing, "org/calc").unwrap_err();
+    assert!(matches!(error, MemoryError::Io { .. }), "{error:?}");
+    assert!(error.to_string().contains("missing.jsonl"), "{error}");
+}
+
 mod end_to_end {
     //! The real binary against the real server: runs that learn into the organisation's memory
     //! and use it, the trust rule across a merge, the fallback when the database is down, and
