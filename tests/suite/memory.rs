@@ -801,42 +801,16 @@ async fn conversations_recall_ten_messages_and_summarise_the_rest_with_the_fast_
 }
 
 fn loop_state(session: &str, issue: Option<u64>) -> meta_agent::engine::state::LoopState {
-    use meta_agent::engine::state::{LoopState, STATE_VERSION};
-    use meta_agent::protocol::records::Usage;
     let mut task =
         meta_agent::protocol::task::Task::from_text("Fix the mean\nIt divides wrongly.").unwrap();
     task.issue = issue;
-    LoopState {
-        version: STATE_VERSION,
-        session: session.into(),
+    meta_agent::engine::state::LoopState::new(
+        session.into(),
         task,
-        branch: "meta-agent/fix-the-mean".into(),
-        base_commit: "0".repeat(40),
-        dry_run: false,
-        phase: meta_agent::protocol::event::LoopPhase::Idle,
-        iteration: 0,
-        max_iterations: 3,
-        plan: None,
-        worktree_diff: String::new(),
-        builder_calls: 0,
-        history: Vec::new(),
-        gates: Vec::new(),
-        signatures: Vec::new(),
-        usage: Usage::default(),
-        flaky: Vec::new(),
-        tamper: Vec::new(),
-        transient_retries: 0,
-        transient_error: None,
-        recoveries: Vec::new(),
-        started_unix_ms: 0,
-        outcome: None,
-        escalation: None,
-        reviewed: false,
-        review_missing: Vec::new(),
-        interrupted: None,
-        checkpoint: None,
-        evidence: Default::default(),
-    }
+        "meta-agent/fix-the-mean".into(),
+        "0".repeat(40),
+        3,
+    )
 }
 
 /// `memory import` reads `memory export` lines and plain `hindsight export` entries alike; a
