@@ -67,7 +67,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 state.worktree_diff.clear();
             }
             ending.commit = commit;
-            ending.escalation = (!note.is_empty()).then_some(note);
+            ending.refused_wip = (!note.is_empty()).then_some(note);
         }
         state.outcome = Some(RunOutcome::Interrupted);
         state.interrupted = Some(why.to_owned());

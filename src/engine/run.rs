@@ -18,7 +18,7 @@ use super::baseline;
 use super::decide::{self, Budgets, Decision, DecisionInput};
 use super::improve::{self, HindsightView};
 use super::patch_gate::{self, PatchInput, Refusal};
-use super::state::{LoopState, Recovery, STATE_VERSION, SessionError, SessionStore};
+use super::state::{LoopState, Recovery, SessionError, SessionStore};
 use crate::config::Config;
 use crate::exec::CommandRunner;
 use crate::gates::GatesSummary;
@@ -26,9 +26,7 @@ use crate::git::{GitError, Identity, Repository};
 use crate::protocol::builder::{ActRequest, BuildError, Builder};
 use crate::protocol::ending::EscalationReason;
 use crate::protocol::event::{Event, EventSink, LoopPhase};
-use crate::protocol::records::{
-    Plan, ResolutionTried, RunOutcome, SignatureRecord, StepRecord, Usage,
-};
+use crate::protocol::records::{Plan, ResolutionTried, RunOutcome, SignatureRecord, StepRecord};
 use crate::protocol::task::Task;
 use crate::render::outcome;
 
@@ -85,6 +83,8 @@ pub struct RunReport {
     pub commit_message: Option<String>,
     pub commit: Option<String>,
     pub escalation: Option<String>,
+    /// A paused run's note on the work in progress the patch gate refused (not an escalation).
+    pub refused_wip: Option<String>,
 }
 
 /// What the last decision produced, for the report.
@@ -93,6 +93,7 @@ pub(super) struct Ending {
     pub(super) commit_message: Option<String>,
     pub(super) commit: Option<String>,
     pub(super) escalation: Option<String>,
+    pub(super) refused_wip: Option<String>,
 }
 
 /// Now, in milliseconds since the Unix epoch.
@@ -125,35 +126,15 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             self.create_branch(&task, &session)?
         };
         let mut state = LoopState {
-            version: STATE_VERSION,
-            session: session.clone(),
-            branch,
-            base_commit: head.commit,
             dry_run: options.dry_run,
-            phase: LoopPhase::Idle,
-            iteration: 0,
-            max_iterations: options.max_iterations,
-            plan: None,
-            worktree_diff: String::new(),
-            builder_calls: 0,
-            history: Vec::new(),
-            gates: Vec::new(),
-            signatures: Vec::new(),
-            usage: Usage::default(),
-            flaky: Vec::new(),
-            tamper: Vec::new(),
-            transient_retries: 0,
-            transient_error: None,
-            recoveries: Vec::new(),
             started_unix_ms: now_ms(),
-            outcome: None,
-            escalation: None,
-            reviewed: false,
-            review_missing: Vec::new(),
-            interrupted: None,
-            checkpoint: None,
-            evidence: Default::default(),
-            task,
+            ..LoopState::new(
+                session.clone(),
+                task,
+                branch,
+                head.commit,
+                options.max_iterations,
+            )
         };
         // Saved before the first event: a run killed at any event from here on can be resumed.
         self.sessions.save(&state)?;
@@ -367,6 +348,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             commit_message: ending.commit_message,
             commit: ending.commit,
             escalation: ending.escalation,
+            refused_wip: ending.refused_wip,
         })
     }
 
@@ -802,6 +784,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             commit_message: Some(message),
             commit,
             escalation: None,
+            refused_wip: None,
         })
     }
 
@@ -847,6 +830,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             commit_message: None,
             commit,
             escalation: Some(report),
+            refused_wip: None,
         })
     }
 

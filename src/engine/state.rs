@@ -115,6 +115,48 @@ pub struct Recovery {
 }
 
 impl LoopState {
+    /// A new session's state before its first step: `task` on `branch`, from `base_commit`, with
+    /// at most `max_iterations` improve iterations; nothing run, spent or decided yet.
+    pub fn new(
+        session: String,
+        task: Task,
+        branch: String,
+        base_commit: String,
+        max_iterations: u32,
+    ) -> LoopState {
+        LoopState {
+            version: STATE_VERSION,
+            session,
+            task,
+            branch,
+            base_commit,
+            dry_run: false,
+            phase: LoopPhase::Idle,
+            iteration: 0,
+            max_iterations,
+            plan: None,
+            worktree_diff: String::new(),
+            builder_calls: 0,
+            history: Vec::new(),
+            gates: Vec::new(),
+            signatures: Vec::new(),
+            usage: Usage::default(),
+            flaky: Vec::new(),
+            tamper: Vec::new(),
+            transient_retries: 0,
+            transient_error: None,
+            recoveries: Vec::new(),
+            started_unix_ms: 0,
+            outcome: None,
+            escalation: None,
+            reviewed: false,
+            review_missing: Vec::new(),
+            interrupted: None,
+            checkpoint: None,
+            evidence: Default::default(),
+        }
+    }
+
     /// Acts whose result reached the gates: the number people read as "iterations" everywhere
     /// (outcome, trailer, reports, metrics), on the scale of `--max-iterations`. Iteration 0 is
     /// the baseline observation before any act and is not counted; a run never reports more than
@@ -287,35 +329,10 @@ mod tests {
         let mut task = Task::from_text(&format!("Fix {text}")).unwrap();
         task.guidance = vec![format!("ghp_abcdefghijklmnopqrstuvwxyz0123 and {text}")];
         LoopState {
-            version: STATE_VERSION,
-            session: "s-1".into(),
-            task,
-            branch: "meta-agent/x".into(),
-            base_commit: "0".repeat(40),
-            dry_run: false,
             phase: LoopPhase::Acting,
-            iteration: 0,
-            max_iterations: 3,
             plan: Some(Plan::Build),
             worktree_diff: format!("+token = \"{text}\"\n"),
-            builder_calls: 0,
-            history: Vec::new(),
-            gates: Vec::new(),
-            signatures: Vec::new(),
-            usage: Usage::default(),
-            flaky: Vec::new(),
-            tamper: Vec::new(),
-            transient_retries: 0,
-            transient_error: None,
-            recoveries: Vec::new(),
-            started_unix_ms: 0,
-            outcome: None,
-            escalation: None,
-            reviewed: false,
-            review_missing: Vec::new(),
-            interrupted: None,
-            checkpoint: None,
-            evidence: Default::default(),
+            ..LoopState::new("s-1".into(), task, "meta-agent/x".into(), "0".repeat(40), 3)
         }
     }
 

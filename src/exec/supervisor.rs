@@ -146,7 +146,12 @@ fn run(args: &SupervisorArgs) -> SupervisorStatus {
     let deadline = started + Duration::from_millis(args.timeout_ms);
     let ended = wait_for(child, deadline, parent, &mut status);
     if !ended {
-        stop_tree(child, Duration::from_millis(args.grace_ms), &mut status);
+        stop_tree(
+            child,
+            Duration::from_millis(args.grace_ms),
+            parent,
+            &mut status,
+        );
     }
     status.descendants_killed += kill_descendants();
     drop(scratch);
@@ -232,14 +237,16 @@ fn reap(main: Pid, status: &mut SupervisorStatus) -> bool {
 }
 
 /// SIGTERM to the command's group and descendants, a grace period, then SIGKILL to the group
-/// (stragglers elsewhere in the tree are left to [`kill_descendants`]).
-fn stop_tree(child: Pid, grace: Duration, status: &mut SupervisorStatus) {
+/// (stragglers elsewhere in the tree are left to [`kill_descendants`]). The grace ends early
+/// when meta-agent (`parent`) is gone: it exited at once on a second signal, and nothing may
+/// outlive it.
+fn stop_tree(child: Pid, grace: Duration, parent: Pid, status: &mut SupervisorStatus) {
     let _ = signal::killpg(child, Signal::SIGTERM);
     for pid in descendants() {
         let _ = signal::kill(pid, Signal::SIGTERM);
     }
     let until = Instant::now() + grace;
-    while Instant::now() < until {
+    while Instant::now() < until && nix::unistd::getppid() == parent {
         if reap(child, status) && descendants().is_empty() {
             return;
         }

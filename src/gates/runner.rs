@@ -739,8 +739,13 @@ mod tests {
         }
     }
 
-    fn run_with(mode: GateNetworkMode) -> (GatesSummary, Vec<CommandSpec>) {
-        let dir = tempfile::tempdir().expect("tempdir");
+    /// Runs `gates` in `root` (reports under `root/reports`) with `mode`, through a runner that
+    /// records every spec and answers exit 0.
+    fn run_in(
+        root: &Path,
+        gates: &[GateSpec],
+        mode: GateNetworkMode,
+    ) -> (GatesSummary, Vec<CommandSpec>) {
         let runner = Recording::default();
         let events = crate::protocol::event::Recorder::default();
         let sandbox = SandboxSettings {
@@ -750,24 +755,29 @@ mod tests {
             writable: vec![],
         };
         let ctx = GateRunContext {
-            repo_root: dir.path(),
+            repo_root: root,
             parent_env: &[],
             sandbox: &sandbox,
             policy: &crate::policy::Policy::default(),
-            report_root: &dir.path().join("reports"),
+            report_root: &root.join("reports"),
             deadline: Default::default(),
             limits: Limits::default(),
             concurrency: 1,
             runner: &runner,
             events: &events,
         };
-        let gates = [spec("off", GateNetwork::Off), spec("on", GateNetwork::On)];
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
             .expect("runtime");
-        let summary = runtime.block_on(run_gates_with(&ctx, &gates, mode));
+        let summary = runtime.block_on(run_gates_with(&ctx, gates, mode));
         let specs = runner.0.lock().map(|s| s.clone()).unwrap_or_default();
         (summary, specs)
+    }
+
+    fn run_with(mode: GateNetworkMode) -> (GatesSummary, Vec<CommandSpec>) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let gates = [spec("off", GateNetwork::Off), spec("on", GateNetwork::On)];
+        run_in(dir.path(), &gates, mode)
     }
 
     #[test]
@@ -832,31 +842,8 @@ mod tests {
             path: "lcov.info".into(),
             threshold: 0.0,
         });
-        let runner = Recording::default();
-        let events = crate::protocol::event::Recorder::default();
-        let sandbox = SandboxSettings {
-            env_allow: vec![],
-            output_cap: 1 << 16,
-            kill_grace: Duration::from_secs(1),
-            writable: vec![],
-        };
-        let ctx = GateRunContext {
-            deadline: Default::default(),
-            repo_root: dir.path(),
-            parent_env: &[],
-            sandbox: &sandbox,
-            policy: &crate::policy::Policy::default(),
-            report_root: &dir.path().join("reports"),
-            limits: Limits::default(),
-            concurrency: 1,
-            runner: &runner,
-            events: &events,
-        };
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .expect("runtime");
         let started = std::time::Instant::now();
-        let summary = runtime.block_on(run_gates(&ctx, &[gate]));
+        let (summary, _) = run_in(dir.path(), &[gate], GateNetworkMode::Host);
         assert!(started.elapsed() < Duration::from_secs(5));
         let reasons = summary.gates[0].reasons.join("\n");
         assert!(!summary.passed);

@@ -6,12 +6,17 @@
 //! are the App's (`<slug>[bot]`), so its pull requests trigger the repository's CI, which
 //! GitHub suppresses for the workflow's own `GITHUB_TOKEN`.
 //!
+//! GitHub's installation tokens last an hour; [`TokenKeeper`] mints one again, with the same
+//! scope, when the one in use is within [`REFRESH_MARGIN`] of its expiry ([`needs_refresh`] is
+//! the decision), so a step may last longer.
+//!
 //! The private key, the JWT and the minted token are secrets: never logged, never part of an
 //! error's text or `Debug`, and the caller adds the JWT and the token to the run's redactor
 //! (the key is already there, by its variable's name).
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::time::{Duration, SystemTime};
 
 use octocrab::models::AppId;
 use octocrab::models::apps::CreateInstallationAccessToken;
@@ -291,20 +296,114 @@ impl Minted {
     }
 }
 
+/// How long before its expiry an installation token is minted again: a push of a large branch
+/// or a rate-limited write must not start with a token about to lapse.
+pub const REFRESH_MARGIN: Duration = Duration::from_secs(5 * 60);
+
+/// Whether a token expiring at `expires_at` must be replaced at `now`: it expires within
+/// `margin` (or already has).
+pub fn needs_refresh(expires_at: SystemTime, now: SystemTime, margin: Duration) -> bool {
+    now.checked_add(margin)
+        .is_none_or(|horizon| expires_at <= horizon)
+}
+
+impl Minted {
+    /// When the token expires, from GitHub's RFC 3339 `expires_at`; `None` when GitHub did not
+    /// say or said something unreadable (the token is then kept: minting again on every check
+    /// would be worse than a write refused at the end).
+    pub fn expiry(&self) -> Option<SystemTime> {
+        let text = self.expires_at.as_deref()?;
+        humantime::parse_rfc3339_weak(text.trim()).ok()
+    }
+}
+
+/// The step's installation token, minted again with the same scope when it nears its expiry
+/// (GitHub's last an hour; a step may last longer). Holds the App's credentials and what
+/// [`mint`] needs; the caller puts each new token in its API client, its pushes and its
+/// redactor.
+pub struct TokenKeeper {
+    credentials: AppCredentials,
+    settings: RestSettings,
+    repo: RepoId,
+    scope: TokenScope,
+    margin: Duration,
+    current: tokio::sync::Mutex<Minted>,
+}
+
+impl fmt::Debug for TokenKeeper {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TokenKeeper")
+            .field("app_id", &self.credentials.app_id)
+            .field("repo", &self.repo)
+            .field("scope", &self.scope)
+            .field("margin", &self.margin)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TokenKeeper {
+    /// Keeps `minted` (made for `scope` on `repo`) fresh, `margin` ahead of its expiry.
+    pub fn new(
+        credentials: AppCredentials,
+        settings: RestSettings,
+        repo: RepoId,
+        scope: TokenScope,
+        minted: Minted,
+    ) -> Self {
+        Self {
+            credentials,
+            settings,
+            repo,
+            scope,
+            margin: REFRESH_MARGIN,
+            current: tokio::sync::Mutex::new(minted),
+        }
+    }
+
+    /// A new token when the one in use expires within the margin at `now`, else `None`.
+    /// Concurrent callers wait for one another: a token is minted once per expiry.
+    pub async fn refresh_if_needed(&self, now: SystemTime) -> Result<Option<Minted>, AppError> {
+        let mut current = self.current.lock().await;
+        let due = current
+            .expiry()
+            .is_some_and(|expiry| needs_refresh(expiry, now, self.margin));
+        if !due {
+            return Ok(None);
+        }
+        let fresh = mint(
+            &self.credentials,
+            self.settings.clone(),
+            &self.repo,
+            &self.scope,
+        )
+        .await?;
+        tracing::info!(
+            "minted a new installation token for {} ({}): the last one expired at {}; this one at {}",
+            self.repo,
+            self.scope.describe(),
+            current.expires_at.as_deref().unwrap_or("an unknown time"),
+            fresh.expires_at.as_deref().unwrap_or("an unknown time"),
+        );
+        *current = fresh.clone();
+        Ok(Some(fresh))
+    }
+}
+
 /// When the step acts as a GitHub App: mints an installation token for what the run needs
 /// (`actions: read` only when it reads a failed workflow run) and puts it in
 /// `actions.token`, in place of the workflow's token, for every API call and the push. `None`
-/// when no App is configured.
+/// when no App is configured; else the token and the keeper that mints it again before it
+/// expires.
 pub async fn authenticate(
     actions: &mut ActionsContext,
     reads_workflow_runs: bool,
     settings: RestSettings,
-) -> Result<Option<Minted>, AppError> {
+) -> Result<Option<(Minted, TokenKeeper)>, AppError> {
     let Some(credentials) = actions.app.clone() else {
         return Ok(None);
     };
     let scope = TokenScope::for_run(&actions.repository, reads_workflow_runs);
-    let minted = mint(&credentials, settings, &actions.repository, &scope).await?;
+    let minted = mint(&credentials, settings.clone(), &actions.repository, &scope).await?;
     tracing::info!(
         "acting as the GitHub App {} ({}) with a token for {} ({}), expiring at {}",
         credentials.app_id,
@@ -314,7 +413,14 @@ pub async fn authenticate(
         minted.expires_at.as_deref().unwrap_or("an unknown time"),
     );
     actions.token = minted.token.clone();
-    Ok(Some(minted))
+    let keeper = TokenKeeper::new(
+        credentials,
+        settings,
+        actions.repository.clone(),
+        scope,
+        minted.clone(),
+    );
+    Ok(Some((minted, keeper)))
 }
 
 #[cfg(test)]
@@ -374,6 +480,49 @@ mod tests {
         let debug = format!("{credentials:?}");
         assert!(!debug.contains("MII"), "{debug}");
         assert!(credentials.jwt().unwrap().split('.').count() == 3);
+    }
+
+    #[test]
+    fn a_token_is_minted_again_within_the_margin_of_its_expiry() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_320_000);
+        let margin = REFRESH_MARGIN;
+        let at = |seconds: i64| {
+            let offset = Duration::from_secs(seconds.unsigned_abs());
+            if seconds < 0 {
+                now - offset
+            } else {
+                now + offset
+            }
+        };
+        assert!(!needs_refresh(at(3600), now, margin), "an hour left");
+        assert!(
+            !needs_refresh(at(301), now, margin),
+            "just outside the margin"
+        );
+        assert!(needs_refresh(at(300), now, margin), "at the margin");
+        assert!(needs_refresh(at(60), now, margin), "a minute left");
+        assert!(needs_refresh(at(-10), now, margin), "already expired");
+        assert!(
+            needs_refresh(at(3600), now, Duration::MAX),
+            "a margin past time's end"
+        );
+    }
+
+    #[test]
+    fn the_expiry_is_read_from_githubs_rfc_3339() {
+        let minted = |expires_at: Option<&str>| Minted {
+            token: "t".into(),
+            expires_at: expires_at.map(str::to_owned),
+            bot_login: None,
+            jwt: "j".into(),
+        };
+        let expiry = minted(Some("2026-11-22T05:00:00Z")).expiry();
+        assert_eq!(
+            expiry,
+            Some(SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_320_000 + 3600))
+        );
+        assert_eq!(minted(None).expiry(), None);
+        assert_eq!(minted(Some("in an hour")).expiry(), None);
     }
 
     #[test]

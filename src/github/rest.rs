@@ -83,8 +83,8 @@ impl fmt::Debug for RestSettings {
 pub struct RestClient {
     http: reqwest::Client,
     base: Url,
-    /// `Bearer <token>`, marked sensitive.
-    authorization: HeaderValue,
+    /// `Bearer <token>`, marked sensitive; replaced when a GitHub App's token is minted again.
+    authorization: std::sync::RwLock<HeaderValue>,
     deadline: Option<Instant>,
     rate: RatePolicy,
     /// Held for the whole of each write, rate-limit waits included.
@@ -169,13 +169,32 @@ impl RestClient {
         Ok(Self {
             http,
             base,
-            authorization,
+            authorization: std::sync::RwLock::new(authorization),
             deadline: settings.deadline,
             rate: settings.rate,
             writes: tokio::sync::Mutex::new(None),
             waited_ms: AtomicU64::new(0),
             quota_reset: AtomicU64::new(0),
         })
+    }
+
+    /// Sends every later request with `token` instead (a GitHub App's installation token minted
+    /// again before the one in use expires). Checked like the first; the old one is kept when
+    /// this one is refused.
+    pub fn set_token(&self, token: &str) -> Result<(), GitHubError> {
+        let authorization = bearer(token)?;
+        *self
+            .authorization
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = authorization;
+        Ok(())
+    }
+
+    fn authorization(&self) -> HeaderValue {
+        self.authorization
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// `{api}/repos/{owner}/{name}/{rest...}`, each segment percent-encoded.
@@ -279,7 +298,7 @@ impl RestClient {
 
     fn request(&self, call: &Call) -> reqwest::RequestBuilder {
         let mut headers = HeaderMap::new();
-        headers.insert(AUTHORIZATION, self.authorization.clone());
+        headers.insert(AUTHORIZATION, self.authorization());
         headers.insert(
             ACCEPT,
             HeaderValue::from_static("application/vnd.github+json"),

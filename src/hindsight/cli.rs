@@ -426,23 +426,14 @@ pub fn prunable(entry: &Entry, now: Timestamp, days: u64) -> bool {
 }
 
 fn import(store: &mut Store, file: &Path) -> Result<String, HindsightError> {
-    let text = std::fs::read_to_string(file).map_err(|source| HindsightError::Io {
-        path: file.to_owned(),
-        source,
-    })?;
-    let mut entries = Vec::new();
-    for (n, line) in text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-    {
-        let entry: Entry = serde_json::from_str(line).map_err(|source| HindsightError::Import {
-            path: file.to_owned(),
-            line: n + 1,
-            source,
-        })?;
-        entries.push(entry);
-    }
+    let entries = json_lines_of(file, |line| serde_json::from_str::<Entry>(line)).map_err(
+        |err| match err {
+            JsonLinesError::Read { path, source } => HindsightError::Io { path, source },
+            JsonLinesError::Line { path, line, source } => {
+                HindsightError::Import { path, line, source }
+            }
+        },
+    )?;
     for entry in &entries {
         store.merge_entry(entry)?;
     }
@@ -468,6 +459,48 @@ pub fn json_lines<T: serde::Serialize>(
         out.push('\n');
     }
     Ok(out)
+}
+
+/// Why a JSON-lines file could not be read: the file itself, or one of its lines (1-based).
+#[derive(Debug, thiserror::Error)]
+pub enum JsonLinesError<E: std::error::Error + 'static> {
+    #[error("{path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}: {source}")]
+    Line {
+        path: PathBuf,
+        line: usize,
+        #[source]
+        source: E,
+    },
+}
+
+/// The records of a JSON-lines file (what `hindsight export` and `memory export` write), each
+/// line read by `parse`, blank lines skipped. The first line `parse` refuses is an error naming
+/// the file and the line; nothing is returned then.
+pub fn json_lines_of<T, E: std::error::Error + 'static>(
+    path: &Path,
+    mut parse: impl FnMut(&str) -> Result<T, E>,
+) -> Result<Vec<T>, JsonLinesError<E>> {
+    let text = std::fs::read_to_string(path).map_err(|source| JsonLinesError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(n, line)| {
+            parse(line).map_err(|source| JsonLinesError::Line {
+                path: path.to_owned(),
+                line: n + 1,
+                source,
+            })
+        })
+        .collect()
 }
 
 /// An export's lines: printed when no `output` is named, else written there atomically and

@@ -268,37 +268,19 @@ fn export(entries: &[StoredEntry], output: Option<&Path>) -> Result<String, Memo
 /// Reads `memory export` lines, or plain `hindsight export` entries (learned by `repository`,
 /// nothing reviewed). A bad line is an error naming the file and line.
 pub fn read_export(path: &Path, repository: &str) -> Result<Vec<StoredEntry>, MemoryError> {
-    let text = std::fs::read_to_string(path).map_err(|source| MemoryError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    let mut entries = Vec::new();
-    for (n, line) in text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-    {
-        let stored = match serde_json::from_str::<StoredEntry>(line) {
-            Ok(stored) => stored,
-            Err(first) => match serde_json::from_str::<Entry>(line) {
-                Ok(entry) => StoredEntry {
-                    repository: repository.to_owned(),
-                    family: crate::hindsight::signature::family_key(entry.kind, &entry.template),
-                    entry,
-                    reviewed: Default::default(),
-                },
-                Err(_) => {
-                    return Err(MemoryError::Input {
-                        path: path.to_owned(),
-                        line: n + 1,
-                        reason: format!("not an exported entry: {first}"),
-                    });
-                }
-            },
-        };
-        entries.push(stored);
-    }
-    Ok(entries)
+    let stored_or_plain = |line: &str| {
+        serde_json::from_str::<StoredEntry>(line).or_else(|first| {
+            let entry = serde_json::from_str::<Entry>(line).map_err(|_| first)?;
+            Ok::<_, serde_json::Error>(StoredEntry {
+                repository: repository.to_owned(),
+                family: crate::hindsight::signature::family_key(entry.kind, &entry.template),
+                entry,
+                reviewed: Default::default(),
+            })
+        })
+    };
+    hindsight_cli::json_lines_of(path, stored_or_plain)
+        .map_err(|err| MemoryError::of_lines(err, "an exported entry"))
 }
 
 /// Whose fault a memory error is, for the exit code: bad input and configuration are the

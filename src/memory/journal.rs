@@ -35,21 +35,8 @@ fn write_queue(path: &Path, learned: &[Learned]) -> Result<(), MemoryError> {
 
 /// The queue at `path`; a line that is not a lesson is an error naming the line.
 pub fn read_pending(path: &Path) -> Result<Vec<Learned>, MemoryError> {
-    let text = std::fs::read_to_string(path).map_err(|source| MemoryError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    text.lines()
-        .enumerate()
-        .filter(|(_, line)| !line.trim().is_empty())
-        .map(|(n, line)| {
-            serde_json::from_str(line).map_err(|err| MemoryError::Input {
-                path: path.to_owned(),
-                line: n + 1,
-                reason: format!("not a queued lesson: {err}"),
-            })
-        })
-        .collect()
+    crate::hindsight::cli::json_lines_of(path, |line| serde_json::from_str(line))
+        .map_err(|err| MemoryError::of_lines(err, "a queued lesson"))
 }
 
 /// Queue files: `from` itself when it is a file, else every `*/memory-pending.jsonl` (and

@@ -79,6 +79,23 @@ pub enum MemoryError {
 }
 
 impl MemoryError {
+    /// A JSON-lines file that could not be read ([`MemoryError::Io`]), or one of its lines that
+    /// is not `what` ("a queued lesson"), named by file and line ([`MemoryError::Input`]).
+    pub fn of_lines(
+        err: crate::hindsight::cli::JsonLinesError<serde_json::Error>,
+        what: &str,
+    ) -> MemoryError {
+        use crate::hindsight::cli::JsonLinesError;
+        match err {
+            JsonLinesError::Read { path, source } => MemoryError::Io { path, source },
+            JsonLinesError::Line { path, line, source } => MemoryError::Input {
+                path,
+                line,
+                reason: format!("not {what}: {source}"),
+            },
+        }
+    }
+
     /// True when the database could not be reached or went away: the run continues on the
     /// file store and queues what it learns.
     pub fn unreachable(&self) -> bool {

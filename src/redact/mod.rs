@@ -46,9 +46,43 @@ impl SecretMatch {
 }
 
 /// Removes secrets from outbound text. Built once per process; cheap to share behind an `Arc`.
-#[derive(Debug, Clone, Default)]
+/// Secrets the process learns later (a GitHub App's installation token, minted again when it
+/// nears its expiry) join it with [`Redactor::learn`], so every holder of the `Arc` (stderr,
+/// the engine, the GitHub step) redacts them from then on.
+#[derive(Debug, Default)]
 pub struct Redactor {
-    exact: Option<AhoCorasick>,
+    exact: std::sync::RwLock<Exact>,
+}
+
+/// The exact values redacted (every encoded form) and their matcher.
+#[derive(Debug, Clone, Default)]
+struct Exact {
+    needles: Vec<String>,
+    matcher: Option<AhoCorasick>,
+}
+
+impl Exact {
+    fn of(mut needles: Vec<String>) -> Exact {
+        needles.sort();
+        needles.dedup();
+        let matcher = if needles.is_empty() {
+            None
+        } else {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(&needles)
+                .ok()
+        };
+        Exact { needles, matcher }
+    }
+}
+
+impl Clone for Redactor {
+    fn clone(&self) -> Self {
+        Redactor {
+            exact: std::sync::RwLock::new(self.exact().clone()),
+        }
+    }
 }
 
 impl Redactor {
@@ -70,28 +104,35 @@ impl Redactor {
 
     /// A redactor for these exact secret values (short ones ignored, see [`MIN_SECRET_LEN`]).
     pub fn from_values(values: impl IntoIterator<Item = String>) -> Redactor {
-        let mut needles: Vec<String> = values
-            .into_iter()
-            .filter(|value| value.chars().count() >= MIN_SECRET_LEN)
-            .flat_map(|value| encode::forms(&value))
-            .filter(|form| form.len() >= MIN_SECRET_LEN && !marker(SECRET_KIND).contains(form))
-            .collect();
-        needles.sort();
-        needles.dedup();
-        let exact = if needles.is_empty() {
-            None
-        } else {
-            AhoCorasick::builder()
-                .match_kind(MatchKind::LeftmostLongest)
-                .build(&needles)
-                .ok()
-        };
-        Redactor { exact }
+        Redactor {
+            exact: std::sync::RwLock::new(Exact::of(needles_of(values))),
+        }
+    }
+
+    /// Adds the secrets among `vars` (chosen as [`Redactor::from_env`] chooses them) to what
+    /// this redactor removes, for every holder of it from now on.
+    pub fn learn(&self, vars: impl IntoIterator<Item = (String, String)>) {
+        let added = Redactor::from_env(vars).exact().needles.clone();
+        if added.is_empty() {
+            return;
+        }
+        let mut exact = self
+            .exact
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let needles = exact.needles.iter().cloned().chain(added).collect();
+        *exact = Exact::of(needles);
     }
 
     /// True when the redactor knows at least one exact secret value.
     pub fn holds_secrets(&self) -> bool {
-        self.exact.is_some()
+        self.exact().matcher.is_some()
+    }
+
+    fn exact(&self) -> std::sync::RwLockReadGuard<'_, Exact> {
+        self.exact
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Redacts `text`: exact values (and their encodings) first, then token patterns. Returns the
@@ -108,10 +149,11 @@ impl Redactor {
     /// empty when [`Redactor::redact_text`] would change nothing. For checks that must refuse
     /// rather than rewrite (the patch gate).
     pub fn find_secrets(&self, text: &str) -> Vec<SecretMatch> {
-        let mut found: Vec<SecretMatch> = self
-            .exact
+        let exact = self.exact();
+        let mut found: Vec<SecretMatch> = exact
+            .matcher
             .iter()
-            .flat_map(|exact| exact.find_iter(text))
+            .flat_map(|matcher| matcher.find_iter(text))
             .map(|m| SecretMatch {
                 kind: SECRET_KIND,
                 range: m.start()..m.end(),
@@ -126,7 +168,7 @@ impl Redactor {
     }
 
     fn replace_exact<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        match &self.exact {
+        match &self.exact().matcher {
             Some(exact) if exact.is_match(text) => {
                 let marker = marker(SECRET_KIND);
                 let mut out = String::with_capacity(text.len());
@@ -139,6 +181,16 @@ impl Redactor {
             _ => Cow::Borrowed(text),
         }
     }
+}
+
+/// Every encoded form of each value long enough to redact (see [`MIN_SECRET_LEN`]).
+fn needles_of(values: impl IntoIterator<Item = String>) -> Vec<String> {
+    values
+        .into_iter()
+        .filter(|value| value.chars().count() >= MIN_SECRET_LEN)
+        .flat_map(|value| encode::forms(&value))
+        .filter(|form| form.len() >= MIN_SECRET_LEN && !marker(SECRET_KIND).contains(form))
+        .collect()
 }
 
 /// The password of a URL-shaped secret (`scheme://user:password@host...`, such as a database
@@ -181,6 +233,28 @@ mod tests {
     use super::*;
 
     const CANARY: &str = "CanaryValue-0123456789";
+
+    #[test]
+    fn secrets_learned_later_are_redacted_for_every_holder() {
+        let shared = std::sync::Arc::new(Redactor::from_values([CANARY.to_owned()]));
+        let holder = shared.clone();
+        let later = "v1.InstallationTokenMintedLater0123";
+        assert_eq!(holder.redact_text(later), later);
+        shared.learn([
+            (
+                "META_AGENT_APP_INSTALLATION_TOKEN".to_owned(),
+                later.to_owned(),
+            ),
+            ("HOME".to_owned(), "/home/not-a-secret".to_owned()),
+        ]);
+        let text = format!("{CANARY} {later} /home/not-a-secret");
+        assert_eq!(
+            holder.redact_text(&text),
+            "[REDACTED:secret] [REDACTED:secret] /home/not-a-secret"
+        );
+        assert_eq!(holder.find_secrets(later).len(), 1);
+        assert_eq!(holder.clone().redact_text(later), "[REDACTED:secret]");
+    }
 
     #[test]
     fn short_values_and_non_secret_names_are_ignored() {

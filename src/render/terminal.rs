@@ -3,24 +3,36 @@
 
 use crate::engine::run::RunReport;
 
-/// What a paused run says: why, where the work is, how to go on.
+/// What a paused run says: why, where the work is, how to go on; and what the patch gate
+/// refused of the work in progress, under its own heading (a pause is not an escalation).
 fn paused(report: &RunReport, why: &str) -> String {
     let state = &report.state;
-    let kept = match (&report.commit, state.dry_run) {
-        (_, true) => "nothing (a dry run commits nothing)".to_owned(),
-        (Some(commit), false) => format!(
+    let refused = report.refused_wip.as_deref();
+    let kept = match (&report.commit, state.dry_run, refused) {
+        (_, true, _) => "nothing (a dry run commits nothing)".to_owned(),
+        (Some(commit), false, _) => format!(
             "the work in progress, committed on `{}` ({})",
             state.branch,
             &commit[..commit.len().min(12)]
         ),
-        (None, false) => format!("`{}` as it was (nothing new to commit)", state.branch),
+        (None, false, Some(_)) => format!(
+            "`{}` as it was (the patch gate refused the work in progress, see below)",
+            state.branch
+        ),
+        (None, false, None) => format!("`{}` as it was (nothing new to commit)", state.branch),
     };
-    format!(
+    let mut out = format!(
         "\n--- interrupted ---\nStopped: {why}, during {}.\nKept: {kept}; the session is saved.\n\
          `meta-agent resume {}` continues from there.\n",
         state.phase.as_str(),
         state.session
-    )
+    );
+    if let Some(note) = refused {
+        out.push_str(&format!(
+            "\n--- work in progress refused by the patch gate ---{note}"
+        ));
+    }
+    out
 }
 
 /// What a person reads at the end: summary, and in a dry run the diff; the gates; the commit

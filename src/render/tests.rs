@@ -103,6 +103,7 @@ fn report(state: LoopState) -> RunReport {
         diff: String::new(),
         gates: None,
         commit: None,
+        refused_wip: None,
     }
 }
 
@@ -240,22 +241,38 @@ fn a_partial_rerun_is_labelled_as_one() {
     insta::assert_snapshot!("partial_rerun", stable(&format!("{trailer}\n\n{table}")));
 }
 
-#[test]
-fn a_paused_run_says_where_the_work_is_and_how_to_go_on() {
+/// A run paused by SIGTERM during `observing`, its checkpoint `commit` (if any).
+fn paused_report(commit: Option<&str>, refused_wip: Option<&str>) -> RunReport {
     let mut state = state(false);
     state.outcome = Some(crate::protocol::records::RunOutcome::Interrupted);
     state.phase = crate::protocol::event::LoopPhase::Observing;
     state.interrupted = Some("received SIGTERM (the job was cancelled or timed out)".into());
-    let report = RunReport {
-        commit: Some("89abcdef0123456789abcdef0123456789abcdef".into()),
+    RunReport {
+        commit: commit.map(str::to_owned),
         commit_message: None,
         escalation: None,
+        refused_wip: refused_wip.map(str::to_owned),
         state,
         diff: String::new(),
         gates: None,
-    };
+    }
+}
+
+#[test]
+fn a_paused_run_says_where_the_work_is_and_how_to_go_on() {
+    let report = paused_report(Some("89abcdef0123456789abcdef0123456789abcdef"), None);
     insta::assert_snapshot!(
         "terminal_interrupted",
         stable(&terminal::render(&report, false))
     );
+}
+
+/// The patch gate's refusal of a paused run's work in progress is said under its own heading,
+/// never as an escalation report, and the `Kept:` line does not claim there was nothing to commit.
+#[test]
+fn a_paused_run_whose_work_the_patch_gate_refused_is_not_an_escalation() {
+    let note = "\nThe work in progress was NOT committed: the patch gate refused it:\n- .github/workflows/ci.yml: protected path\n";
+    let text = terminal::render(&paused_report(None, Some(note)), false);
+    assert!(!text.contains("escalation"), "{text}");
+    insta::assert_snapshot!("terminal_interrupted_refused", stable(&text));
 }

@@ -221,6 +221,8 @@ struct State {
     next_id: u64,
     clock: u64,
     latency: std::time::Duration,
+    /// Tokens the next App token exchanges mint instead of the App's, with their lifetimes.
+    minted_next: std::collections::VecDeque<(String, u64)>,
 }
 
 impl State {
@@ -240,6 +242,7 @@ impl State {
             next_id: 2_000_000_001,
             clock: 0,
             latency: std::time::Duration::ZERO,
+            minted_next: std::collections::VecDeque::new(),
         }
     }
 
@@ -422,6 +425,14 @@ impl MockGitHub {
     /// Installs a GitHub App (see the module doc for what it then answers).
     pub fn install_app(&self, app: MockApp) {
         self.state().app = Some(app);
+    }
+
+    /// The next App token exchange mints `token`, expiring `lifetime_secs` after it (GitHub's
+    /// are an hour); queued calls apply in order, then the App's own token (an hour) again.
+    pub fn mint_next(&self, token: &str, lifetime_secs: u64) {
+        self.state()
+            .minted_next
+            .push_back((token.to_string(), lifetime_secs));
     }
 
     /// Delays every answer of the API server by `latency` (requests are recorded on arrival,

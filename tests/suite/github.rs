@@ -176,6 +176,15 @@ impl Fixture {
         (command.spawn().unwrap(), files)
     }
 
+    /// The pushes the git remote received (each `git-receive-pack` request).
+    pub(super) fn pushes(&self) -> Vec<crate::common::git_http::GitRequest> {
+        self.git
+            .requests()
+            .into_iter()
+            .filter(|r| r.target.contains("git-receive-pack"))
+            .collect()
+    }
+
     pub(super) fn bot_comments(&self) -> Vec<crate::common::mock_github::MockComment> {
         self.github
             .comments(7)
@@ -370,12 +379,7 @@ fn an_issue_labelled_for_the_bot_ends_in_one_pull_request_and_one_status_comment
     let record = SessionRecord::decode(&comments[0].body).expect("the session is recorded");
     assert_eq!(record.outcome, "committed");
     // Every push and fetch carried the token as a header, accepted by the remote.
-    let pushes: Vec<_> = fixture
-        .git
-        .requests()
-        .into_iter()
-        .filter(|r| r.target.contains("git-receive-pack"))
-        .collect();
+    let pushes = fixture.pushes();
     assert!(!pushes.is_empty());
     assert!(pushes.iter().all(|r| {
         r.authorization
@@ -1012,11 +1016,13 @@ fn a_dry_run_writes_nothing_to_github_or_the_remote() {
 /// mints a token for this repository and the issue trigger's permissions, pushes and writes
 /// with it as the App's bot, finds its own status comment again on a re-run, ignores its own
 /// commands, and the private key appears in no request, output or log.
-#[test]
-fn as_a_github_app_the_bot_writes_with_a_scoped_installation_token() {
-    const APP_BOT: &str = "meta-agent-ci[bot]";
-    const WORKFLOW_TOKEN: &str = "ghs_WorkflowTokenTheAppMustNotUse012345";
-    let fixture = Fixture::new(&examples("broken-calc"), |_| {});
+const APP_BOT: &str = "meta-agent-ci[bot]";
+const APP_WORKFLOW_TOKEN: &str = "ghs_WorkflowTokenTheAppMustNotUse012345";
+
+/// Installs the test App (id 4242, installation 77) on `octo/calc` with the issue trigger's
+/// permissions, minting [`TOKEN`] (the only token the smart-HTTP remote accepts: a push must
+/// carry the App's); returns its private key.
+fn install_app(fixture: &Fixture) -> String {
     let fixtures = crate::common::fixtures().join("github-app");
     let key = std::fs::read_to_string(fixtures.join("test-only-private-key.pem")).unwrap();
     fixture.github.set_bot_login(APP_BOT);
@@ -1039,14 +1045,27 @@ fn as_a_github_app_the_bot_writes_with_a_scoped_installation_token() {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect(),
-            // The smart-HTTP remote accepts only this token: the push must carry the App's.
             token: TOKEN.into(),
         });
-    let env = [
-        ("GITHUB_TOKEN", WORKFLOW_TOKEN),
+    key
+}
+
+/// The step's variables for the App of [`install_app`] (`key`), beside a workflow token the
+/// App must not use.
+fn app_env(key: &str) -> [(&'static str, &str); 3] {
+    [
+        ("GITHUB_TOKEN", APP_WORKFLOW_TOKEN),
         ("META_AGENT_APP_ID", "4242"),
-        ("META_AGENT_APP_PRIVATE_KEY", key.as_str()),
-    ];
+        ("META_AGENT_APP_PRIVATE_KEY", key),
+    ]
+}
+
+#[test]
+fn as_a_github_app_the_bot_writes_with_a_scoped_installation_token() {
+    const WORKFLOW_TOKEN: &str = APP_WORKFLOW_TOKEN;
+    let fixture = Fixture::new(&examples("broken-calc"), |_| {});
+    let key = install_app(&fixture);
+    let env = app_env(&key);
     let first = fixture.step("issues", &labeled("alice"), &env);
     assert_eq!(first.code, 0, "{}\n{}", first.stdout, first.stderr);
     assert_eq!(first.output("outcome"), "committed", "{}", first.stderr);
@@ -1075,12 +1094,7 @@ fn as_a_github_app_the_bot_writes_with_a_scoped_installation_token() {
             write.path
         );
     }
-    let pushes = fixture
-        .git
-        .requests()
-        .into_iter()
-        .filter(|r| r.target.contains("git-receive-pack"))
-        .count();
+    let pushes = fixture.pushes().len();
     assert!(pushes > 0, "pushed with the App's token");
     let app_comments = |fixture: &Fixture| -> Vec<_> {
         fixture
@@ -1124,6 +1138,94 @@ fn as_a_github_app_the_bot_writes_with_a_scoped_installation_token() {
         }
     }
     fixture.assert_token_never_leaked(&[&first, &second, &third]);
+}
+
+/// GitHub's installation tokens last an hour; a step may last longer. The first token the App
+/// mints here expires within the refresh margin (two minutes), so the bot mints a second one
+/// with the same scope before its writes: every write after that exchange, the push and the
+/// pull request included, carries the second token (the git remote accepts only it), and
+/// neither token appears in any output.
+#[test]
+fn an_installation_token_near_its_expiry_is_minted_again_before_the_writes() {
+    use base64::Engine as _;
+    const FIRST: &str = "ghs_FirstTokenExpiringInTwoMinutes01234";
+    let fixture = Fixture::new(&examples("broken-calc"), |_| {});
+    let key = install_app(&fixture);
+    fixture.github.mint_next(FIRST, 120);
+    let env = app_env(&key);
+    let step = fixture.step("issues", &labeled("alice"), &env);
+    assert_eq!(step.code, 0, "{}\n{}", step.stdout, step.stderr);
+    assert_eq!(step.output("outcome"), "committed", "{}", step.stderr);
+
+    let requests = fixture.github.requests();
+    let exchanges: Vec<usize> = (0..requests.len())
+        .filter(|&i| requests[i].path == "/app/installations/77/access_tokens")
+        .collect();
+    assert_eq!(exchanges.len(), 2, "one token, then one fresh token");
+    assert_eq!(
+        requests[exchanges[0]].json(),
+        requests[exchanges[1]].json(),
+        "the same scope"
+    );
+    let second = exchanges[1];
+    let pull = (0..requests.len())
+        .find(|&i| requests[i].method == "POST" && requests[i].path.ends_with("/pulls"))
+        .expect("the pull request was created");
+    assert!(second < pull, "minted again before the pull request");
+    let bearer = |token: &str| format!("Bearer {token}");
+    let as_installation = |r: &&crate::common::mock_github::Recorded| !r.path.starts_with("/app");
+    let before: Vec<_> = requests[..exchanges[0]]
+        .iter()
+        .chain(&requests[exchanges[0]..second])
+        .filter(as_installation)
+        .collect();
+    assert!(
+        before
+            .iter()
+            .any(|r| r.header("authorization") == Some(bearer(FIRST).as_str())),
+        "the first token was used before it neared its expiry"
+    );
+    let after: Vec<_> = requests[second..].iter().filter(as_installation).collect();
+    assert!(
+        after.iter().any(|r| r.method != "GET"),
+        "writes after the refresh"
+    );
+    for request in after {
+        assert_eq!(
+            request.header("authorization"),
+            Some(bearer(TOKEN).as_str()),
+            "{} {}",
+            request.method,
+            request.path
+        );
+    }
+    let pushes = fixture.pushes();
+    assert!(!pushes.is_empty(), "pushed");
+    let first_basic =
+        base64::engine::general_purpose::STANDARD.encode(format!("x-access-token:{FIRST}"));
+    for request in fixture.git.requests() {
+        let sent = request.authorization.unwrap_or_default();
+        assert!(
+            !sent.contains(&first_basic),
+            "the push used the expiring token"
+        );
+    }
+    assert!(fixture.github.pulls().len() == 1);
+
+    for request in fixture.github.requests() {
+        assert!(!request.body.contains(FIRST) && !request.path.contains(FIRST));
+    }
+    let outputs = [&step.stdout, &step.stderr, &step.outputs, &step.summary];
+    for text in outputs
+        .into_iter()
+        .chain(step.out.iter().map(|(_, text)| text))
+    {
+        assert!(
+            !text.contains(FIRST) && !text.contains(TOKEN),
+            "a token in the output"
+        );
+    }
+    fixture.assert_token_never_leaked(&[&step]);
 }
 
 /// A word per index, letters only (numbers would be normalised away from signatures).

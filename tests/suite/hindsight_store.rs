@@ -1056,3 +1056,33 @@ fn two_processes_importing_into_one_store_lose_no_update() {
     let store = open_dir(&repo.path().join(".meta-agent/hindsight"));
     assert_eq!(store.get(&s.id).unwrap().occurrences, 2 * per_process);
 }
+
+/// A bad line in an import file is an error naming the file and the line (blank lines counted,
+/// not read), and nothing of the file is imported.
+#[test]
+fn a_bad_import_line_is_named_by_file_and_line_and_nothing_is_imported() {
+    let repo = tempfile::tempdir().unwrap();
+    let s = e0308();
+    let entry = meta_agent::hindsight::store::Entry::new(&s, at(T0));
+    let export = repo.path().join("broken.jsonl");
+    let good = serde_json::to_string(&entry).unwrap();
+    fs::write(&export, format!("{good}\n\n{{\"signature\": 3}}\n")).unwrap();
+    let import = |file: &std::path::Path| {
+        crate::common::meta_agent()
+            .arg("--repo")
+            .arg(repo.path())
+            .args(["hindsight", "import"])
+            .arg(file)
+            .assert()
+    };
+    let expected = format!("{}:3: not an exported entry", export.display());
+    import(&export)
+        .code(2)
+        .stderr(predicates::str::contains(expected));
+    let missing = repo.path().join("missing.jsonl");
+    import(&missing)
+        .failure()
+        .stderr(predicates::str::contains(missing.display().to_string()));
+    let store = open_dir(&repo.path().join(".meta-agent/hindsight"));
+    assert!(store.get(&s.id).is_none(), "nothing imported");
+}

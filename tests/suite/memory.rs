@@ -801,42 +801,46 @@ async fn conversations_recall_ten_messages_and_summarise_the_rest_with_the_fast_
 }
 
 fn loop_state(session: &str, issue: Option<u64>) -> meta_agent::engine::state::LoopState {
-    use meta_agent::engine::state::{LoopState, STATE_VERSION};
-    use meta_agent::protocol::records::Usage;
     let mut task =
         meta_agent::protocol::task::Task::from_text("Fix the mean\nIt divides wrongly.").unwrap();
     task.issue = issue;
-    LoopState {
-        version: STATE_VERSION,
-        session: session.into(),
+    meta_agent::engine::state::LoopState::new(
+        session.into(),
         task,
-        branch: "meta-agent/fix-the-mean".into(),
-        base_commit: "0".repeat(40),
-        dry_run: false,
-        phase: meta_agent::protocol::event::LoopPhase::Idle,
-        iteration: 0,
-        max_iterations: 3,
-        plan: None,
-        worktree_diff: String::new(),
-        builder_calls: 0,
-        history: Vec::new(),
-        gates: Vec::new(),
-        signatures: Vec::new(),
-        usage: Usage::default(),
-        flaky: Vec::new(),
-        tamper: Vec::new(),
-        transient_retries: 0,
-        transient_error: None,
-        recoveries: Vec::new(),
-        started_unix_ms: 0,
-        outcome: None,
-        escalation: None,
-        reviewed: false,
-        review_missing: Vec::new(),
-        interrupted: None,
-        checkpoint: None,
-        evidence: Default::default(),
-    }
+        "meta-agent/fix-the-mean".into(),
+        "0".repeat(40),
+        3,
+    )
+}
+
+/// `memory import` reads `memory export` lines and plain `hindsight export` entries alike; a
+/// bad line is an error naming the file and the line (blank lines counted), the rest unread.
+#[test]
+fn an_export_file_mixes_both_formats_and_a_bad_line_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let entry = meta_agent::hindsight::store::Entry::new(&mean_failure("test_mean"), at(0));
+    let plain = serde_json::to_string(&entry).unwrap();
+    let path = dir.path().join("export.jsonl");
+    std::fs::write(&path, format!("{plain}\n\n")).unwrap();
+    let read = meta_agent::memory::cli::read_export(&path, "org/calc").unwrap();
+    assert_eq!(read.len(), 1);
+    assert_eq!(read[0].repository, "org/calc");
+    let stored = serde_json::to_string(&read[0]).unwrap();
+    std::fs::write(&path, format!("{stored}\n\n{plain}\n[1, 2]\n")).unwrap();
+    let error = meta_agent::memory::cli::read_export(&path, "org/calc").unwrap_err();
+    assert!(
+        matches!(&error, MemoryError::Input { line: 4, .. }),
+        "{error:?}"
+    );
+    let text = error.to_string();
+    assert!(
+        text.starts_with(&format!("{}:4: not an exported entry: ", path.display())),
+        "{text}"
+    );
+    let missing = dir.path().join("missing.jsonl");
+    let error = meta_agent::memory::cli::read_export(&missing, "org/calc").unwrap_err();
+    assert!(matches!(error, MemoryError::Io { .. }), "{error:?}");
+    assert!(error.to_string().contains("missing.jsonl"), "{error}");
 }
 
 mod end_to_end {

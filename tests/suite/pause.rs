@@ -1,7 +1,8 @@
 //! End to end: interruption is a clean pause. A SIGTERM to a local run while a slow gate runs
 //! stops that gate's whole process tree, commits the work in progress (the session's checkpoint),
 //! saves the session as `interrupted` and exits 5; `resume` then finishes the job on top of the
-//! checkpoint. The GitHub side (the WIP pushed, the status comment's interrupted view, `/agent
+//! checkpoint. A second SIGTERM while the pause is still stopping a gate that ignores SIGTERM
+//! exits 5 at once, and no process of the run outlives it. The GitHub side (the WIP pushed, the status comment's interrupted view, `/agent
 //! fix` continuing) is in `github.rs`.
 
 use std::io::BufRead;
@@ -23,13 +24,24 @@ pub(super) const SLOW_TOKEN: &str = "meta-agent-pause-test-slow-gate";
 pub(super) fn slow_gate(fast: &Path) -> impl FnOnce(&Path) {
     let fast = fast.display().to_string();
     move |work: &Path| {
-        let config = work.join(".meta-agent.yml");
-        let mut text = std::fs::read_to_string(&config).unwrap();
-        text.push_str(&format!(
-            "  - name: slow\n    kind: custom\n    run: \"grep -q 'import math' calc.py || test -e {fast} || sleep 300 # {SLOW_TOKEN}\"\n"
-        ));
-        std::fs::write(&config, text).unwrap();
+        add_slow_gate(
+            work,
+            &format!("test -e {fast} || sleep 300 # {SLOW_TOKEN}"),
+            "",
+        );
     }
+}
+
+/// Adds the gate `slow` to the configuration: it passes while `calc.py` imports `math` and runs
+/// `when_fixed` (a shell command) once hindsight's fix removed the import; `more` is appended to
+/// the configuration after it (top-level keys).
+fn add_slow_gate(work: &Path, when_fixed: &str, more: &str) {
+    let config = work.join(".meta-agent.yml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "  - name: slow\n    kind: custom\n    run: \"grep -q 'import math' calc.py || {when_fixed}\"\n{more}"
+    ));
+    std::fs::write(&config, text).unwrap();
 }
 
 /// Starts `meta-agent ARGS --json` in `work`, its stdout piped.
@@ -70,6 +82,19 @@ fn until_slow_gate_runs(child: &mut Child) -> std::sync::mpsc::Receiver<Value> {
         }
     }
     panic!("the slow gate never started after an act");
+}
+
+/// Starts `run` in `work` and returns once its `slow` gate (whose command line carries
+/// `token`) runs after an act, with the rest of the event stream.
+fn run_until_slow_gate(work: &Path, token: &str) -> (Child, std::sync::mpsc::Receiver<Value>) {
+    let mut child = spawn(work, &["run", "--text", "Make the gates pass"]);
+    let rest = until_slow_gate_runs(&mut child);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        !processes_with(token).is_empty(),
+        "the slow gate runs when the signal comes"
+    );
+    (child, rest)
 }
 
 /// Sends `signal` to the process.
@@ -120,13 +145,7 @@ fn sigterm_during_a_slow_gate_pauses_with_the_work_committed_and_resume_finishes
         slow_gate(&fast)(work);
     });
     let base = git(&work, &["rev-parse", "HEAD"]).trim().to_owned();
-    let mut child = spawn(&work, &["run", "--text", "Make the gates pass"]);
-    let rest = until_slow_gate_runs(&mut child);
-    std::thread::sleep(Duration::from_millis(500));
-    assert!(
-        !processes_with(SLOW_TOKEN).is_empty(),
-        "the slow gate runs when the signal comes"
-    );
+    let (child, rest) = run_until_slow_gate(&work, SLOW_TOKEN);
     let signalled = Instant::now();
     send(&child, nix::sys::signal::Signal::SIGTERM);
     let out = child.wait_with_output().unwrap();
@@ -212,4 +231,130 @@ fn sigterm_during_a_slow_gate_pauses_with_the_work_committed_and_resume_finishes
         resumed["commit"],
         git(&work, &["rev-parse", &branch]).trim()
     );
+}
+
+/// A token in the stubborn gate's command line: no process may carry it after the exit.
+const STUBBORN_TOKEN: &str = "meta-agent-pause-test-stubborn-gate";
+
+/// A gate that, once `calc.py`'s unused import is gone (hindsight's fix), sleeps five minutes
+/// ignoring SIGTERM, with a two-minute grace before SIGKILL: stopping it keeps the pause busy
+/// for as long as meta-agent waits for its supervisor (5 s).
+fn stubborn_gate(work: &Path) {
+    add_slow_gate(
+        work,
+        &format!("{{ trap '' TERM; sleep 300; }} # {STUBBORN_TOKEN}"),
+        "sandbox:\n  kill_grace: 120s\n",
+    );
+}
+
+/// Waits up to `limit` for `child` to exit; `None` if it is still running then.
+fn exit_within(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+/// The first SIGTERM starts the pause, which is still stopping a gate that ignores SIGTERM when
+/// a second SIGTERM comes: the process exits at once with code 5 (long before the pause could
+/// have finished: meta-agent alone waits 5 s for the gate's supervisor), the session is not
+/// reported as paused, and no process of the run outlives it (the gate's supervisor, whose
+/// parent is gone, kills the tree without waiting out the grace).
+#[test]
+fn a_second_sigterm_while_the_pause_stops_a_stubborn_gate_exits_at_once_leaving_no_process() {
+    let (_dir, work) = example_with(|work| {
+        unused_import(work);
+        stubborn_gate(work);
+    });
+    let (mut child, rest) = run_until_slow_gate(&work, STUBBORN_TOKEN);
+    send(&child, nix::sys::signal::Signal::SIGTERM);
+    assert!(
+        exit_within(&mut child, Duration::from_millis(1500)).is_none(),
+        "the pause is still stopping the gate (it ignores SIGTERM)"
+    );
+    let second = Instant::now();
+    send(&child, nix::sys::signal::Signal::SIGTERM);
+    let status = exit_within(&mut child, Duration::from_secs(3))
+        .expect("exited at once on the second signal, not after the pause");
+    let exited_in = second.elapsed();
+    assert_eq!(status.code(), Some(5), "exit 5 (interrupted)");
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(
+        stderr.contains(
+            "received SIGTERM (the job was cancelled or timed out) again while pausing: exiting now"
+        ),
+        "{stderr}"
+    );
+    let events: Vec<Value> = rest.iter().collect();
+    assert!(
+        events.iter().all(|event| event.get("outcome").is_none()),
+        "no outcome: the pause did not finish ({exited_in:?}): {events:#?}"
+    );
+    // No process of the run is left: the gate's supervisor saw its parent go and killed the tree.
+    let started = Instant::now();
+    while !processes_with(STUBBORN_TOKEN).is_empty() && started.elapsed() < Duration::from_secs(20)
+    {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        processes_with(STUBBORN_TOKEN).is_empty(),
+        "processes of the run outlived it: {:?}",
+        processes_with(STUBBORN_TOKEN)
+    );
+}
+
+/// A token in the leaking gate's command line.
+const LEAKING_TOKEN: &str = "meta-agent-pause-test-leaking-gate";
+
+/// A paused run whose work in progress holds a file the patch gate refuses (a token-shaped
+/// secret a gate wrote): the file is put back (removed), the rest committed as the checkpoint,
+/// and the report says so under a heading of its own: a pause is not an escalation.
+#[test]
+fn a_pause_whose_work_the_patch_gate_refuses_in_part_is_not_reported_as_an_escalation() {
+    let (_dir, work) = example_with(|work| {
+        unused_import(work);
+        // The secret is assembled by the shell: the configuration itself holds none.
+        add_slow_gate(
+            work,
+            &format!(
+                "{{ printf 'key gh%s_%s\\\\n' p 0123456789abcdefghijABCDEF > leaked.txt; sleep 300; }} # {LEAKING_TOKEN}"
+            ),
+            "",
+        );
+    });
+    let (child, rest) = run_until_slow_gate(&work, LEAKING_TOKEN);
+    let started = Instant::now();
+    while !work.join("leaked.txt").exists() && started.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(work.join("leaked.txt").exists(), "the gate wrote its file");
+    send(&child, nix::sys::signal::Signal::SIGTERM);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let outcome = rest.iter().last().expect("the outcome line");
+    assert_eq!(outcome["outcome"], "interrupted", "{outcome:#}");
+    let session = outcome["session"].as_str().unwrap();
+    let branch = outcome["branch"].as_str().unwrap();
+    assert!(
+        !work.join("leaked.txt").exists(),
+        "the refused file was put back"
+    );
+    let files = git(&work, &["show", "--name-only", "--format=", branch]);
+    assert_eq!(files.trim(), "calc.py", "the rest is the checkpoint");
+    let report =
+        std::fs::read_to_string(work.join(format!(".git/meta-agent/sessions/{session}/report.md")))
+            .unwrap();
+    assert!(!report.contains("escalation"), "{report}");
+    let paused = &report[report.find("--- interrupted ---").expect("the pause")..];
+    insta::assert_snapshot!("local_interrupted_refused_report", stable(paused));
 }

@@ -65,6 +65,7 @@ impl Step<'_> {
         if self.args.dry_run {
             return Ok(());
         }
+        self.keep_token_fresh().await;
         let footer = self.footer(record);
         let visible = self.outbound(&status::render_visible(view, &footer));
         let body = status::with_record(

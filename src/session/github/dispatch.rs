@@ -331,6 +331,7 @@ impl Step<'_> {
         self.post_status(status, &View::Working { trigger }, None)
             .await?;
         let repo = run::open_repo(&prepared.repo)?;
+        self.keep_token_fresh().await;
         push::fetch(
             &prepared.executor,
             &self.remote(prepared),
@@ -398,7 +399,7 @@ impl Step<'_> {
     pub(super) fn remote(&self, prepared: &Prepared) -> Remote {
         Remote {
             url: self.actions.git_url(),
-            token: self.actions.token.clone(),
+            token: self.token(),
             workdir: prepared.repo.clone(),
             git: prepared.git.clone(),
             path_env: prepared

@@ -76,6 +76,11 @@ struct Step<'a> {
     api: &'a RestClient,
     args: &'a StepSettings,
     redactor: std::sync::Arc<Redactor>,
+    /// The token of the API client and the pushes: the workflow's, or the App's installation
+    /// token (replaced by [`Step::keep_token_fresh`] before it expires).
+    token: std::sync::RwLock<String>,
+    /// Mints the App's token again; `None` with the workflow's token.
+    keeper: Option<app::TokenKeeper>,
     trigger: Trigger,
     started: Instant,
     /// The least time between two content-creating writes (progress updates are paced by it).
@@ -114,18 +119,25 @@ pub async fn github(
         rate: rate_policy(env)?,
     };
     let spacing = settings.rate.write_spacing;
-    let minted = app_identity(&mut actions, &trigger, &settings).await?;
+    let (minted, keeper) = app_identity(&mut actions, &trigger, &settings)
+        .await?
+        .unzip();
     let args = &as_app(args, minted.as_ref());
     let env = match &minted {
-        // The App's token and JWT are secrets of this step: redacted everywhere, the engine's
-        // outputs included.
-        Some(minted) => Environment::new(
-            env.vars
-                .iter()
-                .cloned()
-                .chain(minted.as_secret_env())
-                .collect(),
-        ),
+        // The App's token and JWT are secrets of this step: they join the process's one
+        // redactor (stderr, the engine's outputs, everything the step publishes).
+        Some(minted) => {
+            env.redactor.learn(minted.as_secret_env());
+            Environment {
+                vars: env
+                    .vars
+                    .iter()
+                    .cloned()
+                    .chain(minted.as_secret_env())
+                    .collect(),
+                redactor: env.redactor.clone(),
+            }
+        }
         None => env.clone(),
     };
     let api = RestClient::new(RestSettings {
@@ -137,6 +149,8 @@ pub async fn github(
         redactor: env.redactor.clone(),
         actions: &actions,
         api: &api,
+        token: std::sync::RwLock::new(actions.token.clone()),
+        keeper,
         args,
         trigger,
         started: Instant::now(),
@@ -180,7 +194,7 @@ async fn app_identity(
     actions: &mut ActionsContext,
     trigger: &Trigger,
     settings: &RestSettings,
-) -> Result<Option<app::Minted>, SessionError> {
+) -> Result<Option<(app::Minted, app::TokenKeeper)>, SessionError> {
     let reads_runs = matches!(trigger, Trigger::FailedRun { .. });
     app::authenticate(actions, reads_runs, settings.clone())
         .await
@@ -369,6 +383,44 @@ impl Step<'_> {
         {
             tracing::warn!("{write}");
         }
+    }
+
+    /// The token the step writes and pushes with now.
+    fn token(&self) -> String {
+        self.token
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Acting as a GitHub App, mints its installation token again when it expires within
+    /// [`app::REFRESH_MARGIN`]: the new token and its JWT join the redactor first, then the API
+    /// client and the pushes use it. Called before every write that may come late in a long
+    /// step (the status comment, the push, the pull request). A refused mint is logged and the
+    /// token in use kept: it may still be valid for the write at hand.
+    pub(super) async fn keep_token_fresh(&self) {
+        let Some(keeper) = &self.keeper else {
+            return;
+        };
+        let fresh = match keeper.refresh_if_needed(std::time::SystemTime::now()).await {
+            Ok(Some(fresh)) => fresh,
+            Ok(None) => return,
+            Err(err) => {
+                tracing::warn!(
+                    "minting the GitHub App's token again: {err}; keeping the current one"
+                );
+                return;
+            }
+        };
+        self.redactor.learn(fresh.as_secret_env());
+        if let Err(err) = self.api.set_token(&fresh.token) {
+            tracing::warn!("the GitHub App's new token: {err}; keeping the current one");
+            return;
+        }
+        *self
+            .token
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = fresh.token;
     }
 
     async fn acknowledge(&self) {

@@ -126,6 +126,7 @@ impl Step<'_> {
         repo: &Git2Repository,
         state: &LoopState,
     ) -> Result<String, SessionError> {
+        self.keep_token_fresh().await;
         let remote = self.remote(prepared);
         let rules = self.branch_rules(repo);
         let branch = &state.branch;
@@ -155,6 +156,7 @@ impl Step<'_> {
         base: &str,
         commit_message: Option<&str>,
     ) -> Result<String, crate::github::GitHubError> {
+        self.keep_token_fresh().await;
         let repo = &self.actions.repository;
         let record = SessionRecord::of(state).encode();
         let visible = self.outbound(&crate::render::pull::pull_body(state, commit_message));
@@ -232,6 +234,7 @@ pub(super) async fn on_remote(
     repo: &Git2Repository,
     state: &LoopState,
 ) -> bool {
+    step.keep_token_fresh().await;
     let fetched = push::fetch_published(
         &prepared.executor,
         &step.remote(prepared),

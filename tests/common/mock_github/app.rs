@@ -2,7 +2,8 @@
 //! `POST /app/installations/{id}/access_tokens`, authenticated by a JWT verified as GitHub does
 //! (RS256 signature with the App's public key; `iss` the App id; `exp` in the future and at
 //! most ten minutes ahead; `iat` not in the future), answering the real shapes
-//! (docs.github.com/rest/apps) and GitHub's error messages.
+//! (docs.github.com/rest/apps) and GitHub's error messages. Each exchange mints the App's token
+//! for an hour, unless [`super::MockGitHub::mint_next`] queued another with its own lifetime.
 
 use octocrab::jsonwebtoken::{Algorithm, DecodingKey, Validation, decode};
 use serde_json::{Value, json};
@@ -235,7 +236,11 @@ fn access_token(
     if !granted(app, &requested) {
         return unprocessable("The permissions requested are not granted to this installation.");
     }
-    state.tokens.push(app.token.clone());
+    let (token, lifetime) = state
+        .minted_next
+        .pop_front()
+        .unwrap_or_else(|| (app.token.clone(), 3600));
+    state.tokens.push(token.clone());
     let permissions = if requested.is_empty() {
         permissions_json(&app.permissions)
     } else {
@@ -246,8 +251,8 @@ fn access_token(
         .map(|name| ctx.repo(&app.owner, name).json())
         .collect();
     let mut answer = json!({
-        "token": app.token,
-        "expires_at": rfc3339(now() + 3600),
+        "token": token,
+        "expires_at": rfc3339(now() + lifetime),
         "permissions": permissions,
         "repository_selection": if repositories.is_empty() { "all" } else { "selected" },
     });
