@@ -1,6 +1,7 @@
 //! Benchmarks of the per-iteration git work of the loop: the worktree diff, the changed-file list
 //! and the tamper inspection of that diff, on a synthetic repository of 500 files with 25 edited
-//! and 5 added; plus `commit_all` on the same change.
+//! and 5 added; plus `commit_all` on the same change, and the per-run cost of a local run's own
+//! worktree (added at HEAD, then removed) for 500 and 5,000 files.
 //!
 //! Run with `cargo bench --bench git_tamper`.
 
@@ -10,7 +11,7 @@ use std::path::Path;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use meta_agent::engine::tamper::{TamperGuard, inspect};
-use meta_agent::git::{Git2Repository, Identity, Repository};
+use meta_agent::git::{Git2Repository, Identity, Repository, SessionWorktree};
 use meta_agent::policy::Policy;
 use tempfile::TempDir;
 
@@ -99,6 +100,37 @@ fn bench(c: &mut Criterion) {
     });
 }
 
+/// A local run's worktree: added at HEAD (checked out by libgit2) and removed, per run.
+fn bench_session_worktree(c: &mut Criterion) {
+    for files in [FILES, 10 * FILES] {
+        let dir = TempDir::new().expect("tempdir");
+        git2::Repository::init(dir.path()).expect("init");
+        for index in 0..files {
+            write(
+                dir.path(),
+                &format!("src/m{}/f{index}.rs", index % 20),
+                &source(index, false),
+            );
+        }
+        let repo = Git2Repository::open(dir.path()).expect("open");
+        let head = repo
+            .commit_all("base", &Identity::default())
+            .expect("commit");
+        let mut n = 0u64;
+        c.bench_function(
+            &format!("git/session worktree add + remove ({files} files)"),
+            |b| {
+                b.iter(|| {
+                    n += 1;
+                    let place = SessionWorktree::add(dir.path(), &format!("bench-{n}"), &head)
+                        .expect("add");
+                    place.remove().expect("remove");
+                })
+            },
+        );
+    }
+}
+
 /// Moves the branch back to `head` keeping the worktree, so the next commit has work to do.
 fn reset_branch(path: &Path, head: &str) {
     let raw = git2::Repository::open(path).expect("open");
@@ -109,5 +141,5 @@ fn reset_branch(path: &Path, head: &str) {
         .expect("reset");
 }
 
-criterion_group!(benches, bench);
+criterion_group!(benches, bench, bench_session_worktree);
 criterion_main!(benches);
