@@ -21,8 +21,13 @@ pub enum View {
         /// The gate table so far (Markdown).
         gates: String,
     },
-    /// The run was interrupted (the job cancelled or timed out): the work is kept and pushed.
-    Interrupted { why: String, branch: String },
+    /// The run was interrupted (the job cancelled or timed out): the work is kept and pushed;
+    /// `refused`: what the patch gate left out of it, with its reasons.
+    Interrupted {
+        why: String,
+        branch: String,
+        refused: Option<String>,
+    },
     /// Verified and committed; the pull request is open.
     Committed { pull_url: String, summary: String },
     /// Nothing to change: the gates already pass.
@@ -74,12 +79,22 @@ fn view_text(view: &View, phrase: &str) -> String {
                  This comment is updated as the run goes.\n"
             ));
         }
-        View::Interrupted { why, branch } => {
+        View::Interrupted {
+            why,
+            branch,
+            refused,
+        } => {
             out.push_str(&format!(
                 "### meta-agent stopped: {why}; `{phrase} fix` continues\n\nThe work so far is kept on \
                  `{branch}` and the session is recorded below: reply `{phrase} fix` (with guidance if you \
                  like) to continue from there.\n"
             ));
+            if let Some(note) = refused {
+                out.push_str(&format!(
+                    "\n#### Left out of the work kept\n\n{}\n",
+                    note.trim()
+                ));
+            }
         }
         View::Committed { pull_url, summary } => {
             out.push_str(&format!(

@@ -190,10 +190,24 @@ fn status_comments_and_the_escalation_comment() {
     let interrupted = status::View::Interrupted {
         why: "the job was cancelled".into(),
         branch: "meta-agent/make-the-gates-pass".into(),
+        refused: None,
     };
     insta::assert_snapshot!(
         "status_interrupted",
         stable(&status::render(&interrupted, &footer))
+    );
+    let refused = status::View::Interrupted {
+        why: "the job was cancelled".into(),
+        branch: "meta-agent/make-the-gates-pass".into(),
+        refused: Some(
+            "\nThe patch gate refused part of the work in progress; these paths were put back as \
+             they were and left out of the WIP commit:\n- leaked.txt: adds a secret (github) at line 1\n"
+                .into(),
+        ),
+    };
+    insta::assert_snapshot!(
+        "status_interrupted_refused",
+        stable(&status::render(&refused, &footer))
     );
 }
 

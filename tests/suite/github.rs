@@ -1448,6 +1448,45 @@ fn a_rerun_through_transient_failures_finds_the_sessions_pull_request_and_refres
     assert!(SessionRecord::decode(&fixture.github.pulls()[0].body).is_some());
 }
 
+/// A pause whose work in progress the patch gate refuses in part (a gate wrote a secret into the
+/// worktree): the rest is pushed, and the status comment lists what was left out and why, never
+/// the secret.
+#[test]
+fn a_paused_job_says_in_its_comment_what_the_patch_gate_left_out() {
+    use super::pause::{add_slow_gate, send, wait_for_gate};
+    const TOKEN: &str = "meta-agent-github-leaking-gate";
+    let fixture = Fixture::new(&examples("broken-calc"), |work| {
+        // The secret is assembled by the shell: the configuration itself holds none.
+        add_slow_gate(
+            work,
+            &format!(
+                "{{ printf 'key gh%s_%s\\\\n' p 0123456789abcdefghijABCDEF > leaked.txt; sleep 300; }} # {TOKEN}"
+            ),
+            "",
+        );
+    });
+    let (child, files) = fixture.spawn_step("issues", &labeled("alice"), &[]);
+    wait_for_gate(TOKEN);
+    send(&child, nix::sys::signal::Signal::SIGTERM);
+    let first = finish_step(child, &files);
+    assert_eq!(first.code, 5, "{}\n{}", first.stdout, first.stderr);
+    let branch = first.output("branch");
+    let pushed = git(
+        &fixture.bare(),
+        &["show", "--name-only", "--format=", &branch],
+    );
+    assert_eq!(pushed.trim(), "calc.py", "the rest is pushed");
+    let comments = fixture.bot_comments();
+    assert_eq!(comments.len(), 1);
+    let body = &comments[0].body;
+    assert!(body.contains("#### Left out of the work kept"), "{body}");
+    assert!(
+        body.contains("- leaked.txt: adds a secret (github) at line 1"),
+        "{body}"
+    );
+    assert!(!body.contains("0123456789abcdefghijABCDEF"), "{body}");
+}
+
 #[test]
 fn a_cancelled_job_pushes_its_work_shows_the_pause_and_agent_fix_continues() {
     use super::pause::{SLOW_TOKEN, processes_with, send, slow_gate, wait_for_the_slow_gate};

@@ -35,7 +35,7 @@ pub(super) fn slow_gate(fast: &Path) -> impl FnOnce(&Path) {
 /// Adds the gate `slow` to the configuration: it passes while `calc.py` imports `math` and runs
 /// `when_fixed` (a shell command) once hindsight's fix removed the import; `more` is appended to
 /// the configuration after it (top-level keys).
-fn add_slow_gate(work: &Path, when_fixed: &str, more: &str) {
+pub(super) fn add_slow_gate(work: &Path, when_fixed: &str, more: &str) {
     let config = work.join(".meta-agent.yml");
     let mut text = std::fs::read_to_string(&config).unwrap();
     text.push_str(&format!(
@@ -118,10 +118,15 @@ pub(super) fn processes_with(token: &str) -> Vec<String> {
 
 /// Waits (up to two minutes) until the slow gate has been sleeping for a second.
 pub(super) fn wait_for_the_slow_gate() {
+    wait_for_gate(SLOW_TOKEN);
+}
+
+/// Waits (up to two minutes) until a process carrying `token` has run for a second.
+pub(super) fn wait_for_gate(token: &str) {
     let started = Instant::now();
     let mut seen_before = false;
     while started.elapsed() < Duration::from_secs(120) {
-        let running = !processes_with(SLOW_TOKEN).is_empty();
+        let running = !processes_with(token).is_empty();
         if running && seen_before {
             return;
         }

@@ -73,6 +73,7 @@ impl Step<'_> {
                     .clone()
                     .unwrap_or_else(|| "interrupted".into()),
                 branch: state.branch.clone(),
+                refused: report.refused_wip.clone(),
             },
             Some(RunOutcome::NothingToDo) => View::NothingToDo {
                 summary: summary_text,
