@@ -130,7 +130,7 @@ pub(super) fn settle(
 /// waits there uncommitted; any other run's work continues there on `resume`.
 pub fn kept_line(path: &Path, dry_run: bool) -> String {
     let why = match dry_run {
-        true => "holding the change uncommitted (a dry run)",
+        true => "a dry run: the change is there, uncommitted",
         false => "`meta-agent resume` continues there",
     };
     format!(
