@@ -40,11 +40,11 @@ fn write(root: &Path, path: &str, text: &str) {
     fs::write(full, text).expect("write");
 }
 
-/// A committed repository of `FILES` files, then 25 edited and 5 new ones in the worktree.
-fn edited_repository() -> (TempDir, Git2Repository) {
+/// A repository of `files` files, committed; returns the commit too.
+fn committed_repository(files: usize) -> (TempDir, Git2Repository, String) {
     let dir = TempDir::new().expect("tempdir");
     git2::Repository::init(dir.path()).expect("init");
-    for index in 0..FILES {
+    for index in 0..files {
         write(
             dir.path(),
             &format!("src/m{}/f{index}.rs", index % 20),
@@ -52,8 +52,15 @@ fn edited_repository() -> (TempDir, Git2Repository) {
         );
     }
     let repo = Git2Repository::open(dir.path()).expect("open");
-    repo.commit_all("base", &Identity::default())
+    let head = repo
+        .commit_all("base", &Identity::default())
         .expect("commit");
+    (dir, repo, head)
+}
+
+/// A committed repository of `FILES` files, then 25 edited and 5 new ones in the worktree.
+fn edited_repository() -> (TempDir, Git2Repository) {
+    let (dir, repo, _) = committed_repository(FILES);
     for index in (0..FILES).step_by(20) {
         write(
             dir.path(),
@@ -103,19 +110,7 @@ fn bench(c: &mut Criterion) {
 /// A local run's worktree: added at HEAD (checked out by libgit2) and removed, per run.
 fn bench_session_worktree(c: &mut Criterion) {
     for files in [FILES, 10 * FILES] {
-        let dir = TempDir::new().expect("tempdir");
-        git2::Repository::init(dir.path()).expect("init");
-        for index in 0..files {
-            write(
-                dir.path(),
-                &format!("src/m{}/f{index}.rs", index % 20),
-                &source(index, false),
-            );
-        }
-        let repo = Git2Repository::open(dir.path()).expect("open");
-        let head = repo
-            .commit_all("base", &Identity::default())
-            .expect("commit");
+        let (dir, _repo, head) = committed_repository(files);
         let mut n = 0u64;
         c.bench_function(
             &format!("git/session worktree add + remove ({files} files)"),

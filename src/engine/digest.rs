@@ -169,21 +169,8 @@ mod tests {
     use crate::protocol::records::GateStatus;
 
     fn gate(name: &str, result: GateStatus, reasons: &[&str]) -> GateRecord {
-        GateRecord {
-            name: name.into(),
-            kind: GateKind::Lint,
-            result,
-            duration_ms: 0,
-            reasons: reasons.iter().map(|r| (*r).to_owned()).collect(),
-            tests_passed: None,
-            tests_total: None,
-            failing_tests: Vec::new(),
-            coverage: None,
-            coverage_threshold: None,
-            findings: None,
-            problem: None,
-            scope: Default::default(),
-        }
+        let reasons = reasons.iter().map(|r| (*r).to_owned()).collect();
+        GateRecord::judged(name, GateKind::Lint, result, reasons)
     }
 
     #[test]

@@ -38,13 +38,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         }
         state.flaky.extend(flaky);
         let signatures = improve::signatures_of(&summary, &workdir);
-        for signature in &signatures {
-            self.events.emit(&Event::SignatureFound {
-                signature: signature.id.clone(),
-                kind: signature.kind,
-                template: signature.template.clone(),
-            });
-        }
+        self.announce(&signatures);
         mark_cured(state, &signatures);
         state.gates = summary.records();
         state.signatures = signatures;
@@ -62,21 +56,28 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             duration_ms,
             outcome: outcome.into(),
         });
-        state.history.push(StepRecord {
+        state.history.push(StepRecord::observation(
             phase,
-            iteration: state.iteration,
-            started_unix_ms: started_ms,
+            state.iteration,
+            started_ms,
             duration_ms,
-            outcome: outcome.into(),
-            actions: Vec::new(),
-            diff: String::new(),
-            files_changed: Vec::new(),
-            gates: state.gates.clone(),
-            signatures: state.signatures.clone(),
-            resolutions: Vec::new(),
-        });
+            outcome,
+            &state.gates,
+            &state.signatures,
+        ));
         self.transition(state, LoopPhase::Deciding, outcome);
         summary
+    }
+
+    /// Tells the event sinks of the signatures an observation found.
+    pub(super) fn announce(&self, signatures: &[SignatureRecord]) {
+        for signature in signatures {
+            self.events.emit(&Event::SignatureFound {
+                signature: signature.id.clone(),
+                kind: signature.kind,
+                template: signature.template.clone(),
+            });
+        }
     }
 
     /// What the gates (and the setup commands) of this run share.

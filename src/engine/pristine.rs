@@ -261,23 +261,14 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     /// gate so the loop and the report see it.
     fn unprepared(&self, state: &mut LoopState, err: &io::Error) -> PristineFailure {
         tracing::warn!("pristine: cannot prepare the checkout: {err}");
-        let record = crate::protocol::records::GateRecord {
-            name: "pristine-checkout".into(),
-            kind: crate::config::raw::GateKind::Custom,
-            result: GateStatus::Failed,
-            duration_ms: 0,
-            reasons: vec![format!(
+        let record = crate::protocol::records::GateRecord::judged(
+            "pristine-checkout",
+            crate::config::raw::GateKind::Custom,
+            GateStatus::Failed,
+            vec![format!(
                 "the pristine checkout could not be prepared: {err}"
             )],
-            tests_passed: None,
-            tests_total: None,
-            failing_tests: Vec::new(),
-            coverage: None,
-            coverage_threshold: None,
-            findings: None,
-            problem: None,
-            scope: crate::protocol::records::GateScope::Full,
-        };
+        );
         state.gates = vec![record];
         PristineFailure {
             gates: vec!["pristine-checkout".into()],
@@ -294,28 +285,18 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         started_ms: u64,
         duration_ms: u64,
     ) {
-        for signature in &signatures {
-            self.events.emit(&Event::SignatureFound {
-                signature: signature.id.clone(),
-                kind: signature.kind,
-                template: signature.template.clone(),
-            });
-        }
+        self.announce(&signatures);
         state.gates = summary.records();
         state.signatures = signatures;
-        state.history.push(StepRecord {
-            phase: StepPhase::Verify,
-            iteration: state.iteration,
-            started_unix_ms: started_ms,
+        state.history.push(StepRecord::observation(
+            StepPhase::Verify,
+            state.iteration,
+            started_ms,
             duration_ms,
-            outcome: "pristine checkout: gates failed".into(),
-            actions: Vec::new(),
-            diff: String::new(),
-            files_changed: Vec::new(),
-            gates: state.gates.clone(),
-            signatures: state.signatures.clone(),
-            resolutions: Vec::new(),
-        });
+            "pristine checkout: gates failed",
+            &state.gates,
+            &state.signatures,
+        ));
     }
 
     /// Files under the worktree's ignored entries that are not in the snapshot as it has them:

@@ -68,23 +68,28 @@ impl SessionWorktree {
         })
     }
 
+    /// The worktree of `session` as it was left, if git still knows it and its files are there.
+    pub fn existing(checkout: &Path, session: &str) -> Result<Option<SessionWorktree>, GitError> {
+        let repo = open(checkout)?;
+        let path = worktree_path(repo.commondir(), session);
+        let usable = repo
+            .find_worktree(session)
+            .is_ok_and(|worktree| worktree.validate().is_ok() && path.join(".git").is_file());
+        Ok(usable.then(|| SessionWorktree {
+            path,
+            session: session.to_owned(),
+        }))
+    }
+
     /// The worktree of `session` as it was left, or a new one at `commit` when it is gone.
     pub fn open_or_add(
         checkout: &Path,
         session: &str,
         commit: &str,
     ) -> Result<SessionWorktree, GitError> {
-        let repo = open(checkout)?;
-        let path = worktree_path(repo.commondir(), session);
-        let usable = repo
-            .find_worktree(session)
-            .is_ok_and(|worktree| worktree.validate().is_ok() && path.join(".git").is_file());
-        match usable {
-            true => Ok(SessionWorktree {
-                path,
-                session: session.to_owned(),
-            }),
-            false => SessionWorktree::add(checkout, session, commit),
+        match SessionWorktree::existing(checkout, session)? {
+            Some(worktree) => Ok(worktree),
+            None => SessionWorktree::add(checkout, session, commit),
         }
     }
 

@@ -94,6 +94,25 @@ pub enum GateProblem {
 }
 
 impl GateRecord {
+    /// A gate's verdict with its reasons, and nothing measured (no tests, coverage or findings).
+    pub fn judged(name: &str, kind: GateKind, result: GateStatus, reasons: Vec<String>) -> Self {
+        GateRecord {
+            name: name.to_owned(),
+            kind,
+            result,
+            duration_ms: 0,
+            reasons,
+            tests_passed: None,
+            tests_total: None,
+            failing_tests: Vec::new(),
+            coverage: None,
+            coverage_threshold: None,
+            findings: None,
+            problem: None,
+            scope: GateScope::Full,
+        }
+    }
+
     pub fn passed(&self) -> bool {
         self.result == GateStatus::Passed
     }
@@ -170,6 +189,33 @@ pub struct StepRecord {
     pub gates: Vec<GateRecord>,
     pub signatures: Vec<SignatureRecord>,
     pub resolutions: Vec<ResolutionTried>,
+}
+
+impl StepRecord {
+    /// An observation: the gates ran and showed `gates` and `signatures` (no action, no diff).
+    pub fn observation(
+        phase: StepPhase,
+        iteration: u32,
+        started_unix_ms: u64,
+        duration_ms: u64,
+        outcome: &str,
+        gates: &[GateRecord],
+        signatures: &[SignatureRecord],
+    ) -> Self {
+        StepRecord {
+            phase,
+            iteration,
+            started_unix_ms,
+            duration_ms,
+            outcome: outcome.to_owned(),
+            actions: Vec::new(),
+            diff: String::new(),
+            files_changed: Vec::new(),
+            gates: gates.to_vec(),
+            signatures: signatures.to_vec(),
+            resolutions: Vec::new(),
+        }
+    }
 }
 
 /// An error signature as kept in history.

@@ -103,13 +103,13 @@ pub(super) fn reopen(
 /// Removes the worktree of an ended session when [`fate`] says it has nothing left to give (a
 /// run killed between its commit and its clean-up leaves it behind).
 pub(super) fn tidy_ended(checkout: &Git2Repository, state: &LoopState) -> Result<(), SessionError> {
-    let path = linked::worktree_path(&checkout.git_dir(), &state.session);
-    if fate(Some(state)) == Fate::Keep || !path.join(".git").is_file() {
+    if fate(Some(state)) == Fate::Keep {
         return Ok(());
     }
-    SessionWorktree::open_or_add(&checkout.workdir(), &state.session, &state.base_commit)
-        .and_then(SessionWorktree::remove)
-        .map_err(internal)
+    match SessionWorktree::existing(&checkout.workdir(), &state.session).map_err(internal)? {
+        Some(left) => left.remove().map_err(internal),
+        None => Ok(()),
+    }
 }
 
 /// Ends a run's use of its worktree as [`fate`] says; returns the worktree's path when kept.

@@ -57,6 +57,24 @@ fn eval_with(cwd: &Path, args: &[&str], vars: &[(&str, &str)]) -> (i32, String, 
     )
 }
 
+/// `eval run TARGET --out <suite>/out --json` in the suite's directory: asserts it exited 0 and
+/// returns the summary (the last JSON line) and the output directory.
+fn run_in_suite(suite: &Path, target: &Path) -> (Value, std::path::PathBuf) {
+    let out = suite.join("out");
+    let (code, stdout, stderr) = eval(
+        suite,
+        &[
+            "run",
+            target.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    (last_json(&stdout), out)
+}
+
 fn last_json(stdout: &str) -> Value {
     serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap_or(Value::Null)
 }
@@ -450,19 +468,7 @@ fn a_failing_setup_is_an_error_not_a_failure() {
     let suite = scripted_suite(&format!(
         "{FIX_TASK}    setup: [\"echo cannot fetch >&2; exit 3\"]\n"
     ));
-    let out = suite.path().join("out");
-    let (code, stdout, stderr) = eval(
-        suite.path(),
-        &[
-            "run",
-            suite.path().join("suite.yml").to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--json",
-        ],
-    );
-    assert_eq!(code, 0, "{stderr}");
-    let summary = last_json(&stdout);
+    let (summary, out) = run_in_suite(suite.path(), &suite.path().join("suite.yml"));
     assert_eq!(
         (summary["errors"].as_u64(), summary["failed"].as_u64()),
         (Some(1), Some(0)),
@@ -538,19 +544,7 @@ fn a_human_grade_stays_pending_until_recorded() {
     let suite = scripted_suite(&format!(
         "{FIX_TASK}    graders:\n      - composite:\n          mode: all\n          graders:\n            - grader: {{gates: {{}}}}\n            - grader: {{human: {{checklist: [\"the change is minimal\", \"no new dependency\"]}}}}\n"
     ));
-    let out = suite.path().join("out");
-    let (code, stdout, stderr) = eval(
-        suite.path(),
-        &[
-            "run",
-            suite.path().to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--json",
-        ],
-    );
-    assert_eq!(code, 0, "{stderr}");
-    let summary = last_json(&stdout);
+    let (summary, out) = run_in_suite(suite.path(), suite.path());
     assert_eq!(
         (summary["pending"].as_u64(), summary["passed"].as_u64()),
         (Some(1), Some(0)),
@@ -954,19 +948,7 @@ fn hidden_tests_are_judged_by_name_and_a_required_test_that_did_not_run_fails() 
         "import pytest\n\nfrom half import half\n\n\ndef test_half_of_odd():\n    assert half(3) == 1.5\n\n\ndef test_half_of_even():\n    assert half(4) == 2\n\n\n@pytest.mark.skip(reason=\"not today\")\ndef test_skipped():\n    assert half(1) == 0.5\n",
     )
     .unwrap();
-    let out = suite.path().join("out");
-    let (code, stdout, stderr) = eval(
-        suite.path(),
-        &[
-            "run",
-            suite.path().to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--json",
-        ],
-    );
-    assert_eq!(code, 0, "{stderr}");
-    let summary = last_json(&stdout);
+    let (summary, _) = run_in_suite(suite.path(), suite.path());
     let result = &summary["results"][0];
     assert_eq!(result["outcome"], "committed", "{summary:#}");
     assert_eq!(result["grade"], "fail", "{summary:#}");
