@@ -1,6 +1,6 @@
 //! The bot's own git: a narrow [`Repository`] trait over the working repository, with one real
 //! implementation on git2 ([`Git2Repository`]), plus the pure helpers around it (branch names,
-//! commit trailers).
+//! commit trailers, the unified-diff reader).
 //!
 //! Everything here runs in-process through libgit2, so no hook, no `core.fsmonitor` program and no
 //! clean/smudge filter driver from the repository's configuration ever runs: git2 has no support
@@ -13,6 +13,7 @@ mod patch_check;
 mod render;
 mod repo;
 mod trailers;
+pub mod unified;
 pub mod workspace;
 
 use std::path::{Path, PathBuf};
