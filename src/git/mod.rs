@@ -50,6 +50,17 @@ pub struct FileChange {
     pub status: ChangeStatus,
 }
 
+/// A commit as the check before a push reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitSummary {
+    /// The commit's id, in hex.
+    pub id: String,
+    /// Its whole message.
+    pub message: String,
+    /// Its committer's e-mail address.
+    pub committer_email: String,
+}
+
 /// Who the bot's commits are authored and committed by.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Identity {
@@ -202,6 +213,17 @@ pub trait Repository: Send + Sync {
     fn tracked_files(&self, rev: &str) -> Result<Vec<String>, GitError>;
     /// The full message of the commit at `rev`.
     fn message(&self, rev: &str) -> Result<String, GitError>;
+    /// The commits reachable from `tip` and not from `hidden`, newest first: at most `limit + 1`,
+    /// so a caller can tell that there were more than `limit`.
+    fn commits_not_in(
+        &self,
+        tip: &str,
+        hidden: &str,
+        limit: usize,
+    ) -> Result<Vec<CommitSummary>, GitError>;
+    /// Switches the worktree, the index and a detached HEAD to the commit `rev`; refuses when
+    /// local changes would be overwritten.
+    fn checkout_detached(&self, rev: &str) -> Result<(), GitError>;
     /// The repository's common git directory (the main `.git`, also from a linked worktree):
     /// where sessions, pristine seeds and the memory queue live.
     fn git_dir(&self) -> PathBuf;
