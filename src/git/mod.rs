@@ -213,12 +213,14 @@ pub trait Repository: Send + Sync {
     fn tracked_files(&self, rev: &str) -> Result<Vec<String>, GitError>;
     /// The full message of the commit at `rev`.
     fn message(&self, rev: &str) -> Result<String, GitError>;
-    /// The commits reachable from `tip` and not from `hidden`, newest first: at most `limit + 1`,
-    /// so a caller can tell that there were more than `limit`.
+    /// The id (hex) of the commit `rev` names.
+    fn commit_of(&self, rev: &str) -> Result<String, GitError>;
+    /// The commits reachable from `tip` and from none of `hidden`, newest first: at most
+    /// `limit + 1`, so a caller can tell that there were more than `limit`.
     fn commits_not_in(
         &self,
         tip: &str,
-        hidden: &str,
+        hidden: &[&str],
         limit: usize,
     ) -> Result<Vec<CommitSummary>, GitError>;
     /// Switches the worktree, the index and a detached HEAD to the commit `rev`; refuses when

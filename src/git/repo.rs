@@ -614,19 +614,26 @@ impl Repository for Git2Repository {
         Ok(String::from_utf8_lossy(commit.message_bytes()).into_owned())
     }
 
+    fn commit_of(&self, rev: &str) -> Result<String, GitError> {
+        Ok(resolve_commit(&self.repo(), rev)?.id().to_string())
+    }
+
     fn commits_not_in(
         &self,
         tip: &str,
-        hidden: &str,
+        hidden: &[&str],
         limit: usize,
     ) -> Result<Vec<CommitSummary>, GitError> {
         let repo = self.repo();
         let tip = resolve_commit(&repo, tip)?.id();
-        let hidden = resolve_commit(&repo, hidden)?.id();
         let mut walk = repo.revwalk().map_err(GitError::op("walk", "commits"))?;
-        walk.push(tip).map_err(GitError::op("walk", tip.to_string()))?;
-        walk.hide(hidden)
-            .map_err(GitError::op("walk", hidden.to_string()))?;
+        walk.push(tip)
+            .map_err(GitError::op("walk", tip.to_string()))?;
+        for rev in hidden {
+            let id = resolve_commit(&repo, rev)?.id();
+            walk.hide(id)
+                .map_err(GitError::op("walk", id.to_string()))?;
+        }
         let mut commits = Vec::new();
         for id in walk.take(limit.saturating_add(1)) {
             let id = id.map_err(GitError::op("walk", "commits"))?;

@@ -10,10 +10,12 @@ pub mod authz;
 pub mod ci_failure;
 pub mod command;
 pub mod context;
+pub mod provenance;
 pub mod push;
 pub mod rate;
 pub mod rest;
 pub mod status;
+pub mod suggest;
 pub mod thread;
 pub mod trigger;
 
