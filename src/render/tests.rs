@@ -264,6 +264,18 @@ fn pull_request_body() {
         "pull_request_body",
         stable(&pull::pull_body(&state, Some(&message)))
     );
+    let mut stacked = state.clone();
+    stacked.task.issue = None;
+    stacked.task.source = crate::protocol::task::TaskSource::PullRequest {
+        number: 8,
+        url: "https://github.com/octo/calc/issues/8".into(),
+        head_ref: "feature/mean".into(),
+        head_repo: "octo/calc".into(),
+    };
+    insta::assert_snapshot!(
+        "pull_request_body_stacked",
+        stable(&pull::pull_body(&stacked, None))
+    );
 }
 
 #[test]

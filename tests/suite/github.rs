@@ -17,9 +17,9 @@ use crate::common::{git, meta_agent, scratch_repo};
 use meta_agent::github::status::{MARKER, SessionRecord};
 use meta_agent::github::trigger::{Classified, Trigger, TriggerSettings, classify};
 
-const TOKEN: &str = "ghs_CanaryToken0123456789abcdefXYZ";
-const KEY: &str = "sk-canary-github-5b1e0c";
-const BOT: &str = "github-actions[bot]";
+pub(super) const TOKEN: &str = "ghs_CanaryToken0123456789abcdefXYZ";
+pub(super) const KEY: &str = "sk-canary-github-5b1e0c";
+pub(super) const BOT: &str = "github-actions[bot]";
 
 /// A repository served over smart HTTP, a mock GitHub knowing its issue #7, and a checkout.
 pub(super) struct Fixture {
@@ -123,6 +123,11 @@ impl Fixture {
         self.work = checkout;
     }
 
+    /// The directory holding the served repository and every runner's checkout.
+    pub(super) fn scratch(&self) -> &Path {
+        self.dir.path()
+    }
+
     pub(super) fn bare(&self) -> PathBuf {
         self.dir.path().join("served/octo/calc.git")
     }
@@ -194,7 +199,7 @@ impl Fixture {
     }
 
     /// Every text GitHub, the git remote and the step's files received: none may hold the token.
-    fn assert_token_never_leaked(&self, steps: &[&Step]) {
+    pub(super) fn assert_token_never_leaked(&self, steps: &[&Step]) {
         for request in self.github.requests() {
             assert!(
                 !request.body.contains(TOKEN),
@@ -246,7 +251,7 @@ fn finish_step(child: std::process::Child, files: &tempfile::TempDir) -> Step {
     }
 }
 
-fn user(login: &str) -> Value {
+pub(super) fn user(login: &str) -> Value {
     let kind = if login.ends_with("[bot]") {
         "Bot"
     } else {
@@ -568,7 +573,7 @@ fn wrong_mean(work: &Path) {
     std::fs::write(&config, text).unwrap();
 }
 
-fn llm_env(mock: &MockLlm) -> Vec<(&'static str, String)> {
+pub(super) fn llm_env(mock: &MockLlm) -> Vec<(&'static str, String)> {
     vec![
         ("META_AGENT_LLM_PROVIDER", "openai".into()),
         ("META_AGENT_LLM_BASE_URL", mock.base_url.clone()),
@@ -576,7 +581,7 @@ fn llm_env(mock: &MockLlm) -> Vec<(&'static str, String)> {
     ]
 }
 
-fn with_env<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'a str, &'a str)> {
+pub(super) fn with_env<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'a str, &'a str)> {
     env.iter().map(|(k, v)| (*k, v.as_str())).collect()
 }
 

@@ -18,6 +18,7 @@ mod git;
 mod github;
 mod github_api;
 mod github_app;
+mod github_pull;
 mod hindsight_signature;
 mod hindsight_store;
 mod llm;

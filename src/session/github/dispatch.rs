@@ -304,9 +304,8 @@ impl Step<'_> {
         let number = pull.number;
         let title = format!("Fix #{number}: {}", text.title);
         let requirements = format!(
-            "Pull request #{number} ({}) proposes the change at its head. Make the repository's \
-             gates pass on it without weakening any test, keeping what the pull request sets out \
-             to do.\n\nThe pull request's description:\n\n{}",
+            "Make the repository's gates pass on pull request #{number} ({}) without weakening \
+             any test, keeping what it sets out to do.\n\nIts description:\n\n{}",
             text.title,
             crate::protocol::untrusted::sanitize(text.body)
         );

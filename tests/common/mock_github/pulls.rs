@@ -14,8 +14,8 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 
 use super::{
-    Answer, Ctx, MockPull, Recorded, Repo, State, number_of, paginate, pull_json, rfc3339,
-    stable_id, user_json, with_link, BASE_TIME,
+    Answer, BASE_TIME, Ctx, MockPull, Recorded, Repo, State, number_of, paginate, pull_json,
+    rfc3339, stable_id, user_json, with_link,
 };
 
 /// A review as stored.
