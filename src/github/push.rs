@@ -365,14 +365,7 @@ async fn fetch_into<R: CommandRunner>(
     rules: &BranchRules,
 ) -> Result<(), PushError> {
     check(branch, &remote.url, rules)?;
-    fetch_ref(
-        runner,
-        remote,
-        &format!("refs/heads/{branch}"),
-        into,
-        branch,
-    )
-    .await
+    fetch_branch(runner, remote, branch, into).await
 }
 
 /// Fetches the base repository's `branch` (any valid branch: a read, never a write) into the
@@ -388,14 +381,18 @@ pub async fn fetch_trusted<R: CommandRunner>(
         reason: err.to_string(),
     })?;
     check_url(&remote.url)?;
-    fetch_ref(
-        runner,
-        remote,
-        &format!("refs/heads/{branch}"),
-        into,
-        branch,
-    )
-    .await
+    fetch_branch(runner, remote, branch, into).await
+}
+
+/// `refs/heads/<branch>` of the remote into the local ref `into` (the name checked by the caller).
+async fn fetch_branch<R: CommandRunner>(
+    runner: &R,
+    remote: &Remote,
+    branch: &str,
+    into: &str,
+) -> Result<(), PushError> {
+    let source = format!("refs/heads/{branch}");
+    fetch_ref(runner, remote, &source, into, branch).await
 }
 
 /// Fetches pull request `number`'s head as the base repository serves it

@@ -181,18 +181,35 @@ impl Fixture {
         (command.spawn().unwrap(), files)
     }
 
+    /// The git remote's `http://127.0.0.1:PORT`.
+    pub(super) fn git_url(&self) -> &str {
+        &self.git.url
+    }
+
+    /// Every request the git remote received.
+    pub(super) fn git_requests(&self) -> Vec<crate::common::git_http::GitRequest> {
+        self.git.requests()
+    }
+
     /// The pushes the git remote received (each `git-receive-pack` request).
     pub(super) fn pushes(&self) -> Vec<crate::common::git_http::GitRequest> {
-        self.git
-            .requests()
+        self.git_requests()
             .into_iter()
             .filter(|r| r.target.contains("git-receive-pack"))
             .collect()
     }
 
     pub(super) fn bot_comments(&self) -> Vec<crate::common::mock_github::MockComment> {
+        self.bot_comments_on(7)
+    }
+
+    /// The bot's comments on issue or pull request `thread`.
+    pub(super) fn bot_comments_on(
+        &self,
+        thread: u64,
+    ) -> Vec<crate::common::mock_github::MockComment> {
         self.github
-            .comments(7)
+            .comments(thread)
             .into_iter()
             .filter(|c| c.author == BOT)
             .collect()
@@ -573,6 +590,19 @@ fn wrong_mean(work: &Path) {
     std::fs::write(&config, text).unwrap();
 }
 
+/// A model that fixes the mean bug of [`wrong_mean`] and finishes with `summary`.
+pub(super) fn true_division(summary: &str) -> Vec<crate::common::mock_llm::Reply> {
+    vec![
+        tool_call(
+            "call_e",
+            "edit_file",
+            json!({"path": "calc.py", "old_string": "sum(values) // len(values)",
+                   "new_string": "sum(values) / len(values)"}),
+        ),
+        tool_call("call_f", "finish", json!({"summary": summary})),
+    ]
+}
+
 pub(super) fn llm_env(mock: &MockLlm) -> Vec<(&'static str, String)> {
     vec![
         ("META_AGENT_LLM_PROVIDER", "openai".into()),
@@ -617,20 +647,7 @@ async fn an_escalation_answered_with_guidance_resumes_on_another_runner() {
     insta::assert_snapshot!("github_escalation_comment", stable(&comments[0].body));
     assert!(fixture.github.pulls().is_empty());
 
-    let mock = MockLlm::start(vec![
-        tool_call(
-            "call_e",
-            "edit_file",
-            json!({"path": "calc.py", "old_string": "sum(values) // len(values)",
-                   "new_string": "sum(values) / len(values)"}),
-        ),
-        tool_call(
-            "call_f",
-            "finish",
-            json!({"summary": "mean divides with / again"}),
-        ),
-    ])
-    .await;
+    let mock = MockLlm::start(true_division("mean divides with / again")).await;
     let env = llm_env(&mock);
     let guidance = "use true division in mean, floor division truncates";
     let event = comment_event(&fixture, "alice", &format!("/agent fix {guidance}"));

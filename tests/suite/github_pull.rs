@@ -20,7 +20,8 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::github::{
-    BOT, Fixture, KEY, TOKEN, examples, llm_env, remote_branches, stable, user, with_env,
+    Fixture, KEY, Step, TOKEN, examples, llm_env, remote_branches, stable, true_division, user,
+    with_env,
 };
 use crate::common::git;
 use crate::common::mock_github::MockPull;
@@ -39,6 +40,9 @@ const CANARIES: [(&str, &str); 4] = [
 
 /// The pull request's number.
 const PULL: u64 = 8;
+
+/// What the model says when it has fixed the mean.
+const FIX_SUMMARY: &str = "Divide the mean with true division";
 
 /// Every ref of the served repository with its commit.
 fn refs(fixture: &Fixture) -> String {
@@ -195,6 +199,20 @@ fn tests_pass(dir: &Path) -> bool {
         .success()
 }
 
+/// Runs one `issue_comment` step off the async test's threads (the mock LLM serves on them).
+async fn comment_step(
+    fixture: Fixture,
+    event: Value,
+    env: Vec<(&'static str, String)>,
+) -> (Fixture, Step) {
+    tokio::task::spawn_blocking(move || {
+        let step = fixture.step("issue_comment", &event, &with_env(&env));
+        (fixture, step)
+    })
+    .await
+    .unwrap()
+}
+
 fn every_secret() -> Vec<&'static str> {
     let mut secrets: Vec<&str> = CANARIES.iter().map(|(_, value)| *value).collect();
     secrets.extend([TOKEN, KEY]);
@@ -203,24 +221,16 @@ fn every_secret() -> Vec<&'static str> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_forks_pull_request_gets_its_verified_fix_as_a_patch_and_nothing_is_pushed() {
-    let mock = MockLlm::start(vec![
-        tool_call(
+    let mock = MockLlm::start(
+        vec![tool_call(
             "call_env",
             "run_command",
             json!({"argv": ["sh", "-c", "env; tr '\\0' '\\n' < /proc/self/environ"]}),
-        ),
-        tool_call(
-            "call_e",
-            "edit_file",
-            json!({"path": "calc.py", "old_string": "sum(values) // len(values)",
-                   "new_string": "sum(values) / len(values)"}),
-        ),
-        tool_call(
-            "call_f",
-            "finish",
-            json!({"summary": "Divide the mean with true division"}),
-        ),
-    ])
+        )]
+        .into_iter()
+        .chain(true_division(FIX_SUMMARY))
+        .collect(),
+    )
     .await;
     // The model's address is the default branch's configuration (no workflow input overrides
     // it): the fork's configuration, which names another, must not be the one read.
@@ -250,12 +260,7 @@ async fn a_forks_pull_request_gets_its_verified_fix_as_a_patch_and_nothing_is_pu
         .map(|(k, v)| (*k, (*v).to_owned()))
         .collect();
     let event = pull_comment_event(&fixture, "alice", "/agent fix");
-    let (fixture, step) = tokio::task::spawn_blocking(move || {
-        let step = fixture.step("issue_comment", &event, &with_env(&env));
-        (fixture, step)
-    })
-    .await
-    .unwrap();
+    let (fixture, step) = comment_step(fixture, event, env).await;
     assert_eq!(step.code, 0, "{}\n{}", step.stdout, step.stderr);
     assert_eq!(step.output("outcome"), "committed", "{}", step.stderr);
     assert_eq!(step.output("branch"), "", "no branch is published");
@@ -279,12 +284,7 @@ async fn a_forks_pull_request_gets_its_verified_fix_as_a_patch_and_nothing_is_pu
     );
 
     // The patch: in the status comment, in the run's files, as a suggestion.
-    let comments: Vec<_> = fixture
-        .github
-        .comments(PULL)
-        .into_iter()
-        .filter(|c| c.author == BOT)
-        .collect();
+    let comments = fixture.bot_comments_on(PULL);
     assert_eq!(comments.len(), 1, "one status comment: {comments:?}");
     let status = &comments[0].body;
     assert!(status.contains("mallory/calc"), "{status}");
@@ -372,27 +372,9 @@ async fn a_forks_pull_request_gets_its_verified_fix_as_a_patch_and_nothing_is_pu
     let mut fixture = fixture;
     check_out_pull_head(&mut fixture, "fork-runner-again");
     let again = pull_comment_event(&fixture, "alice", "/agent fix");
-    let mock_again = MockLlm::start(vec![
-        tool_call(
-            "call_e",
-            "edit_file",
-            json!({"path": "calc.py", "old_string": "sum(values) // len(values)",
-                   "new_string": "sum(values) / len(values)"}),
-        ),
-        tool_call(
-            "call_f",
-            "finish",
-            json!({"summary": "Divide the mean with true division"}),
-        ),
-    ])
-    .await;
+    let mock_again = MockLlm::start(true_division(FIX_SUMMARY)).await;
     let env = llm_env(&mock_again);
-    let (fixture, second) = tokio::task::spawn_blocking(move || {
-        let step = fixture.step("issue_comment", &again, &with_env(&env));
-        (fixture, step)
-    })
-    .await
-    .unwrap();
+    let (fixture, second) = comment_step(fixture, again, env).await;
     assert_eq!(second.output("outcome"), "committed", "{}", second.stderr);
     assert_eq!(fixture.github.reviews().len(), 1, "one review per fix");
     assert!(fixture.pushes().is_empty());
@@ -451,29 +433,11 @@ async fn agent_fix_on_a_persons_pull_request_opens_a_stacked_pull_request_into_i
     // The dogfooding workflow checks out the default branch: the bot moves to the head.
     fixture.new_runner("main-runner");
     let main_before = git(&fixture.bare(), &["rev-parse", "refs/heads/main"]);
-    let mock = MockLlm::start(vec![
-        tool_call(
-            "call_e",
-            "edit_file",
-            json!({"path": "calc.py", "old_string": "sum(values) // len(values)",
-                   "new_string": "sum(values) / len(values)"}),
-        ),
-        tool_call(
-            "call_f",
-            "finish",
-            json!({"summary": "Divide the mean with true division"}),
-        ),
-    ])
-    .await;
+    let mock = MockLlm::start(true_division(FIX_SUMMARY)).await;
     let env = llm_env(&mock);
     let guidance = "keep the rounding out of mean";
     let event = pull_comment_event(&fixture, "alice", &format!("/agent fix {guidance}"));
-    let (fixture, step) = tokio::task::spawn_blocking(move || {
-        let step = fixture.step("issue_comment", &event, &with_env(&env));
-        (fixture, step)
-    })
-    .await
-    .unwrap();
+    let (fixture, step) = comment_step(fixture, event, env).await;
     assert_eq!(step.code, 0, "{}\n{}", step.stdout, step.stderr);
     assert_eq!(step.output("outcome"), "committed", "{}", step.stderr);
     let branch = step.output("branch");
@@ -512,12 +476,7 @@ async fn agent_fix_on_a_persons_pull_request_opens_a_stacked_pull_request_into_i
     assert!(first.contains("as our invoices need"), "{first}");
     assert!(first.contains(guidance), "{first}");
     // One status comment on the pull request, pointing at the stacked one.
-    let comments: Vec<_> = fixture
-        .github
-        .comments(PULL)
-        .into_iter()
-        .filter(|c| c.author == BOT)
-        .collect();
+    let comments = fixture.bot_comments_on(PULL);
     assert_eq!(comments.len(), 1);
     assert!(
         comments[0]
@@ -543,54 +502,25 @@ mod check_before_push {
     };
     use meta_agent::github::push::{self, BranchRules, PushError, Remote, VerifyInput};
 
+    use super::super::github::{Fixture, TOKEN, examples};
     use crate::common::git;
-    use crate::common::git_http::GitHttp;
 
-    const SECRET: &str = "ghs_CheckBeforePush0123456789abcdef";
     const SESSION: &str = "1a2b3c4d5e-77";
 
-    struct Served {
-        _dir: tempfile::TempDir,
-        http: GitHttp,
-        bare: PathBuf,
-        work: PathBuf,
+    /// `octo/calc` served over smart HTTP (accepting [`TOKEN`]), and a clone of it.
+    fn served() -> Fixture {
+        Fixture::new(&examples("python-calc"), |_| {})
     }
 
-    /// `octo/calc` served over smart HTTP, and a clone of it.
-    fn served() -> Served {
-        let (dir, work) = crate::common::scratch_repo(&crate::common::example());
-        let root = dir.path().join("served");
-        std::fs::create_dir_all(root.join("octo")).unwrap();
-        let bare = root.join("octo/calc.git");
-        git(
-            dir.path(),
-            &[
-                "clone",
-                "-q",
-                "--bare",
-                work.to_str().unwrap(),
-                bare.to_str().unwrap(),
-            ],
-        );
-        git(&bare, &["config", "http.receivepack", "true"]);
-        let http = GitHttp::start(&root, SECRET);
-        Served {
-            _dir: dir,
-            http,
-            bare,
-            work,
-        }
-    }
-
-    fn remote(served: &Served) -> Remote {
+    fn remote(served: &Fixture) -> Remote {
         let path = std::env::var("PATH").unwrap_or_default();
         let git = std::env::split_paths(&path)
             .map(|dir| dir.join("git"))
             .find(|candidate| candidate.is_file())
             .expect("git on PATH");
         Remote {
-            url: format!("{}/octo/calc.git", served.http.url),
-            token: SECRET.into(),
+            url: format!("{}/octo/calc.git", served.git_url()),
+            token: TOKEN.into(),
             workdir: served.work.clone(),
             git,
             path_env: path,
@@ -627,7 +557,7 @@ mod check_before_push {
     }
 
     fn verify(
-        served: &Served,
+        served: &Fixture,
         repo: &Git2Repository,
         publish: &Publish,
         tip: &str,
@@ -652,15 +582,6 @@ mod check_before_push {
             .await?;
             push::push_verified(&executor, &remote, &verified, &rules).await
         })
-    }
-
-    fn pushes(served: &Served) -> usize {
-        served
-            .http
-            .requests()
-            .iter()
-            .filter(|r| r.target.contains("git-receive-pack"))
-            .count()
     }
 
     #[test]
@@ -693,9 +614,9 @@ mod check_before_push {
             ),
             "{refused}"
         );
-        assert_eq!(pushes(&served), 0, "nothing was sent");
+        assert!(served.pushes().is_empty(), "nothing was sent");
         let heads = git(
-            &served.bare,
+            &served.bare(),
             &["for-each-ref", "--format=%(refname)", "refs/heads"],
         );
         assert_eq!(heads.trim(), "refs/heads/main");
@@ -710,7 +631,7 @@ mod check_before_push {
         let tip = bot_commit(&repo, &served.work, "two.txt");
         verify(&served, &repo, &issue_plan(), &tip).expect("verified and pushed");
         let pushed = git(
-            &served.bare,
+            &served.bare(),
             &["rev-parse", "refs/heads/meta-agent/add-files"],
         );
         assert_eq!(pushed.trim(), tip);
@@ -731,6 +652,6 @@ mod check_before_push {
         });
         let refused = verify(&served, &repo, &offer, &tip).unwrap_err();
         assert!(refused.to_string().contains("never pushed"), "{refused}");
-        assert!(served.http.requests().is_empty(), "not even a fetch");
+        assert!(served.git_requests().is_empty(), "not even a fetch");
     }
 }

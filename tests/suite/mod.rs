@@ -37,4 +37,5 @@ mod sandbox;
 mod tamper;
 mod telemetry;
 mod telemetry_export;
+mod workflow_trap;
 mod workflows;
