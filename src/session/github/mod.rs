@@ -1,8 +1,11 @@
 //! `meta-agent github`: one GitHub Actions step. Reads the run's context and the triggering
-//! event, authorizes the actor before anything else, acknowledges, then runs the engine (a new
-//! session, or the escalated one resumed with a maintainer's guidance) and publishes what it
-//! verified: the bot's branch pushed, the pull request opened or reused, the one status comment
-//! edited in place, the job summary, annotations and step outputs.
+//! event, authorizes the actor before anything else, acknowledges, decides from GitHub's API what
+//! the work starts from and what it may publish (`origin`: the default branch, or a pull
+//! request's head; a push plan or, for a fork's pull request, a patch only), then runs the engine
+//! (a new session, or the escalated one resumed with a maintainer's guidance) and publishes what
+//! it verified: the bot's branch pushed after the check before every push, the pull request
+//! opened or reused, or the fix offered as a patch (`offer`); the one status comment edited in
+//! place, the job summary, annotations and step outputs.
 //!
 //! Idempotent by construction: the status comment is found before it is created; a session the
 //! status comment records as committed is published again (pull request reused or created)
