@@ -4,7 +4,7 @@
 //! so there is no branch to resume or publish again).
 
 use super::*;
-use crate::github::provenance::{PullFacts, PushKind};
+use crate::github::provenance::{Publish, PullFacts, PushKind};
 use crate::session::builder::{KeyNeed, builder_for};
 use crate::session::run::Begin;
 
@@ -74,12 +74,11 @@ impl Step<'_> {
     /// The bot's own pull request the trigger is about, if it is one (its session continues).
     fn bots_own_pull(&self) -> Result<Option<u64>, SessionError> {
         Ok(match self.work()?.publish {
-            crate::github::provenance::Publish::Branch(ref plan) => match plan.kind {
+            Publish::Branch(ref plan) => match plan.kind {
                 PushKind::BotsOwnPull { pull } => Some(pull),
                 PushKind::DefaultBranch | PushKind::Stacked { .. } => None,
             },
-            crate::github::provenance::Publish::Patch(_)
-            | crate::github::provenance::Publish::Decline(_) => None,
+            Publish::Patch(_) | Publish::Decline(_) => None,
         })
     }
 
@@ -262,7 +261,8 @@ impl Step<'_> {
         ));
         let sanitize = crate::protocol::untrusted::sanitize;
         let guidance = guidance.iter().map(|text| sanitize(text)).collect();
-        if let Some(pull) = self.work()?.pull().filter(|_| number_is_pull(self)) {
+        let own_pull = self.bots_own_pull()?.is_some();
+        if let Some(pull) = self.work()?.pull().filter(|_| !own_pull) {
             let text = PullText {
                 title: &title,
                 body: &body,
@@ -528,12 +528,6 @@ impl Step<'_> {
 struct PullText<'a> {
     title: &'a str,
     body: &'a str,
-}
-
-/// Whether the task is the pull request's own (not the bot's own pull request, whose session
-/// continues from its record).
-fn number_is_pull(step: &Step<'_>) -> bool {
-    matches!(step.bots_own_pull(), Ok(None))
 }
 
 /// Whether a maintainer labelled the issue to allow test edits (labels need triage access).
