@@ -7,7 +7,8 @@
 //!   model's calls elsewhere), and offers its verified fix as a patch: in the status comment, as
 //!   a suggestion in a review, as `fix.patch` in the run's files. No ref of the remote changes,
 //!   no pull request is opened, and no canary secret reaches any command the run starts. The
-//!   patch applies to the fork's head with `git apply` and makes the tests pass.
+//!   patch applies to the fork's head with `git apply` and makes the repository's gates pass
+//!   (`meta-agent gates` with the default branch's configuration).
 //! - An issue whose checkout is a stranger's commit: nothing is pushed, no model is called.
 //! - A person's same-repository pull request, with the default branch checked out: the bot
 //!   works on the pull request's head and proposes its fix as a stacked pull request into the
@@ -188,15 +189,28 @@ fn fenced_diff(comment: &str) -> String {
     format!("{}\n", &comment[start..end])
 }
 
-/// Runs the tests of `dir` (the venv's pytest); whether they passed.
-fn tests_pass(dir: &Path) -> bool {
-    std::process::Command::new("python3")
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
-        .current_dir(dir)
+/// Runs the repository's gates (the default branch's configuration, whatever `dir` holds) on
+/// `dir` with `meta-agent gates`; whether they all passed.
+fn gates_pass(fixture: &Fixture, dir: &Path) -> bool {
+    let config = fixture.scratch().join("default-branch.meta-agent.yml");
+    let text = git(&fixture.bare(), &["show", "main:.meta-agent.yml"]);
+    std::fs::write(&config, text).unwrap();
+    let out = crate::common::meta_agent()
+        .arg("--repo")
+        .arg(dir)
+        .arg("--config")
+        .arg(&config)
+        .arg("gates")
         .output()
-        .expect("python3 runs")
-        .status
-        .success()
+        .expect("meta-agent gates runs");
+    match out.status.code() {
+        Some(0) => true,
+        Some(1) => false,
+        other => panic!(
+            "meta-agent gates ended with {other:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    }
 }
 
 /// Runs one `issue_comment` step off the async test's threads (the mock LLM serves on them).
@@ -320,7 +334,7 @@ async fn a_forks_pull_request_gets_its_verified_fix_as_a_patch_and_nothing_is_pu
     );
     insta::assert_snapshot!("github_fork_patch_offered", stable(status));
 
-    // The patch applies to the fork's head and makes its tests pass.
+    // The patch applies to the fork's head and makes the repository's gates pass.
     let check = fixture.scratch().join("apply-check");
     git(
         fixture.scratch(),
@@ -332,10 +346,14 @@ async fn a_forks_pull_request_gets_its_verified_fix_as_a_patch_and_nothing_is_pu
         ],
     );
     git(&check, &["checkout", "-q", "--detach", &fork_head]);
-    assert!(!tests_pass(&check), "the fork's head fails its tests");
-    std::fs::write(check.join("fix.patch"), &file).unwrap();
-    git(&check, &["apply", "fix.patch"]);
-    assert!(tests_pass(&check), "the patch makes them pass");
+    assert!(
+        !gates_pass(&fixture, &check),
+        "the fork's head fails the gates"
+    );
+    let patch = fixture.scratch().join("fix.patch");
+    std::fs::write(&patch, &file).unwrap();
+    git(&check, &["apply", patch.to_str().unwrap()]);
+    assert!(gates_pass(&fixture, &check), "the patch makes them pass");
 
     // The default branch's configuration ran: the model was called where the workflow said,
     // the fork's gates never ran.
