@@ -43,6 +43,9 @@ export META_AGENT_TEST_PG_REQUIRED=1
 # the run on any finding. The examples name the Action by placeholder, ignored on that line only.
 zizmor --offline --quiet action.yml .github/workflows/*.yml examples/workflows/*.yml examples/eval/*.yml
 actionlint .github/workflows/*.yml examples/workflows/*.yml examples/eval/*.yml
+# The `pull_request_target` trap (a pull request's head checked out where a stranger's push starts
+# the job, or run by a step of it), linted in the same files (tests/suite/workflow_trap.rs).
+cargo nextest run --test all --status-level fail -E 'test(/^suite::workflow_trap::/)'
 
 cargo fmt --all -- --check
 cargo clippy --all-targets --quiet -- -D warnings

@@ -133,6 +133,19 @@ pub struct LoadInput<'a> {
     pub explicit: Option<&'a Path>,
     /// The parent's environment (filtered before `cargo metadata` sees it).
     pub parent_env: &'a [(String, String)],
+    /// The configuration file's text read from somewhere trusted instead of the checkout (a
+    /// pull request's run reads the default branch's file through GitHub's API), when set:
+    /// then no file of the checkout is read, `explicit` included.
+    pub given: Option<GivenFile>,
+}
+
+/// A configuration file read elsewhere than the checkout.
+#[derive(Debug, Clone)]
+pub struct GivenFile {
+    /// Where it was read (for messages).
+    pub path: PathBuf,
+    /// Its text; `None`: there is no such file there (defaults and detection apply).
+    pub text: Option<String>,
 }
 
 /// Loads the configuration of a repository: the file if any, the preset it names or the one
@@ -141,8 +154,21 @@ pub async fn load<R: crate::exec::CommandRunner>(
     input: LoadInput<'_>,
     runner: &R,
 ) -> Result<Config, ConfigError> {
-    let file = find_config_file(input.repo_root, input.explicit)?;
-    let parsed = file.as_deref().map(read_raw).transpose()?;
+    let (file, parsed) = match &input.given {
+        Some(given) => {
+            let parsed = given
+                .text
+                .as_deref()
+                .map(|text| Ok::<_, ConfigError>((parse_raw(text, &given.path)?, text.to_owned())))
+                .transpose()?;
+            (parsed.as_ref().map(|_| given.path.clone()), parsed)
+        }
+        None => {
+            let file = find_config_file(input.repo_root, input.explicit)?;
+            let parsed = file.as_deref().map(read_raw).transpose()?;
+            (file, parsed)
+        }
+    };
     let path = file
         .clone()
         .unwrap_or_else(|| input.repo_root.join(CONFIG_FILE_NAMES[0]));

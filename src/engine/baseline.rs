@@ -56,13 +56,14 @@ pub fn after_baseline(input: &BaselineInput) -> Decision {
     Decision::Complete
 }
 
-/// Whether the task asks about the baseline's failures: a failed CI run always does; otherwise
+/// Whether the task asks about the baseline's failures: a failed CI run and a pull request
+/// (`/agent fix` on it) always do; otherwise
 /// its text names a failing test, the file of one, or speaks of failures, bugs or fixes. When in
 /// doubt it does (every failure then has to go), so only a task plainly about something else
 /// leaves pre-existing failures alone.
 pub fn task_asks_about(task: &Task, failures: &[SignatureRecord]) -> bool {
     match task.source {
-        TaskSource::WorkflowRun { .. } => return true,
+        TaskSource::WorkflowRun { .. } | TaskSource::PullRequest { .. } => return true,
         TaskSource::File { .. } | TaskSource::Text | TaskSource::Issue { .. } => {}
     }
     let text = format!(

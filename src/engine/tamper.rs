@@ -4,12 +4,11 @@
 //!
 //! Pure functions over text: no I/O, no git. Heuristics lean towards few false positives: adding
 //! tests, editing a test body while keeping its assertions, renaming or moving a test are fine.
-//! Parts: `diff` reads the unified diff, `lines` classifies single lines, `assertions` and
+//! Parts: [`crate::git::unified`] reads the unified diff, `lines` classifies single lines, `assertions` and
 //! `removal` find weakened assertions and lost tests; this file holds the policy, protected
 //! paths and skip markers.
 
 mod assertions;
-mod diff;
 mod lines;
 mod removal;
 
@@ -17,8 +16,8 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use crate::git::unified::{self as diff, FileDiff, Line};
 use assertions::{disabled_assertions, weakened_assertions};
-use diff::{FileDiff, Line};
 use lines::Lang;
 use removal::removed_tests;
 

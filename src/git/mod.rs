@@ -1,6 +1,6 @@
 //! The bot's own git: a narrow [`Repository`] trait over the working repository, with one real
 //! implementation on git2 ([`Git2Repository`]), plus the pure helpers around it (branch names,
-//! commit trailers).
+//! commit trailers, the unified-diff reader).
 //!
 //! Everything here runs in-process through libgit2, so no hook, no `core.fsmonitor` program and no
 //! clean/smudge filter driver from the repository's configuration ever runs: git2 has no support
@@ -13,6 +13,7 @@ mod patch_check;
 mod render;
 mod repo;
 mod trailers;
+pub mod unified;
 pub mod workspace;
 
 use std::path::{Path, PathBuf};
@@ -47,6 +48,17 @@ pub struct FileChange {
     /// The path relative to the worktree root, `/`-separated (the new path for a rename).
     pub path: String,
     pub status: ChangeStatus,
+}
+
+/// A commit as the check before a push reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitSummary {
+    /// The commit's id, in hex.
+    pub id: String,
+    /// Its whole message.
+    pub message: String,
+    /// Its committer's e-mail address.
+    pub committer_email: String,
 }
 
 /// Who the bot's commits are authored and committed by.
@@ -201,6 +213,19 @@ pub trait Repository: Send + Sync {
     fn tracked_files(&self, rev: &str) -> Result<Vec<String>, GitError>;
     /// The full message of the commit at `rev`.
     fn message(&self, rev: &str) -> Result<String, GitError>;
+    /// The id (hex) of the commit `rev` names.
+    fn commit_of(&self, rev: &str) -> Result<String, GitError>;
+    /// The commits reachable from `tip` and from none of `hidden`, newest first: at most
+    /// `limit + 1`, so a caller can tell that there were more than `limit`.
+    fn commits_not_in(
+        &self,
+        tip: &str,
+        hidden: &[&str],
+        limit: usize,
+    ) -> Result<Vec<CommitSummary>, GitError>;
+    /// Switches the worktree, the index and a detached HEAD to the commit `rev`; refuses when
+    /// local changes would be overwritten.
+    fn checkout_detached(&self, rev: &str) -> Result<(), GitError>;
     /// The repository's common git directory (the main `.git`, also from a linked worktree):
     /// where sessions, pristine seeds and the memory queue live.
     fn git_dir(&self) -> PathBuf;

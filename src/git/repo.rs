@@ -12,7 +12,9 @@ use git2::{
 
 use super::patch_check::workdir_conflict;
 use super::render::{file_changes, patch_text};
-use super::{FileChange, GitError, Head, Identity, Repository, validate_branch_name};
+use super::{
+    CommitSummary, FileChange, GitError, Head, Identity, Repository, validate_branch_name,
+};
 
 /// Names tried, in order, when `origin/HEAD` is not set.
 const FALLBACK_DEFAULT_BRANCHES: [&str; 2] = ["main", "master"];
@@ -610,6 +612,51 @@ impl Repository for Git2Repository {
         let repo = self.repo();
         let commit = resolve_commit(&repo, rev)?;
         Ok(String::from_utf8_lossy(commit.message_bytes()).into_owned())
+    }
+
+    fn commit_of(&self, rev: &str) -> Result<String, GitError> {
+        Ok(resolve_commit(&self.repo(), rev)?.id().to_string())
+    }
+
+    fn commits_not_in(
+        &self,
+        tip: &str,
+        hidden: &[&str],
+        limit: usize,
+    ) -> Result<Vec<CommitSummary>, GitError> {
+        let repo = self.repo();
+        let tip = resolve_commit(&repo, tip)?.id();
+        let mut walk = repo.revwalk().map_err(GitError::op("walk", "commits"))?;
+        walk.push(tip)
+            .map_err(GitError::op("walk", tip.to_string()))?;
+        for rev in hidden {
+            let id = resolve_commit(&repo, rev)?.id();
+            walk.hide(id)
+                .map_err(GitError::op("walk", id.to_string()))?;
+        }
+        let mut commits = Vec::new();
+        for id in walk.take(limit.saturating_add(1)) {
+            let id = id.map_err(GitError::op("walk", "commits"))?;
+            let commit = repo
+                .find_commit(id)
+                .map_err(GitError::op("read commit", id.to_string()))?;
+            commits.push(CommitSummary {
+                id: id.to_string(),
+                message: String::from_utf8_lossy(commit.message_bytes()).into_owned(),
+                committer_email: String::from_utf8_lossy(commit.committer().email_bytes())
+                    .into_owned(),
+            });
+        }
+        Ok(commits)
+    }
+
+    fn checkout_detached(&self, rev: &str) -> Result<(), GitError> {
+        let repo = self.repo();
+        let commit = resolve_commit(&repo, rev)?;
+        repo.checkout_tree(commit.as_object(), Some(CheckoutBuilder::new().safe()))
+            .map_err(GitError::op("checkout", rev))?;
+        repo.set_head_detached(commit.id())
+            .map_err(GitError::op("detach HEAD at", rev))
     }
 
     fn git_dir(&self) -> PathBuf {

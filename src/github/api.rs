@@ -170,6 +170,67 @@ pub struct PullRequest {
     /// Who opened it (empty when GitHub answers `user: null`).
     #[serde(default)]
     pub author: String,
+    /// The commit it proposes (`head.sha`).
+    #[serde(default)]
+    pub head_sha: String,
+    /// The repository its code lives in (`head.repo.full_name`); `None` when that repository
+    /// was deleted.
+    #[serde(default)]
+    pub head_repo: Option<String>,
+    /// `maintainer_can_modify` (false when absent).
+    #[serde(default)]
+    pub maintainer_can_modify: bool,
+    #[serde(default)]
+    pub draft: bool,
+}
+
+/// One file a pull request changes (`GET /repos/{owner}/{repo}/pulls/{n}/files`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PullFile {
+    pub filename: String,
+    /// `added`, `removed`, `modified`, `renamed`, ...
+    #[serde(default, deserialize_with = "null_as_empty")]
+    pub status: String,
+    /// The file's hunks (absent for binary and very large changes): where a review may comment.
+    #[serde(default)]
+    pub patch: Option<String>,
+}
+
+/// A pull request review, as much as the bot needs to find its own again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Review {
+    pub id: u64,
+    #[serde(default, deserialize_with = "null_as_empty")]
+    pub body: String,
+    /// `null` on GitHub for a deleted account.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub user: Account,
+}
+
+/// What `POST /repos/{owner}/{repo}/pulls/{n}/reviews` needs: a review that comments (it
+/// neither approves nor requests changes) on the commit it was made for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NewReview {
+    pub commit_id: String,
+    pub body: String,
+    /// Always `COMMENT`.
+    pub event: &'static str,
+    pub comments: Vec<NewReviewComment>,
+}
+
+/// A comment of a new review on lines of the pull request's head (`side: RIGHT`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NewReviewComment {
+    pub path: String,
+    pub body: String,
+    /// The last line the comment covers.
+    pub line: usize,
+    pub side: &'static str,
+    /// The first line, when it covers more than one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_side: Option<&'static str>,
 }
 
 /// What `POST /repos/{owner}/{repo}/pulls` needs.
@@ -327,6 +388,52 @@ pub trait GitHubApi: Send + Sync {
         &self,
         repo: &RepoId,
     ) -> impl Future<Output = Result<Vec<PullRequest>, GitHubError>> + Send;
+
+    /// `GET /repos/{owner}/{repo}/pulls/{number}`.
+    fn pull(
+        &self,
+        repo: &RepoId,
+        number: u64,
+    ) -> impl Future<Output = Result<PullRequest, GitHubError>> + Send;
+
+    /// The files a pull request changes, with their hunks (all pages).
+    fn pull_files(
+        &self,
+        repo: &RepoId,
+        number: u64,
+    ) -> impl Future<Output = Result<Vec<PullFile>, GitHubError>> + Send;
+
+    /// A pull request's reviews, oldest first (all pages).
+    fn reviews(
+        &self,
+        repo: &RepoId,
+        number: u64,
+    ) -> impl Future<Output = Result<Vec<Review>, GitHubError>> + Send;
+
+    /// `POST /repos/{owner}/{repo}/pulls/{number}/reviews`.
+    fn create_review(
+        &self,
+        repo: &RepoId,
+        number: u64,
+        review: &NewReview,
+    ) -> impl Future<Output = Result<Review, GitHubError>> + Send;
+
+    /// The repository's default branch (`GET /repos/{owner}/{repo}`, `default_branch`).
+    fn default_branch(
+        &self,
+        repo: &RepoId,
+    ) -> impl Future<Output = Result<String, GitHubError>> + Send;
+
+    /// The text of the file at `path` on the branch `git_ref`
+    /// (`GET /repos/{owner}/{repo}/contents/{path}?ref={git_ref}`), `None` when there is none;
+    /// at most `cap` bytes.
+    fn file_at(
+        &self,
+        repo: &RepoId,
+        path: &str,
+        git_ref: &str,
+        cap: usize,
+    ) -> impl Future<Output = Result<Option<String>, GitHubError>> + Send;
 
     /// `POST /repos/{owner}/{repo}/pulls`.
     fn create_pull(

@@ -1,6 +1,8 @@
 //! meta-agent on GitHub: the run's context as Actions provides it, the triggering event,
-//! authorization, the GitHub App identity, the REST calls, the idempotent status comment, the
-//! push and the pull request (the texts themselves are rendered in `crate::render`). The orchestrator holds the token here, in
+//! authorization, the GitHub App identity, the REST calls, the idempotent status comment, where
+//! a run's code comes from and what it may publish ([`provenance`]), the push and its check, the
+//! pull request, and a fix as suggestions ([`suggest`]) (the texts themselves are rendered in
+//! `crate::render`). The orchestrator holds the token here, in
 //! memory; no child process ever sees it (the push hands it to git through the environment of
 //! that one trusted command).
 
@@ -10,10 +12,12 @@ pub mod authz;
 pub mod ci_failure;
 pub mod command;
 pub mod context;
+pub mod provenance;
 pub mod push;
 pub mod rate;
 pub mod rest;
 pub mod status;
+pub mod suggest;
 pub mod thread;
 pub mod trigger;
 

@@ -4,6 +4,13 @@
 //! command line, never in the URL). Repository hooks, fsmonitor, credential helpers, system and
 //! global configuration are all switched off; only the http(s) transports are allowed; the push
 //! is never forced and names exactly one branch, the bot's, checked first ([`check`], pure).
+//!
+//! A push happens only through [`push_verified`], which takes a
+//! [`super::provenance::VerifiedPush`]: [`verify`] makes one after reading from the remote the tip
+//! of the branch the trigger trusts and of the branch the push extends, walking the commits the
+//! push would bring beyond both, and letting [`super::provenance::judge_push`] decide. It pushes
+//! the very commit it verified (`<sha>:refs/heads/<branch>`), not whatever a branch points at by
+//! then.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -11,8 +18,10 @@ use std::time::Duration;
 
 use base64::Engine as _;
 
+use super::provenance::{self, PushCheck, PushRefusal, VerifiedPush};
 use crate::exec::sandbox::{Isolation, WritePolicy};
 use crate::exec::{CommandRunner, CommandSpec, Program};
+use crate::git::Repository;
 use crate::redact::Redactor;
 
 /// One push or fetch of the bot's branch.
@@ -62,6 +71,13 @@ pub enum PushError {
         branch: String,
         detail: String,
     },
+    #[error("refusing to push `{branch}`: {refusal}")]
+    Untrusted {
+        branch: String,
+        refusal: PushRefusal,
+    },
+    #[error("refusing to push `{branch}`: reading what it would carry failed: {detail}")]
+    Unreadable { branch: String, detail: String },
 }
 
 /// Checks that the bot may push `branch` to `url`.
@@ -172,46 +188,124 @@ fn spec(remote: &Remote, args: Vec<String>) -> CommandSpec {
     }
 }
 
-/// The argv of the push: one explicit refspec, no `+`, no `--force`, hooks skipped.
-pub fn push_args(url: &str, local: &str, target: &str) -> Vec<String> {
+/// The argv of the push: one explicit refspec (the verified commit onto the bot's branch), no
+/// `+`, no `--force`, hooks skipped.
+pub fn push_args(url: &str, commit: &str, target: &str) -> Vec<String> {
     vec![
         "push".into(),
         "--no-verify".into(),
         "--porcelain".into(),
         url.into(),
-        format!("refs/heads/{local}:refs/heads/{target}"),
+        format!("{commit}:refs/heads/{target}"),
     ]
 }
 
-/// Pushes the bot's `branch` to the branch of the same name (checked first).
-pub async fn push<R: CommandRunner>(
+/// Pushes what [`verify`] allowed: its commit onto its branch (checked again: the bot's, never
+/// a protected one).
+pub async fn push_verified<R: CommandRunner>(
     runner: &R,
     remote: &Remote,
-    branch: &str,
+    verified: &VerifiedPush,
     rules: &BranchRules,
 ) -> Result<(), PushError> {
-    push_to(runner, remote, branch, branch, rules).await
-}
-
-/// Pushes the local branch `local` to the remote branch `target` (both checked: the bot's,
-/// never a protected one).
-pub async fn push_to<R: CommandRunner>(
-    runner: &R,
-    remote: &Remote,
-    local: &str,
-    target: &str,
-    rules: &BranchRules,
-) -> Result<(), PushError> {
-    check(local, &remote.url, rules)?;
+    let target = verified.target();
     check(target, &remote.url, rules)?;
+    let commit = verified.tip();
+    if commit.len() != 40 || !commit.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(PushError::Refused {
+            branch: target.to_owned(),
+            reason: format!("`{commit}` is not a commit id"),
+        });
+    }
     run(
         runner,
         remote,
         "push",
         target,
-        push_args(&remote.url, local, target),
+        push_args(&remote.url, commit, target),
     )
     .await
+}
+
+/// What [`verify`] needs.
+pub struct VerifyInput<'a, R, G> {
+    pub runner: &'a R,
+    pub remote: &'a Remote,
+    pub repo: &'a G,
+    pub rules: &'a BranchRules,
+    pub publish: &'a provenance::Publish,
+    /// The local commit to push.
+    pub tip: &'a str,
+    /// The remote branch it would go to.
+    pub target: &'a str,
+    pub session: &'a str,
+    /// The committer address of the bot's commits.
+    pub bot_email: &'a str,
+}
+
+/// Where [`verify`] fetches the tip of the branch the trigger trusts.
+pub const TRUSTED_REF: &str = "refs/meta-agent/trusted";
+/// Where [`verify`] fetches the tip of the branch a push would extend.
+pub const TARGET_REF: &str = "refs/meta-agent/target";
+
+/// The check before every push, which nothing checked out can bypass: the tip of the branch the
+/// trigger trusts and of the push's target branch are read from the remote now (the target may
+/// not exist yet), the commits the push would bring beyond both are walked, and
+/// [`provenance::judge_push`] decides.
+pub async fn verify<R: CommandRunner, G: Repository>(
+    input: VerifyInput<'_, R, G>,
+) -> Result<VerifiedPush, PushError> {
+    let untrusted = |refusal| PushError::Untrusted {
+        branch: input.target.to_owned(),
+        refusal,
+    };
+    let provenance::Publish::Branch(plan) = input.publish else {
+        let check = push_check(&input, &[]);
+        return provenance::judge_push(&check, &input.rules.prefix).map_err(untrusted);
+    };
+    fetch_trusted(
+        input.runner,
+        input.remote,
+        &plan.trusted_branch,
+        TRUSTED_REF,
+    )
+    .await?;
+    let mut hidden = vec![TRUSTED_REF];
+    // A target that does not exist yet (or cannot be read) hides nothing: stricter, not laxer.
+    let target_read = fetch_into(
+        input.runner,
+        input.remote,
+        input.target,
+        TARGET_REF,
+        input.rules,
+    )
+    .await;
+    if target_read.is_ok() {
+        hidden.push(TARGET_REF);
+    }
+    let commits = input
+        .repo
+        .commits_not_in(input.tip, &hidden, provenance::MAX_NEW_COMMITS)
+        .map_err(|err| PushError::Unreadable {
+            branch: input.target.to_owned(),
+            detail: err.to_string(),
+        })?;
+    let check = push_check(&input, &commits);
+    provenance::judge_push(&check, &input.rules.prefix).map_err(untrusted)
+}
+
+fn push_check<'a, R, G>(
+    input: &'a VerifyInput<'a, R, G>,
+    commits: &'a [crate::git::CommitSummary],
+) -> PushCheck<'a> {
+    PushCheck {
+        publish: input.publish,
+        tip: input.tip,
+        target: input.target,
+        session: input.session,
+        bot_email: input.bot_email,
+        new_commits: commits,
+    }
 }
 
 /// Whether a failed push was refused because the remote branch holds other history (the bot
@@ -223,7 +317,10 @@ pub fn was_rejected(error: &PushError) -> bool {
                 || detail.contains("non-fast-forward")
                 || detail.contains("fetch first")
         }
-        PushError::Refused { .. } | PushError::BadRemote { .. } => false,
+        PushError::Refused { .. }
+        | PushError::BadRemote { .. }
+        | PushError::Untrusted { .. }
+        | PushError::Unreadable { .. } => false,
     }
 }
 
@@ -268,14 +365,65 @@ async fn fetch_into<R: CommandRunner>(
     rules: &BranchRules,
 ) -> Result<(), PushError> {
     check(branch, &remote.url, rules)?;
+    fetch_branch(runner, remote, branch, into).await
+}
+
+/// Fetches the base repository's `branch` (any valid branch: a read, never a write) into the
+/// local ref `into`: the tip the check before a push trusts.
+pub async fn fetch_trusted<R: CommandRunner>(
+    runner: &R,
+    remote: &Remote,
+    branch: &str,
+    into: &str,
+) -> Result<(), PushError> {
+    crate::git::validate_branch_name(branch).map_err(|err| PushError::Refused {
+        branch: branch.to_owned(),
+        reason: err.to_string(),
+    })?;
+    check_url(&remote.url)?;
+    fetch_branch(runner, remote, branch, into).await
+}
+
+/// `refs/heads/<branch>` of the remote into the local ref `into` (the name checked by the caller).
+async fn fetch_branch<R: CommandRunner>(
+    runner: &R,
+    remote: &Remote,
+    branch: &str,
+    into: &str,
+) -> Result<(), PushError> {
+    let source = format!("refs/heads/{branch}");
+    fetch_ref(runner, remote, &source, into, branch).await
+}
+
+/// Fetches pull request `number`'s head as the base repository serves it
+/// (`refs/pull/<number>/head`, for a fork's pull request too) into the local ref `into`.
+pub async fn fetch_pull_head<R: CommandRunner>(
+    runner: &R,
+    remote: &Remote,
+    number: u64,
+    into: &str,
+) -> Result<(), PushError> {
+    check_url(&remote.url)?;
+    let source = format!("refs/pull/{number}/head");
+    fetch_ref(runner, remote, &source, into, &source).await
+}
+
+/// `git fetch <url> +<source>:<into>` (`into` is the bot's own ref, overwritten).
+async fn fetch_ref<R: CommandRunner>(
+    runner: &R,
+    remote: &Remote,
+    source: &str,
+    into: &str,
+    label: &str,
+) -> Result<(), PushError> {
     let args = vec![
         "fetch".into(),
         "--no-tags".into(),
         "--no-recurse-submodules".into(),
         remote.url.clone(),
-        format!("+refs/heads/{branch}:{into}"),
+        format!("+{source}:{into}"),
     ];
-    run(runner, remote, "fetch", branch, args).await
+    run(runner, remote, "fetch", label, args).await
 }
 
 async fn run<R: CommandRunner>(
@@ -369,7 +517,7 @@ mod tests {
         };
         let spec = spec(
             &remote,
-            push_args(&remote.url, "meta-agent/x", "meta-agent/x"),
+            push_args(&remote.url, &"a".repeat(40), "meta-agent/x"),
         );
         let Program::Argv(argv) = &spec.program else {
             panic!("not argv")

@@ -38,8 +38,8 @@ mod failure;
 use self::answer::{decode, page, read_capped, read_tail, unzip};
 use self::failure::{status_error, unreachable};
 use super::api::{
-    Artifact, Comment, GitHubApi, GitHubError, Issue, Job, NewPullRequest, Permission, PullRequest,
-    Reaction, RepoId,
+    Artifact, Comment, GitHubApi, GitHubError, Issue, Job, NewPullRequest, NewReview, Permission,
+    PullFile, PullRequest, Reaction, RepoId, Review,
 };
 use super::rate::{self, RateHeaders, RatePolicy, RateVerdict, WaitBudget, WaitPlan};
 
@@ -515,6 +515,73 @@ impl GitHubApi for RestClient {
         Ok(pulls.into_iter().map(pull_request).collect())
     }
 
+    async fn pull(&self, repo: &RepoId, number: u64) -> Result<PullRequest, GitHubError> {
+        let url = self.repo_url(repo, &["pulls", &number.to_string()]);
+        let what = format!("pull request #{number} of {repo}");
+        let answer: PullAnswer = self.json(Call::get(url, what)).await?;
+        Ok(pull_request(answer))
+    }
+
+    async fn pull_files(&self, repo: &RepoId, number: u64) -> Result<Vec<PullFile>, GitHubError> {
+        let url = self.repo_url(repo, &["pulls", &number.to_string(), "files"]);
+        let what = format!("the files of pull request #{number} of {repo}");
+        self.paginate(url, &what).await
+    }
+
+    async fn reviews(&self, repo: &RepoId, number: u64) -> Result<Vec<Review>, GitHubError> {
+        let url = self.repo_url(repo, &["pulls", &number.to_string(), "reviews"]);
+        let what = format!("the reviews of pull request #{number} of {repo}");
+        self.paginate(url, &what).await
+    }
+
+    async fn create_review(
+        &self,
+        repo: &RepoId,
+        number: u64,
+        review: &NewReview,
+    ) -> Result<Review, GitHubError> {
+        let url = self.repo_url(repo, &["pulls", &number.to_string(), "reviews"]);
+        let what = format!("a review of pull request #{number} of {repo}");
+        let body = serde_json::to_value(review).unwrap_or(Value::Null);
+        self.json(Call::write(Method::POST, url, what, body)).await
+    }
+
+    async fn default_branch(&self, repo: &RepoId) -> Result<String, GitHubError> {
+        #[derive(Deserialize)]
+        struct Answer {
+            default_branch: String,
+        }
+        let url = self.repo_url(repo, &[]);
+        let answer: Answer = self
+            .json(Call::get(url, format!("repository {repo}")))
+            .await?;
+        Ok(answer.default_branch)
+    }
+
+    async fn file_at(
+        &self,
+        repo: &RepoId,
+        path: &str,
+        git_ref: &str,
+        cap: usize,
+    ) -> Result<Option<String>, GitHubError> {
+        let mut segments = vec!["contents"];
+        segments.extend(path.split('/').filter(|part| !part.is_empty()));
+        let mut url = self.repo_url(repo, &segments);
+        url.query_pairs_mut().append_pair("ref", git_ref);
+        let what = format!("{path} on {git_ref} of {repo}");
+        let call = Call::get(url, what.clone());
+        let bytes = match self
+            .fetch(&call, cap.saturating_mul(2).saturating_add(4096))
+            .await
+        {
+            Ok((_, bytes)) => bytes,
+            Err(GitHubError::NotFound { .. }) => return Ok(None),
+            Err(error) => return Err(error),
+        };
+        answer::file_content(&bytes, cap, &what).map(Some)
+    }
+
     async fn create_pull(
         &self,
         repo: &RepoId,
@@ -595,14 +662,19 @@ fn pull_request(answer: PullAnswer) -> PullRequest {
         Some(IssueState::Closed) => "closed",
         _ => "",
     };
+    let head = *answer.head;
     PullRequest {
         number: answer.number,
         html_url: answer.html_url.map(String::from).unwrap_or_default(),
         state: state.to_owned(),
-        head_ref: answer.head.ref_field,
+        head_ref: head.ref_field,
         base_ref: answer.base.ref_field,
         body: answer.body.unwrap_or_default(),
         author: answer.user.map(|user| user.login).unwrap_or_default(),
+        head_sha: head.sha,
+        head_repo: head.repo.and_then(|repository| repository.full_name),
+        maintainer_can_modify: answer.maintainer_can_modify.unwrap_or(false),
+        draft: answer.draft.unwrap_or(false),
     }
 }
 

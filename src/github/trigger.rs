@@ -16,7 +16,7 @@ use super::command::{self, Command, Parsed};
 pub enum Trigger {
     /// An issue opened with the label, or labelled with it: build from the issue.
     Issue { issue: IssueRef, actor: Account },
-    /// A slash command in an issue or pull-request conversation.
+    /// A slash command in an issue or pull-request conversation (see [`Trigger::pull_request`]).
     Comment {
         issue: IssueRef,
         comment_id: u64,
@@ -25,10 +25,10 @@ pub enum Trigger {
         actor: Account,
         command: Command,
     },
-    /// A review comment with a slash command on a pull request from the bot's branch.
+    /// A review comment with a slash command on a pull request (whose facts are read from the
+    /// API, never from the payload's copy of its branch names).
     ReviewComment {
         pull: u64,
-        head_ref: String,
         comment_id: u64,
         created_at: String,
         /// `path:line` the comment is attached to.
@@ -71,6 +71,17 @@ impl Trigger {
             Self::ReviewComment { pull, .. } => Some(*pull),
             Self::FailedRun { .. } => None,
             Self::Dispatch { issue, .. } => *issue,
+        }
+    }
+
+    /// The pull request the trigger is about: a comment in a pull request's conversation (the
+    /// payload's `issue` carries `pull_request`, which GitHub sets and no text can), or a review
+    /// comment. `None` for everything about an issue or the default branch.
+    pub fn pull_request(&self) -> Option<u64> {
+        match self {
+            Self::Comment { issue, .. } => issue.pull_request.is_some().then_some(issue.number),
+            Self::ReviewComment { pull, .. } => Some(*pull),
+            Self::Issue { .. } | Self::FailedRun { .. } | Self::Dispatch { .. } => None,
         }
     }
 
@@ -164,15 +175,8 @@ struct IssueCommentEvent {
 }
 
 #[derive(Deserialize)]
-struct Branch {
-    #[serde(rename = "ref")]
-    name: String,
-}
-
-#[derive(Deserialize)]
 struct PullRef {
     number: u64,
-    head: Branch,
 }
 
 #[derive(Deserialize)]
@@ -313,12 +317,6 @@ fn review_comment(event: ReviewCommentEvent, settings: &TriggerSettings) -> Clas
             event.action
         ));
     }
-    let head = event.pull_request.head.name;
-    if !head.starts_with(&settings.branch_prefix) {
-        return Classified::Ignore(format!(
-            "the pull request's branch `{head}` is not one of the bot's"
-        ));
-    }
     let Parsed::Command(command) = command::parse(&event.comment.body, &settings.phrase) else {
         return Classified::Ignore("the review comment is not a command".into());
     };
@@ -329,7 +327,6 @@ fn review_comment(event: ReviewCommentEvent, settings: &TriggerSettings) -> Clas
     };
     Classified::Run(Trigger::ReviewComment {
         pull: event.pull_request.number,
-        head_ref: head,
         comment_id: event.comment.id,
         created_at: event.comment.created_at,
         location,
@@ -507,6 +504,40 @@ mod tests {
             run("issue_comment", comment("created", "thanks!")),
             Classified::Ignore(_)
         ));
+    }
+
+    #[test]
+    fn a_comment_on_a_pull_request_and_a_review_comment_are_about_that_pull_request() {
+        let mut on_pull = issue(&[]);
+        on_pull["pull_request"] =
+            json!({"url": "https://api.github.com/repos/octo/calc/pulls/7", "merged_at": null});
+        let comment = |issue: serde_json::Value| {
+            json!({"action": "created", "issue": issue, "comment": {"id": 99, "body": "/agent fix",
+                   "user": user("carol"), "created_at": "2026-11-22T05:00:00Z"}, "sender": user("carol")})
+        };
+        let Classified::Run(trigger) = run("issue_comment", comment(on_pull)) else {
+            panic!("not run")
+        };
+        assert_eq!(trigger.pull_request(), Some(7));
+        let Classified::Run(trigger) = run("issue_comment", comment(issue(&[]))) else {
+            panic!("not run")
+        };
+        assert_eq!(
+            trigger.pull_request(),
+            None,
+            "an issue is not a pull request"
+        );
+        // The payload's branch names are the pull request's text: a person's branch is no
+        // reason to ignore the command, and the bot's prefix no reason to trust it.
+        for head in ["feature/x", "meta-agent/fake"] {
+            let review = json!({"action": "created", "comment": {"id": 5, "body": "/agent fix",
+                "user": user("carol"), "created_at": "2026-11-22T05:00:00Z", "path": "a.py", "line": 3},
+                "pull_request": {"number": 8, "head": {"ref": head}}});
+            let Classified::Run(trigger) = run("pull_request_review_comment", review) else {
+                panic!("not run")
+            };
+            assert_eq!(trigger.pull_request(), Some(8));
+        }
     }
 
     #[test]

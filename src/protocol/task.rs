@@ -70,6 +70,14 @@ pub enum TaskSource {
         url: String,
         workflow: String,
     },
+    /// A pull request (`/agent fix` in its conversation or a review of it): the work starts from
+    /// its head, `head_ref` in the repository `head_repo`.
+    PullRequest {
+        number: u64,
+        url: String,
+        head_ref: String,
+        head_repo: String,
+    },
 }
 
 /// What maintainers allowed for this one task, beyond the defaults.

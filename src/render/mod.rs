@@ -9,7 +9,9 @@
 //! subject line; [`terminal`] what `run` and `resume` print (and write to `report.md`);
 //! [`gates`] gate results (terminal table, Markdown, JSON, JUnit); [`job`] the Actions job summary,
 //! annotations and step outputs; [`status`] the status comment (the escalation comment is its
-//! escalated view); [`pull`] the pull request body; [`fit`] keeps what goes to GitHub
+//! escalated view; a fork's pull request gets the fix offered as a patch); [`review`] the
+//! suggestion review of a fork's pull request; [`pull`] the pull request body; [`fit`] keeps
+//! what goes to GitHub
 //! within GitHub's limits; [`evidence`] existing and new tests apart, and the allowed test
 //! and configuration changes.
 
@@ -20,6 +22,7 @@ pub mod job;
 pub mod outcome;
 pub mod pull;
 mod reason;
+pub mod review;
 pub mod status;
 pub mod subject;
 pub mod terminal;

@@ -1,8 +1,10 @@
 //! The pull request's body: what was verified, the result, the commit message with its
-//! trailers, the issue it fixes. Pure; the session layer appends the session record.
+//! trailers, the issue it fixes or the pull request it is stacked on. Pure; the session layer
+//! appends the session record.
 
 use super::job;
 use crate::engine::state::LoopState;
+use crate::protocol::task::TaskSource;
 
 /// The pull request's body: what was done, the gates, the trailers, the issue it fixes.
 pub fn pull_body(state: &LoopState, commit_message: Option<&str>) -> String {
@@ -15,6 +17,15 @@ pub fn pull_body(state: &LoopState, commit_message: Option<&str>) -> String {
     }
     if let Some(issue) = state.task.issue {
         body.push_str(&format!("\nFixes #{issue}\n"));
+    }
+    if let TaskSource::PullRequest {
+        number, head_ref, ..
+    } = &state.task.source
+    {
+        body.push_str(&format!(
+            "\nStacked on #{number}: merging this pull request puts the fix on `{head_ref}`, the \
+             branch of #{number}.\n"
+        ));
     }
     body
 }

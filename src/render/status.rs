@@ -42,7 +42,39 @@ pub enum View {
     Stopped { by: String },
     /// `/agent status`.
     Status { summary: String },
+    /// A fork's pull request: the verified fix offered for the author to apply (nothing is
+    /// pushed).
+    PatchOffered(PatchOffered),
+    /// A fork's pull request without a verified fix (escalated, or the job stopped): nothing is
+    /// pushed, nothing kept to resume from.
+    PatchNotOffered { why: String, report: String },
 }
+
+/// What the status comment of a fork's pull request says about the fix offered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PatchOffered {
+    /// The repository the pull request's code comes from.
+    pub head_repo: String,
+    /// The fix as a unified diff (also `fix.patch` in the run's files); `None` when it cannot
+    /// be shown here exactly as it is.
+    pub patch: Option<String>,
+    /// Suggestions posted in a review the author can commit from, and where.
+    pub suggestions: Option<Suggested>,
+    /// The run's result (gates, iterations).
+    pub summary: String,
+}
+
+/// The review that carries suggestions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Suggested {
+    pub count: usize,
+    /// How many separate changes the whole fix makes.
+    pub of: usize,
+}
+
+/// The longest patch shown in a status comment, in characters (a longer one is only in the
+/// run's files).
+pub const MAX_SHOWN_PATCH_CHARS: usize = 30_000;
 
 /// What every status comment shows besides its view.
 #[derive(Debug, Clone, Default)]
@@ -131,8 +163,76 @@ fn view_text(view: &View, phrase: &str) -> String {
         View::Status { summary } => {
             out.push_str(&format!("### meta-agent status\n\n{summary}\n"));
         }
+        View::PatchOffered(offered) => out.push_str(&patch_offered(offered)),
+        View::PatchNotOffered { why, report } => {
+            out.push_str(&format!(
+                "### meta-agent found no verified fix\n\n{why}. Nothing is pushed for a pull \
+                 request from a fork. Reply `{phrase} fix <guidance>` to try again with your \
+                 guidance.\n\n{report}\n"
+            ));
+        }
     }
     out
+}
+
+/// The view of a fix offered to a fork's pull request.
+fn patch_offered(offered: &PatchOffered) -> String {
+    let mut out = format!(
+        "### meta-agent: a verified fix for this pull request\n\nThe repository's gates pass on \
+         this pull request's head with the fix below applied (verified on a fresh checkout). The \
+         pull request comes from `{}`, so meta-agent pushes nothing: the fix is yours to take.\n\n",
+        offered.head_repo
+    );
+    match &offered.suggestions {
+        Some(Suggested { count, of }) if count == of => out.push_str(&format!(
+            "- **In one click:** the review below holds the whole fix as {count} suggestion{}: \
+             *Commit suggestion* (or add them to a batch).\n",
+            plural(*count)
+        )),
+        Some(Suggested { count, of }) => out.push_str(&format!(
+            "- **In one click, in part:** the review below holds {count} of the fix's {of} \
+             changes as suggestions; the others lie outside this pull request's own lines, so \
+             take the whole patch.\n"
+        )),
+        None => {}
+    }
+    out.push_str(
+        "- **As a patch:** save the diff as `fix.patch` (it is also `fix.patch` in the run's \
+         files), then on the pull request's branch run `git apply fix.patch`, commit and push.\n\n",
+    );
+    match offered.patch.as_deref().and_then(fenced_diff) {
+        Some(block) => out.push_str(&format!(
+            "<details><summary>The fix</summary>\n\n{block}\n</details>\n\n"
+        )),
+        None => out.push_str(
+            "The fix is too long to show here, or holds text this comment cannot carry \
+             unchanged: it is `fix.patch` in the run's files.\n\n",
+        ),
+    }
+    out.push_str(&offered.summary);
+    out.push('\n');
+    out
+}
+
+/// `patch` in a `diff` code block whose fence no line of it can close; `None` past
+/// [`MAX_SHOWN_PATCH_CHARS`].
+pub fn fenced_diff(patch: &str) -> Option<String> {
+    if patch.chars().count() > MAX_SHOWN_PATCH_CHARS {
+        return None;
+    }
+    let fence = fence_for(patch);
+    let body = patch.strip_suffix('\n').unwrap_or(patch);
+    Some(format!("{fence}diff\n{body}\n{fence}"))
+}
+
+/// A backtick fence longer than any run of backticks in `text` (at least three).
+pub fn fence_for(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    "`".repeat(longest.max(2) + 1)
+}
+
+fn plural(count: usize) -> &'static str {
+    if count == 1 { "" } else { "s" }
 }
 
 /// The comment's visible part (everything but the hidden session record), within what GitHub

@@ -212,12 +212,69 @@ fn status_comments_and_the_escalation_comment() {
 }
 
 #[test]
+fn a_forks_pull_request_is_offered_its_fix_as_a_patch() {
+    let footer = status::Footer {
+        phrase: "/agent".into(),
+        run_url: Some("https://github.com/octo/calc/actions/runs/4242".into()),
+        record: None,
+    };
+    let patch = "diff --git a/calc.py b/calc.py\nindex 1111111..2222222 100644\n--- a/calc.py\n+++ b/calc.py\n@@ -10,3 +10,3 @@ def mean(values):\n     if not values:\n         raise ValueError(\"mean of nothing\")\n-    return sum(values) // len(values)\n+    return sum(values) / len(values)\n";
+    let offered = |suggestions, patch: Option<&str>| {
+        status::View::PatchOffered(status::PatchOffered {
+            head_repo: "mallory/calc".into(),
+            patch: patch.map(str::to_owned),
+            suggestions,
+            summary: job::markdown_result(&state(false)),
+        })
+    };
+    let whole = offered(Some(status::Suggested { count: 1, of: 1 }), Some(patch));
+    insta::assert_snapshot!(
+        "status_patch_offered",
+        stable(&status::render(&whole, &footer))
+    );
+    let part = offered(Some(status::Suggested { count: 1, of: 3 }), None);
+    insta::assert_snapshot!(
+        "status_patch_offered_in_part_not_shown",
+        stable(&status::render(&part, &footer))
+    );
+    let none = offered(None, Some(patch));
+    assert!(!status::render(&none, &footer).contains("one click"));
+    let too_long = "+x\n".repeat(status::MAX_SHOWN_PATCH_CHARS);
+    assert_eq!(status::fenced_diff(&too_long), None);
+    let fenced = status::fenced_diff("+ ```` \n").unwrap();
+    assert!(
+        fenced.starts_with("`````diff\n") && fenced.ends_with("\n`````"),
+        "{fenced}"
+    );
+    let not_offered = status::View::PatchNotOffered {
+        why: "The gates did not pass within this run's budget".into(),
+        report: outcome::escalation_report(&state(true), &reason()),
+    };
+    insta::assert_snapshot!(
+        "status_patch_not_offered",
+        stable(&status::render(&not_offered, &footer))
+    );
+}
+
+#[test]
 fn pull_request_body() {
     let state = state(false);
     let message = outcome::commit_message(&state, true);
     insta::assert_snapshot!(
         "pull_request_body",
         stable(&pull::pull_body(&state, Some(&message)))
+    );
+    let mut stacked = state.clone();
+    stacked.task.issue = None;
+    stacked.task.source = crate::protocol::task::TaskSource::PullRequest {
+        number: 8,
+        url: "https://github.com/octo/calc/issues/8".into(),
+        head_ref: "feature/mean".into(),
+        head_repo: "octo/calc".into(),
+    };
+    insta::assert_snapshot!(
+        "pull_request_body_stacked",
+        stable(&pull::pull_body(&stacked, None))
     );
 }
 

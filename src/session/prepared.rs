@@ -26,10 +26,15 @@ pub struct Prepared {
 
 impl Prepared {
     /// Loads everything for a run; a configuration without gates is a usage error (nothing could
-    /// verify a change).
-    pub async fn load(overrides: &Overrides, env: &Environment) -> Result<Prepared, SessionError> {
+    /// verify a change). `given`: the configuration file read from somewhere trusted instead of
+    /// the checkout (see [`config::LoadInput::given`]).
+    pub async fn load(
+        overrides: &Overrides,
+        env: &Environment,
+        given: Option<config::GivenFile>,
+    ) -> Result<Prepared, SessionError> {
         let repo = repo_root(overrides)?;
-        Prepared::load_at(overrides, env, repo, &[]).await
+        Prepared::load_at(overrides, env, repo, &[], given).await
     }
 
     /// Loads everything for a local run in `worktree`, a linked worktree of the checkout at
@@ -41,7 +46,7 @@ impl Prepared {
         worktree: &Path,
     ) -> Result<Prepared, SessionError> {
         let checkout = repo_root(overrides)?;
-        Prepared::load_at(overrides, env, worktree.to_owned(), &[checkout]).await
+        Prepared::load_at(overrides, env, worktree.to_owned(), &[checkout], None).await
     }
 
     async fn load_at(
@@ -49,9 +54,10 @@ impl Prepared {
         env: &Environment,
         repo: PathBuf,
         also_writable: &[PathBuf],
+        given: Option<config::GivenFile>,
     ) -> Result<Prepared, SessionError> {
         let executor = executor()?;
-        let config = load_config(overrides, &repo, &executor, env).await?;
+        let config = load_config_from(overrides, &repo, &executor, env, given).await?;
         if config.gates.is_empty() {
             return Err(SessionError::Usage(format!(
                 "no gates to verify a change with: {}",
@@ -125,10 +131,22 @@ pub async fn load_config(
     executor: &Executor,
     env: &Environment,
 ) -> Result<Config, SessionError> {
+    load_config_from(overrides, repo, executor, env, None).await
+}
+
+/// [`load_config`], with the file's text `given` instead of the checkout's when set.
+async fn load_config_from(
+    overrides: &Overrides,
+    repo: &Path,
+    executor: &Executor,
+    env: &Environment,
+    given: Option<config::GivenFile>,
+) -> Result<Config, SessionError> {
     let input = config::LoadInput {
         repo_root: repo,
         explicit: overrides.config.as_deref(),
         parent_env: &env.vars,
+        given,
     };
     let mut config = config::load(input, executor).await?;
     if let Some(provider) = overrides.llm_provider {

@@ -19,6 +19,10 @@
 //! token exchange refuses repositories and permissions the installation lacks, and the token it
 //! mints is accepted from then on.
 //!
+//! Pull requests as a person or a fork opens them can be added ([`MockGitHub::add_pull`]); with
+//! the repository it serves ([`MockGitHub::serve_repository`]) the mock answers a pull request's
+//! files, reviews and a file's contents on a branch from that repository (see `pulls.rs`).
+//!
 //! It must not be used for anything but tests: it checks no token unless [`MockGitHub::set_token`]
 //! asks it to.
 
@@ -31,6 +35,9 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 
 mod app;
+mod pulls;
+
+pub use pulls::MockReview;
 
 const BASE_TIME: u64 = 1_795_320_000; // 2026-11-22T04:00:00Z
 const DOCS: &str = "https://docs.github.com/rest";
@@ -71,6 +78,14 @@ pub struct MockPull {
     /// `open` or `closed`.
     pub state: String,
     pub draft: bool,
+    /// Who opened it (the bot for pull requests created through the API).
+    pub author: String,
+    /// `owner/name` of the repository the head lives in (a fork's for a fork's pull request);
+    /// `None`: that repository was deleted (`head.repo: null`).
+    pub head_repo: Option<String>,
+    /// The head commit; `None`: the head branch's tip in the served repository.
+    pub head_sha: Option<String>,
+    pub maintainer_can_modify: bool,
 }
 
 /// A job of a workflow run.
@@ -216,6 +231,9 @@ struct State {
     pulls: Vec<MockPull>,
     reactions: Vec<(u64, String, String)>,
     runs: BTreeMap<u64, StoredRun>,
+    reviews: Vec<MockReview>,
+    /// The bare repository the contents and a pull request's files are read from.
+    served: Option<std::path::PathBuf>,
     requests: Vec<Recorded>,
     faults: Vec<Fault>,
     next_id: u64,
@@ -237,6 +255,8 @@ impl State {
             pulls: Vec::new(),
             reactions: Vec::new(),
             runs: BTreeMap::new(),
+            reviews: Vec::new(),
+            served: None,
             requests: Vec::new(),
             faults: Vec::new(),
             next_id: 2_000_000_001,
@@ -385,6 +405,21 @@ impl MockGitHub {
 
     pub fn pulls(&self) -> Vec<MockPull> {
         self.state().pulls.clone()
+    }
+
+    /// A pull request a person (or a fork) opened; its number must be new.
+    pub fn add_pull(&self, pull: MockPull) {
+        self.state().pulls.push(pull);
+    }
+
+    /// Every review posted, oldest first.
+    pub fn reviews(&self) -> Vec<MockReview> {
+        self.state().reviews.clone()
+    }
+
+    /// Answers contents and pull request files from the bare repository `bare`.
+    pub fn serve_repository(&self, bare: &std::path::Path) {
+        self.state().served = Some(bare.to_owned());
     }
 
     /// Closes (or reopens) a pull request.
@@ -600,6 +635,9 @@ impl Servers {
         }
         if let Some(refusal) = check_token(state, request) {
             return refusal;
+        }
+        if let Some(answer) = pulls::route(state, &ctx, request, &segments) {
+            return answer;
         }
         match (method, segments.as_slice()) {
             ("GET", ["repos", owner, repo, "collaborators", login, "permission"]) => {
@@ -985,7 +1023,7 @@ fn get_issue(state: &State, repo: &Repo<'_>, number: &str) -> Answer {
     let as_issue = StoredIssue {
         title: pull.title.clone(),
         body: pull.body.clone(),
-        author: state.bot_login.clone(),
+        author: pull.author.clone(),
         labels: Vec::new(),
     };
     let mut value = issue_json(state, repo, number, &as_issue);
@@ -1182,13 +1220,18 @@ fn react(state: &mut State, repo: &Repo<'_>, id: &str, request: &Recorded) -> An
 
 fn pull_json(state: &State, repo: &Repo<'_>, pull: &MockPull) -> Value {
     let number = pull.number;
-    let sha = format!("{:040x}", stable_id(&pull.head));
-    let bot = user_json(
+    let sha = pulls::head_sha(state, pull);
+    let author = user_json(
         &repo.ctx.api,
-        &state.bot_login,
-        state.account_type(&state.bot_login),
+        &pull.author,
+        state.account_type(&pull.author),
     );
     let owner = user_json(&repo.ctx.api, &repo.owner, "User");
+    let (head_owner, head_repo) = match pull.head_repo.as_deref().and_then(|r| r.split_once('/')) {
+        Some((owner, name)) => (owner.to_string(), repo.ctx.repo(owner, name).json()),
+        None => (pull.author.clone(), Value::Null),
+    };
+    let head_user = user_json(&repo.ctx.api, &head_owner, "User");
     json!({
         "url": format!("{}/pulls/{number}", repo.api()),
         "id": stable_id(&format!("pull{number}")),
@@ -1201,7 +1244,7 @@ fn pull_json(state: &State, repo: &Repo<'_>, pull: &MockPull) -> Value {
         "state": pull.state,
         "locked": false,
         "title": pull.title,
-        "user": bot,
+        "user": author,
         "body": pull.body,
         "created_at": rfc3339(BASE_TIME),
         "updated_at": rfc3339(BASE_TIME),
@@ -1210,12 +1253,13 @@ fn pull_json(state: &State, repo: &Repo<'_>, pull: &MockPull) -> Value {
         "merge_commit_sha": null,
         "draft": pull.draft,
         "head": {
-            "label": format!("{}:{}", repo.owner, pull.head),
+            "label": format!("{head_owner}:{}", pull.head),
             "ref": pull.head,
             "sha": sha,
-            "user": owner,
-            "repo": repo.json(),
+            "user": head_user,
+            "repo": head_repo,
         },
+        "maintainer_can_modify": pull.maintainer_can_modify,
         "base": {
             "label": format!("{}:{}", repo.owner, pull.base),
             "ref": pull.base,
@@ -1301,6 +1345,10 @@ fn create_pull(state: &mut State, repo: &Repo<'_>, request: &Recorded) -> Answer
         body: field("body").unwrap_or_default(),
         state: "open".to_string(),
         draft,
+        author: state.bot_login.clone(),
+        head_repo: Some(format!("{}/{}", repo.owner, repo.name)),
+        head_sha: None,
+        maintainer_can_modify: false,
     };
     state.pulls.push(pull.clone());
     Answer::json(201, pull_json(state, repo, &pull))

@@ -330,6 +330,7 @@ fn a_rust_repository_gets_the_presets_setup_and_setup_empty_turns_it_off() {
                     repo_root: dir.path(),
                     explicit: None,
                     parent_env: &env,
+                    given: None,
                 },
                 &executor,
             ))
@@ -436,6 +437,7 @@ fn one_policy_from_the_configuration_governs_the_tools_and_the_guards() {
                 repo_root: &root,
                 explicit: Some(&explicit),
                 parent_env: &[],
+                given: None,
             },
             &executor,
         ))

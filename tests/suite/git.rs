@@ -231,6 +231,60 @@ fn checkout_existing_switches_trees() {
 }
 
 #[test]
+fn commits_not_in_walks_like_git_rev_list() {
+    let t = TempRepo::with_files(&[("a.txt", "a\n")]);
+    let base = t.head_sha();
+    t.git(&["checkout", "-q", "-b", "side"]);
+    for n in 1..=3 {
+        t.write("a.txt", &format!("a{n}\n"));
+        t.git(&["commit", "-q", "-am", &format!("side {n}\n\nTrailer: {n}")]);
+    }
+    let commits = t.repo.commits_not_in("side", &[&base], 10).expect("walk");
+    let listed = t.git(&["rev-list", "side", &format!("^{base}")]);
+    let ids: Vec<&str> = commits.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, listed.lines().collect::<Vec<_>>());
+    assert!(commits[0].message.contains("Trailer: 3"), "{commits:?}");
+    assert_eq!(commits[0].committer_email, "test@example.com");
+    let capped = t.repo.commits_not_in("side", &[&base], 1).expect("walk");
+    assert_eq!(
+        capped.len(),
+        2,
+        "one more than the limit says there are more"
+    );
+    assert!(
+        t.repo
+            .commits_not_in(&base, &["side"], 10)
+            .unwrap()
+            .is_empty()
+    );
+    let middle = t.git(&["rev-parse", "side~1"]);
+    let two = t.repo.commits_not_in("side", &[&base, middle.trim()], 10);
+    assert_eq!(two.expect("walk").len(), 1, "every hidden tip is left out");
+}
+
+#[test]
+fn checkout_detached_moves_head_off_every_branch() {
+    let t = TempRepo::with_files(&[("a.txt", "a\n")]);
+    let first = t.head_sha();
+    t.write("b.txt", "b\n");
+    t.repo
+        .commit_all("add b", &Identity::default())
+        .expect("commit");
+    t.repo.checkout_detached(&first).expect("detach");
+    let head = t.repo.head().expect("head");
+    assert_eq!((head.branch, head.commit), (None, first.clone()));
+    assert_eq!(t.read("b.txt"), None);
+    assert_eq!(t.git(&["status", "--porcelain"]), "");
+    t.repo.checkout_existing("main").expect("back to main");
+    t.write("b.txt", "changed\n");
+    assert!(
+        t.repo.checkout_detached(&first).is_err(),
+        "local changes are kept"
+    );
+    assert_eq!(t.read("b.txt").as_deref(), Some("changed\n"));
+}
+
+#[test]
 fn checkout_existing_refuses_to_clobber_local_changes() {
     let t = TempRepo::with_files(&[("a.txt", "a\n")]);
     t.git(&["branch", "old"]);

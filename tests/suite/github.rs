@@ -17,9 +17,9 @@ use crate::common::{git, meta_agent, scratch_repo};
 use meta_agent::github::status::{MARKER, SessionRecord};
 use meta_agent::github::trigger::{Classified, Trigger, TriggerSettings, classify};
 
-const TOKEN: &str = "ghs_CanaryToken0123456789abcdefXYZ";
-const KEY: &str = "sk-canary-github-5b1e0c";
-const BOT: &str = "github-actions[bot]";
+pub(super) const TOKEN: &str = "ghs_CanaryToken0123456789abcdefXYZ";
+pub(super) const KEY: &str = "sk-canary-github-5b1e0c";
+pub(super) const BOT: &str = "github-actions[bot]";
 
 /// A repository served over smart HTTP, a mock GitHub knowing its issue #7, and a checkout.
 pub(super) struct Fixture {
@@ -123,6 +123,11 @@ impl Fixture {
         self.work = checkout;
     }
 
+    /// The directory holding the served repository and every runner's checkout.
+    pub(super) fn scratch(&self) -> &Path {
+        self.dir.path()
+    }
+
     pub(super) fn bare(&self) -> PathBuf {
         self.dir.path().join("served/octo/calc.git")
     }
@@ -176,25 +181,42 @@ impl Fixture {
         (command.spawn().unwrap(), files)
     }
 
+    /// The git remote's `http://127.0.0.1:PORT`.
+    pub(super) fn git_url(&self) -> &str {
+        &self.git.url
+    }
+
+    /// Every request the git remote received.
+    pub(super) fn git_requests(&self) -> Vec<crate::common::git_http::GitRequest> {
+        self.git.requests()
+    }
+
     /// The pushes the git remote received (each `git-receive-pack` request).
     pub(super) fn pushes(&self) -> Vec<crate::common::git_http::GitRequest> {
-        self.git
-            .requests()
+        self.git_requests()
             .into_iter()
             .filter(|r| r.target.contains("git-receive-pack"))
             .collect()
     }
 
     pub(super) fn bot_comments(&self) -> Vec<crate::common::mock_github::MockComment> {
+        self.bot_comments_on(7)
+    }
+
+    /// The bot's comments on issue or pull request `thread`.
+    pub(super) fn bot_comments_on(
+        &self,
+        thread: u64,
+    ) -> Vec<crate::common::mock_github::MockComment> {
         self.github
-            .comments(7)
+            .comments(thread)
             .into_iter()
             .filter(|c| c.author == BOT)
             .collect()
     }
 
     /// Every text GitHub, the git remote and the step's files received: none may hold the token.
-    fn assert_token_never_leaked(&self, steps: &[&Step]) {
+    pub(super) fn assert_token_never_leaked(&self, steps: &[&Step]) {
         for request in self.github.requests() {
             assert!(
                 !request.body.contains(TOKEN),
@@ -246,7 +268,7 @@ fn finish_step(child: std::process::Child, files: &tempfile::TempDir) -> Step {
     }
 }
 
-fn user(login: &str) -> Value {
+pub(super) fn user(login: &str) -> Value {
     let kind = if login.ends_with("[bot]") {
         "Bot"
     } else {
@@ -568,7 +590,20 @@ fn wrong_mean(work: &Path) {
     std::fs::write(&config, text).unwrap();
 }
 
-fn llm_env(mock: &MockLlm) -> Vec<(&'static str, String)> {
+/// A model that fixes the mean bug of [`wrong_mean`] and finishes with `summary`.
+pub(super) fn true_division(summary: &str) -> Vec<crate::common::mock_llm::Reply> {
+    vec![
+        tool_call(
+            "call_e",
+            "edit_file",
+            json!({"path": "calc.py", "old_string": "sum(values) // len(values)",
+                   "new_string": "sum(values) / len(values)"}),
+        ),
+        tool_call("call_f", "finish", json!({"summary": summary})),
+    ]
+}
+
+pub(super) fn llm_env(mock: &MockLlm) -> Vec<(&'static str, String)> {
     vec![
         ("META_AGENT_LLM_PROVIDER", "openai".into()),
         ("META_AGENT_LLM_BASE_URL", mock.base_url.clone()),
@@ -576,7 +611,7 @@ fn llm_env(mock: &MockLlm) -> Vec<(&'static str, String)> {
     ]
 }
 
-fn with_env<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'a str, &'a str)> {
+pub(super) fn with_env<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'a str, &'a str)> {
     env.iter().map(|(k, v)| (*k, v.as_str())).collect()
 }
 
@@ -612,20 +647,7 @@ async fn an_escalation_answered_with_guidance_resumes_on_another_runner() {
     insta::assert_snapshot!("github_escalation_comment", stable(&comments[0].body));
     assert!(fixture.github.pulls().is_empty());
 
-    let mock = MockLlm::start(vec![
-        tool_call(
-            "call_e",
-            "edit_file",
-            json!({"path": "calc.py", "old_string": "sum(values) // len(values)",
-                   "new_string": "sum(values) / len(values)"}),
-        ),
-        tool_call(
-            "call_f",
-            "finish",
-            json!({"summary": "mean divides with / again"}),
-        ),
-    ])
-    .await;
+    let mock = MockLlm::start(true_division("mean divides with / again")).await;
     let env = llm_env(&mock);
     let guidance = "use true division in mean, floor division truncates";
     let event = comment_event(&fixture, "alice", &format!("/agent fix {guidance}"));

@@ -5,7 +5,8 @@
 //! `uses:` to a full commit SHA; `.github/workflows/` likewise; the dogfooding workflow keeps least
 //! privilege, a concurrency group per issue and a timeout; the examples cover one trigger each.
 //! Every checker is also run on a small bad document, so each assertion is shown able to fail.
-//! zizmor and actionlint themselves run in scripts/test.sh, not here.
+//! zizmor and actionlint themselves run in scripts/test.sh, not here; the `pull_request_target`
+//! trap is linted in `workflow_trap.rs`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -60,20 +61,20 @@ const EXAMPLE_PERMISSIONS: &[(&str, &str)] = &[
 /// How the examples name the Action before a user copies them: both parts are placeholders.
 const EXAMPLE_ACTION: &str = "<owner>/meta-agent@<sha>";
 
-fn repo() -> PathBuf {
+pub(super) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn load(path: &Path) -> Value {
+pub(super) fn load(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     parse(&text)
 }
 
-fn parse(text: &str) -> Value {
+pub(super) fn parse(text: &str) -> Value {
     serde_yaml::from_str(text).expect("valid YAML")
 }
 
-fn yaml_files(dir: &Path) -> Vec<PathBuf> {
+pub(super) fn yaml_files(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|entry| entry.expect("directory entry").path())
@@ -83,7 +84,7 @@ fn yaml_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-fn mapping_entries(value: &Value) -> Vec<(String, &Value)> {
+pub(super) fn mapping_entries(value: &Value) -> Vec<(String, &Value)> {
     value
         .as_mapping()
         .map(|m| {
@@ -94,7 +95,7 @@ fn mapping_entries(value: &Value) -> Vec<(String, &Value)> {
         .unwrap_or_default()
 }
 
-fn seq(value: &Value) -> &[Value] {
+pub(super) fn seq(value: &Value) -> &[Value] {
     value.as_sequence().map(Vec::as_slice).unwrap_or_default()
 }
 

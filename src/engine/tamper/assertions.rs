@@ -2,9 +2,9 @@
 //! out, made trivially true, stripped of their comparison, put behind dead code, or made to pass
 //! on failure. Works on one file's hunks; no I/O.
 
-use super::diff::{FileStatus, Line};
 use super::lines::{self, Lang};
 use super::{FileView, TamperFinding, TamperKind, line_text, quote};
+use crate::git::unified::{FileStatus, Line};
 
 /// A run of removed and added lines between context lines.
 #[derive(Default)]
@@ -44,7 +44,12 @@ pub(super) fn weakened_assertions(file: &FileView<'_>) -> Vec<TamperFinding> {
     if !file.is_test || file.file.status == FileStatus::Deleted {
         return Vec::new();
     }
-    let all: Vec<Block<'_>> = file.file.hunks.iter().flat_map(|h| blocks(h)).collect();
+    let all: Vec<Block<'_>> = file
+        .file
+        .hunks
+        .iter()
+        .flat_map(|h| blocks(&h.lines))
+        .collect();
     let removed_total: usize = all.iter().map(|b| real_assertions(&b.removed).len()).sum();
     let added_total: usize = all.iter().map(|b| real_assertions(&b.added).len()).sum();
     let balanced = added_total >= removed_total;
@@ -64,8 +69,8 @@ pub(super) fn disabled_assertions(file: &FileView<'_>) -> Vec<TamperFinding> {
     }
     let mut details = Vec::new();
     for hunk in &file.file.hunks {
-        details.extend(dead_code_before_assertions(hunk));
-        for block in blocks(hunk) {
+        details.extend(dead_code_before_assertions(&hunk.lines));
+        for block in blocks(&hunk.lines) {
             let adds_a_test = block
                 .added
                 .iter()

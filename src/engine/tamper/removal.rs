@@ -2,9 +2,9 @@
 //! the diff) nor renamed (another new test in the same file), deleted test files, and test files
 //! moved out of the test paths. Works across all files of a diff; no I/O.
 
-use super::diff::{FileStatus, Line};
 use super::lines::{self, Lang, TestDecl};
 use super::{FileView, Matchers, TamperFinding, TamperKind, line_text};
+use crate::git::unified::{FileStatus, Line};
 
 /// A test declared in the diff: which file, and its name ("" when it could not be read).
 struct TestRef {
@@ -43,7 +43,7 @@ fn collect_tests(files: &[FileView<'_>], removed_side: bool) -> Vec<TestRef> {
     let mut out = Vec::new();
     for (index, file) in files.iter().enumerate() {
         for hunk in &file.file.hunks {
-            for name in declared_tests(hunk, file.lang, removed_side) {
+            for name in declared_tests(&hunk.lines, file.lang, removed_side) {
                 out.push(TestRef { file: index, name });
             }
         }

@@ -13,6 +13,46 @@ use serde::de::DeserializeOwned;
 use super::failure::body_error;
 use crate::github::api::GitHubError;
 
+/// A file's text from a `contents` answer (`{"type": "file", "encoding": "base64", "content":
+/// "..."}`, the base64 broken into lines), refused past `cap` bytes or when it is not a file's
+/// UTF-8 text.
+pub(super) fn file_content(bytes: &[u8], cap: usize, what: &str) -> Result<String, GitHubError> {
+    use base64::Engine as _;
+    #[derive(serde::Deserialize)]
+    struct Contents {
+        #[serde(rename = "type")]
+        kind: String,
+        #[serde(default)]
+        encoding: Option<String>,
+        #[serde(default)]
+        content: Option<String>,
+    }
+    let refuse = |message: String| GitHubError::Decode {
+        what: what.to_owned(),
+        message,
+    };
+    let contents: Contents = decode(bytes, what)?;
+    if contents.kind != "file" || contents.encoding.as_deref() != Some("base64") {
+        return Err(refuse(format!(
+            "not a file's base64 content (type {}, encoding {:?})",
+            contents.kind, contents.encoding
+        )));
+    }
+    let packed: String = contents
+        .content
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| !c.is_ascii_whitespace())
+        .collect();
+    let raw = base64::engine::general_purpose::STANDARD
+        .decode(packed)
+        .map_err(|error| refuse(format!("invalid base64: {error}")))?;
+    if raw.len() > cap {
+        return Err(refuse(format!("larger than {cap} bytes")));
+    }
+    String::from_utf8(raw).map_err(|_| refuse("not UTF-8 text".to_owned()))
+}
+
 /// The whole body, refused past `cap` bytes.
 pub(super) async fn read_capped(
     mut response: Response,

@@ -1,15 +1,19 @@
 //! What a `meta-agent github` step runs: the command dispatched against the recorded session,
-//! the task built from the issue, its thread or a failed run, and a new or resumed engine run.
+//! the task built from the issue, the pull request, its thread or a failed run, and a new or
+//! resumed engine run. A fork's pull request always starts afresh (nothing of it is ever pushed,
+//! so there is no branch to resume or publish again).
 
 use super::*;
+use crate::github::provenance::{Publish, PullFacts, PushKind};
 use crate::session::builder::{KeyNeed, builder_for};
 use crate::session::run::Begin;
 
 impl Step<'_> {
     pub(super) async fn dispatch(&self, prepared: &Prepared) -> Result<Done, SessionError> {
         let mut status = self.status_comment();
-        let record = match (self.saved_record(&mut status).await?, &self.trigger) {
-            (None, Trigger::ReviewComment { pull, .. }) => self.pull_record(*pull).await?,
+        let bots_own = self.bots_own_pull()?;
+        let record = match (self.saved_record(&mut status).await?, bots_own) {
+            (None, Some(pull)) => self.pull_record(pull).await?,
             (record, _) => record,
         };
         let command = match &self.trigger {
@@ -28,6 +32,10 @@ impl Step<'_> {
             (_, Trigger::Dispatch { guidance, .. }) => guidance.clone(),
             _ => None,
         };
+        if self.patch_offer().is_some() {
+            let guidance = self.review_guidance(guidance);
+            return self.start(prepared, &mut status, guidance).await;
+        }
         if let Some(record) = &record {
             if record.stopped && command.is_none() {
                 return finish_early(
@@ -36,9 +44,8 @@ impl Step<'_> {
                     "a maintainer stopped the bot on this issue (`/agent fix` starts it again)",
                 );
             }
-            let fresh_request = matches!(command, Some(Command::Retry))
-                || guidance.is_some()
-                || matches!(self.trigger, Trigger::ReviewComment { .. });
+            let fresh_request =
+                matches!(command, Some(Command::Retry)) || guidance.is_some() || bots_own.is_some();
             if let Some(done) = self
                 .republish(prepared, &mut status, record, fresh_request)
                 .await?
@@ -48,7 +55,7 @@ impl Step<'_> {
         }
         // A paused session continues on any new request but `retry` (which starts over).
         let resumable = record.as_ref().filter(|record| {
-            matches!(self.trigger, Trigger::ReviewComment { .. })
+            bots_own.is_some()
                 || (guidance.is_some() && record.outcome == "escalated")
                 || (record.outcome == "interrupted" && !matches!(command, Some(Command::Retry)))
         });
@@ -57,8 +64,22 @@ impl Step<'_> {
                 let guidance = self.review_guidance(guidance);
                 self.resume(prepared, &mut status, state, guidance).await
             }
-            None => self.start(prepared, &mut status, guidance).await,
+            None => {
+                let guidance = self.review_guidance(guidance);
+                self.start(prepared, &mut status, guidance).await
+            }
         }
+    }
+
+    /// The bot's own pull request the trigger is about, if it is one (its session continues).
+    fn bots_own_pull(&self) -> Result<Option<u64>, SessionError> {
+        Ok(match self.work()?.publish {
+            Publish::Branch(ref plan) => match plan.kind {
+                PushKind::BotsOwnPull { pull } => Some(pull),
+                PushKind::DefaultBranch | PushKind::Stacked { .. } => None,
+            },
+            Publish::Patch(_) | Publish::Decline(_) => None,
+        })
     }
 
     /// A review comment's guidance names where it was left.
@@ -104,11 +125,7 @@ impl Step<'_> {
             // Killed before its push on this runner: the push is made now, once.
             self.push_branch(prepared, &repo, state).await?;
         }
-        let base = repo
-            .default_branch()
-            .ok()
-            .flatten()
-            .unwrap_or_else(|| "main".into());
+        let base = self.push_plan()?.pull_into.clone();
         // A failure here ends the step with the error (the record is kept for the next try):
         // running afresh would make a second branch and a second pull request.
         let pull = self
@@ -196,10 +213,37 @@ impl Step<'_> {
                     "nothing to work on: give the dispatch an `issue` input".into(),
                 ));
             }
-            Trigger::ReviewComment { pull, .. } => {
-                return Err(SessionError::Usage(format!(
-                    "pull request #{pull} carries no session of the bot to continue"
-                )));
+            Trigger::ReviewComment {
+                pull,
+                created_at,
+                comment_id,
+                command,
+                ..
+            } => {
+                if self.bots_own_pull()?.is_some() {
+                    return Err(SessionError::Usage(format!(
+                        "pull request #{pull} carries no session of the bot to continue"
+                    )));
+                }
+                let issue = self
+                    .api
+                    .issue(&self.actions.repository, *pull)
+                    .await
+                    .map_err(internal)?;
+                permissions.allow_test_edits = matches!(
+                    command,
+                    Command::Fix {
+                        allow_test_edits: true,
+                        ..
+                    }
+                );
+                (
+                    issue.number,
+                    issue.title,
+                    issue.body,
+                    Some(created_at.clone()),
+                    Some(*comment_id),
+                )
             }
         };
         let comments = self
@@ -216,6 +260,21 @@ impl Step<'_> {
             },
         ));
         let sanitize = crate::protocol::untrusted::sanitize;
+        let guidance = guidance.iter().map(|text| sanitize(text)).collect();
+        let own_pull = self.bots_own_pull()?.is_some();
+        if let Some(pull) = self.work()?.pull().filter(|_| !own_pull) {
+            let text = PullText {
+                title: &title,
+                body: &body,
+            };
+            return Ok(self.redacted(self.pull_task(
+                pull,
+                text,
+                guidance,
+                conversation,
+                permissions,
+            )));
+        }
         Ok(self.redacted(Task {
             title: title.chars().take(120).collect(),
             requirements: format!("{title}\n\n{}", sanitize(&body)),
@@ -225,11 +284,47 @@ impl Step<'_> {
                 number,
                 url: self.actions.issue_url(number),
             },
-            guidance: guidance.iter().map(|text| sanitize(text)).collect(),
+            guidance,
             thread: conversation,
             permissions,
             script: Vec::new(),
         }))
+    }
+
+    /// A pull request as a task: its head made to pass the gates, its description and
+    /// conversation as untrusted context.
+    fn pull_task(
+        &self,
+        pull: &PullFacts,
+        text: PullText<'_>,
+        guidance: Vec<String>,
+        thread: String,
+        permissions: TaskPermissions,
+    ) -> Task {
+        let number = pull.number;
+        let title = format!("Fix #{number}: {}", text.title);
+        let requirements = format!(
+            "Make the repository's gates pass on pull request #{number} ({}) without weakening \
+             any test, keeping what it sets out to do.\n\nIts description:\n\n{}",
+            text.title,
+            crate::protocol::untrusted::sanitize(text.body)
+        );
+        Task {
+            title: title.chars().take(120).collect(),
+            requirements,
+            acceptance: vec!["the repository's gates pass on the pull request's head".into()],
+            issue: None,
+            source: TaskSource::PullRequest {
+                number,
+                url: self.actions.issue_url(number),
+                head_ref: pull.head_ref.clone(),
+                head_repo: pull.head_repo.clone().unwrap_or_default(),
+            },
+            guidance,
+            thread,
+            permissions,
+            script: Vec::new(),
+        }
     }
 
     pub(super) fn redacted(&self, task: Task) -> Task {
@@ -296,6 +391,7 @@ impl Step<'_> {
             .await?;
         let ctx = prepared.context(false);
         let repo = run::open_repo(&prepared.repo)?;
+        self.settle_start(prepared, &repo).await?;
         let builder = builder_for(&ctx, &task, KeyNeed::Now)?;
         let options = StartOptions {
             session,
@@ -411,12 +507,27 @@ impl Step<'_> {
         }
     }
 
+    /// The bot's branches only, never the default branch nor a branch the plan trusts or
+    /// opens its pull request into (a person's branch).
     pub(super) fn branch_rules(&self, repo: &Git2Repository) -> BranchRules {
+        let mut protected: Vec<String> = repo.default_branch().ok().flatten().into_iter().collect();
+        if let Ok(work) = self.work() {
+            protected.push(work.default_branch.clone());
+            if let Ok(plan) = self.push_plan() {
+                protected.extend([plan.trusted_branch.clone(), plan.pull_into.clone()]);
+            }
+        }
         BranchRules {
-            prefix: "meta-agent/".into(),
-            protected: repo.default_branch().ok().flatten().into_iter().collect(),
+            prefix: super::origin::BRANCH_PREFIX.into(),
+            protected,
         }
     }
+}
+
+/// A pull request's title and description, as GitHub had them when the trigger came.
+struct PullText<'a> {
+    title: &'a str,
+    body: &'a str,
 }
 
 /// Whether a maintainer labelled the issue to allow test edits (labels need triage access).

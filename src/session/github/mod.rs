@@ -1,8 +1,11 @@
 //! `meta-agent github`: one GitHub Actions step. Reads the run's context and the triggering
-//! event, authorizes the actor before anything else, acknowledges, then runs the engine (a new
-//! session, or the escalated one resumed with a maintainer's guidance) and publishes what it
-//! verified: the bot's branch pushed, the pull request opened or reused, the one status comment
-//! edited in place, the job summary, annotations and step outputs.
+//! event, authorizes the actor before anything else, acknowledges, decides from GitHub's API what
+//! the work starts from and what it may publish (`origin`: the default branch, or a pull
+//! request's head; a push plan or, for a fork's pull request, a patch only), then runs the engine
+//! (a new session, or the escalated one resumed with a maintainer's guidance) and publishes what
+//! it verified: the bot's branch pushed after the check before every push, the pull request
+//! opened or reused, or the fix offered as a patch (`offer`); the one status comment edited in
+//! place, the job summary, annotations and step outputs.
 //!
 //! Idempotent by construction: the status comment is found before it is created; a session the
 //! status comment records as committed is published again (pull request reused or created)
@@ -37,6 +40,8 @@ use crate::render::status::{self, Footer, View};
 
 mod comments;
 mod dispatch;
+mod offer;
+mod origin;
 mod progress;
 mod publish;
 
@@ -85,6 +90,8 @@ struct Step<'a> {
     started: Instant,
     /// The least time between two content-creating writes (progress updates are paced by it).
     spacing: Duration,
+    /// What the step works on and may publish, decided once right after authorization.
+    work: std::sync::OnceLock<origin::Work>,
 }
 
 /// Runs the step. The configuration is loaded only once the event needs a run.
@@ -96,7 +103,7 @@ pub async fn github(
     let mut actions = ActionsContext::from_lookup(|name| env.get(name).map(str::to_owned))
         .map_err(|err| SessionError::Usage(err.to_string()))?;
     let payload = read_event(&actions.event_path)?;
-    let branch_prefix = "meta-agent/".to_owned();
+    let branch_prefix = origin::BRANCH_PREFIX.to_owned();
     let settings = TriggerSettings {
         phrase: args.trigger_phrase.clone(),
         label: args.label.clone(),
@@ -155,15 +162,13 @@ pub async fn github(
         trigger,
         started: Instant::now(),
         spacing,
+        work: std::sync::OnceLock::new(),
     };
     if let Some(refusal) = step.authorize().await? {
         return refusal;
     }
     step.acknowledge().await;
-    let result = match prepare(args, overrides, &env).await {
-        Ok(prepared) => step.dispatch(&prepared).await,
-        Err(err) => Err(err),
-    };
+    let result = step.run_decided(overrides, &env).await;
     if let Err(err) = &result {
         step.report_failure(err).await;
     }
@@ -219,13 +224,15 @@ fn as_app(args: &StepSettings, minted: Option<&app::Minted>) -> StepSettings {
     }
 }
 
-/// The run's preparation, with the step's budget (an Action input) over the configuration's.
+/// The run's preparation, with the step's budget (an Action input) over the configuration's;
+/// `given`: the configuration file read from the default branch (a pull request's run).
 async fn prepare(
     args: &StepSettings,
     overrides: &Overrides,
     env: &Environment,
+    given: Option<crate::config::GivenFile>,
 ) -> Result<Prepared, SessionError> {
-    let mut prepared = Prepared::load(overrides, env).await?;
+    let mut prepared = Prepared::load(overrides, env, given).await?;
     if let Some(budget) = args.budget_usd {
         prepared.config.llm.max_cost_usd = Some(budget);
     }
@@ -313,6 +320,21 @@ fn write_step_files(
 }
 
 impl Step<'_> {
+    /// Decides what the step works on, loads the configuration for it and dispatches.
+    async fn run_decided(
+        &self,
+        overrides: &Overrides,
+        env: &Environment,
+    ) -> Result<Done, SessionError> {
+        let work = self.decide_work().await?;
+        if let crate::github::provenance::Publish::Decline(declined) = &work.publish {
+            return finish_early(self.actions, IGNORED, &declined.describe());
+        }
+        let given = self.trusted_config(overrides).await?;
+        let prepared = prepare(self.args, overrides, env, given).await?;
+        self.dispatch(&prepared).await
+    }
+
     /// `Some(done)` when the actor may not trigger the bot (said with a reaction, never a
     /// comment an attacker could use as an amplifier).
     async fn authorize(&self) -> Result<Option<Result<Done, SessionError>>, SessionError> {

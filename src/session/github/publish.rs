@@ -1,5 +1,7 @@
-//! Publishing a run: the push (never forced), the pull request opened or reused, the status
-//! comment, the job summary, annotations and outputs.
+//! Publishing a run: the push (never forced, and only what the check before every push allows:
+//! [`push::verify`]), the pull request opened or reused into the branch the plan names, the
+//! status comment, the job summary, annotations and outputs. A fork's pull request is published
+//! by [`super::offer`] instead: nothing is pushed.
 
 use super::*;
 use crate::github::api::PullRequest;
@@ -15,6 +17,16 @@ impl Step<'_> {
         report: RunReport,
         done: Done,
     ) -> Result<Done, SessionError> {
+        if let Some(offer) = self.patch_offer() {
+            let input = super::offer::Offered {
+                prepared,
+                repo,
+                report: &report,
+                offer,
+            };
+            return self.offer_patch(input, status, done).await;
+        }
+        let base = self.push_plan()?.pull_into.clone();
         let mut published = report.state.clone();
         let pushed = !published.dry_run
             && matches!(
@@ -40,11 +52,6 @@ impl Step<'_> {
         let state = &published;
         let record = SessionRecord::of(state);
         let outcome = state.outcome.map_or("failed", RunOutcome::as_str);
-        let base = repo
-            .default_branch()
-            .ok()
-            .flatten()
-            .unwrap_or_else(|| "main".into());
         let summary_text = summary::markdown_result(state);
         let mut pull_url = None;
         let view = match state.outcome {
@@ -128,22 +135,55 @@ impl Step<'_> {
         state: &LoopState,
     ) -> Result<String, SessionError> {
         self.keep_token_fresh().await;
-        let remote = self.remote(prepared);
-        let rules = self.branch_rules(repo);
         let branch = &state.branch;
-        match push::push(&prepared.executor, &remote, branch, &rules).await {
+        let tip = repo
+            .commit_of(&format!("refs/heads/{branch}"))
+            .map_err(internal)?;
+        match self.push_checked(prepared, repo, state, &tip, branch).await {
             Ok(()) => Ok(branch.clone()),
             Err(err) if push::was_rejected(&err) => {
                 let suffix = state.session.rsplit('-').next().unwrap_or(&state.session);
                 let target = format!("{branch}-{suffix}");
                 tracing::warn!("{err}; publishing as `{target}` instead (never forced)");
-                push::push_to(&prepared.executor, &remote, branch, &target, &rules)
+                self.push_checked(prepared, repo, state, &tip, &target)
                     .await
                     .map_err(internal)?;
                 Ok(target)
             }
             Err(err) => Err(internal(err)),
         }
+    }
+
+    /// The check before every push ([`push::verify`]), then the push of exactly what it allowed.
+    async fn push_checked(
+        &self,
+        prepared: &Prepared,
+        repo: &Git2Repository,
+        state: &LoopState,
+        tip: &str,
+        target: &str,
+    ) -> Result<(), push::PushError> {
+        let remote = self.remote(prepared);
+        let rules = self.branch_rules(repo);
+        let refused = |detail: String| push::PushError::Unreadable {
+            branch: target.to_owned(),
+            detail,
+        };
+        let work = self.work().map_err(|err| refused(err.to_string()))?;
+        let identity = crate::git::Identity::default();
+        let verified = push::verify(push::VerifyInput {
+            runner: &prepared.executor,
+            remote: &remote,
+            repo,
+            rules: &rules,
+            publish: &work.publish,
+            tip,
+            target,
+            session: &state.session,
+            bot_email: &identity.email,
+        })
+        .await?;
+        push::push_verified(&prepared.executor, &remote, &verified, &rules).await
     }
 
     /// The open pull request of the session, its body refreshed, or a new one. The session's

@@ -1,10 +1,12 @@
 //! A small reader for git-format unified diffs: files, their status and paths, and hunks as
-//! ordered lines. Only what the tamper guard needs; it never touches the filesystem and never
-//! fails (malformed input yields what could be read).
+//! ordered lines with where they start on each side. The tamper guard reads changes with it; the
+//! GitHub layer reads a fix's hunks (suggestions) and a pull request's hunks (where a review may
+//! comment). It never touches the filesystem and never fails (malformed input yields what could
+//! be read).
 
 /// How a file changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum FileStatus {
+pub enum FileStatus {
     Added,
     Deleted,
     Modified,
@@ -13,7 +15,7 @@ pub(super) enum FileStatus {
 
 /// One line of a hunk, without its `+`/`-`/` ` prefix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Line<'a> {
+pub enum Line<'a> {
     Context(&'a str),
     Removed(&'a str),
     Added(&'a str),
@@ -21,11 +23,38 @@ pub(super) enum Line<'a> {
 
 /// One file's section of the diff.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct FileDiff<'a> {
+pub struct FileDiff<'a> {
     pub old_path: Option<String>,
     pub new_path: Option<String>,
     pub status: FileStatus,
-    pub hunks: Vec<Vec<Line<'a>>>,
+    pub hunks: Vec<Hunk<'a>>,
+}
+
+/// One hunk: where it starts on each side (1-based, as in its `@@ -a,b +c,d @@` header; 0 for
+/// an empty side) and its lines in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hunk<'a> {
+    pub old_start: usize,
+    pub new_start: usize,
+    pub lines: Vec<Line<'a>>,
+}
+
+impl Hunk<'_> {
+    /// How many lines the hunk spans on the old side (context and removed lines).
+    pub fn old_len(&self) -> usize {
+        self.lines
+            .iter()
+            .filter(|line| !matches!(line, Line::Added(_)))
+            .count()
+    }
+
+    /// How many lines the hunk spans on the new side (context and added lines).
+    pub fn new_len(&self) -> usize {
+        self.lines
+            .iter()
+            .filter(|line| !matches!(line, Line::Removed(_)))
+            .count()
+    }
 }
 
 impl FileDiff<'_> {
@@ -45,12 +74,12 @@ impl FileDiff<'_> {
     }
 
     pub fn lines(&self) -> impl Iterator<Item = &Line<'_>> {
-        self.hunks.iter().flatten()
+        self.hunks.iter().flat_map(|hunk| hunk.lines.iter())
     }
 }
 
 /// Splits a unified git diff into files.
-pub(super) fn parse(diff: &str) -> Vec<FileDiff<'_>> {
+pub fn parse(diff: &str) -> Vec<FileDiff<'_>> {
     let mut files = Vec::new();
     let mut lines = diff.lines().peekable();
     while let Some(line) = lines.next() {
@@ -176,22 +205,49 @@ fn unquote(raw: &str) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// `-a,b +c,d @@ …` → how many old and new lines the hunk has.
-fn hunk_counts(counts: &str) -> (usize, usize) {
-    let mut fields = counts.split_whitespace();
-    let count = |field: Option<&str>, sign: char| -> usize {
-        field
-            .and_then(|f| f.strip_prefix(sign))
-            .map(|f| f.split_once(',').map_or(1, |(_, n)| n.parse().unwrap_or(0)))
-            .unwrap_or(0)
-    };
-    let old = count(fields.next(), '-');
-    let new = count(fields.next(), '+');
-    (old, new)
+/// The hunks of a text that holds only hunks (`@@ -a,b +c,d @@` headers and their lines), as
+/// GitHub's `patch` field of a pull request's file has them.
+pub fn parse_hunks(text: &str) -> Vec<Hunk<'_>> {
+    let mut hunks = Vec::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        if let Some(counts) = line.strip_prefix("@@ ") {
+            hunks.push(parse_hunk(counts, &mut lines));
+        }
+    }
+    hunks
 }
 
-fn parse_hunk<'a>(counts: &str, lines: &mut Lines<'a>) -> Vec<Line<'a>> {
-    let (mut old, mut new) = hunk_counts(counts);
+/// `diff` without the sections of the files `drop` names (by either path): the bot's own
+/// records left out of a patch offered to people.
+pub fn without_files(diff: &str, drop: impl Fn(&str) -> bool) -> String {
+    let mut out = String::with_capacity(diff.len());
+    let mut keep = true;
+    for line in diff.split_inclusive('\n') {
+        if let Some(header) = line.strip_prefix("diff --git ") {
+            let (old, new) = header_paths(header.trim_end_matches('\n'));
+            keep = !old.iter().chain(new.iter()).any(|path| drop(path));
+        }
+        if keep {
+            out.push_str(line);
+        }
+    }
+    out
+}
+
+/// One side of a hunk header (`-a,b` or `+c,d`): where it starts and how many lines it has.
+fn side_range(field: Option<&str>, sign: char) -> (usize, usize) {
+    let Some(field) = field.and_then(|f| f.strip_prefix(sign)) else {
+        return (0, 0);
+    };
+    let (start, count) = field.split_once(',').unwrap_or((field, "1"));
+    (start.parse().unwrap_or(0), count.parse().unwrap_or(0))
+}
+
+fn parse_hunk<'a>(counts: &str, lines: &mut Lines<'a>) -> Hunk<'a> {
+    let mut fields = counts.split_whitespace();
+    let (old_start, mut old) = side_range(fields.next(), '-');
+    let (new_start, mut new) = side_range(fields.next(), '+');
     let mut out = Vec::new();
     while old > 0 || new > 0 {
         let Some(&line) = lines.peek() else { break };
@@ -223,7 +279,11 @@ fn parse_hunk<'a>(counts: &str, lines: &mut Lines<'a>) -> Vec<Line<'a>> {
         lines.next();
         out.push(parsed);
     }
-    out
+    Hunk {
+        old_start,
+        new_start,
+        lines: out,
+    }
 }
 
 #[cfg(test)]
@@ -237,7 +297,7 @@ mod tests {
         assert_eq!(files.len(), 3);
         assert_eq!(files[0].status, FileStatus::Modified);
         assert_eq!(
-            files[0].hunks[0],
+            files[0].hunks[0].lines,
             vec![
                 Line::Context("keep"),
                 Line::Removed("old"),
@@ -257,7 +317,7 @@ mod tests {
         let diff = "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,2 +1 @@\n--- not a header\n keep\n";
         let files = parse(diff);
         assert_eq!(
-            files[0].hunks[0],
+            files[0].hunks[0].lines,
             vec![Line::Removed("-- not a header"), Line::Context("keep")]
         );
     }
@@ -276,5 +336,90 @@ mod tests {
         let files = parse(diff);
         assert_eq!(files[0].path(), "tests/data.bin");
         assert_eq!(files[0].status, FileStatus::Deleted);
+    }
+
+    #[test]
+    fn hunks_know_where_they_start_and_how_long_each_side_is() {
+        let diff = "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -3,3 +3,4 @@ fn f\n keep\n-old\n+new\n+more\n tail\n@@ -10 +11 @@\n-a\n+b\n";
+        let hunks = &parse(diff)[0].hunks;
+        assert_eq!((hunks[0].old_start, hunks[0].new_start), (3, 3));
+        assert_eq!((hunks[0].old_len(), hunks[0].new_len()), (3, 4));
+        assert_eq!((hunks[1].old_start, hunks[1].new_start), (10, 11));
+        assert_eq!((hunks[1].old_len(), hunks[1].new_len()), (1, 1));
+        let only = parse_hunks("@@ -0,0 +1,2 @@\n+a\n+b\n");
+        assert_eq!((only[0].old_start, only[0].new_start), (0, 1));
+        assert_eq!(only[0].lines, vec![Line::Added("a"), Line::Added("b")]);
+    }
+
+    #[test]
+    fn files_can_be_left_out_of_a_diff_by_path() {
+        let diff = "diff --git a/src/a.py b/src/a.py\n--- a/src/a.py\n+++ b/src/a.py\n@@ -1 +1 @@\n-x\n+y\ndiff --git a/.meta-agent/hindsight/r.json b/.meta-agent/hindsight/r.json\nnew file mode 100644\n--- /dev/null\n+++ b/.meta-agent/hindsight/r.json\n@@ -0,0 +1 @@\n+{}\n";
+        let kept = without_files(diff, |path| path.starts_with(".meta-agent/"));
+        assert_eq!(
+            kept,
+            "diff --git a/src/a.py b/src/a.py\n--- a/src/a.py\n+++ b/src/a.py\n@@ -1 +1 @@\n-x\n+y\n"
+        );
+        assert_eq!(without_files(diff, |_| false), diff);
+    }
+
+    mod properties {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        /// A hunk's lines as (kind, text): 0 context, 1 removed, 2 added.
+        fn hunk_lines() -> impl Strategy<Value = Vec<(u8, String)>> {
+            prop::collection::vec((0u8..3, "[ -~]{0,12}"), 1..20)
+        }
+
+        fn render(old_start: usize, new_start: usize, lines: &[(u8, String)]) -> String {
+            let old = lines.iter().filter(|(kind, _)| *kind != 2).count();
+            let new = lines.iter().filter(|(kind, _)| *kind != 1).count();
+            let mut text = format!("@@ -{old_start},{old} +{new_start},{new} @@ context\n");
+            for (kind, line) in lines {
+                let sign = [' ', '-', '+'][usize::from(*kind)];
+                text.push_str(&format!("{sign}{line}\n"));
+            }
+            text
+        }
+
+        proptest! {
+            #[test]
+            fn a_rendered_hunk_reads_back_as_written(
+                old_start in 1usize..500,
+                new_start in 1usize..500,
+                first in hunk_lines(),
+                second in hunk_lines(),
+            ) {
+                let text = format!(
+                    "{}{}",
+                    render(old_start, new_start, &first),
+                    render(old_start + 1000, new_start + 1000, &second)
+                );
+                let hunks = parse_hunks(&text);
+                prop_assert_eq!(hunks.len(), 2);
+                for (hunk, (lines, old, new)) in hunks.iter().zip([
+                    (&first, old_start, new_start),
+                    (&second, old_start + 1000, new_start + 1000),
+                ]) {
+                    prop_assert_eq!((hunk.old_start, hunk.new_start), (old, new));
+                    let read: Vec<(u8, String)> = hunk
+                        .lines
+                        .iter()
+                        .map(|line| match line {
+                            Line::Context(t) => (0, (*t).to_owned()),
+                            Line::Removed(t) => (1, (*t).to_owned()),
+                            Line::Added(t) => (2, (*t).to_owned()),
+                        })
+                        .collect();
+                    prop_assert_eq!(&read, lines);
+                }
+            }
+
+            #[test]
+            fn any_text_reads_without_panicking(text in "[ -~\n@+-]{0,400}") {
+                let _ = parse_hunks(&text);
+                let _ = parse(&text);
+            }
+        }
     }
 }
