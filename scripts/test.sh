@@ -15,18 +15,23 @@ if ! command -v cargo-nextest >/dev/null 2>&1; then
   cargo install --locked cargo-nextest
 fi
 
-# Go for the Go preset's end-to-end test (Debian's golang-go): installed when missing, as root;
-# otherwise that test fails saying so (it never skips).
-if ! command -v go >/dev/null 2>&1; then
-  if [ "$(id -u)" -eq 0 ]; then
-    echo "test.sh: installing Debian's golang-go" >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends golang-go >&2 \
-      || { apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends golang-go >&2; } \
-      || echo "!!! test.sh: golang-go could not be installed: the Go preset test will FAIL !!!" >&2
-  else
-    echo "!!! test.sh: go is missing and this is not root: the Go preset test will FAIL !!!" >&2
+# Toolchains the end-to-end tests run for real (the Go preset's test, and the sandbox toolchain
+# tests: node with WebAssembly, go test, the JVM): Debian's packages, installed when missing, as
+# root; otherwise those tests fail saying so (they never skip).
+apt_install_missing() { # COMMAND PACKAGE WHAT
+  command -v "$1" >/dev/null 2>&1 && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "!!! test.sh: $1 is missing and this is not root: $3 will FAIL !!!" >&2
+    return 0
   fi
-fi
+  echo "test.sh: installing Debian's $2" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$2" >&2 \
+    || { apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$2" >&2; } \
+    || echo "!!! test.sh: $2 could not be installed: $3 will FAIL !!!" >&2
+}
+apt_install_missing go golang-go "the Go preset test and the sandbox toolchain tests"
+apt_install_missing javac default-jdk-headless "the sandbox's JVM test"
+apt_install_missing node nodejs "the sandbox's WebAssembly test"
 
 # A real PostgreSQL server for the memory tests (scripts/test-postgres.sh): installed when
 # missing, one throwaway cluster for the whole run, removed on exit. If it cannot be had, the

@@ -47,10 +47,19 @@ pub enum Enforcement {
 
 /// Resource limits (`setrlimit`) applied to the command; `None` leaves the inherited limit.
 /// The core-dump size is always zero.
+///
+/// Memory is limited by what a process allocates, not by what it maps: `RLIMIT_DATA`, which since
+/// Linux 4.7 counts the heap and every private writable mapping (anonymous `mmap` included), so
+/// a runaway allocation fails. Address space a runtime only reserves (`PROT_NONE`: V8's
+/// WebAssembly guard regions and pointer cage, the Go heap arena, the JVM's heap reservation) is
+/// not counted until it is made writable; `RLIMIT_AS` counted it, and stopped node's
+/// `WebAssembly.instantiate` at 8 GiB. Not counted either: shared mappings (`MAP_SHARED`,
+/// `/dev/shm`), file-backed read-only mappings (code) and the stack; and it binds each process,
+/// not the command's tree as a whole (see README, "Limits").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Address space per process, in bytes.
-    pub address_space: Option<u64>,
+    /// Memory a process may allocate (`RLIMIT_DATA`), in bytes.
+    pub memory: Option<u64>,
     /// Largest file a process may write, in bytes.
     pub file_size: Option<u64>,
     /// Processes of the user (not enforced by the kernel for root).
@@ -59,11 +68,14 @@ pub struct Limits {
     pub cpu: Option<Duration>,
 }
 
+/// The default memory limit of a process: 8 GiB allocated.
+pub const DEFAULT_MEMORY: u64 = 8 << 30;
+
 impl Default for Limits {
     /// Generous enough for cargo and pytest builds.
     fn default() -> Self {
         Limits {
-            address_space: Some(8 << 30),
+            memory: Some(DEFAULT_MEMORY),
             file_size: Some(1 << 30),
             processes: Some(4096),
             cpu: None,
@@ -184,9 +196,9 @@ pub struct SandboxArgs {
     /// Refuse to run when an isolation feature asked for is missing.
     #[arg(long)]
     pub require_isolation: bool,
-    /// RLIMIT_AS, in bytes.
+    /// RLIMIT_DATA (memory a process may allocate), in bytes.
     #[arg(long)]
-    pub rlimit_as: Option<u64>,
+    pub rlimit_data: Option<u64>,
     /// RLIMIT_FSIZE, in bytes.
     #[arg(long)]
     pub rlimit_fsize: Option<u64>,
@@ -213,7 +225,7 @@ impl SandboxArgs {
             cache,
             hide: isolation.hide.clone(),
             require_isolation: isolation.enforcement == Enforcement::Required,
-            rlimit_as: isolation.limits.address_space,
+            rlimit_data: isolation.limits.memory,
             rlimit_fsize: isolation.limits.file_size,
             rlimit_nproc: isolation.limits.processes,
             rlimit_cpu: Some(cpu.as_secs().saturating_add(1)),
@@ -239,7 +251,7 @@ impl SandboxArgs {
             argv.extend(["--hide".into(), path.clone().into_os_string()]);
         }
         let limits = [
-            ("--rlimit-as", self.rlimit_as),
+            ("--rlimit-data", self.rlimit_data),
             ("--rlimit-fsize", self.rlimit_fsize),
             ("--rlimit-nproc", self.rlimit_nproc),
             ("--rlimit-cpu", self.rlimit_cpu),
