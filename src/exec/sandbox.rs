@@ -93,6 +93,10 @@ pub struct Isolation {
     /// Files and directories to hide from the command (read as empty), on top of the container
     /// sockets and credential files always hidden (see `isolate::always_hidden`).
     pub hide: Vec<PathBuf>,
+    /// Directories the command may read (and execute from) besides the system and toolchain
+    /// directories and what it may write: `sandbox.read` (checked by
+    /// [`super::isolate::read_refusal`] when configured).
+    pub read: Vec<PathBuf>,
 }
 
 impl Default for Isolation {
@@ -107,6 +111,7 @@ impl Default for Isolation {
             limits: Limits::default(),
             enforcement: Enforcement::BestEffort,
             hide: Vec::new(),
+            read: Vec::new(),
         }
     }
 }
@@ -155,6 +160,12 @@ impl Isolation {
         }
     }
 
+    /// Also lets the command read `dirs` (`sandbox.read`).
+    pub fn reading(mut self, dirs: &[PathBuf]) -> Self {
+        self.read.extend(dirs.iter().cloned());
+        self
+    }
+
     /// The caches written for real (the setup phase, which fetches dependencies before any
     /// code the model wrote runs).
     pub fn with_caches_writable(mut self) -> Self {
@@ -193,6 +204,9 @@ pub struct SandboxArgs {
     /// A file or directory to hide from the command, on top of the defaults.
     #[arg(long)]
     pub hide: Vec<PathBuf>,
+    /// A further directory the command may read and execute from (with --confine-writes).
+    #[arg(long)]
+    pub readable: Vec<PathBuf>,
     /// Refuse to run when an isolation feature asked for is missing.
     #[arg(long)]
     pub require_isolation: bool,
@@ -224,6 +238,7 @@ impl SandboxArgs {
             writable,
             cache,
             hide: isolation.hide.clone(),
+            readable: isolation.read.clone(),
             require_isolation: isolation.enforcement == Enforcement::Required,
             rlimit_data: isolation.limits.memory,
             rlimit_fsize: isolation.limits.file_size,
@@ -249,6 +264,9 @@ impl SandboxArgs {
         }
         for path in &self.hide {
             argv.extend(["--hide".into(), path.clone().into_os_string()]);
+        }
+        for dir in &self.readable {
+            argv.extend(["--readable".into(), dir.clone().into_os_string()]);
         }
         let limits = [
             ("--rlimit-data", self.rlimit_data),
@@ -291,6 +309,7 @@ mod tests {
             caches: vec!["/opt/cache".into()],
         };
         isolation.hide = vec!["/srv/secret".into()];
+        isolation.read = vec!["/opt/venv".into()];
         let args = SandboxArgs::from_policy(&isolation, Duration::from_millis(2500));
         assert_eq!(args.rlimit_cpu, Some(3));
         let mut argv: Vec<OsString> = vec!["x".into()];

@@ -9,6 +9,7 @@ mod config;
 mod deadline;
 mod dist;
 mod engine;
+mod environment;
 mod eval;
 mod evidence;
 mod exactly_once;
