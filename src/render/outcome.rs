@@ -250,13 +250,14 @@ fn environment_report(state: &LoopState, failures: &[StartFailure], pristine: bo
     );
     if acting_steps(state).next().is_some() {
         out.push_str(&attempts_table(state));
+        out.push('\n');
     }
     let at = if pristine {
         "on the pristine checkout"
     } else {
         "at the baseline"
     };
-    let _ = writeln!(out, "\n### Gates {at}\n");
+    let _ = writeln!(out, "### Gates {at}\n");
     for gate in &state.gates {
         let detail = gate
             .problem
