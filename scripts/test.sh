@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (.ci/run calls this). Installs what the tests need first:
-# Python tools in a virtualenv under target/, cargo-nextest if it is missing.
+# Python tools in a virtualenv under target/, cargo-nextest if it is missing, Debian's toolchains
+# the end-to-end tests run, GitHub's webhook examples from npm, a PostgreSQL server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,18 +16,36 @@ if ! command -v cargo-nextest >/dev/null 2>&1; then
   cargo install --locked cargo-nextest
 fi
 
-# Go for the Go preset's end-to-end test (Debian's golang-go): installed when missing, as root;
-# otherwise that test fails saying so (it never skips).
-if ! command -v go >/dev/null 2>&1; then
-  if [ "$(id -u)" -eq 0 ]; then
-    echo "test.sh: installing Debian's golang-go" >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends golang-go >&2 \
-      || { apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends golang-go >&2; } \
-      || echo "!!! test.sh: golang-go could not be installed: the Go preset test will FAIL !!!" >&2
-  else
-    echo "!!! test.sh: go is missing and this is not root: the Go preset test will FAIL !!!" >&2
+# Toolchains the end-to-end tests run for real (the Go preset's test, and the sandbox toolchain
+# tests: node with WebAssembly, go test, the JVM): Debian's packages, installed when missing, as
+# root; otherwise those tests fail saying so (they never skip).
+apt_install_missing() { # COMMAND PACKAGE WHAT
+  command -v "$1" >/dev/null 2>&1 && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "!!! test.sh: $1 is missing and this is not root: $3 will FAIL !!!" >&2
+    return 0
   fi
+  echo "test.sh: installing Debian's $2" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$2" >&2 \
+    || { apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$2" >&2; } \
+    || echo "!!! test.sh: $2 could not be installed: $3 will FAIL !!!" >&2
+}
+apt_install_missing go golang-go "the Go preset test and the sandbox toolchain tests"
+apt_install_missing javac default-jdk-headless "the sandbox's JVM test"
+apt_install_missing node nodejs "the sandbox's WebAssembly test"
+apt_install_missing npm npm "the GitHub payload tests (npm installs their reference data)"
+
+# GitHub's published webhook examples (MIT, from octokit/webhooks), the reference shapes of the
+# GitHub tests: an npm package, pinned, installed under target/. Named in the environment, so
+# under this script those tests fail rather than skip when it could not be installed.
+examples=target/test-tools/npm
+examples_pkg=@octokit/webhooks-examples@7.6.1
+if [ ! -f "$examples/node_modules/@octokit/webhooks-examples/api.github.com/index.json" ]; then
+  mkdir -p "$examples"
+  npm install --prefix "$examples" --no-audit --no-fund --ignore-scripts --loglevel=error "$examples_pkg" >&2 \
+    || echo "!!! test.sh: $examples_pkg could not be installed: the GitHub payload tests will FAIL !!!" >&2
 fi
+export META_AGENT_TEST_WEBHOOK_EXAMPLES="$PWD/$examples/node_modules/@octokit/webhooks-examples"
 
 # A real PostgreSQL server for the memory tests (scripts/test-postgres.sh): installed when
 # missing, one throwaway cluster for the whole run, removed on exit. If it cannot be had, the

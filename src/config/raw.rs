@@ -348,6 +348,11 @@ pub struct RawSandbox {
     /// Directories children may write to besides the worktree, the temporary directory and the
     /// toolchains' caches (absolute, or relative to the repository root).
     pub writable: Option<Vec<String>>,
+    /// Directories children may read (and run programs from) besides the worktree, the system
+    /// and the toolchains: a virtualenv or tool kept outside the repository (absolute paths).
+    /// Never the real home as a whole, a directory every process shares (`/tmp`), or credential
+    /// files and what holds them (`~/.ssh`, `~/.aws`, `~/.config`, ...): those are refused.
+    pub read: Option<Vec<String>>,
 }
 
 /// `hindsight:`: where the store lives.

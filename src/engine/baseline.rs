@@ -8,13 +8,15 @@ use std::collections::BTreeSet;
 
 use super::decide::Decision;
 use crate::protocol::ending::EscalationReason;
-use crate::protocol::records::{Plan, SignatureRecord};
+use crate::protocol::records::{Plan, SignatureRecord, StartFailure};
 use crate::protocol::task::{Task, TaskSource};
 
 /// Everything the decision after the baseline looks at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BaselineInput {
+pub struct BaselineInput<'a> {
     pub passed: bool,
+    /// Gates that could not start ([`crate::protocol::records::start_failures`]).
+    pub start_failures: &'a [StartFailure],
     /// The task is about the baseline's failures (see [`task_asks_about`]).
     pub asked: bool,
     /// A known resolution not yet tried exists for a baseline signature.
@@ -22,11 +24,21 @@ pub struct BaselineInput {
     pub agent_available: bool,
 }
 
-/// What follows the baseline. Failures the task asks about go to hindsight first and to the
-/// model only when hindsight knows nothing; a green baseline (or failures the task does not ask
-/// about) leaves the task itself to build. Without a model, failures are hindsight's or an
-/// escalation, and only a green baseline has nothing to do.
-pub fn after_baseline(input: &BaselineInput) -> Decision {
+/// What follows the baseline. A gate that could not start ends the run before anything else
+/// (an environment escalation: no model call, no hindsight, whatever the task). Failures the
+/// task asks about go to hindsight first and to the model only when hindsight knows nothing; a
+/// green baseline (or failures the task does not ask about) leaves the task itself to build.
+/// Without a model, failures are hindsight's or an escalation, and only a green baseline has
+/// nothing to do.
+pub fn after_baseline(input: &BaselineInput<'_>) -> Decision {
+    if !input.start_failures.is_empty() {
+        return Decision::Escalate {
+            reason: EscalationReason::Environment {
+                failures: input.start_failures.to_vec(),
+                pristine: false,
+            },
+        };
+    }
     let failing_and_asked = !input.passed && (input.asked || !input.agent_available);
     if failing_and_asked && input.hindsight_available {
         return Decision::Continue {
@@ -134,9 +146,10 @@ mod tests {
     use super::*;
     use crate::hindsight::SignatureKind;
 
-    fn input(passed: bool, asked: bool, hindsight: bool, agent: bool) -> BaselineInput {
+    fn input(passed: bool, asked: bool, hindsight: bool, agent: bool) -> BaselineInput<'static> {
         BaselineInput {
             passed,
+            start_failures: &[],
             asked,
             hindsight_available: hindsight,
             agent_available: agent,
@@ -178,6 +191,36 @@ mod tests {
             matches!(decision, Decision::Escalate { .. }),
             "{decision:?}"
         );
+    }
+
+    #[test]
+    fn a_gate_that_cannot_start_ends_the_run_before_hindsight_or_the_model() {
+        let failures = [StartFailure {
+            gate: "tests".into(),
+            problem: crate::protocol::records::GateProblem::RunnerMissing {
+                runner: "pytest".into(),
+                error: "No module named pytest".into(),
+            },
+        }];
+        for (asked, hindsight, agent) in [
+            (true, true, true),
+            (false, false, true),
+            (true, false, false),
+        ] {
+            let decision = after_baseline(&BaselineInput {
+                start_failures: &failures,
+                ..input(false, asked, hindsight, agent)
+            });
+            assert_eq!(
+                decision,
+                Decision::Escalate {
+                    reason: EscalationReason::Environment {
+                        failures: failures.to_vec(),
+                        pristine: false
+                    }
+                }
+            );
+        }
     }
 
     #[test]

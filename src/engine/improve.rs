@@ -420,6 +420,7 @@ async fn run_command<R: CommandRunner, G: Repository>(
     let isolation = crate::exec::sandbox::Isolation {
         network: crate::exec::sandbox::NetworkPolicy::Off,
         ..crate::exec::sandbox::Isolation::for_repository_commands(&env, &writable)
+            .reading(ctx.policy.readable_dirs())
     };
     let spec = CommandSpec {
         program,

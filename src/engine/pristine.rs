@@ -39,7 +39,9 @@ use crate::git::Repository;
 use crate::protocol::builder::Builder;
 use crate::protocol::ending::EscalationReason;
 use crate::protocol::event::Event;
-use crate::protocol::records::{GateStatus, SignatureRecord, StepPhase, StepRecord};
+use crate::protocol::records::{
+    GateStatus, SignatureRecord, StartFailure, StepPhase, StepRecord, start_failures,
+};
 
 /// Paths named in an escalation, at most.
 const NAMED_PATHS: usize = 8;
@@ -57,6 +59,8 @@ pub(super) enum Pristine {
     Skipped,
     /// The gates fail on the pristine checkout (recorded as the latest observation).
     Failed(PristineFailure),
+    /// Gates could not start on the pristine checkout: the change is unverified, not failed.
+    Environment(Vec<StartFailure>),
 }
 
 /// Why the pristine checkout did not pass.
@@ -90,6 +94,19 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             Pristine::Verified { tree } => return Ok((Decision::Complete, Some(tree))),
             Pristine::Skipped => return Ok((Decision::Complete, None)),
             Pristine::Failed(failure) => failure,
+            Pristine::Environment(failures) => {
+                let reason = EscalationReason::Environment {
+                    failures,
+                    pristine: true,
+                };
+                let decision = Decision::Escalate { reason };
+                self.events.emit(&Event::Decided {
+                    iteration: state.iteration,
+                    decision: decision.kind(),
+                    reason: decision.reason(),
+                });
+                return Ok((decision, None));
+            }
         };
         let decision = match self.decision(state) {
             Decision::Continue { plan, reason } => Decision::Continue {
@@ -198,6 +215,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let mut summary = gates::run_gates_with(&ctx, &self.config.gates, in_run()).await;
         let flaky = self.rerun_failed_tests(&ctx, &mut summary).await;
         state.flaky.extend(flaky);
+        let failures = start_failures(&summary.records());
         let signatures = improve::signatures_of(&summary, &checkout);
         let accepted = state.signature_ids();
         // Failures the loop already accepted as the baseline's own (not the task's) may stay.
@@ -205,10 +223,10 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             && signatures.iter().all(|s| accepted.contains(&s.id))
             && !self.preexisting_left(state).is_empty();
         let passed = summary.passed || only_accepted;
-        let outcome = if passed {
-            "pristine checkout: gates passed"
-        } else {
-            "pristine checkout: gates failed"
+        let outcome = match (failures.is_empty(), passed) {
+            (false, _) => "pristine checkout: gates could not start",
+            (true, true) => "pristine checkout: gates passed",
+            (true, false) => "pristine checkout: gates failed",
         };
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(0);
         self.events.emit(&Event::PhaseFinished {
@@ -218,6 +236,10 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             outcome: outcome.into(),
         });
         tracing::info!("{outcome} ({duration_ms} ms, tree {tree})");
+        if !failures.is_empty() {
+            state.gates = summary.records();
+            return Ok(Pristine::Environment(failures));
+        }
         if passed {
             state.gates = summary.records();
             return Ok(Pristine::Verified { tree });

@@ -635,6 +635,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     fn baseline_decision(&self, state: &LoopState) -> Decision {
         baseline::after_baseline(&baseline::BaselineInput {
             passed: crate::protocol::records::gates_passed(&state.gates),
+            start_failures: &crate::protocol::records::start_failures(&state.gates),
             asked: self.baseline_asked(state),
             hindsight_available: improve::has_untried(self.hindsight_ctx(), state),
             agent_available: self.builder.available(state.builder_calls),
@@ -808,7 +809,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         } else {
             self.adoptable_head(state, &wip_message)?
         };
-        if commit.is_none() {
+        if commit.is_none() && reason.blames_the_code() {
             improve::record_escalation(self.hindsight_ctx(), state, &text)
                 .map_err(EngineError::Hindsight)?;
         }

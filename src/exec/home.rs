@@ -57,6 +57,19 @@ pub struct HomeEnv {
 }
 
 impl HomeEnv {
+    /// The homes and toolchains an environment names, through `var` (the supervisor's own
+    /// environment, or the one the bot gives a command).
+    pub fn from_vars(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> HomeEnv {
+        HomeEnv {
+            home: var("HOME").map(PathBuf::from),
+            path: var("PATH").unwrap_or_default(),
+            toolchains: TOOLCHAIN_VARS
+                .iter()
+                .map(|(name, _)| (*name, var(name).map(PathBuf::from)))
+                .collect(),
+        }
+    }
+
     /// The toolchain variables the command gets: as set, or the default directory under the real
     /// home when it exists (so the tools still find their installation once `HOME` changes).
     pub fn toolchain_env(&self) -> Vec<(&'static str, PathBuf)> {
@@ -119,17 +132,17 @@ pub struct FreshDir {
 impl FreshDir {
     /// A throwaway home, in the temporary directory.
     pub fn home() -> std::io::Result<FreshDir> {
-        FreshDir::with_prefix("meta-agent-home-")
+        FreshDir::with_prefix(SCRATCH_PREFIXES[0])
     }
 
     /// A private temporary directory (the command's `TMPDIR`), in the temporary directory.
     pub fn temp() -> std::io::Result<FreshDir> {
-        FreshDir::with_prefix("meta-agent-tmp-")
+        FreshDir::with_prefix(SCRATCH_PREFIXES[1])
     }
 
     /// The upper layers of a command's cache overlays.
     pub fn overlay() -> std::io::Result<FreshDir> {
-        FreshDir::with_prefix("meta-agent-overlay-")
+        FreshDir::with_prefix(SCRATCH_PREFIXES[2])
     }
 
     fn with_prefix(prefix: &str) -> std::io::Result<FreshDir> {
@@ -140,6 +153,28 @@ impl FreshDir {
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
+}
+
+/// The names a command's own directories start with, in the temporary directory: its home, its
+/// `TMPDIR`, its overlays' upper layers.
+const SCRATCH_PREFIXES: [&str; 3] = ["meta-agent-home-", "meta-agent-tmp-", "meta-agent-overlay-"];
+
+/// Whether `path` lies in a command's own home or temporary directory (made per command, so
+/// never among the roots the bot can list beforehand), by its name under the temporary
+/// directory `temp`.
+pub fn in_scratch(path: &Path, temp: &Path) -> bool {
+    let Ok(inside) = path.strip_prefix(temp) else {
+        return false;
+    };
+    inside
+        .components()
+        .next()
+        .and_then(|first| first.as_os_str().to_str())
+        .is_some_and(|name| {
+            SCRATCH_PREFIXES
+                .iter()
+                .any(|prefix| name.starts_with(prefix))
+        })
 }
 
 /// The variables that name the temporary directory, set to the command's private one.

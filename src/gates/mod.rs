@@ -8,6 +8,7 @@
 pub mod fast;
 pub mod runner;
 pub mod setup;
+pub mod start;
 pub mod verdict;
 
 use serde::Serialize;
@@ -73,6 +74,10 @@ pub struct GateResult {
     /// The whole suite, or only the tests that failed before (fast feedback).
     #[serde(skip_serializing_if = "GateScope::is_full")]
     pub scope: GateScope,
+    /// Why the gate could not judge the code at all ([`start::classify`]): it could not start,
+    /// or it timed out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<GateProblem>,
 }
 
 /// All gates of one run.
@@ -125,22 +130,8 @@ impl From<&GateResult> for GateRecord {
             coverage: gate.coverage.as_ref().map(|c| c.line_percent),
             coverage_threshold: gate.coverage.as_ref().map(|c| c.threshold),
             findings: gate.lint.as_ref().map(|l| l.findings),
-            problem: gate.termination.as_ref().and_then(problem_of),
+            problem: gate.problem.clone(),
             scope: gate.scope,
         }
-    }
-}
-
-/// The configuration or machine problem a command's ending shows, if it shows one.
-fn problem_of(termination: &Termination) -> Option<GateProblem> {
-    match termination {
-        Termination::NotStarted { reason } => Some(GateProblem::CouldNotStart {
-            reason: reason.clone(),
-        }),
-        Termination::Exited {
-            code: code @ (126 | 127),
-        } => Some(GateProblem::BadCommand { code: *code }),
-        Termination::TimedOut => Some(GateProblem::TimedOut),
-        Termination::Exited { .. } | Termination::Signaled { .. } | Termination::Cancelled => None,
     }
 }

@@ -68,6 +68,15 @@ pub enum EscalationReason {
         reason: String,
         tail: String,
     },
+    /// Gates could not start (a program or test runner not installed, a path the sandbox
+    /// hides): a problem of the environment, which no change to the code fixes. At the baseline
+    /// the run ends before any model call; in the pristine verification the change stays
+    /// unverified, not failed.
+    Environment {
+        failures: Vec<crate::protocol::records::StartFailure>,
+        /// Seen only on the pristine checkout (the worktree's gates passed).
+        pristine: bool,
+    },
 }
 
 impl EscalationReason {
@@ -84,7 +93,26 @@ impl EscalationReason {
             | EscalationReason::ProviderRefused { .. }
             | EscalationReason::PreexistingFailures { .. }
             | EscalationReason::PristineFailed { .. }
-            | EscalationReason::SetupFailed { .. } => false,
+            | EscalationReason::SetupFailed { .. }
+            | EscalationReason::Environment { .. } => false,
+        }
+    }
+
+    /// Whether the code is at fault: its remaining failures are recorded in hindsight as
+    /// unresolved. Not when the machine or the configuration is (a setup command failed, gates
+    /// could not start): nothing of the code was learned.
+    pub fn blames_the_code(&self) -> bool {
+        match self {
+            EscalationReason::SetupFailed { .. } | EscalationReason::Environment { .. } => false,
+            EscalationReason::IterationsExhausted { .. }
+            | EscalationReason::Budget { .. }
+            | EscalationReason::NoWayForward
+            | EscalationReason::TransientErrors { .. }
+            | EscalationReason::PersistentFailure { .. }
+            | EscalationReason::PatchRefused { .. }
+            | EscalationReason::ProviderRefused { .. }
+            | EscalationReason::PreexistingFailures { .. }
+            | EscalationReason::PristineFailed { .. } => true,
         }
     }
 }

@@ -81,16 +81,69 @@ impl GateScope {
 }
 
 /// A gate that could not judge the code: a problem of the configuration or the machine, which no
-/// change to the code fixes.
+/// change to the code fixes. Every variant but [`GateProblem::TimedOut`] is a gate that could not
+/// start ([`GateProblem::cannot_start`]), decided from facts by `gates::start::classify`; the
+/// `error` of each is the tool's own line, as it printed it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum GateProblem {
     /// The command did not start (its program is missing, the sandbox refused it, ...).
     CouldNotStart { reason: String },
     /// The shell could not find (127) or execute (126) the command.
-    BadCommand { code: i32 },
+    BadCommand {
+        code: i32,
+        #[serde(default)]
+        error: String,
+    },
+    /// Before any test ran, the command was denied `path`, which lies outside what the sandbox
+    /// lets commands read (a virtualenv under `/tmp` or the real home).
+    PathHidden {
+        path: String,
+        error: String,
+        /// The directory `sandbox.read` could grant for it, when granting it is allowed.
+        #[serde(default)]
+        grant: Option<String>,
+    },
+    /// The test runner the gate runs is not installed where the gate runs it (`No module named
+    /// pytest`, an npx package missing, an unknown cargo subcommand).
+    RunnerMissing { runner: String, error: String },
     /// The gate ran past its timeout.
     TimedOut,
+}
+
+impl GateProblem {
+    /// Whether the gate could not even start (it judged nothing, and no change to the code
+    /// could make it start): the run ends as an environment problem.
+    pub fn cannot_start(&self) -> bool {
+        match self {
+            GateProblem::CouldNotStart { .. }
+            | GateProblem::BadCommand { .. }
+            | GateProblem::PathHidden { .. }
+            | GateProblem::RunnerMissing { .. } => true,
+            GateProblem::TimedOut => false,
+        }
+    }
+}
+
+/// A gate that could not start, and why: what an environment escalation names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StartFailure {
+    pub gate: String,
+    pub problem: GateProblem,
+}
+
+/// The gates of an observation that could not start.
+pub fn start_failures(gates: &[GateRecord]) -> Vec<StartFailure> {
+    gates
+        .iter()
+        .filter_map(|gate| {
+            let problem = gate.problem.as_ref().filter(|p| p.cannot_start())?;
+            Some(StartFailure {
+                gate: gate.name.clone(),
+                problem: problem.clone(),
+            })
+        })
+        .collect()
 }
 
 impl GateRecord {

@@ -73,12 +73,14 @@ pub fn details(gate: &GateResult) -> String {
         .termination
         .as_ref()
         .is_some_and(|termination| !matches!(termination, Termination::Exited { .. }));
-    if let Some(reason) = gate
-        .reasons
-        .first()
-        .filter(|_| parts.is_empty() || abnormal_end)
+    let first = match gate.problem.as_ref().filter(|p| p.cannot_start()) {
+        Some(problem) => Some(super::environment::headline(problem)),
+        None => gate.reasons.first().cloned(),
+    };
+    if let Some(reason) =
+        first.filter(|_| parts.is_empty() || abnormal_end || gate.problem.is_some())
     {
-        parts.insert(0, reason.clone());
+        parts.insert(0, reason);
     }
     parts.join("; ")
 }

@@ -7,7 +7,8 @@ use std::fmt::Write;
 use crate::engine::state::LoopState;
 use crate::protocol::ending::EscalationReason;
 use crate::protocol::records::{
-    GateProblem, GateRecord, ResolutionTried, RunOutcome, SignatureRecord, StepPhase, StepRecord,
+    GateProblem, GateRecord, ResolutionTried, RunOutcome, SignatureRecord, StartFailure, StepPhase,
+    StepRecord,
 };
 
 /// Failures the escalation report shows in full; the rest are counted (and listed in
@@ -177,6 +178,9 @@ pub fn trailer_block(state: &LoopState) -> String {
 
 /// The escalation report for maintainers (Markdown).
 pub fn escalation_report(state: &LoopState, reason: &EscalationReason) -> String {
+    if let EscalationReason::Environment { failures, pristine } = reason {
+        return environment_report(state, failures, *pristine);
+    }
     let mut out = format!("## meta-agent could not finish: {}\n\n", state.task.title);
     out.push_str(&why(state, reason));
     let _ = writeln!(
@@ -233,6 +237,55 @@ pub fn escalation_report(state: &LoopState, reason: &EscalationReason) -> String
     out
 }
 
+/// The escalation report when gates could not start: each gate with the tool's words and what
+/// to do, the gates as they ended, and how to go on; no failure list (nothing of the code was
+/// judged), the attempts only when there were some (the pristine verification's case).
+fn environment_report(state: &LoopState, failures: &[StartFailure], pristine: bool) -> String {
+    let mut out = format!("## meta-agent could not finish: {}\n\n", state.task.title);
+    out.push_str(&super::environment::why(failures, pristine));
+    let _ = writeln!(
+        out,
+        "**Goal:** {}\n",
+        first_line(&state.task.requirements).unwrap_or(&state.task.title)
+    );
+    if acting_steps(state).next().is_some() {
+        out.push_str(&attempts_table(state));
+        out.push('\n');
+    }
+    let at = if pristine {
+        "on the pristine checkout"
+    } else {
+        "at the baseline"
+    };
+    let _ = writeln!(out, "### Gates {at}\n");
+    for gate in &state.gates {
+        let detail = gate
+            .problem
+            .as_ref()
+            .map(super::environment::headline)
+            .or_else(|| gate.reasons.first().cloned());
+        let _ = writeln!(
+            out,
+            "- `{}`: {}{}",
+            gate.name,
+            gate.result.short(),
+            detail
+                .map(|d| format!(" — {}", cell(&d)))
+                .unwrap_or_default()
+        );
+    }
+    let _ = write!(
+        out,
+        "\n### How to continue\n\n\
+         - Change what is said above (the machine, `setup:`, or the gates in `.meta-agent.yml`), \
+         check it with `meta-agent gates`, then run the task again.\n\
+         - {}\n\
+         - Nothing was recorded in hindsight: the code is not at fault.\n",
+        work_in_progress(state)
+    );
+    out
+}
+
 /// Why the run stopped: a configuration problem of a gate when there is one (no change to the
 /// code fixes it, whatever the reason the loop gave), with the fix to make.
 fn why(state: &LoopState, reason: &EscalationReason) -> String {
@@ -249,30 +302,12 @@ fn why(state: &LoopState, reason: &EscalationReason) -> String {
          make these gates pass.\n\n",
     );
     for (gate, problem) in problems {
-        let (what, fix) = problem_words(problem);
+        let what = cell(&super::environment::headline(problem));
+        let fix = super::environment::advice(problem, false);
         let _ = writeln!(out, "- gate `{gate}` {what}. **Fix:** {fix}.");
     }
     out.push('\n');
     out
-}
-
-/// A gate's configuration problem and the fix to make, in words.
-fn problem_words(problem: &GateProblem) -> (String, &'static str) {
-    match problem {
-        GateProblem::CouldNotStart { reason } => (
-            format!("could not start ({})", cell(reason)),
-            "install the program the gate runs (a `setup:` command or a workflow step before \
-             meta-agent), or correct the gate's `run:` in the configuration",
-        ),
-        GateProblem::BadCommand { code } => (
-            format!("exited with code {code}: the shell could not find or execute its command"),
-            "correct the gate's `run:` in the configuration, or install the program it names",
-        ),
-        GateProblem::TimedOut => (
-            "ran past its timeout".to_owned(),
-            "raise the gate's `timeout:` in the configuration, or make the suite faster",
-        ),
-    }
 }
 
 /// Every remaining failure, in full (what the escalation report shows only the first

@@ -79,6 +79,9 @@ impl EscalationReason {
                 text.push_str(" (the run stopped before the build)");
                 text
             }
+            EscalationReason::Environment { failures, pristine } => {
+                super::environment::describe(failures, *pristine)
+            }
         }
     }
 }
@@ -119,6 +122,16 @@ mod tests {
                 command: "pip install -e .".to_owned(),
                 reason: "exited with status 1".to_owned(),
                 tail: "No matching distribution".to_owned(),
+            },
+            EscalationReason::Environment {
+                failures: vec![crate::protocol::records::StartFailure {
+                    gate: "tests".to_owned(),
+                    problem: crate::protocol::records::GateProblem::RunnerMissing {
+                        runner: "pytest".to_owned(),
+                        error: "No module named pytest".to_owned(),
+                    },
+                }],
+                pristine: false,
             },
         ];
         let text: Vec<String> = reasons.iter().map(EscalationReason::describe).collect();

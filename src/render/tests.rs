@@ -154,6 +154,37 @@ fn escalation_report_for_a_failure_only_the_pristine_checkout_shows() {
     insta::assert_snapshot!("pristine_failed_unnamed", unnamed.describe());
 }
 
+/// Gates that could not start: at the baseline (no attempt, the run stopped before any model
+/// call) and on the pristine checkout (the attempts shown, the change unverified).
+#[test]
+fn escalation_report_for_gates_that_could_not_start() {
+    use crate::protocol::records::{GateProblem, StartFailure};
+    let problem = GateProblem::RunnerMissing {
+        runner: "pytest".into(),
+        error: "/repo/.venv/bin/python: No module named pytest".into(),
+    };
+    let mut baseline = state(true);
+    baseline.history.retain(|step| !step.phase.is_act());
+    baseline.gates[0].problem = Some(problem.clone());
+    let reason = |pristine| EscalationReason::Environment {
+        failures: vec![StartFailure {
+            gate: "tests".into(),
+            problem: problem.clone(),
+        }],
+        pristine,
+    };
+    insta::assert_snapshot!(
+        "escalation_report_environment",
+        stable(&outcome::escalation_report(&baseline, &reason(false)))
+    );
+    let mut pristine = state(true);
+    pristine.gates[0].problem = Some(problem.clone());
+    insta::assert_snapshot!(
+        "escalation_report_environment_pristine",
+        stable(&outcome::escalation_report(&pristine, &reason(true)))
+    );
+}
+
 #[test]
 fn status_comments_and_the_escalation_comment() {
     let footer = status::Footer {

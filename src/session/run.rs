@@ -449,5 +449,6 @@ pub fn outcome_json(report: &RunReport) -> serde_json::Value {
         "flaky": state.flaky,
         "refused_changes": state.tamper,
         "interrupted": state.interrupted,
+        "escalation": state.escalation,
     })
 }

@@ -12,6 +12,7 @@ pub mod llmwire;
 pub mod mock_github;
 pub mod mock_llm;
 pub mod postgres;
+pub mod webhooks;
 
 /// `name` in the design documents' `shared/` directory: beside the checkout (CI clones there),
 /// else beside any ancestor of it (a worktree under `wt/NAME`). `None` when there is none.
@@ -27,16 +28,6 @@ pub fn shared_dir(name: &str) -> Option<PathBuf> {
 /// The repository's `fixtures/` directory.
 pub fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures")
-}
-
-/// `shared/<name>` beside the checkout (`../shared` in CI) or beside any of its ancestors (a
-/// worktree under `/work/wt/NAME` finds `/work/shared`); `None` when there is none.
-pub fn shared(name: &str) -> Option<PathBuf> {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .skip(1)
-        .map(|dir| dir.join("shared").join(name))
-        .find(|candidate| candidate.is_dir())
 }
 
 /// A command for the `meta-agent` binary under test, with a scrubbed environment.

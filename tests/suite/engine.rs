@@ -40,13 +40,29 @@ pub(super) fn wrong_mean(work: &Path) {
 
 /// Runs meta-agent with `--json`; returns the exit code, the events and the outcome (last line).
 pub(super) fn run_json(work: &Path, args: &[&str]) -> (i32, Vec<Value>, Value) {
-    let out = meta_agent()
-        .arg("--repo")
-        .arg(work)
-        .args(args)
-        .arg("--json")
-        .output()
-        .unwrap();
+    json_lines(meta_agent().arg("--repo").arg(work).args(args))
+}
+
+/// [`run_json`] with the model at `url` (an OpenAI-compatible mock: `test-model`, a test key).
+pub(super) fn run_json_with_model(
+    work: &Path,
+    url: &str,
+    args: &[&str],
+) -> (i32, Vec<Value>, Value) {
+    json_lines(
+        meta_agent()
+            .env("OPENAI_API_KEY", "sk-test-model-0000")
+            .arg("--repo")
+            .arg(work)
+            .args(["--llm-provider", "openai", "--llm-base-url", url])
+            .args(["--model", "test-model"])
+            .args(args),
+    )
+}
+
+/// Runs `command` with `--json`: the exit code, the events and the outcome (the last line).
+fn json_lines(command: &mut assert_cmd::Command) -> (i32, Vec<Value>, Value) {
+    let out = command.arg("--json").output().unwrap();
     let stdout = String::from_utf8(out.stdout).unwrap();
     let mut lines: Vec<Value> = stdout
         .lines()

@@ -15,9 +15,8 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::engine::{example_with, run_json, wrong_mean};
+use super::engine::{example_with, run_json, run_json_with_model, wrong_mean};
 use crate::common::git;
-use crate::common::meta_agent;
 use crate::common::mock_llm::{MockLlm, streamed_tool_call};
 
 const BUGGY: &str = "sum(values) // len(values)";
@@ -87,22 +86,8 @@ async fn ignored_bytecode_cannot_make_a_broken_commit_verified() {
     let url = mock.base_url.clone();
     let run_in = work.clone();
     let (code, events, outcome) = tokio::task::spawn_blocking(move || {
-        let out = meta_agent()
-            .env("OPENAI_API_KEY", "sk-test-pristine-0000")
-            .arg("--repo")
-            .arg(&run_in)
-            .args(["--llm-provider", "openai", "--llm-base-url", &url])
-            .args(["--model", "test-model"])
-            .args(["run", "--text", "Make mean faster", "--max-iterations", "1"])
-            .arg("--json")
-            .output()
-            .unwrap();
-        let mut lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|line| serde_json::from_str(line).ok())
-            .collect();
-        let outcome = lines.pop().unwrap_or(Value::Null);
-        (out.status.code(), lines, outcome)
+        let task = ["run", "--text", "Make mean faster", "--max-iterations", "1"];
+        run_json_with_model(&run_in, &url, &task)
     })
     .await
     .unwrap();
@@ -119,7 +104,7 @@ async fn ignored_bytecode_cannot_make_a_broken_commit_verified() {
         "the bytecode makes the worktree's gates pass: {events:#?}"
     );
     assert_eq!(outcome["outcome"], "escalated", "{outcome:#}");
-    assert_eq!(code, Some(4), "escalated: {outcome:#}");
+    assert_eq!(code, 4, "escalated: {outcome:#}");
     let branch = crate::common::run_branch(&outcome);
     let head = git(&work, &["log", "-1", "--format=%B", branch]);
     assert!(
