@@ -644,19 +644,15 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     /// Whether the task asks about the baseline's failures (true when there was no baseline).
     fn baseline_asked(&self, state: &LoopState) -> bool {
         state.baseline().is_none_or(|step| {
-            step.signatures.is_empty() || baseline::task_asks_about(&state.task, &step.signatures)
+            step.signatures.is_empty() || baseline::task_asks_about(&state.task, step)
         })
     }
 
-    /// The baseline's failures that are still failing and not the task's to fix: they do not
-    /// hold the change back (the commit message names them).
+    /// The current failures that are still failing and not the task's to fix (the baseline
+    /// showed them and the task does not ask about them), when every current failure is one:
+    /// they do not hold the change back (the commit message names them).
     pub(super) fn preexisting_left(&self, state: &LoopState) -> Vec<SignatureRecord> {
-        let Some(step) = state.baseline() else {
-            return Vec::new();
-        };
-        if self.baseline_asked(state)
-            || !baseline::only_preexisting(&state.signature_ids(), &step.signatures)
-        {
+        if !baseline::only_preexisting(&state.signature_ids(), &left_alone(state)) {
             return Vec::new();
         }
         state.signatures.clone()
@@ -1039,4 +1035,13 @@ pub(super) fn file_section(diff: &str, path: &str) -> String {
         .find("\ndiff --git ")
         .map_or(rest.len(), |i| i + 2);
     rest[..end].to_owned()
+}
+
+/// The ids of the baseline's failures the task does not ask about (none without a baseline):
+/// never fixed by hindsight, never required of the model.
+pub(super) fn left_alone(state: &LoopState) -> std::collections::BTreeSet<String> {
+    state
+        .baseline()
+        .map(|step| baseline::not_asked(&state.task, step))
+        .unwrap_or_default()
 }

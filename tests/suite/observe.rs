@@ -207,6 +207,49 @@ async fn failures_a_feature_task_does_not_ask_about_are_left_alone_and_named() {
     );
 }
 
+/// A "fix the failing test" task on a project whose configured ruff already finds an unused
+/// import in another module: the test is fixed, the old finding is reported and left (the
+/// catalog's `ruff check --fix` never runs; the model is told it is not its to fix), and the
+/// commit changes only the file the fix needed.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_old_lint_finding_is_reported_not_fixed_by_a_test_fixing_task() {
+    let mock = MockLlm::start(vec![fix_and_finish()]).await;
+    let (_dir, work) = broken_example(&mock.base_url);
+    std::fs::write(
+        work.join("util.py"),
+        "import os\n\n\ndef noop():\n    return None\n",
+    )
+    .unwrap();
+    git(&work, &["add", "-A"]);
+    git(
+        &work,
+        &["commit", "-q", "-m", "a module with an old unused import"],
+    );
+    let (code, outcome) = run(&work, &["run", "--text", "Fix the failing test"]).await;
+    assert_eq!(code, 0, "{outcome:#}");
+    assert_eq!(outcome["outcome"], "committed", "{outcome:#}");
+    let commit = outcome["commit"].as_str().expect("a commit");
+    let changed = git(&work, &["show", "--name-only", "--format=", commit]);
+    let project_files: Vec<&str> = changed
+        .lines()
+        .filter(|path| !path.starts_with(".meta-agent/"))
+        .collect();
+    assert_eq!(project_files, ["calc.py"], "{outcome:#}");
+    let util = git(&work, &["show", &format!("{commit}:util.py")]);
+    assert!(util.starts_with("import os"), "left as it was: {util}");
+    let body = git(&work, &["log", "-1", "--format=%B", commit]);
+    assert!(
+        body.contains("left as they were (failing before this change, not asked about)")
+            && body.contains("F401"),
+        "{body}"
+    );
+    let opening = first_user_message(&mock.requests()[0]);
+    assert!(
+        opening.contains("not what the task asks") && opening.contains("F401"),
+        "the model is told the finding is not its to fix: {opening}"
+    );
+}
+
 /// The learned entry files a commit added, with their text.
 fn learned_entries(work: &Path, commit: &str) -> Vec<(String, String)> {
     git(
