@@ -277,11 +277,15 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             );
         }
         self.hindsight.begin(state).await;
-        if setup
-            && let Err(failure) = self.setup().await
-            && self.interrupt.reason().is_none()
-        {
-            ending = self.setup_failed(state, &failure);
+        self.leave_out_environment(state);
+        if setup {
+            match self.setup().await {
+                Ok(()) => self.settle_after_setup(state),
+                Err(failure) if self.interrupt.reason().is_none() => {
+                    ending = self.setup_failed(state, &failure);
+                }
+                Err(_) => {}
+            }
         }
         loop {
             state.usage.elapsed_ms =
@@ -307,6 +311,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 ),
                 LoopPhase::Planning => self.plan(state),
                 LoopPhase::Acting => {
+                    self.settle_before_first_act(state);
                     self.seed_before_first_act(state);
                     let before = state.clone();
                     match self.unless_interrupted(self.act(state)).await {

@@ -169,17 +169,6 @@ async fn run(work: &Path, base_url: &str, path: Option<String>, task: &str) -> (
     (out.status.code().unwrap_or(-1), outcome, seconds)
 }
 
-/// The project files the run's commit changed (the hindsight it learned, under `.meta-agent/`,
-/// is the bot's own record and is left out).
-fn committed_files(work: &Path, outcome: &Value) -> Vec<String> {
-    let commit = outcome["commit"].as_str().expect("a commit");
-    git(work, &["show", "--name-only", "--format=", commit])
-        .lines()
-        .filter(|path| !path.starts_with(".meta-agent/"))
-        .map(str::to_owned)
-        .collect()
-}
-
 #[test]
 fn humanize_gates_pass_at_head_with_no_configuration() {
     let (_dir, work) = committed("python/humanize");
@@ -220,7 +209,11 @@ async fn humanize_metric_precision_bug_is_fixed_by_the_upstream_change() {
     assert_eq!(code, 0, "{outcome:#}");
     assert_eq!(outcome["outcome"], "committed", "{outcome:#}");
     assert_eq!(mock.requests().len(), 1, "{outcome:#}");
-    assert_eq!(committed_files(&work, &outcome), [file], "{outcome:#}");
+    assert_eq!(
+        crate::common::committed_project_files(&work, &outcome),
+        [file],
+        "{outcome:#}"
+    );
 }
 
 #[test]
@@ -266,7 +259,11 @@ async fn strsim_jaro_winkler_prefix_bug_is_fixed_by_the_upstream_change() {
     .await;
     assert_eq!(code, 0, "{outcome:#}");
     assert_eq!(outcome["outcome"], "committed", "{outcome:#}");
-    assert_eq!(committed_files(&work, &outcome), [file], "{outcome:#}");
+    assert_eq!(
+        crate::common::committed_project_files(&work, &outcome),
+        [file],
+        "{outcome:#}"
+    );
 }
 
 #[test]
