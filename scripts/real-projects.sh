@@ -3,8 +3,9 @@
 # from the package registries with their ordinary clients, into target/real-projects/ (nothing
 # of theirs is committed here; fixtures/README.md lists each with its source, version and licence):
 #   python/humanize  humanize 4.10.0, the sdist from PyPI (MIT), and python/venv: the
-#                    environment its developers have (pytest, freezegun, the ruff its
-#                    pre-commit configuration pins, humanize itself for its metadata)
+#                    environment its developers have (its `tests` extra: pytest, pytest-cov,
+#                    freezegun; the ruff its pre-commit configuration pins; humanize itself,
+#                    for the version its __init__ reads from its metadata)
 #   rust/strsim      strsim 0.11.1, the crate from crates.io (MIT), through `cargo fetch`
 #   go/go-cmp        github.com/google/go-cmp 0.5.9, Debian's golang-github-google-go-cmp-dev
 #                    (BSD-3-Clause; there is no Go module proxy here), through `apt-get download`
