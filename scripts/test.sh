@@ -47,6 +47,12 @@ if [ ! -f "$examples/node_modules/@octokit/webhooks-examples/api.github.com/inde
 fi
 export META_AGENT_TEST_WEBHOOK_EXAMPLES="$PWD/$examples/node_modules/@octokit/webhooks-examples"
 
+# The real open-source projects of tests/suite/real_projects.rs, from their registries (PyPI,
+# crates.io, Debian's Go packages) into target/real-projects/: those tests fail, never skip,
+# without them.
+scripts/real-projects.sh \
+  || echo "!!! test.sh: the real projects could not be fetched: the real_projects tests will FAIL !!!" >&2
+
 # A real PostgreSQL server for the memory tests (scripts/test-postgres.sh): installed when
 # missing, one throwaway cluster for the whole run, removed on exit. If it cannot be had, the
 # rest still runs and the PostgreSQL tests fail (they never skip under this script).

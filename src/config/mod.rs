@@ -6,6 +6,7 @@
 //! program reads. Loading reads files only; detection that needs a child process (`cargo
 //! metadata`, read by [`preset::describe_cargo_metadata`]) goes through the exec module.
 
+pub mod layout;
 pub mod preset;
 pub mod raw;
 pub mod resolve;
@@ -184,10 +185,25 @@ pub async fn load<R: crate::exec::CommandRunner>(
             format!("preset: {name} in {}", path.display()),
         ),
     };
+    let file_gates = parsed
+        .as_ref()
+        .and_then(|(raw, _)| raw.gates.clone())
+        .unwrap_or_default();
     let (preset, preset_setup) = match &preset_name {
         Some(name) => {
-            let chosen = preset::preset_of(name, &path)?;
-            (Some((name.clone(), chosen.gates)), chosen.setup)
+            let tailored = layout::tailor(layout::TailorInput {
+                name,
+                preset: preset::preset_of(name, &path)?,
+                repo_root: input.repo_root,
+                file_gates: &file_gates,
+            });
+            for note in &tailored.notes {
+                reason = format!("{reason}; {note}");
+            }
+            (
+                Some((name.clone(), tailored.preset.gates)),
+                tailored.preset.setup,
+            )
         }
         None => (None, Vec::new()),
     };

@@ -35,12 +35,24 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             &state.signatures,
             crate::hindsight::signature::family::family_key,
         ));
+        let (shown, alone) = the_tasks_failures(state);
+        if !alone.is_empty() {
+            guidance.push(format!(
+                "Failing before this change and not what the task asks (leave them as they \
+                 are; they are reported, not yours to fix): {}",
+                alone
+                    .iter()
+                    .map(|record| digest_line(record))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ));
+        }
         FailureContext {
             failures: state
                 .review_missing
                 .iter()
                 .map(|missing| format!("[requirement] not met yet: {missing}"))
-                .chain(state.signatures.iter().map(digest_line))
+                .chain(shown.into_iter().map(digest_line))
                 .collect(),
             attempts: attempts(state),
             files_changed: files_changed(state),
@@ -54,6 +66,22 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     /// Whether the current failures are the baseline's and the task does not ask about them.
     fn preexisting_at_baseline(&self, state: &LoopState) -> bool {
         state.before_any_act() && !self.preexisting_left(state).is_empty()
+    }
+}
+
+/// The current failures the task asks about, and those it leaves alone (the baseline showed
+/// them; see [`super::baseline::not_asked`]). When every failure is left alone, all are shown
+/// (with the instruction that they predate the change) and none is set apart.
+fn the_tasks_failures(state: &LoopState) -> (Vec<&SignatureRecord>, Vec<&SignatureRecord>) {
+    let left_alone = super::run::left_alone(state);
+    let (alone, asked): (Vec<_>, Vec<_>) = state
+        .signatures
+        .iter()
+        .partition(|record| left_alone.contains(&record.id));
+    if asked.is_empty() {
+        (alone, Vec::new())
+    } else {
+        (asked, alone)
     }
 }
 

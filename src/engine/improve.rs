@@ -238,6 +238,9 @@ fn candidates<R: CommandRunner, G: Repository>(
     state: &LoopState,
     record: &SignatureRecord,
 ) -> Vec<RankedResolution> {
+    if super::run::left_alone(state).contains(&record.id) {
+        return Vec::new();
+    }
     let signature = signature_of(record);
     let tried = state.tried(&record.id);
     ctx.view

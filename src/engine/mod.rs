@@ -12,6 +12,7 @@
 pub mod baseline;
 pub mod decide;
 mod digest;
+mod environment;
 pub mod evidence;
 mod evidence_guard;
 pub mod hints;

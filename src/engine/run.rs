@@ -277,11 +277,15 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             );
         }
         self.hindsight.begin(state).await;
-        if setup
-            && let Err(failure) = self.setup().await
-            && self.interrupt.reason().is_none()
-        {
-            ending = self.setup_failed(state, &failure);
+        self.leave_out_environment(state);
+        if setup {
+            match self.setup().await {
+                Ok(()) => self.settle_after_setup(state),
+                Err(failure) if self.interrupt.reason().is_none() => {
+                    ending = self.setup_failed(state, &failure);
+                }
+                Err(_) => {}
+            }
         }
         loop {
             state.usage.elapsed_ms =
@@ -307,6 +311,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 ),
                 LoopPhase::Planning => self.plan(state),
                 LoopPhase::Acting => {
+                    self.settle_before_first_act(state);
                     self.seed_before_first_act(state);
                     let before = state.clone();
                     match self.unless_interrupted(self.act(state)).await {
@@ -645,19 +650,15 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     /// Whether the task asks about the baseline's failures (true when there was no baseline).
     fn baseline_asked(&self, state: &LoopState) -> bool {
         state.baseline().is_none_or(|step| {
-            step.signatures.is_empty() || baseline::task_asks_about(&state.task, &step.signatures)
+            step.signatures.is_empty() || baseline::task_asks_about(&state.task, step)
         })
     }
 
-    /// The baseline's failures that are still failing and not the task's to fix: they do not
-    /// hold the change back (the commit message names them).
+    /// The current failures that are still failing and not the task's to fix (the baseline
+    /// showed them and the task does not ask about them), when every current failure is one:
+    /// they do not hold the change back (the commit message names them).
     pub(super) fn preexisting_left(&self, state: &LoopState) -> Vec<SignatureRecord> {
-        let Some(step) = state.baseline() else {
-            return Vec::new();
-        };
-        if self.baseline_asked(state)
-            || !baseline::only_preexisting(&state.signature_ids(), &step.signatures)
-        {
+        if !baseline::only_preexisting(&state.signature_ids(), &left_alone(state)) {
             return Vec::new();
         }
         state.signatures.clone()
@@ -1040,4 +1041,13 @@ pub(super) fn file_section(diff: &str, path: &str) -> String {
         .find("\ndiff --git ")
         .map_or(rest.len(), |i| i + 2);
     rest[..end].to_owned()
+}
+
+/// The ids of the baseline's failures the task does not ask about (none without a baseline):
+/// never fixed by hindsight, never required of the model.
+pub(super) fn left_alone(state: &LoopState) -> std::collections::BTreeSet<String> {
+    state
+        .baseline()
+        .map(|step| baseline::not_asked(&state.task, step))
+        .unwrap_or_default()
 }

@@ -82,6 +82,10 @@ pub struct LoopState {
     /// configuration edits a maintainer allowed (see [`super::evidence`]).
     #[serde(default)]
     pub evidence: TestEvidence,
+    /// Worktree entries the setup commands and the baseline gates wrote (a lockfile, a virtual
+    /// environment, caches): the environment's, left out of every diff and commit.
+    #[serde(default)]
+    pub environment: Vec<String>,
 }
 
 /// The tests a run added and the test edits it was allowed, for the report and the PR body.
@@ -154,6 +158,7 @@ impl LoopState {
             interrupted: None,
             checkpoint: None,
             evidence: Default::default(),
+            environment: Vec::new(),
         }
     }
 

@@ -61,6 +61,15 @@ pub struct CommitSummary {
     pub committer_email: String,
 }
 
+/// What the worktree holds beyond HEAD (see [`Repository::uncommitted`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Uncommitted {
+    /// Untracked, not ignored entries; a directory once, without its trailing `/`.
+    pub untracked: Vec<String>,
+    /// Tracked paths whose worktree file differs from the index (changed, deleted, retyped).
+    pub changed: Vec<String>,
+}
+
 /// Who the bot's commits are authored and committed by.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Identity {
@@ -200,6 +209,16 @@ pub trait Repository: Send + Sync {
     /// The worktree's ignored entries, `/`-separated (an ignored directory once, not its
     /// contents).
     fn ignored_paths(&self) -> Result<Vec<String>, GitError>;
+    /// What the worktree holds beyond HEAD, without reading any content: untracked entries (an
+    /// untracked directory once) and tracked paths changed in the worktree.
+    fn uncommitted(&self) -> Result<Uncommitted, GitError>;
+    /// Leaves `paths` (worktree-relative, `/`-separated) out of every later diff, stage and
+    /// commit made through this object, as if ignored: files the environment wrote (the setup
+    /// commands, the baseline gates), never part of the change. Replaces the earlier set; lasts
+    /// as long as this object.
+    fn leave_out(&self, paths: &[String]) -> Result<(), GitError>;
+    /// Puts the tracked `paths` back in the worktree as the commit `rev` holds them.
+    fn restore_paths(&self, rev: &str, paths: &[String]) -> Result<(), GitError>;
     /// Whether `patch` would apply cleanly to the worktree (nothing is written).
     fn patch_applies(&self, patch: &str) -> Result<bool, GitError>;
     /// Applies `patch` to the worktree (the index is left alone).

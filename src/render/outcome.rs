@@ -118,9 +118,8 @@ fn preexisting_failures(state: &LoopState) -> Vec<String> {
     let Some(baseline) = state.baseline() else {
         return Vec::new();
     };
-    let left =
-        crate::engine::baseline::only_preexisting(&state.signature_ids(), &baseline.signatures);
-    if !left || crate::engine::baseline::task_asks_about(&state.task, &baseline.signatures) {
+    let left_alone = crate::engine::baseline::not_asked(&state.task, baseline);
+    if !crate::engine::baseline::only_preexisting(&state.signature_ids(), &left_alone) {
         return Vec::new();
     }
     state

@@ -13,6 +13,7 @@
 //! never loads the whole file. It must not print or touch anything but the report it reads.
 
 mod input;
+mod location;
 mod reader;
 mod text;
 

@@ -164,3 +164,16 @@ pub fn file_on_branch(work: &std::path::Path, outcome: &serde_json::Value, path:
 pub fn branch_message(work: &std::path::Path, outcome: &serde_json::Value) -> String {
     git(work, &["log", "-1", "--format=%B", run_branch(outcome)])
 }
+
+/// The project files the run's commit changed (from its outcome object): the hindsight it
+/// learned, under `.meta-agent/`, is the bot's own record and is left out.
+pub fn committed_project_files(work: &std::path::Path, outcome: &serde_json::Value) -> Vec<String> {
+    let commit = outcome["commit"]
+        .as_str()
+        .expect("the outcome names a commit");
+    git(work, &["show", "--name-only", "--format=", commit])
+        .lines()
+        .filter(|path| !path.starts_with(".meta-agent/"))
+        .map(str::to_owned)
+        .collect()
+}

@@ -30,6 +30,7 @@ mod observe;
 mod pause;
 mod planning;
 mod pristine;
+mod real_projects;
 mod redact;
 mod report_coverage;
 mod report_junit;

@@ -418,3 +418,56 @@ fn outcomes_are_kept_by_id_only_when_asked_and_up_to_the_cap() {
     assert_eq!(capped.outcomes.len(), 2);
     assert_eq!(capped.outcomes_omitted, 3);
 }
+
+#[test]
+fn vitest_tests_with_one_name_are_distinct_tests_never_attempts() {
+    let report = |root: &str| {
+        format!(
+            r#"<testsuites name="{root}"><testsuite name="test/base.test.ts">
+                 <testcase classname="test/base.test.ts" name="base &gt; parses"></testcase>
+                 <testcase classname="test/base.test.ts" name="base &gt; parses"></testcase>
+                 <testcase classname="test/base.test.ts" name="base &gt; other"></testcase>
+               </testsuite></testsuites>"#
+        )
+    };
+    let vitest = read(&report("vitest tests")).unwrap();
+    assert_eq!(
+        counts(&vitest),
+        [3, 3, 0, 0, 0, 0],
+        "a green run has no flaky test"
+    );
+    let jest = read(&report("jest tests")).unwrap();
+    assert_eq!(counts(&jest), [3, 3, 0, 0, 0, 0]);
+    let pytest = read(&report("pytest tests")).unwrap();
+    assert_eq!(
+        counts(&pytest),
+        [2, 2, 0, 0, 0, 1],
+        "pytest-rerunfailures' attempts are still one test"
+    );
+}
+
+#[test]
+fn a_vitest_failure_carries_the_file_and_line_its_text_names() {
+    let summary = read(
+        r#"<testsuites name="vitest tests"><testsuite name="test/base.test.ts">
+             <testcase classname="test/base.test.ts" name="base &gt; adds">
+               <failure message="expected 6 to be 7" type="AssertionError">
+AssertionError: expected 6 to be 7
+ ❯ node_modules/@vitest/expect/dist/index.js:12:3
+ ❯ test/base.test.ts:36:41
+               </failure>
+             </testcase>
+             <testcase classname="x" name="y" file="given.ts" line="3"><failure>❯ other.ts:9:1</failure></testcase>
+           </testsuite></testsuites>"#,
+    )
+    .unwrap();
+    let failure = &summary.failures[0];
+    assert_eq!(failure.file.as_deref(), Some("test/base.test.ts"));
+    assert_eq!(failure.line, Some(36));
+    assert_eq!(
+        summary.failures[1].file.as_deref(),
+        Some("given.ts"),
+        "attributes win"
+    );
+    assert_eq!(summary.failures[1].line, Some(3));
+}
