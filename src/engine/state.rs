@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::protocol::ending::EscalationReason;
 use crate::protocol::event::LoopPhase;
 use crate::protocol::records::{
-    GateRecord, Plan, RunOutcome, SignatureRecord, StepPhase, StepRecord, Usage,
+    GateRecord, Plan, RunOutcome, SignatureRecord, StepPhase, StepRecord, Usage, UserSnapshot,
 };
 use crate::protocol::task::Task;
 use crate::redact::Redactor;
@@ -82,6 +82,10 @@ pub struct LoopState {
     /// configuration edits a maintainer allowed (see [`super::evidence`]).
     #[serde(default)]
     pub evidence: TestEvidence,
+    /// A local run's start from the user's uncommitted work: the snapshot commit that is
+    /// `base_commit`, and which paths were the user's.
+    #[serde(default)]
+    pub snapshot: Option<UserSnapshot>,
 }
 
 /// The tests a run added and the test edits it was allowed, for the report and the PR body.
@@ -154,6 +158,7 @@ impl LoopState {
             interrupted: None,
             checkpoint: None,
             evidence: Default::default(),
+            snapshot: None,
         }
     }
 

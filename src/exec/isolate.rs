@@ -180,15 +180,7 @@ impl Scratch {
 
 /// The command's own `HOME`, `PATH` and toolchain variables, as the supervisor received them.
 pub fn home_env() -> super::home::HomeEnv {
-    let var = |name: &str| std::env::var_os(name).map(PathBuf::from);
-    super::home::HomeEnv {
-        home: var("HOME"),
-        path: std::env::var_os("PATH").unwrap_or_default(),
-        toolchains: super::home::TOOLCHAIN_VARS
-            .iter()
-            .map(|(name, _)| (*name, var(name)))
-            .collect(),
-    }
+    super::home::HomeEnv::from_lookup(|name| std::env::var_os(name))
 }
 
 fn namespace_plan(

@@ -11,12 +11,14 @@
 //! annotations and step outputs; [`status`] the status comment (the escalation comment is its
 //! escalated view); [`pull`] the pull request body; [`fit`] keeps what goes to GitHub
 //! within GitHub's limits; [`evidence`] existing and new tests apart, and the allowed test
-//! and configuration changes.
+//! and configuration changes; [`local`] what a local run says about its worktree and the user's
+//! uncommitted work (and `meta-agent worktrees`).
 
 pub mod evidence;
 pub mod fit;
 pub mod gates;
 pub mod job;
+pub mod local;
 pub mod outcome;
 pub mod pull;
 mod reason;
