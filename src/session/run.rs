@@ -30,7 +30,7 @@ use crate::policy::Policy;
 use crate::protocol::deadline::Deadline;
 use crate::protocol::event::EventSink;
 use crate::protocol::interrupt::Interrupt;
-use crate::protocol::records::RunOutcome;
+use crate::protocol::records::{RunOutcome, UserSnapshot};
 use crate::protocol::task::Task;
 use crate::redact::Redactor;
 
@@ -216,22 +216,7 @@ pub async fn run(
     let places = places_of(overrides, env, &checkout)?;
     let session = new_session_id();
     let lock = lock(&checkout, &session)?;
-    let start = super::start::starting_point(
-        &checkout,
-        StartRequest {
-            from_head: request.from_head,
-            session: &session,
-            redactor: &env.redactor,
-        },
-    )?;
-    places.create()?;
-    let place = SessionWorktree::add(
-        &checkout.workdir(),
-        &session,
-        &start.commit,
-        &places.session(&session),
-    )
-    .map_err(|err| SessionError::Internal(err.to_string()))?;
+    let (place, snapshot) = new_worktree(&checkout, &places, &session, request.from_head, env)?;
     let begin = |ctx: &RunContext<'_>| {
         let options = StartOptions {
             session: session.clone(),
@@ -239,7 +224,7 @@ pub async fn run(
             max_iterations: request
                 .max_iterations
                 .unwrap_or(ctx.config.loop_.max_iterations),
-            snapshot: start.snapshot.clone(),
+            snapshot: snapshot.clone(),
         };
         let builder = builder_for(ctx, &task, KeyNeed::Now)?;
         let begin = Begin::Start {
@@ -259,6 +244,28 @@ pub async fn run(
     let done = in_worktree(overrides, env, place, plan, begin).await;
     drop(lock);
     done
+}
+
+/// The worktree of new session `session`, at the run's starting point (with the user's
+/// uncommitted work unless `from_head`), and that work's snapshot.
+fn new_worktree(
+    checkout: &Git2Repository,
+    places: &Places,
+    session: &str,
+    from_head: bool,
+    env: &Environment,
+) -> Result<(SessionWorktree, Option<UserSnapshot>), SessionError> {
+    let request = StartRequest {
+        from_head,
+        session,
+        redactor: &env.redactor,
+    };
+    let start = super::start::starting_point(checkout, request)?;
+    places.create()?;
+    let path = places.session(session);
+    let place = SessionWorktree::add(&checkout.workdir(), session, &start.commit, &path)
+        .map_err(|err| SessionError::Internal(err.to_string()))?;
+    Ok((place, start.snapshot))
 }
 
 /// Where the worktrees of the repository at `checkout` live (`--worktrees-dir`, or the default).
