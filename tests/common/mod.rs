@@ -182,7 +182,17 @@ pub fn session_worktree(work: &std::path::Path, outcome: &serde_json::Value) -> 
     let session = outcome["session"]
         .as_str()
         .expect("the outcome names its session");
-    worktrees_of(work).join(session)
+    let place = worktrees_of(work).join(session);
+    if let Some(kept) = outcome["worktree"].as_str() {
+        // A run started without the tests' worktrees directory would make every check of this
+        // place vacuous.
+        assert_eq!(
+            kept,
+            place.display().to_string(),
+            "the run kept its worktree elsewhere"
+        );
+    }
+    place
 }
 
 /// The run's work branch (from its outcome object), for `git` commands in the user's checkout.
