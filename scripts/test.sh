@@ -58,7 +58,23 @@ scripts/real-projects.sh \
 # rest still runs and the PostgreSQL tests fail (they never skip under this script).
 # shellcheck source=scripts/test-postgres.sh
 source scripts/test-postgres.sh
-trap pg_stop EXIT
+
+# The tests' local runs keep their worktrees (escalated, paused, dry runs) in one directory of the
+# temporary directory (tests/common/mod.rs, `worktrees_root`), beside no project; they outlive the
+# tests' scratch repositories. Before and after the run, a worktree whose repository is gone is
+# removed (one whose repository still exists, another run's, is left alone).
+clean_test_worktrees() {
+  local root="${TMPDIR:-/tmp}/meta-agent-test-worktrees" tree gitdir
+  [ -d "$root" ] || return 0
+  for tree in "$root"/*/*/; do
+    [ -f "$tree.git" ] || continue
+    gitdir=$(sed -n 's/^gitdir: //p' "$tree.git")
+    [ -d "$gitdir" ] || rm -rf "$tree"
+  done
+  find "$root" -mindepth 1 -maxdepth 1 -type d -empty -delete
+}
+clean_test_worktrees
+trap 'pg_stop; clean_test_worktrees' EXIT
 if ! { pg_install && pg_start; }; then
   echo "!!! test.sh: no PostgreSQL server could be installed and started: the memory tests will FAIL !!!" >&2
 fi

@@ -3,7 +3,7 @@
 
 use super::args::{
     Cli, Command, ConfigCommand, EvalCommand, GatesArgs, GithubArgs, OutputArgs, ReportCommand,
-    ResumeArgs, RunArgs,
+    ResumeArgs, RunArgs, WorktreesCommand,
 };
 use crate::session::commands::{self, GatesFormat, GatesRequest, ReportRequest};
 use crate::session::github::StepSettings;
@@ -26,6 +26,12 @@ pub async fn run(cli: &Cli, env: &Environment) -> Result<Done, SessionError> {
         Command::Hindsight(args) => commands::hindsight(&overrides, env, args).await,
         Command::Eval(command) => eval(command, &overrides, env).await,
         Command::Memory(args) => crate::session::memory::memory(&overrides, env, args).await,
+        Command::Worktrees(WorktreesCommand::List { json }) => {
+            crate::session::worktrees::list(&overrides, env, *json)
+        }
+        Command::Worktrees(WorktreesCommand::Prune) => {
+            crate::session::worktrees::prune(&overrides, env)
+        }
         Command::Supervise(_) => Err(SessionError::Internal(
             "the supervisor runs without a runtime".into(),
         )),
@@ -96,6 +102,7 @@ fn overrides(cli: &Cli) -> Overrides {
         model: cli.model.clone(),
         fast_model: cli.fast_model.clone(),
         llm_base_url: cli.llm_base_url.clone(),
+        worktrees_dir: cli.worktrees_dir.clone(),
         verbose: cli.verbose > 0,
     }
 }
@@ -120,6 +127,7 @@ fn run_request(args: &RunArgs) -> Result<RunRequest, SessionError> {
     Ok(RunRequest {
         task,
         dry_run: args.dry_run,
+        from_head: args.from_head,
         max_iterations: args.max_iterations,
         output: output(&args.output),
     })

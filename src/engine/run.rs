@@ -71,6 +71,9 @@ pub struct StartOptions {
     pub session: String,
     pub dry_run: bool,
     pub max_iterations: u32,
+    /// The user's uncommitted work the run starts from (a local run's snapshot commit, checked
+    /// out as HEAD); `None` when the run starts from a commit of the repository.
+    pub snapshot: Option<crate::protocol::records::UserSnapshot>,
 }
 
 /// What a finished (or stopped) run produced.
@@ -128,6 +131,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let mut state = LoopState {
             dry_run: options.dry_run,
             started_unix_ms: now_ms(),
+            snapshot: options.snapshot,
             ..LoopState::new(
                 session.clone(),
                 task,

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::protocol::ending::EscalationReason;
 use crate::protocol::event::LoopPhase;
 use crate::protocol::records::{
-    GateRecord, Plan, RunOutcome, SignatureRecord, StepPhase, StepRecord, Usage,
+    GateRecord, Plan, RunOutcome, SignatureRecord, StepPhase, StepRecord, Usage, UserSnapshot,
 };
 use crate::protocol::task::Task;
 use crate::redact::Redactor;
@@ -86,6 +86,10 @@ pub struct LoopState {
     /// environment, caches): the environment's, left out of every diff and commit.
     #[serde(default)]
     pub environment: Vec<String>,
+    /// A local run's start from the user's uncommitted work: the snapshot commit that is
+    /// `base_commit`, and which paths were the user's.
+    #[serde(default)]
+    pub snapshot: Option<UserSnapshot>,
 }
 
 /// The tests a run added and the test edits it was allowed, for the report and the PR body.
@@ -159,6 +163,7 @@ impl LoopState {
             checkpoint: None,
             evidence: Default::default(),
             environment: Vec::new(),
+            snapshot: None,
         }
     }
 

@@ -12,6 +12,7 @@ mod names;
 mod patch_check;
 mod render;
 mod repo;
+mod snapshot;
 mod trailers;
 pub mod unified;
 pub mod workspace;

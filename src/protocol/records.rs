@@ -365,3 +365,16 @@ impl RunOutcome {
         }
     }
 }
+
+/// The user's uncommitted work a local run started from: a commit of its own on top of the
+/// user's `HEAD` (labelled as theirs), the run's base. The bot's changes are everything after it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserSnapshot {
+    /// The snapshot commit (the run's base commit).
+    pub commit: String,
+    /// The user's `HEAD` it was taken on (its parent).
+    pub head: String,
+    /// The paths that differed from `HEAD` (tracked changes, staged or not, and untracked files
+    /// that are not ignored), sorted.
+    pub paths: Vec<String>,
+}

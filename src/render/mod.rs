@@ -13,13 +13,16 @@
 //! suggestion review of a fork's pull request; [`pull`] the pull request body; [`fit`] keeps
 //! what goes to GitHub
 //! within GitHub's limits; [`evidence`] existing and new tests apart, and the allowed test
-//! and configuration changes; [`environment`] gates that could not start, and what to do.
+//! and configuration changes; [`environment`] gates that could not start, and what to do;
+//! [`local`] what a local run says about its worktree and the user's uncommitted work (and
+//! `meta-agent worktrees`).
 
 pub mod environment;
 pub mod evidence;
 pub mod fit;
 pub mod gates;
 pub mod job;
+pub mod local;
 pub mod outcome;
 pub mod pull;
 mod reason;

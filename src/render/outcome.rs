@@ -86,6 +86,15 @@ pub fn commit_message(state: &LoopState, trailers: bool) -> String {
             state.flaky.join(", ")
         );
     }
+    if let Some(snapshot) = &state.snapshot {
+        let _ = writeln!(
+            body,
+            "- on top of your uncommitted changes, committed apart as snapshot {} (this \
+             commit's parent; not meta-agent's work): {}",
+            short(&snapshot.commit),
+            super::local::path_list(&snapshot.paths, super::local::PATHS_IN_A_LINE)
+        );
+    }
     let preexisting = preexisting_failures(state);
     if !preexisting.is_empty() {
         let _ = writeln!(
@@ -168,11 +177,20 @@ pub fn trailer_block(state: &LoopState) -> String {
         )
     };
     format!(
-        "Meta-Agent-Iterations: {}\nMeta-Agent-Patterns-Applied: {patterns}\nMeta-Agent-Hindsight-Used: {hindsight}\nMeta-Agent-Gates: {}\nMeta-Agent-Session: {}\n",
+        "Meta-Agent-Iterations: {}\nMeta-Agent-Patterns-Applied: {patterns}\nMeta-Agent-Hindsight-Used: {hindsight}\nMeta-Agent-Gates: {}\n{}Meta-Agent-Session: {}\n",
         state.iterations_run(),
         gates_trailer(&state.gates),
+        super::local::changes_trailers(state.snapshot.as_ref(), &bot_changes(state)),
         state.session
     )
+}
+
+/// The paths the bot changed in the run, sorted.
+pub fn bot_changes(state: &LoopState) -> Vec<String> {
+    files_changed(state)
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
 }
 
 /// The escalation report for maintainers (Markdown).
@@ -485,7 +503,12 @@ pub fn final_summary(state: &LoopState, verbose: bool) -> String {
         state.usage.llm_calls
     );
     let files = files_changed(state);
-    if !files.is_empty() {
+    if state.snapshot.is_some() {
+        out.push_str(&super::local::changes_lines(
+            state.snapshot.as_ref(),
+            &bot_changes(state),
+        ));
+    } else if !files.is_empty() {
         let _ = writeln!(
             out,
             "changed: {}",

@@ -441,6 +441,11 @@ async fn run_bot(work: &Path, home: &Path, title: &str) -> Run {
         // As in CI, the bot's parent (the step's shell) holds the secrets too.
         let mut cmd = assert_cmd::Command::new("sh");
         cmd.env_remove("RUST_LOG");
+        cmd.env_remove("XDG_STATE_HOME");
+        cmd.env(
+            meta_agent::session::places::WORKTREES_VAR,
+            crate::common::worktrees_root(),
+        );
         for (name, value) in HIDDEN.iter().chain([&KNOWN]) {
             cmd.env(name, value);
         }

@@ -422,7 +422,7 @@ fn a_clean_repository_has_nothing_to_do() {
 fn killed_and_resumed(point: impl Fn(&Value) -> bool) {
     use std::io::BufRead;
     let (_dir, work) = example_with(unused_import);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_meta-agent"))
+    let mut child = crate::common::meta_agent_process(env!("CARGO_BIN_EXE_meta-agent").as_ref())
         .arg("--repo")
         .arg(&work)
         .args(["run", "--text", "Make the gates pass", "--json"])

@@ -946,6 +946,10 @@ fn a_plain_ci_step_leaves_its_results_as_files() {
     let artifacts = out.path().join("meta-agent");
     let result = meta_agent()
         .env_clear()
+        .env(
+            meta_agent::session::places::WORKTREES_VAR,
+            crate::common::worktrees_root(),
+        )
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env(
             "HOME",

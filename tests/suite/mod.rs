@@ -25,6 +25,8 @@ mod hindsight_store;
 mod llm;
 mod llm_wire;
 mod local;
+mod local_projects;
+mod local_worktrees;
 mod memory;
 mod observe;
 mod pause;

@@ -120,7 +120,7 @@ async fn ignored_bytecode_cannot_make_a_broken_commit_verified() {
 }
 
 /// A last gate, after every other (one gate at a time): `script` runs with the user's checkout
-/// as `$1` (the run's worktree is `$1/.git/meta-agent/worktrees/<session>`).
+/// as `$1` (the run's worktree is elsewhere, in the bot's own directory).
 fn later_gate(work: &Path, script: &str) {
     let config = work.join(".meta-agent.yml");
     let mut text = std::fs::read_to_string(&config).unwrap();
