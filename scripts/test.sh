@@ -15,17 +15,25 @@ if ! command -v cargo-nextest >/dev/null 2>&1; then
   cargo install --locked cargo-nextest
 fi
 
-# Go for the Go preset's end-to-end test (Debian's golang-go): installed when missing, as root;
-# otherwise that test fails saying so (it never skips).
-if ! command -v go >/dev/null 2>&1; then
+# Go for the Go preset's end-to-end test and gotestsum for the go re-run filter test (Debian's
+# golang-go and gotestsum): installed when missing, as root; otherwise those tests fail saying so
+# (they never skip).
+if ! command -v go >/dev/null 2>&1 || ! command -v gotestsum >/dev/null 2>&1; then
   if [ "$(id -u)" -eq 0 ]; then
-    echo "test.sh: installing Debian's golang-go" >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends golang-go >&2 \
-      || { apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends golang-go >&2; } \
-      || echo "!!! test.sh: golang-go could not be installed: the Go preset test will FAIL !!!" >&2
+    echo "test.sh: installing Debian's golang-go and gotestsum" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends golang-go gotestsum >&2 \
+      || { apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends golang-go gotestsum >&2; } \
+      || echo "!!! test.sh: golang-go/gotestsum could not be installed: the Go tests will FAIL !!!" >&2
   else
-    echo "!!! test.sh: go is missing and this is not root: the Go preset test will FAIL !!!" >&2
+    echo "!!! test.sh: go or gotestsum is missing and this is not root: the Go tests will FAIL !!!" >&2
   fi
+fi
+
+# jest, jest-junit and vitest for the re-run filter tests (tests/suite/rerun.rs), pinned by
+# fixtures/rerun-tools/package-lock.json.
+if [ ! -d fixtures/rerun-tools/node_modules ]; then
+  npm ci --prefix fixtures/rerun-tools --no-audit --no-fund --ignore-scripts >&2 \
+    || echo "!!! test.sh: npm ci in fixtures/rerun-tools failed: the jest and vitest re-run tests will FAIL !!!" >&2
 fi
 
 # A real PostgreSQL server for the memory tests (scripts/test-postgres.sh): installed when

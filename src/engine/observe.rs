@@ -12,12 +12,13 @@ use super::run::{Engine, now_ms};
 use super::state::LoopState;
 use crate::config::GateSpec;
 use crate::exec::CommandRunner;
-use crate::gates::fast::{self, FailingTest};
-use crate::gates::{self, GateNetworkMode, GateRunContext, GatesSummary};
+use crate::gates::fast::{self, RerunUnavailable};
+use crate::gates::{self, GateNetworkMode, GateResult, GateRunContext, GatesSummary, filter};
 use crate::git::Repository;
 use crate::protocol::builder::Builder;
 use crate::protocol::event::{Event, LoopPhase};
 use crate::protocol::records::{GateRecord, GateScope, SignatureRecord, StepPhase, StepRecord};
+use crate::protocol::test_id::TestId;
 use crate::report::Limits;
 
 impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
@@ -31,10 +32,12 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         };
         let workdir = self.repo.workdir();
         let ctx = self.gate_context(&workdir);
-        let mut summary = self.run_gates_fast_first(&ctx, state, &workdir).await;
+        let mut summary = self.run_gates_fast_first(&ctx, state).await;
         let flaky = self.rerun_failed_tests(&ctx, &mut summary).await;
         for test in &flaky {
-            self.events.emit(&Event::FlakyTest { test: test.clone() });
+            self.events.emit(&Event::FlakyTest {
+                test: test.to_string(),
+            });
         }
         state.flaky.extend(flaky);
         let signatures = improve::signatures_of(&summary, &workdir);
@@ -97,17 +100,15 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     }
 
     /// In an improve iteration, gates that failed with failing tests first re-run only those tests
-    /// (when their runner can); if any still fails, the other gates run in full and the
-    /// observation stands on that. Otherwise, and always before a commit, every gate runs in full.
+    /// (when their runner can select them exactly); if any still fails, the other gates run in
+    /// full and the observation stands on that. Otherwise, and always before a commit, every gate
+    /// runs in full.
     async fn run_gates_fast_first(
         &self,
         ctx: &GateRunContext<'_, R>,
         state: &LoopState,
-        workdir: &Path,
     ) -> GatesSummary {
-        let exists = |path: &Path| workdir.join(path).is_file();
-        let mut scopes = Vec::new();
-        let quick: Vec<GateSpec> = self
+        let plans: Vec<Plan> = self
             .config
             .gates
             .iter()
@@ -116,65 +117,55 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                     .gates
                     .iter()
                     .find(|g| g.name == spec.name && g.failed())?;
-                let failing: Vec<FailingTest> = record
-                    .failing_tests
-                    .iter()
-                    .map(|id| FailingTest::parse(id))
-                    .collect();
-                let quick = fast::rerun_gate(spec, &failing, &exists)?;
-                scopes.push((spec.name.clone(), rerun_scope(record)));
-                Some(quick)
+                let rerun = partial(spec, &record.failing_tests)?;
+                Some(Plan::Partial(rerun, rerun_scope(record)))
             })
             .collect();
-        if state.iteration == 0 || quick.is_empty() {
+        if state.iteration == 0 || plans.is_empty() {
             return gates::run_gates_with(ctx, &self.config.gates, in_run()).await;
         }
         tracing::info!(
             "fast feedback: re-running only the failing tests of {} gate(s)",
-            quick.len()
+            plans.len()
         );
-        let first = gates::run_gates_with(ctx, &quick, in_run()).await;
-        if first.gates.iter().all(|gate| gate.passed) {
+        let first = self.run_plans(ctx, &plans).await;
+        if first.iter().all(|(gate, _)| gate.passed) {
             return gates::run_gates_with(ctx, &self.config.gates, in_run()).await;
         }
         let others: Vec<GateSpec> = self
             .config
             .gates
             .iter()
-            .filter(|spec| !quick.iter().any(|q| q.name == spec.name))
+            .filter(|spec| !first.iter().any(|(gate, _)| gate.name == spec.name))
             .cloned()
             .collect();
         let rest = gates::run_gates_with(ctx, &others, in_run()).await;
         let mut results = Vec::new();
         for spec in &self.config.gates {
-            let from_quick = first.gates.iter().find(|g| g.name == spec.name);
-            let result = from_quick.or_else(|| rest.gates.iter().find(|g| g.name == spec.name));
-            if let Some(result) = result {
+            if let Some((result, scope)) = first.iter().find(|(g, _)| g.name == spec.name) {
                 let mut result = result.clone();
-                if from_quick.is_some() {
+                if let Some(scope) = scope {
                     result.reasons.push(
                         "fast feedback: only the tests that failed before were re-run".into(),
                     );
-                    result.scope = scopes
-                        .iter()
-                        .find(|(name, _)| *name == spec.name)
-                        .map_or(GateScope::Full, |(_, scope)| *scope);
+                    result.scope = *scope;
                 }
                 results.push(result);
+            } else if let Some(result) = rest.gates.iter().find(|g| g.name == spec.name) {
+                results.push(result.clone());
             }
         }
         GatesSummary::from_results(results)
     }
 
     /// Re-runs, once and unchanged, the failing tests of every tests gate that failed (only those
-    /// tests where the runner can select them, else the whole gate). Tests that pass the second
-    /// time are flaky: reported, and the gate counts them as passed.
+    /// tests where the runner can select them exactly, else the whole gate). Tests that pass the
+    /// second time are flaky: reported, and the gate counts them as passed.
     pub(super) async fn rerun_failed_tests(
         &self,
         ctx: &GateRunContext<'_, R>,
         summary: &mut GatesSummary,
-    ) -> Vec<String> {
-        let exists = |path: &Path| ctx.repo_root.join(path).is_file();
+    ) -> Vec<TestId> {
         let mut plans = Vec::new();
         for result in summary.gates.iter().filter(|g| !g.passed) {
             let Some(tests) = result.tests.as_ref().filter(|t| t.failed + t.errors > 0) else {
@@ -188,35 +179,28 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             else {
                 continue;
             };
-            let failing: Vec<FailingTest> = tests
-                .failures
-                .iter()
-                .map(|f| FailingTest {
-                    classname: f.classname.clone(),
-                    name: f.name.clone(),
-                })
-                .collect();
-            let partial = tests.failures_omitted == 0;
-            let quick = partial
-                .then(|| fast::rerun_gate(spec, &failing, &exists))
+            let rerun = (tests.failures_omitted == 0)
+                .then(|| partial(spec, &result.failing))
                 .flatten();
-            plans.push((quick.is_some(), quick.unwrap_or_else(|| spec.clone())));
+            plans.push(match rerun {
+                Some(rerun) => Plan::Partial(rerun, GateScope::Full),
+                None => Plan::Whole(spec.clone()),
+            });
         }
         if plans.is_empty() {
             return Vec::new();
         }
-        let specs: Vec<GateSpec> = plans.iter().map(|(_, spec)| spec.clone()).collect();
-        let again = gates::run_gates_with(ctx, &specs, in_run()).await;
+        let again = self.run_plans(ctx, &plans).await;
         let mut flaky = Vec::new();
-        for (rerun, (only_failures, _)) in again.gates.into_iter().zip(&plans) {
+        for (rerun, only_failures) in again {
             let Some(first) = summary.gates.iter_mut().find(|g| g.name == rerun.name) else {
                 continue;
             };
             if !rerun.passed {
                 continue;
             }
-            flaky.extend(GateRecord::from(&*first).failing_tests);
-            if *only_failures {
+            flaky.extend(first.failing.iter().cloned());
+            if only_failures.is_some() {
                 passed_on_rerun(first);
             } else {
                 *first = rerun;
@@ -225,6 +209,143 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         *summary = GatesSummary::from_results(std::mem::take(&mut summary.gates));
         flaky
     }
+
+    /// Runs the plans: the partial re-runs first, with every test id kept so what ran can be
+    /// checked. A re-run that did not run exactly the tests it selected is rejected (an event and
+    /// a warning say why: a harness problem, never a verdict on the code nor a signature to
+    /// learn) and its gate runs whole with the other whole ones. Each result comes with the scope
+    /// of its partial run, or `None` when the gate ran whole.
+    async fn run_plans(
+        &self,
+        ctx: &GateRunContext<'_, R>,
+        plans: &[Plan],
+    ) -> Vec<(GateResult, Option<GateScope>)> {
+        let partial: Vec<&Rerun> = plans
+            .iter()
+            .filter_map(|plan| match plan {
+                Plan::Partial(rerun, _) => Some(rerun),
+                Plan::Whole(_) => None,
+            })
+            .collect();
+        let selected = partial.iter().map(|r| r.selected.len()).sum::<usize>();
+        let counting = GateRunContext {
+            limits: Limits {
+                max_test_ids: selected + SELECTION_SLACK,
+                ..ctx.limits
+            },
+            ..*ctx
+        };
+        let quick: Vec<GateSpec> = partial.iter().map(|r| r.quick.clone()).collect();
+        let ran = gates::run_gates_with(&counting, &quick, in_run()).await;
+        let mut whole: Vec<GateSpec> = Vec::new();
+        let mut checked = Vec::new();
+        for (result, rerun) in ran.gates.into_iter().zip(&partial) {
+            match self.exact(&result, rerun) {
+                Ok(()) => checked.push(result),
+                Err(()) => whole.extend(
+                    self.config
+                        .gates
+                        .iter()
+                        .find(|g| g.name == result.name)
+                        .cloned(),
+                ),
+            }
+        }
+        whole.extend(plans.iter().filter_map(|plan| match plan {
+            Plan::Whole(spec) => Some(spec.clone()),
+            Plan::Partial(..) => None,
+        }));
+        let rest = gates::run_gates_with(ctx, &whole, in_run()).await;
+        plans
+            .iter()
+            .filter_map(|plan| {
+                let name = plan.name();
+                let scope = match plan {
+                    Plan::Partial(_, scope) => Some(*scope),
+                    Plan::Whole(_) => None,
+                };
+                match checked.iter().find(|g| g.name == name) {
+                    Some(result) => Some((result.clone(), scope)),
+                    None => rest
+                        .gates
+                        .iter()
+                        .find(|g| g.name == name)
+                        .map(|g| (g.clone(), None)),
+                }
+            })
+            .collect()
+    }
+
+    /// Whether the re-run `result` ran exactly what `rerun` selected; if not, says so (event and
+    /// warning).
+    fn exact(&self, result: &GateResult, rerun: &Rerun) -> Result<(), ()> {
+        let (outcomes, omitted) = result
+            .tests
+            .as_ref()
+            .map_or((&[][..], 0), |t| (&t.outcomes[..], t.outcomes_omitted));
+        let Err(mismatch) = filter::check(&rerun.selected, outcomes, omitted) else {
+            return Ok(());
+        };
+        let reason = match result.tests {
+            Some(_) => mismatch.to_string(),
+            None => format!(
+                "{mismatch} (it wrote no JUnit report: {})",
+                first_reason(result)
+            ),
+        };
+        self.events.emit(&Event::RerunRejected {
+            gate: result.name.clone(),
+            reason,
+        });
+        Err(())
+    }
+}
+
+/// Test ids kept beyond the selected ones when a re-run's report is read, so a filter that
+/// selected too much shows as such.
+const SELECTION_SLACK: usize = 64;
+
+/// One gate's part of a re-run.
+enum Plan {
+    /// Only the failing tests, with the scope the result then has.
+    Partial(Rerun, GateScope),
+    /// The whole gate (its runner cannot select the failing tests).
+    Whole(GateSpec),
+}
+
+impl Plan {
+    fn name(&self) -> &str {
+        match self {
+            Plan::Partial(rerun, _) => &rerun.quick.name,
+            Plan::Whole(spec) => &spec.name,
+        }
+    }
+}
+
+/// A gate re-run on the tests it selects (the gate's name is the whole gate's).
+struct Rerun {
+    quick: GateSpec,
+    selected: Vec<TestId>,
+}
+
+/// The re-run of `failing` for `spec`, when its runner can select them (the reason when it
+/// cannot, logged).
+fn partial(spec: &GateSpec, failing: &[TestId]) -> Option<Rerun> {
+    match fast::rerun_gate(spec, failing) {
+        Ok(quick) => Some(Rerun {
+            quick,
+            selected: failing.to_vec(),
+        }),
+        Err(RerunUnavailable::NotConfigured) => None,
+        Err(why) => {
+            tracing::info!(gate = %spec.name, "the failing tests cannot be re-run alone ({why}): the whole gate runs");
+            None
+        }
+    }
+}
+
+fn first_reason(result: &GateResult) -> String {
+    result.reasons.first().cloned().unwrap_or_default()
 }
 
 /// A re-run of `record`'s failing tests: how many, of the tests the whole suite ran then.

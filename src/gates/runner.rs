@@ -28,6 +28,7 @@ use crate::exec::sandbox::{Isolation, NetworkPolicy};
 use crate::exec::{CommandOutput, CommandRunner, CommandSpec, Program, env::child_env};
 use crate::protocol::event::{Event, EventSink};
 use crate::protocol::records::{GateScope, GateStatus};
+use crate::protocol::test_id::TestId;
 use crate::report::{self, Limits, ReportError};
 
 /// The placeholder for a gate's report directory.
@@ -200,6 +201,7 @@ async fn run_gate<R: CommandRunner>(
     };
     let evidence = gather(gate, &prepared, started, &output, reading).await;
     let mut result = judged(gate, command, &output, evidence);
+    result.failing = typed_failures(gate, result.tests.as_ref(), &prepared.workdir);
     if network == NetworkPolicy::Off && mode == (GateNetworkMode::AsConfigured { can_cut: false }) {
         tracing::warn!(gate = %gate.name, "{NETWORK_NOT_CUT_NOTE}");
         result.reasons.push(NETWORK_NOT_CUT_NOTE.to_owned());
@@ -610,7 +612,28 @@ fn judged(
             strip_ansi(&output.stdout.text)
         ),
         scope: GateScope::Full,
+        failing: Vec::new(),
     }
+}
+
+/// The failures' ids typed for the gate's runner (pytest module files looked up beneath the
+/// gate's working directory, never through a link); untyped when the gate names no runner.
+fn typed_failures(
+    gate: &GateSpec,
+    tests: Option<&report::JunitSummary>,
+    workdir: &Path,
+) -> Vec<TestId> {
+    let exists = |path: &Path| {
+        std::fs::symlink_metadata(workdir.join(path)).is_ok_and(|meta| meta.is_file())
+    };
+    tests
+        .iter()
+        .flat_map(|t| t.failures.iter())
+        .map(|failure| match gate.runner() {
+            Some(runner) => failure.id().typed(runner, &exists),
+            None => failure.id(),
+        })
+        .collect()
 }
 
 fn not_run(gate: &GateSpec, command: String, status: GateStatus, reason: String) -> GateResult {
@@ -630,6 +653,7 @@ fn not_run(gate: &GateSpec, command: String, status: GateStatus, reason: String)
         descendants_killed: 0,
         log: String::new(),
         scope: GateScope::Full,
+        failing: Vec::new(),
     }
 }
 

@@ -24,5 +24,11 @@ pub mod status;
 pub mod subject;
 pub mod terminal;
 
+/// Tests named in a line: `a, b, c`.
+pub fn test_names(tests: &[crate::protocol::test_id::TestId]) -> String {
+    let names: Vec<String> = tests.iter().map(ToString::to_string).collect();
+    names.join(", ")
+}
+
 #[cfg(test)]
 mod tests;

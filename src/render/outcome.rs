@@ -82,7 +82,7 @@ pub fn commit_message(state: &LoopState, trailers: bool) -> String {
         let _ = writeln!(
             body,
             "- flaky (failed, then passed unchanged): {}",
-            state.flaky.join(", ")
+            super::test_names(&state.flaky)
         );
     }
     let preexisting = preexisting_failures(state);
@@ -463,7 +463,7 @@ pub fn final_summary(state: &LoopState, verbose: bool) -> String {
         let _ = writeln!(
             out,
             "flaky tests (reported, not fixed): {}",
-            state.flaky.join(", ")
+            super::test_names(&state.flaky)
         );
     }
     if !state.tamper.is_empty() {

@@ -93,7 +93,7 @@ pub(super) fn trailer<'a>(trailers: &'a [(String, String)], key: &str) -> &'a st
         .unwrap_or_else(|| panic!("no {key} in {trailers:?}"))
 }
 
-fn task_file(dir: &Path, yaml: &str) -> String {
+pub(super) fn task_file(dir: &Path, yaml: &str) -> String {
     let path = dir.join("task.yml");
     std::fs::write(&path, yaml).unwrap();
     path.display().to_string()

@@ -181,7 +181,7 @@ async fn try_commit(
         .iter()
         .filter_map(|g| g.tests.as_ref())
         .flat_map(|t| t.failures.iter())
-        .map(crate::report::TestFailure::id)
+        .map(|failure| failure.id().to_string())
         .collect();
     Ok(Mined::Task(serde_json::json!({
         "id": task_id(&commit.id),
