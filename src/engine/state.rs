@@ -84,6 +84,13 @@ pub struct LoopState {
     /// configuration edits a maintainer allowed (see [`super::evidence`]).
     #[serde(default)]
     pub evidence: TestEvidence,
+    /// What this run's gate runs cost (see [`super::candidate`]).
+    #[serde(default)]
+    pub costs: super::candidate::GateCosts,
+    /// The tree the last observation ran the gates on in a pristine checkout: committed as it is
+    /// when the loop completes in the same iteration.
+    #[serde(default)]
+    pub verified: Option<super::candidate::VerifiedTree>,
 }
 
 /// The tests a run added and the test edits it was allowed, for the report and the PR body.
@@ -156,6 +163,8 @@ impl LoopState {
             interrupted: None,
             checkpoint: None,
             evidence: Default::default(),
+            costs: Default::default(),
+            verified: None,
         }
     }
 
@@ -167,7 +176,7 @@ impl LoopState {
         let improve: BTreeSet<u32> = self
             .history
             .iter()
-            .filter(|step| step.phase == StepPhase::Test && step.iteration > 0)
+            .filter(|step| step.phase.is_check_after_act() && step.iteration > 0)
             .map(|step| step.iteration)
             .collect();
         u32::try_from(improve.len()).unwrap_or(u32::MAX)

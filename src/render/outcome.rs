@@ -342,7 +342,7 @@ fn observed_after(state: &LoopState, step: &StepRecord) -> String {
     let observation = state
         .history
         .iter()
-        .find(|test| test.phase == StepPhase::Test && test.iteration == step.iteration);
+        .find(|test| test.phase.is_check_after_act() && test.iteration == step.iteration);
     match observation {
         Some(test) if !test.gates.is_empty() => gates_trailer(&test.gates),
         Some(_) | None => "not observed".to_owned(),

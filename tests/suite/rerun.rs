@@ -508,21 +508,6 @@ fn go_test_reruns_exactly_the_failing_tests_subtests_and_packages() {
     });
 }
 
-/// `meta-agent run` of the scripted task `yaml` (written in `dir`) on `work`: it must commit
-/// after one act. Returns the events and the outcome.
-fn committed_in_one_iteration(
-    work: &Path,
-    dir: &Path,
-    yaml: &str,
-) -> (Vec<serde_json::Value>, serde_json::Value) {
-    let task = super::engine::task_file(dir, yaml);
-    let (code, events, outcome) = super::engine::run_json(work, &["run", "--task", &task]);
-    assert_eq!(code, 0, "{outcome:#}");
-    assert_eq!(outcome["outcome"], "committed");
-    assert_eq!(outcome["iterations"], 1, "the fix passed the first time");
-    (events, outcome)
-}
-
 /// The templates of every signature the run found.
 fn templates(events: &[serde_json::Value]) -> Vec<String> {
     super::engine::events_named(events, "signature_found")
@@ -582,7 +567,7 @@ fn a_crates_failing_integration_test_is_rerun_alone_and_its_fix_passes_in_one_it
         ],
     );
     let (scratch, work) = crate::common::scratch_repo(&source);
-    let (events, outcome) = committed_in_one_iteration(
+    let (events, outcome) = super::engine::committed_in_one_iteration(
         &work,
         scratch.path(),
         "title: Fix less_than at equality\nedits:\n  - summary: compare strictly in less_than\n    changes:\n      - replace: {path: semverish/src/lib.rs, search: 'a <= b', replace: 'a < b'}\n",
@@ -592,9 +577,14 @@ fn a_crates_failing_integration_test_is_rerun_alone_and_its_fix_passes_in_one_it
         .filter_map(|e| e["command"].as_str())
         .collect();
     let filter = "-E (binary_id(=semverish::test_version_req) & test(=test_less_than))";
-    assert!(
-        commands.iter().any(|c| c.ends_with(filter)),
-        "the failing integration test is selected by its whole binary id: {commands:#?}"
+    assert_eq!(
+        commands
+            .iter()
+            .map(|c| c.ends_with(filter))
+            .collect::<Vec<_>>(),
+        [false, true, false],
+        "three gate runs: the baseline, the flaky check selecting the failing integration test by \
+         its whole binary id, the change's gates on its pristine checkout: {commands:#?}"
     );
     assert!(
         super::engine::events_named(&events, "rerun_rejected").is_empty(),
@@ -634,7 +624,7 @@ fn a_filter_that_selects_nothing_is_a_harness_problem_never_a_verdict() {
         &work,
         &["commit", "-q", "-am", "a re-run that selects nothing"],
     );
-    let (events, outcome) = committed_in_one_iteration(
+    let (events, outcome) = super::engine::committed_in_one_iteration(
         &work,
         dir.path(),
         "title: Fix mean of floats\nedits:\n  - summary: use true division\n    changes:\n      - replace: {path: calc.py, search: 'sum(values) // len(values)', replace: 'sum(values) / len(values)'}\n",
