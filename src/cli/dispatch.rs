@@ -49,6 +49,7 @@ async fn eval(
                 out: args.out.clone(),
                 json: args.json,
                 resume: args.resume,
+                tasks: args.tasks.clone(),
             };
             eval::run(overrides, env, &request).await
         }
@@ -81,6 +82,7 @@ async fn eval(
                 max: args.max,
                 out: args.out.clone(),
                 issues_from: args.issues_from.clone(),
+                resume: args.resume,
             };
             eval::mine(overrides, env, &request).await
         }

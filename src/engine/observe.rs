@@ -14,10 +14,11 @@ use std::time::Instant;
 
 use super::candidate::{self, Facts, Observation, VerifiedTree};
 use super::improve;
-use super::rerun::{FlakyCheck, Plan, elapsed_ms, in_run, partial, rerun_scope};
+use super::rerun::{FlakyCheck, elapsed_ms, in_run, rerun_scope};
 use super::run::{Engine, now_ms};
 use super::state::LoopState;
 use crate::exec::CommandRunner;
+use crate::gates::fast::{self, Plan, partial};
 use crate::gates::{self, GateRunContext, GatesSummary};
 use crate::git::Repository;
 use crate::protocol::builder::Builder;
@@ -164,7 +165,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                         .any(|g| g.name == spec.name && g.failed())
                 })
                 .filter(|spec| !plans.iter().any(|p| p.name() == spec.name))
-                .map(|spec| Plan::Whole(spec.clone()))
+                .map(|spec| Plan::Whole(Box::new(spec.clone())))
                 .collect::<Vec<_>>(),
         );
         tracing::info!(
@@ -172,7 +173,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             plans.len()
         );
         let started = Instant::now();
-        let ran = self.run_plans(&ctx, &plans).await;
+        let ran = fast::run_plans(&ctx, &plans, in_run()).await;
         if ran.iter().all(|(_, partial)| partial.is_some()) {
             state.costs.failing_ms = Some(elapsed_ms(started));
         }
@@ -234,7 +235,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                     .iter()
                     .find(|g| g.name == spec.name && g.failed())?;
                 let rerun = partial(spec, &record.failing_tests)?;
-                Some(Plan::Partial(rerun, rerun_scope(record)))
+                Some(Plan::Partial(Box::new(rerun), rerun_scope(record)))
             })
             .collect()
     }
@@ -296,7 +297,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             "fast feedback: re-running only the failing tests of {} gate(s)",
             plans.len()
         );
-        let first = self.run_plans(ctx, &plans).await;
+        let first = fast::run_plans(ctx, &plans, in_run()).await;
         if first.iter().all(|(gate, _)| gate.passed) {
             return gates::run_gates_with(ctx, &self.config.gates, in_run()).await;
         }

@@ -1,22 +1,18 @@
-//! Re-running failing tests: the flaky check and fast feedback share one way to re-run a
-//! gate's failing tests alone ([`crate::gates::fast`], with each runner's filter), read with every
-//! test id kept so the re-run can be checked to have run exactly what it selected. A re-run that
-//! did not is a harness problem (a `rerun_rejected` event says why): its gate runs whole
-//! instead, and nothing is judged or learned from the re-run. Part of [`Engine`].
+//! The flaky check: a gate's failing tests re-run once, unchanged, through the one way to re-run
+//! them alone ([`crate::gates::fast::run_plans`]: each runner's filter, checked to have run
+//! exactly what it selected, the whole gate instead when it did not), and what the engine's
+//! re-runs share. Part of [`Engine`].
 
 use std::time::Instant;
 
 use super::run::Engine;
-use crate::config::GateSpec;
 use crate::exec::CommandRunner;
-use crate::gates::fast::{self, RerunUnavailable};
-use crate::gates::{self, GateNetworkMode, GateResult, GateRunContext, GatesSummary, filter};
+use crate::gates::fast::{self, Plan};
+use crate::gates::{self, GateNetworkMode, GateRunContext, GatesSummary};
 use crate::git::Repository;
 use crate::protocol::builder::Builder;
-use crate::protocol::event::Event;
 use crate::protocol::records::{GateRecord, GateScope};
 use crate::protocol::test_id::TestId;
-use crate::report::Limits;
 
 /// What the flaky check found.
 #[derive(Debug, Default)]
@@ -61,11 +57,11 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 continue;
             }
             let rerun = (tests.failures_omitted == 0)
-                .then(|| partial(spec, &result.failing))
+                .then(|| fast::partial(spec, &result.failing))
                 .flatten();
             plans.push(match rerun {
-                Some(rerun) => Plan::Partial(rerun, GateScope::Full),
-                None => Plan::Whole(spec.clone()),
+                Some(rerun) => Plan::Partial(Box::new(rerun), GateScope::Full),
+                None => Plan::Whole(Box::new(spec.clone())),
             });
         }
         let mut check = FlakyCheck::default();
@@ -73,7 +69,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             return check;
         }
         let started = Instant::now();
-        let again = self.run_plans(ctx, &plans).await;
+        let again = fast::run_plans(ctx, &plans, in_run()).await;
         if again.iter().all(|(_, partial)| partial.is_some()) {
             check.failing_ms = Some(elapsed_ms(started));
         }
@@ -94,143 +90,6 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         *summary = GatesSummary::from_results(std::mem::take(&mut summary.gates));
         check
     }
-
-    /// Runs the plans: the partial re-runs first, with every test id kept so what ran can be
-    /// checked. A re-run that did not run exactly the tests it selected is rejected (an event and
-    /// a warning say why: a harness problem, never a verdict on the code nor a signature to
-    /// learn) and its gate runs whole with the other whole ones. Each result comes with the scope
-    /// of its partial run, or `None` when the gate ran whole.
-    pub(super) async fn run_plans(
-        &self,
-        ctx: &GateRunContext<'_, R>,
-        plans: &[Plan],
-    ) -> Vec<(GateResult, Option<GateScope>)> {
-        let partial: Vec<&Rerun> = plans
-            .iter()
-            .filter_map(|plan| match plan {
-                Plan::Partial(rerun, _) => Some(rerun),
-                Plan::Whole(_) => None,
-            })
-            .collect();
-        let selected = partial.iter().map(|r| r.selected.len()).sum::<usize>();
-        let counting = GateRunContext {
-            limits: Limits {
-                max_test_ids: selected + SELECTION_SLACK,
-                ..ctx.limits
-            },
-            ..*ctx
-        };
-        let quick: Vec<GateSpec> = partial.iter().map(|r| r.quick.clone()).collect();
-        let ran = gates::run_gates_with(&counting, &quick, in_run()).await;
-        let mut whole: Vec<GateSpec> = Vec::new();
-        let mut checked = Vec::new();
-        for (result, rerun) in ran.gates.into_iter().zip(&partial) {
-            match self.exact(&result, rerun) {
-                Ok(()) => checked.push(result),
-                Err(()) => whole.extend(
-                    self.config
-                        .gates
-                        .iter()
-                        .find(|g| g.name == result.name)
-                        .cloned(),
-                ),
-            }
-        }
-        whole.extend(plans.iter().filter_map(|plan| match plan {
-            Plan::Whole(spec) => Some(spec.clone()),
-            Plan::Partial(..) => None,
-        }));
-        let rest = gates::run_gates_with(ctx, &whole, in_run()).await;
-        plans
-            .iter()
-            .filter_map(|plan| {
-                let name = plan.name();
-                let scope = match plan {
-                    Plan::Partial(_, scope) => Some(*scope),
-                    Plan::Whole(_) => None,
-                };
-                match checked.iter().find(|g| g.name == name) {
-                    Some(result) => Some((result.clone(), scope)),
-                    None => rest
-                        .gates
-                        .iter()
-                        .find(|g| g.name == name)
-                        .map(|g| (g.clone(), None)),
-                }
-            })
-            .collect()
-    }
-
-    /// Whether the re-run `result` ran exactly what `rerun` selected; if not, says so (event and
-    /// warning).
-    fn exact(&self, result: &GateResult, rerun: &Rerun) -> Result<(), ()> {
-        let (outcomes, omitted) = result
-            .tests
-            .as_ref()
-            .map_or((&[][..], 0), |t| (&t.outcomes[..], t.outcomes_omitted));
-        let Err(mismatch) = filter::check(&rerun.selected, outcomes, omitted) else {
-            return Ok(());
-        };
-        let reason = match result.tests {
-            Some(_) => mismatch.to_string(),
-            None => format!(
-                "{mismatch} (it wrote no JUnit report: {})",
-                first_reason(result)
-            ),
-        };
-        self.events.emit(&Event::RerunRejected {
-            gate: result.name.clone(),
-            reason,
-        });
-        Err(())
-    }
-}
-
-/// Test ids kept beyond the selected ones when a re-run's report is read, so a filter that
-/// selected too much shows as such.
-const SELECTION_SLACK: usize = 64;
-
-/// One gate's part of a re-run.
-pub(super) enum Plan {
-    /// Only the failing tests, with the scope the result then has.
-    Partial(Rerun, GateScope),
-    /// The whole gate (its runner cannot select the failing tests).
-    Whole(GateSpec),
-}
-
-impl Plan {
-    pub(super) fn name(&self) -> &str {
-        match self {
-            Plan::Partial(rerun, _) => &rerun.quick.name,
-            Plan::Whole(spec) => &spec.name,
-        }
-    }
-}
-
-/// A gate re-run on the tests it selects (the gate's name is the whole gate's).
-pub(super) struct Rerun {
-    quick: GateSpec,
-    selected: Vec<TestId>,
-}
-
-/// The re-run of `failing` for `spec`, when its runner can select them (the reason when it
-/// cannot, logged).
-pub(super) fn partial(spec: &GateSpec, failing: &[TestId]) -> Option<Rerun> {
-    match fast::rerun_gate(spec, failing) {
-        Ok(quick) => Some(Rerun {
-            quick,
-            selected: failing.to_vec(),
-        }),
-        Err(RerunUnavailable::NotConfigured) => None,
-        Err(why) => {
-            tracing::info!(gate = %spec.name, "the failing tests cannot be re-run alone ({why}): the whole gate runs");
-            None
-        }
-    }
-}
-
-fn first_reason(result: &GateResult) -> String {
-    result.reasons.first().cloned().unwrap_or_default()
 }
 
 /// A re-run of `record`'s failing tests: how many, of the tests the whole suite ran then.

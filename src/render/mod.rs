@@ -11,12 +11,13 @@
 //! annotations and step outputs; [`status`] the status comment (the escalation comment is its
 //! escalated view); [`pull`] the pull request body; [`fit`] keeps what goes to GitHub
 //! within GitHub's limits; [`evidence`] existing and new tests apart, and the allowed test
-//! and configuration changes.
+//! and configuration changes; [`mine`] the progress and lines of `eval mine`.
 
 pub mod evidence;
 pub mod fit;
 pub mod gates;
 pub mod job;
+pub mod mine;
 pub mod outcome;
 pub mod pull;
 mod reason;
