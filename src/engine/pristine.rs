@@ -2,14 +2,18 @@
 //! on a pristine checkout of exactly the tree object that will be committed, and the commit is
 //! that tree object.
 //!
-//! When the loop decides the change is complete, after the act's processes are gone (each
-//! command's PID namespace, C3), the candidate tree is built from the worktree the way the commit
-//! builds it (tracked and new files, ignored files left out: the patch gate's view), checked out
-//! by libgit2 into a fresh directory created now (the act never saw it), seeded with the
-//! dependency snapshot taken before the first act, and every gate runs there. Green: the commit
-//! is that tree (plus the bot's own hindsight record, grafted in), whatever the worktree holds by
-//! then. Red: the pristine failures are the observation; the loop goes on when it can, else it
-//! escalates naming the files the worktree held that the commit does not.
+//! After an act, once its processes are gone (each command's PID namespace, C3), the candidate
+//! tree is built from the worktree the way the commit builds it (tracked and new files, ignored
+//! files left out: the patch gate's view), checked out by libgit2 into a fresh directory created
+//! now (the act never saw it), seeded with the dependency snapshot taken before the first act,
+//! and every gate runs there ([`Engine::pristine_gates`]). That run is the act's observation
+//! (`observe.rs`, as [`super::candidate`] plans it), and a commit in the same iteration is that
+//! tree (plus the bot's own hindsight record, grafted in), whatever the worktree holds by then; a
+//! failed run names the files the worktree held that the commit does not. When the last
+//! observation was made in the worktree instead (the failing tests first, or no pristine run
+//! could be made then), the verification runs when the loop decides the change is complete
+//! ([`Engine::verify_pristine`]): red, the pristine failures are the observation; the loop goes
+//! on when it can, else it escalates naming those files.
 //!
 //! The **seed** is the worktree's ignored entries (build outputs such as `target/`, installed
 //! dependencies such as `node_modules/`) copied, with their modification times, into the git

@@ -236,11 +236,8 @@ enum Wire {
 impl From<Wire> for TestId {
     fn from(wire: Wire) -> TestId {
         match wire {
-            // Split only to keep the display as it was; the selector stays unknown.
-            Wire::Legacy(text) => match text.split_once("::") {
-                Some((classname, name)) => TestId::junit(classname, name, None),
-                None => TestId::junit("", &text, None),
-            },
+            // Kept whole, so it shows as it was; it was never typed, so it selects nothing.
+            Wire::Legacy(text) => TestId::junit("", &text, None),
             Wire::Typed {
                 classname,
                 name,

@@ -918,7 +918,7 @@ fn with_a_slow_test(work: &Path) {
     wrong_mean(work);
     std::fs::write(
         work.join("tests/test_slow.py"),
-        "import time\n\n\ndef test_slow():\n    time.sleep(5)\n",
+        "import time\n\n\ndef test_slow():\n    time.sleep(16)\n",
     )
     .unwrap();
     git(work, &["add", "-A"]);
