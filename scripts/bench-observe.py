@@ -25,8 +25,11 @@ Scenarios:
 Prints, per scenario: model calls, prompt tokens per call and in all (o200k_base, counted as
 `suite::observe` counts them against the README's 3,000: every message's text joined by newlines,
 then the tool schemas as compact JSON with sorted keys), the baseline's wall time (the gates'
-own), the harness overhead per iteration (wall time minus gates minus model), and the wall time
-to the verified commit.
+own), the gate runs (each run starts the tests gate once: the baseline, a flaky check, a fast
+re-run, a full run in the worktree, the pristine verification), the gates' own time (the time
+at least one gate command was running, from the --json events stamped as they arrive), the
+model's time, the wall time over those two, the harness overhead per iteration (wall time minus
+gates minus model), and the wall time to the verified commit.
 
 Usage: scripts/bench-observe.py [BINARY]   (default target/release/meta-agent, else debug)
 BENCH_OBSERVE_PROMPTS=DIR writes every prompt the oracle was sent to DIR/<scenario>.<call>.txt.
@@ -164,26 +167,63 @@ def break_mean(work):
     open(path, "w").write(text)
 
 
+def timed_events(binary, work, text):
+    """Runs meta-agent with --json and stamps every event line as it arrives (the stream is
+    flushed line by line), so gate runs can be timed from the outside. Returns the events with
+    their arrival time under "_at" (seconds since the start), stderr and the wall time."""
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [binary, "--repo", work, "run", "--text", text, "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "OPENAI_API_KEY": "bench"})
+    stderr = []
+    reader = threading.Thread(target=lambda: stderr.append(proc.stderr.read()), daemon=True)
+    reader.start()
+    events = []
+    for line in proc.stdout:
+        if line.startswith("{"):
+            event = json.loads(line)
+            event["_at"] = time.monotonic() - started
+            events.append(event)
+    proc.wait()
+    reader.join()
+    return events, "".join(stderr), time.monotonic() - started
+
+
+def gate_time(events):
+    """The time at least one gate command was running (the union of gate_started→gate_finished
+    intervals: gates of one run overlap), in seconds."""
+    running, since, total = 0, 0.0, 0.0
+    for event in events:
+        if event.get("event") == "gate_started":
+            if running == 0:
+                since = event["_at"]
+            running += 1
+        elif event.get("event") in ("gate_finished", "gate_skipped") and running > 0:
+            running -= 1
+            if running == 0:
+                total += event["_at"] - since
+    return total
+
+
 def run(binary, work, text, scenario):
     Oracle.requests = []
     Oracle.prompts = []
-    started = time.monotonic()
-    out = subprocess.run(
-        [binary, "--repo", work, "run", "--text", text, "--json"],
-        capture_output=True, text=True, env={**os.environ, "OPENAI_API_KEY": "bench"})
-    wall = time.monotonic() - started
+    events, stderr, wall = timed_events(binary, work, text)
     dump = os.environ.get("BENCH_OBSERVE_PROMPTS")
     for i, prompt in enumerate(Oracle.prompts if dump else []):
         os.makedirs(dump, exist_ok=True)
         with open(os.path.join(dump, f"{scenario}.{i + 1}.txt"), "w") as handle:
             handle.write(prompt)
-    events = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
     outcome = events[-1] if events else {}
     phases = [e for e in events if e.get("event") == "phase_finished"]
-    gates_ms = sum(e["duration_ms"] for e in phases if e["phase"] in ("test", "baseline"))
     baseline_ms = sum(e["duration_ms"] for e in phases if e["phase"] == "baseline")
     model_ms = sum(e["duration_ms"] for e in events if e.get("event") == "llm_call")
-    iterations = max(1, sum(1 for e in phases if e["phase"] == "test"))
+    gates_s = gate_time(events)
+    # Every gate run (the baseline, a flaky check, a fast re-run, a full run in the worktree, the
+    # pristine verification) starts the tests gate once.
+    gate_runs = sum(1 for e in events if e.get("event") == "gate_started" and e["gate"] == "tests")
+    iterations = max(1, sum(1 for e in phases if e["phase"] in ("test", "verify")))
     return {
         "outcome": outcome.get("outcome"),
         "commit": outcome.get("commit"),
@@ -191,9 +231,13 @@ def run(binary, work, text, scenario):
         "prompt_tokens": sum(Oracle.requests),
         "prompt_tokens_per_call": list(Oracle.requests),
         "baseline_ms": baseline_ms,
-        "overhead_ms_per_iteration": round((wall * 1000 - gates_ms - model_ms) / iterations, 1),
+        "gate_runs": gate_runs,
+        "gates_s": round(gates_s, 2),
+        "model_s": round(model_ms / 1000, 2),
+        "wall_over_gates_and_model": round(wall / max(gates_s + model_ms / 1000, 1e-9), 2),
+        "overhead_ms_per_iteration": round((wall - gates_s - model_ms / 1000) * 1000 / iterations, 1),
         "wall_s": round(wall, 2),
-        "stderr_tail": out.stderr[-400:] if outcome.get("outcome") != "committed" else "",
+        "stderr_tail": stderr[-400:] if outcome.get("outcome") != "committed" else "",
     }
 
 

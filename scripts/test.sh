@@ -31,6 +31,7 @@ apt_install_missing() { # COMMAND PACKAGE WHAT
     || echo "!!! test.sh: $2 could not be installed: $3 will FAIL !!!" >&2
 }
 apt_install_missing go golang-go "the Go preset test and the sandbox toolchain tests"
+apt_install_missing gotestsum gotestsum "the go re-run filter test"
 apt_install_missing javac default-jdk-headless "the sandbox's JVM test"
 apt_install_missing node nodejs "the sandbox's WebAssembly test"
 apt_install_missing npm npm "the GitHub payload tests (npm installs their reference data)"
@@ -52,6 +53,13 @@ export META_AGENT_TEST_WEBHOOK_EXAMPLES="$PWD/$examples/node_modules/@octokit/we
 # without them.
 scripts/real-projects.sh \
   || echo "!!! test.sh: the real projects could not be fetched: the real_projects tests will FAIL !!!" >&2
+
+# jest, jest-junit and vitest for the re-run filter tests (tests/suite/rerun.rs), pinned by
+# fixtures/rerun-tools/package-lock.json.
+if [ ! -d fixtures/rerun-tools/node_modules ]; then
+  npm ci --prefix fixtures/rerun-tools --no-audit --no-fund --ignore-scripts >&2 \
+    || echo "!!! test.sh: npm ci in fixtures/rerun-tools failed: the jest and vitest re-run tests will FAIL !!!" >&2
+fi
 
 # A real PostgreSQL server for the memory tests (scripts/test-postgres.sh): installed when
 # missing, one throwaway cluster for the whole run, removed on exit. If it cannot be had, the

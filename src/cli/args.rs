@@ -316,6 +316,9 @@ pub struct EvalRunArgs {
     /// Continue an interrupted evaluation in --out: finished runs are not repeated.
     #[arg(long)]
     pub resume: bool,
+    /// Run only this task (its id; repeat for several).
+    #[arg(long = "task", value_name = "ID")]
+    pub tasks: Vec<String>,
     /// Print the summary object as one JSON line.
     #[arg(long)]
     pub json: bool,
@@ -372,6 +375,9 @@ pub struct EvalMineArgs {
     /// instead of the GitHub API (used with GITHUB_TOKEN and GITHUB_REPOSITORY).
     #[arg(long, value_name = "FILE")]
     pub issues_from: Option<PathBuf>,
+    /// Go on with an interrupted mining in --out: finished candidates are not tried again.
+    #[arg(long)]
+    pub resume: bool,
 }
 
 /// `--llm-provider`: the same names as `llm.provider` in the configuration.

@@ -55,6 +55,7 @@ async fn eval(
                 out: args.out.clone(),
                 json: args.json,
                 resume: args.resume,
+                tasks: args.tasks.clone(),
             };
             eval::run(overrides, env, &request).await
         }
@@ -87,6 +88,7 @@ async fn eval(
                 max: args.max,
                 out: args.out.clone(),
                 issues_from: args.issues_from.clone(),
+                resume: args.resume,
             };
             eval::mine(overrides, env, &request).await
         }

@@ -606,10 +606,12 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             Decision::Complete => self.review(state).await?,
             other => other,
         };
-        // The final verification: the gates on a pristine checkout of the tree to commit.
-        let (decision, verified) = match decision {
-            Decision::Complete => self.pristine_decision(state).await?,
-            other => (other, None),
+        // The final verification: the gates on a pristine checkout of the tree to commit, unless
+        // this iteration's observation already ran them there.
+        let (decision, verified) = match (decision, verified_now(state)) {
+            (Decision::Complete, Some(tree)) => (Decision::Complete, Some(tree)),
+            (Decision::Complete, None) => self.pristine_decision(state).await?,
+            (other, _) => (other, None),
         };
         match decision {
             Decision::Complete => self.complete(state, verified.as_deref()),
@@ -999,6 +1001,15 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             duration_ms: state.usage.elapsed_ms,
         });
     }
+}
+
+/// The tree this iteration's observation verified on a pristine checkout, if it did.
+fn verified_now(state: &LoopState) -> Option<String> {
+    state
+        .verified
+        .as_ref()
+        .filter(|verified| verified.iteration == state.iteration)
+        .map(|verified| verified.tree.clone())
 }
 
 /// The escalation reason for refused paths: the change itself, or what the run recorded with it.

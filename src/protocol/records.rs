@@ -43,7 +43,9 @@ pub struct GateRecord {
     pub reasons: Vec<String>,
     pub tests_passed: Option<u64>,
     pub tests_total: Option<u64>,
-    pub failing_tests: Vec<String>,
+    /// The failing tests, typed for the gate's runner (older sessions hold strings: they load
+    /// untyped).
+    pub failing_tests: Vec<crate::protocol::test_id::TestId>,
     pub coverage: Option<f64>,
     pub coverage_threshold: Option<f64>,
     pub findings: Option<u64>,

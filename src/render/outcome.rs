@@ -83,7 +83,7 @@ pub fn commit_message(state: &LoopState, trailers: bool) -> String {
         let _ = writeln!(
             body,
             "- flaky (failed, then passed unchanged): {}",
-            state.flaky.join(", ")
+            super::test_names(&state.flaky)
         );
     }
     if let Some(snapshot) = &state.snapshot {
@@ -394,7 +394,7 @@ fn observed_after(state: &LoopState, step: &StepRecord) -> String {
     let observation = state
         .history
         .iter()
-        .find(|test| test.phase == StepPhase::Test && test.iteration == step.iteration);
+        .find(|test| test.phase.is_check_after_act() && test.iteration == step.iteration);
     match observation {
         Some(test) if !test.gates.is_empty() => gates_trailer(&test.gates),
         Some(_) | None => "not observed".to_owned(),
@@ -520,7 +520,7 @@ pub fn final_summary(state: &LoopState, verbose: bool) -> String {
         let _ = writeln!(
             out,
             "flaky tests (reported, not fixed): {}",
-            state.flaky.join(", ")
+            super::test_names(&state.flaky)
         );
     }
     if !state.tamper.is_empty() {

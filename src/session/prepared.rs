@@ -54,7 +54,15 @@ impl Prepared {
             checkout: &checkout,
         };
         let writable = [checkout.clone(), worktrees.to_owned()];
-        Prepared::load_at(overrides, env, worktree.to_owned(), &writable, None, Some(shown)).await
+        Prepared::load_at(
+            overrides,
+            env,
+            worktree.to_owned(),
+            &writable,
+            None,
+            Some(shown),
+        )
+        .await
     }
 
     async fn load_at(

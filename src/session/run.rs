@@ -515,7 +515,7 @@ pub fn outcome_json(report: &RunReport) -> serde_json::Value {
         "commit": report.commit,
         "dry_run": state.dry_run,
         "gates": crate::render::outcome::gates_trailer(&state.gates),
-        "flaky": state.flaky,
+        "flaky": state.flaky.iter().map(ToString::to_string).collect::<Vec<_>>(),
         "refused_changes": state.tamper,
         "interrupted": state.interrupted,
         "escalation": state.escalation,

@@ -37,6 +37,7 @@ mod redact;
 mod report_coverage;
 mod report_junit;
 mod report_sarif;
+mod rerun;
 mod sandbox;
 mod tamper;
 mod telemetry;

@@ -44,6 +44,20 @@ pub(super) fn add_slow_gate(work: &Path, when_fixed: &str, more: &str) {
     std::fs::write(&config, text).unwrap();
 }
 
+/// A gate that writes a token-shaped secret (assembled by the shell: the configuration itself
+/// holds none) into `leaked.txt` where it runs, then, once the unused import is fixed, sleeps
+/// (its command line carries `token`). It writes the secret at the baseline, in the run's
+/// worktree (after an act, gates run on the change's pristine checkout, unless the change
+/// cannot be staged: with the secret in it, this one cannot).
+pub(super) fn add_leaking_gate(work: &Path, token: &str) {
+    let config = work.join(".meta-agent.yml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "  - name: slow\n    kind: custom\n    run: \"printf 'key gh%s_%s\\\\n' p 0123456789abcdefghijABCDEF > leaked.txt; grep -q 'import math' calc.py || {{ sleep 300; }} # {token}\"\n"
+    ));
+    std::fs::write(&config, text).unwrap();
+}
+
 /// Starts `meta-agent ARGS --json` in `work`, its stdout piped.
 fn spawn(work: &Path, args: &[&str]) -> Child {
     crate::common::meta_agent_process(env!("CARGO_BIN_EXE_meta-agent").as_ref())
@@ -342,14 +356,7 @@ const LEAKING_TOKEN: &str = "meta-agent-pause-test-leaking-gate";
 fn a_pause_whose_work_the_patch_gate_refuses_in_part_is_not_reported_as_an_escalation() {
     let (_dir, work) = example_with(|work| {
         unused_import(work);
-        // The secret is assembled by the shell: the configuration itself holds none.
-        add_slow_gate(
-            work,
-            &format!(
-                "{{ printf 'key gh%s_%s\\\\n' p 0123456789abcdefghijABCDEF > leaked.txt; sleep 300; }} # {LEAKING_TOKEN}"
-            ),
-            "",
-        );
+        add_leaking_gate(work, LEAKING_TOKEN);
     });
     let (child, rest) = run_until_slow_gate(&work, LEAKING_TOKEN);
     // The gate writes in the run's worktree (the session's id is not known yet).
