@@ -26,7 +26,7 @@ use meta_agent::exec::Executor;
 use meta_agent::llm::{
     BudgetCaps, ChatRequest, Completion, LlmError, Provider, StopReason, ToolCall, Usage,
 };
-use meta_agent::protocol::builder::{ActRequest, Builder, FailureContext};
+use meta_agent::protocol::builder::{ActRequest, Builder, FailureContext, FailureDigest};
 use meta_agent::protocol::records::Plan;
 use meta_agent::protocol::task::Task;
 
@@ -208,9 +208,10 @@ fn big_request_parts() -> (Task, FailureContext, Vec<FileExcerpt>) {
     let context = FailureContext {
         failures: (0..40)
             .map(|n| {
-                format!(
-                    "[test_failure] tests/test_report.py::test_{n} — assert {n} == {}",
-                    n + 1
+                FailureDigest::test(
+                    &format!("tests/test_report.py::test_{n}"),
+                    Some(&format!("tests/test_report.py:{}", n * 3 + 1)),
+                    &format!("assert {n} == {}", n + 1),
                 )
             })
             .collect(),

@@ -113,14 +113,18 @@ fn ask(plan: &Plan) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::builder::FailureContext;
+    use crate::protocol::builder::{FailureContext, FailureDigest};
     use crate::protocol::task::Task;
 
     #[test]
     fn an_improve_request_carries_the_failures_and_a_different_ask() {
         let task = Task::from_text("Fix mean").unwrap();
         let context = FailureContext {
-            failures: vec!["[test] test_mean — assert 2 == 2.5".into()],
+            failures: vec![FailureDigest::test(
+                "test_mean",
+                Some("test_calc.py:7"),
+                "assert 2 == 2.5",
+            )],
             instruction: "try another way".into(),
             ..FailureContext::default()
         };
@@ -149,7 +153,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("- [test] test_mean — assert 2 == 2.5"),
+            text.contains("1. test_mean (test_calc.py:7; gate tests)\n   assert 2 == 2.5\n"),
             "{text}"
         );
         assert!(text.contains("different approach"), "{text}");

@@ -20,7 +20,7 @@ mod sources;
 
 pub use items::{Binding, Bound, Call, Def, DefKind, Import, Module, Receiver, Value};
 pub use parsed::Parsed;
-pub use resolve::{Reached, Role, Site, under_test};
+pub use resolve::{Reached, Role, Site, enclosing, under_test};
 pub use sources::Sources;
 
 use std::path::Path;

@@ -73,6 +73,17 @@ impl Parsed {
         (node.start_position().row + 1, node.end_position().row + 1)
     }
 
+    /// The 1-based last line holding text of `node` (a comment that ends with its newline ends
+    /// on the line before).
+    pub fn last_line(node: Node<'_>) -> usize {
+        let end = node.end_position();
+        if end.column == 0 && end.row > node.start_position().row {
+            end.row
+        } else {
+            end.row + 1
+        }
+    }
+
     /// The 1-based first line of `node`.
     pub fn line(node: Node<'_>) -> usize {
         node.start_position().row + 1

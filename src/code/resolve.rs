@@ -81,6 +81,19 @@ pub fn under_test(files: &mut Sources, sites: &[Site]) -> Vec<Reached> {
     walk.reached
 }
 
+/// The innermost function, method or test block of `path` that holds `line` (a class only when
+/// no member does).
+pub fn enclosing(files: &mut Sources, path: &str, line: usize) -> Option<Def> {
+    let parsed = files.parse(path)?;
+    parsed
+        .lang
+        .reader()
+        .enclosing(&parsed)
+        .into_iter()
+        .filter(|d| d.contains(line))
+        .min_by_key(|d| (d.kind == DefKind::Class, d.end - d.start))
+}
+
 /// A definition and the module its names resolve in.
 #[derive(Debug, Clone)]
 struct Target {

@@ -144,10 +144,10 @@ fn items(src: &Parsed, body: Node<'_>, scope: &[String], out: &mut Vec<Def>) {
         let name = src.field(node, "name");
         match (node.kind(), name) {
             ("function_item", Some(name)) => {
-                out.push(def(node, name, DefKind::Function, None, scope))
+                out.push(def(src, node, name, DefKind::Function, None, scope))
             }
             ("struct_item" | "enum_item" | "union_item" | "trait_item", Some(name)) => {
-                out.push(def(node, name.clone(), DefKind::Class, None, scope));
+                out.push(def(src, node, name.clone(), DefKind::Class, None, scope));
                 if node.kind() == "trait_item" {
                     methods(src, node, &name, scope, out);
                 }
@@ -180,19 +180,27 @@ fn methods(src: &Parsed, block: Node<'_>, owner: &str, scope: &[String], out: &m
         if matches!(node.kind(), "function_item" | "function_signature_item")
             && let Some(name) = src.field(node, "name")
         {
-            out.push(def(node, name, DefKind::Method, Some(owner), scope));
+            out.push(def(src, node, name, DefKind::Method, Some(owner), scope));
         }
     }
 }
 
 /// A definition whose lines start at its first attribute or doc comment.
-fn def(node: Node<'_>, name: String, kind: DefKind, owner: Option<&str>, scope: &[String]) -> Def {
+fn def(
+    src: &Parsed,
+    node: Node<'_>,
+    name: String,
+    kind: DefKind,
+    owner: Option<&str>,
+    scope: &[String],
+) -> Def {
     let mut first = node;
     while let Some(previous) = first.prev_named_sibling() {
         let attached = matches!(
             previous.kind(),
             "attribute_item" | "line_comment" | "block_comment"
-        ) && previous.end_position().row + 1 >= first.start_position().row;
+        ) && !src.text(previous).starts_with("//!")
+            && Parsed::last_line(previous) + 1 >= Parsed::line(first);
         if !attached {
             break;
         }
@@ -578,6 +586,21 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn doc_comments_and_attributes_belong_to_their_item_and_a_file_doc_does_not() {
+        let src = Parsed::of(
+            "src/window.rs",
+            "//! Sliding windows.\n\n/// Every run.\n#[must_use]\npub fn windows() {}\n\n// A note.\n\npub fn other() {}\n",
+        )
+        .unwrap();
+        let lines: Vec<(String, usize, usize)> = Rust
+            .defs(&src)
+            .into_iter()
+            .map(|d| (d.name, d.start, d.end))
+            .collect();
+        assert_eq!(lines, [("windows".into(), 3, 5), ("other".into(), 9, 9)]);
     }
 
     #[test]

@@ -234,6 +234,10 @@ pub struct SignatureRecord {
     pub location: Option<String>,
     pub test: Option<String>,
     pub frames: Vec<String>,
+    /// A failing test's assertion and its diff, compact (empty when the failure shows none, and
+    /// in records written before it was kept).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub detail: String,
 }
 
 /// A hindsight resolution applied in an iteration.

@@ -335,7 +335,7 @@ async fn a_go_module_is_detected_and_its_failing_test_read_with_file_and_line() 
     assert_eq!(requests.len(), 1);
     let opening = first_user_message(&requests[0]);
     assert!(
-        opening.contains("go test TestMean") && opening.contains("calc_test.go:13"),
+        opening.contains("1. TestMean (calc_test.go:13; gate tests)"),
         "the failure with its file:line: {opening}"
     );
     assert!(
