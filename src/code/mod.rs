@@ -9,6 +9,7 @@
 //! agent's). Stubs (`.pyi`, `.d.ts`) are never read as a definition: they only describe the
 //! source a fix must change.
 
+pub mod changed;
 mod go;
 mod items;
 mod parsed;

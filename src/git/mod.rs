@@ -201,6 +201,9 @@ pub trait Repository: Send + Sync {
     fn tracked_files(&self, rev: &str) -> Result<Vec<String>, GitError>;
     /// The full message of the commit at `rev`.
     fn message(&self, rev: &str) -> Result<String, GitError>;
+    /// The subjects of the last `limit` commits before `rev` on its first-parent line, merges
+    /// left out, newest first.
+    fn recent_subjects(&self, rev: &str, limit: usize) -> Result<Vec<String>, GitError>;
     /// The repository's common git directory (the main `.git`, also from a linked worktree):
     /// where sessions, pristine seeds and the memory queue live.
     fn git_dir(&self) -> PathBuf;
