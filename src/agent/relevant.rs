@@ -132,7 +132,7 @@ pub fn find(
 ) -> Vec<FileExcerpt> {
     let mut files = Sources::new(root);
     let mut shown = Excerpts::default();
-    let sites = test_sites(&context.failures, policy);
+    let sites = test_sites(&mut files, &context.failures, policy);
     let reached = code::under_test(&mut files, &sites);
     for found in reached.iter().filter(|r| r.role != Role::Test) {
         shown.add(
@@ -161,12 +161,15 @@ pub fn find(
 }
 
 /// Where each failing test is: the first of its location and frames in a test file, else its
-/// location (Rust's unit tests live beside the code), with the test's id.
-pub fn test_sites(failures: &[FailureDigest], policy: &Policy) -> Vec<Site> {
+/// location (Rust's unit tests live beside the code), else the file its id names (vitest's
+/// `test/add.test.ts::adds`, pytest's `tests.test_calc::test_mean`), with the test's id.
+// A typed test id (#24.7) will carry the file; until then it is read back from the id here.
+pub fn test_sites(files: &mut Sources, failures: &[FailureDigest], policy: &Policy) -> Vec<Site> {
     failures
         .iter()
-        .filter(|f| f.test.is_some() && f.same_as.is_none())
+        .filter(|f| f.same_as.is_none())
         .filter_map(|failure| {
+            let test = failure.test.as_deref()?;
             let places: Vec<(String, Option<usize>)> = failure
                 .location
                 .iter()
@@ -176,15 +179,26 @@ pub fn test_sites(failures: &[FailureDigest], policy: &Policy) -> Vec<Site> {
             let (path, line) = places
                 .iter()
                 .find(|(path, _)| policy.is_test_path(path))
-                .or(places.first())?
-                .clone();
+                .or(places.first())
+                .cloned()
+                .or_else(|| file_of_test_id(files, test).map(|path| (path, None)))?;
             Some(Site {
                 path,
                 line,
-                name: failure.test.clone(),
+                name: Some(test.to_owned()),
             })
         })
         .collect()
+}
+
+/// The repository file a runner's test id starts with: `test/add.test.ts` of
+/// `test/add.test.ts::adds`, `tests/test_calc.py` of `tests.test_calc::test_mean`.
+fn file_of_test_id(files: &mut Sources, id: &str) -> Option<String> {
+    let (head, _) = id.split_once("::")?;
+    let dotted = format!("{}.py", head.replace('.', "/"));
+    [head.to_owned(), dotted]
+        .into_iter()
+        .find(|path| files.is_file(path))
 }
 
 /// `path:line` (a trailing `:col` ignored) as its parts.
@@ -568,6 +582,38 @@ mod tests {
     }
 
     #[test]
+    fn a_test_known_only_by_its_id_is_found_in_the_file_the_id_names() {
+        let dir = repository(&[
+            ("src/index.ts", "export { add } from './add';\n"),
+            (
+                "src/add.ts",
+                "export function add(a: number, b: number): number {\n  return a - b;\n}\n",
+            ),
+            (
+                "test/add.test.ts",
+                "import { expect, it } from 'vitest';\nimport { add } from '../src';\n\nit('adds', () => {\n  expect(add(1, 2)).toBe(3);\n});\n",
+            ),
+        ]);
+        let task = Task::from_text("Fix add").unwrap();
+        let context = FailureContext {
+            failures: vec![FailureDigest::test(
+                "test/add.test.ts::adds",
+                None,
+                "AssertionError: expected -1 to be 3 // Object.is equality",
+            )],
+            ..FailureContext::default()
+        };
+        let found = find(dir.path(), &task, &context, &Policy::default());
+        assert_eq!(
+            picked(&found),
+            [
+                ("src/add.ts", "add, called by adds"),
+                ("test/add.test.ts", "the failing test adds"),
+            ]
+        );
+    }
+
+    #[test]
     fn every_frame_of_a_traceback_is_shown_not_only_the_innermost() {
         let far: String = (0..60).map(|n| format!("X{n} = {n}\n")).collect();
         let lib = format!(
@@ -652,8 +698,8 @@ mod tests {
         assert_eq!(
             picked(&found),
             [
+                ("tests/test_calc.py", "the failing test test_mean"),
                 ("calc.py", "defines mean"),
-                ("tests/test_calc.py", "named in a failure")
             ]
         );
     }

@@ -36,4 +36,5 @@ mod sandbox;
 mod tamper;
 mod telemetry;
 mod telemetry_export;
+mod under_test;
 mod workflows;

@@ -42,7 +42,7 @@ fn fix_and_finish() -> crate::common::mock_llm::Reply {
 }
 
 /// Everything the model was sent: the messages' text and the tool schemas.
-fn prompt_text(request: &Recorded) -> String {
+pub(crate) fn prompt_text(request: &Recorded) -> String {
     let body = request.json();
     let messages: String = body["messages"]
         .as_array()
@@ -56,14 +56,14 @@ fn prompt_text(request: &Recorded) -> String {
     format!("{messages}\n{}", body["tools"])
 }
 
-fn first_user_message(request: &Recorded) -> String {
+pub(crate) fn first_user_message(request: &Recorded) -> String {
     request.json()["messages"][1]["content"]
         .as_str()
         .unwrap_or_default()
         .to_owned()
 }
 
-async fn run(work: &Path, args: &[&str]) -> (i32, Value) {
+pub(crate) async fn run(work: &Path, args: &[&str]) -> (i32, Value) {
     let work = work.to_owned();
     let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
     tokio::task::spawn_blocking(move || {
