@@ -51,23 +51,39 @@ impl Span {
     }
 }
 
-/// The spans that show `def`: all of it, or (when long) its head and the lines around `focus`
-/// (else its first [`MAX_SPAN_LINES`] lines).
+/// The spans that show `def`: all of it; when long, without its documentation past the first
+/// line; when still long, its head and the lines around `focus` (else as many of its first
+/// lines as fit [`MAX_SPAN_LINES`]).
 pub fn def_spans(def: &Def, focus: Option<usize>) -> Vec<Span> {
     let whole = Span::new(def.start, def.end);
     if whole.len() <= MAX_SPAN_LINES {
         return vec![whole];
     }
-    match focus.filter(|line| def.contains(*line)) {
+    let (head, body) = match def.doc.filter(|(start, end)| end > start) {
+        Some((doc_start, doc_end)) => (
+            Span::new(def.start, doc_start.max(def.start)),
+            Span::new(doc_end + 1, def.end),
+        ),
+        None => (
+            Span::new(def.start, def.start + HEAD_LINES - 1),
+            Span::new(def.start + HEAD_LINES, def.end),
+        ),
+    };
+    if head.len() + body.len() <= MAX_SPAN_LINES {
+        return vec![head, body];
+    }
+    match focus.filter(|line| def.contains(*line) && *line >= body.start) {
         Some(line) => {
-            let head = Span::new(def.start, def.start + HEAD_LINES - 1);
             let window = Span::around(line, FOCUS_BEFORE, FOCUS_AFTER);
             vec![
                 head,
-                Span::new(window.start.max(def.start), window.end.min(def.end)),
+                Span::new(window.start.max(body.start), window.end.min(def.end)),
             ]
         }
-        None => vec![Span::new(def.start, def.start + MAX_SPAN_LINES - 1)],
+        None => {
+            let room = MAX_SPAN_LINES.saturating_sub(head.len()).max(1);
+            vec![head, Span::new(body.start, body.start + room - 1)]
+        }
     }
 }
 
@@ -214,6 +230,7 @@ mod tests {
             end,
             bytes: 0..0,
             bases: Vec::new(),
+            doc: None,
         }
     }
 
@@ -224,7 +241,22 @@ mod tests {
             def_spans(&def(10, 200), Some(150)),
             [Span::new(10, 12), Span::new(138, 162)]
         );
-        assert_eq!(def_spans(&def(10, 200), None), [Span::new(10, 69)]);
+        assert_eq!(
+            def_spans(&def(10, 200), None),
+            [Span::new(10, 12), Span::new(13, 69)]
+        );
+    }
+
+    #[test]
+    fn a_long_docstring_is_shortened_to_its_first_line() {
+        let documented = Def {
+            doc: Some((35, 77)),
+            ..def(34, 105)
+        };
+        assert_eq!(
+            def_spans(&documented, None),
+            [Span::new(34, 35), Span::new(78, 105)]
+        );
     }
 
     #[test]

@@ -26,6 +26,8 @@ use crate::protocol::task::Task;
 /// grammar reads.
 const WINDOW_BEFORE: usize = 15;
 const WINDOW_AFTER: usize = 25;
+/// Lines shown around a frame outside any definition (a module's top level).
+const TOP_LEVEL_AROUND: usize = 3;
 /// Lines shown of a file named without a line.
 const HEAD_LINES: usize = 120;
 /// Identifiers of the task searched at most.
@@ -242,7 +244,11 @@ fn show_frames(
                     shown.add(&path, &def_spans(&def, Some(line)), &reason);
                 }
                 None if files.is_file(&path) => {
-                    let span = Span::around(line, WINDOW_BEFORE, WINDOW_AFTER);
+                    // Module-level code of a file read as code: the statement and its neighbours.
+                    let span = match code::Lang::of(&path) {
+                        Some(_) => Span::around(line, TOP_LEVEL_AROUND, TOP_LEVEL_AROUND),
+                        None => Span::around(line, WINDOW_BEFORE, WINDOW_AFTER),
+                    };
                     shown.add(&path, &[span], &format!("frame at line {line}"));
                 }
                 None => {}

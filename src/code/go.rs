@@ -124,6 +124,7 @@ fn def(node: Node<'_>, name: String, kind: DefKind, owner: Option<String>) -> De
         end: Parsed::lines(node).1,
         bytes: first.start_byte()..node.end_byte(),
         bases: Vec::new(),
+        doc: super::rust::leading_comments(first, node),
     }
 }
 

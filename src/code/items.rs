@@ -37,6 +37,9 @@ pub struct Def {
     pub bytes: Range<usize>,
     /// Base classes as written (`Base` in `class Box(Base)`, `extends Base`).
     pub bases: Vec<String>,
+    /// The lines of its documentation (a Python docstring, Rust's `///` or Go's comments
+    /// above it), which an excerpt may shorten.
+    pub doc: Option<(usize, usize)>,
 }
 
 impl Def {

@@ -154,6 +154,7 @@ fn definition(src: &Parsed, node: Node<'_>, owner: Option<&str>, out: &mut Vec<D
         end,
         bytes: outer.byte_range(),
         bases: bases(src, inner),
+        doc: docstring(inner),
     });
     if kind == DefKind::Class
         && owner.is_none()
@@ -163,6 +164,17 @@ fn definition(src: &Parsed, node: Node<'_>, owner: Option<&str>, out: &mut Vec<D
             definition(src, member, Some(&name), out);
         }
     }
+}
+
+/// The lines of the docstring that opens a function's or class's body.
+fn docstring(definition: Node<'_>) -> Option<(usize, usize)> {
+    let body = definition.child_by_field_name("body")?;
+    let first = Parsed::children(body).into_iter().next()?;
+    let only_a_string = first.kind() == "expression_statement"
+        && Parsed::children(first)
+            .first()
+            .is_some_and(|s| s.kind() == "string");
+    only_a_string.then(|| Parsed::lines(first))
 }
 
 fn bases(src: &Parsed, class: Node<'_>) -> Vec<String> {

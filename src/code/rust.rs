@@ -215,7 +215,19 @@ fn def(
         end: Parsed::lines(node).1,
         bytes: first.start_byte()..node.end_byte(),
         bases: Vec::new(),
+        doc: leading_comments(first, node),
     }
+}
+
+/// The lines of the comments that open a definition's leading siblings (its doc comments).
+pub(super) fn leading_comments(first: Node<'_>, item: Node<'_>) -> Option<(usize, usize)> {
+    let mut last = None;
+    let mut current = Some(first);
+    while let Some(node) = current.filter(|n| *n != item && n.kind().contains("comment")) {
+        last = Some(Parsed::last_line(node));
+        current = node.next_named_sibling();
+    }
+    last.map(|end| (Parsed::line(first), end))
 }
 
 /// The inline modules `node` is in, outermost first.

@@ -273,6 +273,7 @@ fn def(
         end,
         bytes: node.byte_range(),
         bases,
+        doc: None,
     }
 }
 

@@ -107,16 +107,23 @@ fn kind_rank(kind: SignatureKind) -> u8 {
     }
 }
 
-/// The same test failing at the same place, whichever gate and report said so.
+/// The same test (and parametrisation) failing at the same place, whichever gate and report
+/// said so.
 fn same_failure(digest: &FailureDigest, record: &SignatureRecord) -> bool {
     match (&digest.test, &record.test) {
         (Some(known), Some(test)) => {
             test_name(known) == test_name(test)
+                && parameters(known) == parameters(test)
                 && digest.location.is_some()
                 && digest.location == record.location
         }
         _ => false,
     }
+}
+
+/// The `[…]` of a parametrised test's id (pytest's `test_mean[1-2]`).
+fn parameters(id: &str) -> Option<&str> {
+    id.find('[').map(|at| &id[at..])
 }
 
 fn absorb(digest: &mut FailureDigest, record: &SignatureRecord) {
@@ -369,6 +376,25 @@ mod tests {
         ];
         let found = digests(&signatures);
         assert_eq!(found.len(), 3, "{found:#?}");
+        let parametrised = [
+            failure(
+                "tests",
+                "tests.test_calc::test_mean[1]",
+                28,
+                "assert 1 == 2",
+                "f",
+            ),
+            failure(
+                "tests",
+                "tests.test_calc::test_mean[2]",
+                28,
+                "assert 2 == 3",
+                "f",
+            ),
+        ];
+        let both = digests(&parametrised);
+        assert_eq!(both.len(), 2, "two parametrisations are two failures");
+        assert_eq!(both[1].same_as, Some(1));
         assert_eq!(found[0].test.as_deref(), Some("tests.test_calc::test_mean"));
         assert_eq!(found[0].gates, ["tests", "coverage"]);
         assert_eq!(

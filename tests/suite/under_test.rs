@@ -1,9 +1,9 @@
 //! The code under test in the first prompt, end to end through the real binary and real gates
-//! on one small repository per language (`fixtures/under-test/`): for each first-seen
-//! single-function bug whose test asserts a wrong value (a function the package re-exports, a
-//! method of a class, a helper's callee two calls away), a model that can only edit lines it was
-//! shown (the mock's oracle) fixes it in one call, within the scenario's prompt budget, tool
-//! schemas included.
+//! on one small repository per language and a real library (`fixtures/under-test/`): for each
+//! first-seen single-function bug whose test asserts a wrong value (a function the package
+//! re-exports, a method of a class, a helper's callee two calls away; humanize's #250 reverted),
+//! a model that can only edit lines it was shown (the mock's oracle) fixes it in one call,
+//! within the scenario's prompt budget, tool schemas included.
 
 use std::path::{Path, PathBuf};
 
@@ -18,8 +18,8 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/under-test")
 }
 
-/// The scenarios of one language, and the task every run is given.
-fn scenarios(language: &str) -> (String, Vec<Value>) {
+/// The scenarios of one repository, and the task every run is given.
+fn scenarios(repo: &str) -> (String, Vec<Value>) {
     let text = std::fs::read_to_string(fixtures().join("scenarios.json")).unwrap();
     let all: Value = serde_json::from_str(&text).unwrap();
     let task = all["task"].as_str().unwrap().to_owned();
@@ -27,7 +27,7 @@ fn scenarios(language: &str) -> (String, Vec<Value>) {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|s| s["language"] == language)
+        .filter(|s| s["repo"] == repo)
         .cloned()
         .collect();
     (task, chosen)
@@ -68,9 +68,9 @@ fn oracle(scenario: &Value) -> Reply {
     }
 }
 
-/// The language's repository with the scenario's bug committed, its model the mock.
-fn broken(language: &str, scenario: &Value, base_url: &str) -> (tempfile::TempDir, PathBuf) {
-    let (dir, work) = scratch_repo(&fixtures().join(language));
+/// The scenario's repository with its bug committed, its model the mock.
+fn broken(scenario: &Value, base_url: &str) -> (tempfile::TempDir, PathBuf) {
+    let (dir, work) = scratch_repo(&fixtures().join(field(scenario, "repo")));
     let config = work.join(".meta-agent.yml");
     let mut text = std::fs::read_to_string(&config).unwrap_or_else(|_| "version: 1\n".into());
     text.push_str(&format!(
@@ -90,14 +90,14 @@ fn broken(language: &str, scenario: &Value, base_url: &str) -> (tempfile::TempDi
     (dir, work)
 }
 
-/// Every scenario of `language`: committed after one call whose prompt fits its budget.
-async fn one_call_each(language: &str) {
-    let (task, scenarios) = scenarios(language);
-    assert_eq!(scenarios.len(), 3, "re-export, method, two-hop");
+/// Every scenario of `repo`: committed after one call whose prompt fits its budget.
+async fn one_call_each(repo: &str, expected: usize) {
+    let (task, scenarios) = scenarios(repo);
+    assert_eq!(scenarios.len(), expected, "{repo}'s scenarios");
     let counter = TokenCounter::for_model("gpt-4.1");
     for scenario in &scenarios {
         let mock = MockLlm::start(vec![oracle(scenario), fix(scenario)]).await;
-        let (_dir, work) = broken(language, scenario, &mock.base_url);
+        let (_dir, work) = broken(scenario, &mock.base_url);
         let (code, outcome) = run(&work, &["run", "--text", &task]).await;
         assert_eq!(code, 0, "{scenario}: {outcome:#}");
         assert_eq!(outcome["outcome"], "committed", "{scenario}: {outcome:#}");
@@ -119,7 +119,7 @@ async fn one_call_each(language: &str) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn python_first_seen_bugs_take_one_call_each() {
-    one_call_each("python").await;
+    one_call_each("python", 3).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -131,10 +131,17 @@ async fn typescript_first_seen_bugs_take_one_call_each() {
     {
         panic!("`npm` is not on PATH: this test runs vitest through npm (scripts/test.sh)");
     }
-    one_call_each("typescript").await;
+    one_call_each("typescript", 3).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn rust_first_seen_bugs_take_one_call_each() {
-    one_call_each("rust").await;
+    one_call_each("rust", 3).await;
+}
+
+/// humanize 4.12.3 with the fix of its #250 reverted: `naturalsize` is re-exported by the
+/// package, 72 lines long with its docstring, the bug near its end.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_real_librarys_historical_bug_takes_one_call() {
+    one_call_each("humanize", 1).await;
 }

@@ -35,6 +35,8 @@ static JS_STACK: LazyLock<Regex> = LazyLock::new(|| compile(r"^\s*(?:at\s|❯\s)
 static PY_EXCEPTION: LazyLock<Regex> = LazyLock::new(|| {
     compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Failure)(?::\s|$)")
 });
+/// A colour escape, raw or as a JUnit writer spells the control character (`#x1B[91m`).
+static COLOUR: LazyLock<Regex> = LazyLock::new(|| compile(r"(?:\x1b|#x1[Bb])\[[0-9;]*[A-Za-z]"));
 /// An object address in a repr: ` at 0x7f3a…>`.
 static ADDRESS: LazyLock<Regex> = LazyLock::new(|| compile(r" at 0x[0-9a-fA-F]+>"));
 
@@ -171,7 +173,10 @@ fn pytest_message(text: &str) -> Option<Vec<String>> {
 fn compact(lines: Vec<String>) -> Vec<String> {
     let mut kept: Vec<String> = lines
         .into_iter()
-        .map(|line| ADDRESS.replace_all(line.trim_end(), ">").into_owned())
+        .map(|line| {
+            let plain = COLOUR.replace_all(line.trim_end(), "");
+            ADDRESS.replace_all(&plain, ">").into_owned()
+        })
         .filter(|line| !line.trim().is_empty() && !is_advice(line))
         .collect();
     if let Some(full) = kept
@@ -291,6 +296,15 @@ mod tests {
             Some(
                 "calc_test.go:10: Add(1, 1): got 3 want 2\ncalc_test.go:16: Add(10, 20): got 31 want 30 (checked at 2026-11-22T02:35:12.280770256Z)\ncalc_test.go:24: case one: unexpected result"
             )
+        );
+    }
+
+    #[test]
+    fn colour_escapes_go_whether_raw_or_spelled_by_a_junit_writer() {
+        let message = "AssertionError: assert '1.0 Byte' == '1 Byte'\n  #x1B[0m#x1B[91m- 1 Byte#x1B[39;49;00m\n  \u{1b}[92m+ 1.0 Byte\u{1b}[39;49;00m";
+        assert_eq!(
+            assertion(&[message]).as_deref(),
+            Some("AssertionError: assert '1.0 Byte' == '1 Byte'\n  - 1 Byte\n  + 1.0 Byte")
         );
     }
 
