@@ -61,6 +61,18 @@ if [ ! -d fixtures/rerun-tools/node_modules ]; then
     || echo "!!! test.sh: npm ci in fixtures/rerun-tools failed: the jest and vitest re-run tests will FAIL !!!" >&2
 fi
 
+# vitest for the TypeScript scenarios of tests/suite/under_test.rs: installed once from the
+# fixture's lockfile, so each run's setup (`npm ci --prefer-offline`) finds it in npm's cache.
+if command -v npm >/dev/null 2>&1; then
+  ts_tools=target/test-tools/under-test-typescript
+  mkdir -p "$ts_tools"
+  cp fixtures/under-test/typescript/package.json fixtures/under-test/typescript/package-lock.json "$ts_tools/"
+  (cd "$ts_tools" && npm ci --no-audit --no-fund --silent) \
+    || echo "!!! test.sh: npm ci of vitest failed: the TypeScript scenarios will FAIL !!!" >&2
+else
+  echo "!!! test.sh: npm is missing: the TypeScript scenarios will FAIL !!!" >&2
+fi
+
 # A real PostgreSQL server for the memory tests (scripts/test-postgres.sh): installed when
 # missing, one throwaway cluster for the whole run, removed on exit. If it cannot be had, the
 # rest still runs and the PostgreSQL tests fail (they never skip under this script).

@@ -227,6 +227,7 @@ mod tests {
             test: Some(test.into()),
             frames: Vec::new(),
             family: String::new(),
+            detail: String::new(),
         }
     }
 

@@ -528,6 +528,7 @@ fn reason_signature(gate: &GateResult, repo_root: &Path) -> ExtractedSignature {
         test: None,
         frames: Vec::new(),
         excerpt: reason,
+        detail: String::new(),
     }
 }
 
@@ -542,6 +543,7 @@ fn record(extracted: &ExtractedSignature, gate: &str) -> SignatureRecord {
         location: extracted.location.clone(),
         test: extracted.test.clone(),
         frames: extracted.frames.clone(),
+        detail: extracted.detail.clone(),
     }
 }
 

@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 use crate::protocol::ending::EscalationReason;
 use crate::protocol::event::LoopPhase;
 use crate::protocol::records::{
-    GateRecord, Plan, RunOutcome, SignatureRecord, StepPhase, StepRecord, Usage, UserSnapshot,
+    CommitStyle, GateRecord, Plan, RunOutcome, SignatureRecord, StepPhase, StepRecord, Usage,
+    UserSnapshot,
 };
 use crate::protocol::task::Task;
 use crate::redact::Redactor;
@@ -80,6 +81,9 @@ pub struct LoopState {
     /// of it, even when the worktree adds nothing to it.
     #[serde(default)]
     pub checkpoint: Option<String>,
+    /// How the repository writes commit subjects (read from its history at the start).
+    #[serde(default)]
+    pub commit_style: CommitStyle,
     /// What the run did to the repository's tests: the tests it added, and the test and
     /// configuration edits a maintainer allowed (see [`super::evidence`]).
     #[serde(default)]
@@ -170,6 +174,7 @@ impl LoopState {
             review_missing: Vec::new(),
             interrupted: None,
             checkpoint: None,
+            commit_style: CommitStyle::Plain,
             evidence: Default::default(),
             environment: Vec::new(),
             snapshot: None,

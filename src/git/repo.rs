@@ -742,6 +742,23 @@ impl Repository for Git2Repository {
             .map_err(GitError::op("detach HEAD at", rev))
     }
 
+    fn recent_subjects(&self, rev: &str, limit: usize) -> Result<Vec<String>, GitError> {
+        let repo = self.repo();
+        let mut commit = Some(resolve_commit(&repo, rev)?);
+        let mut subjects = Vec::new();
+        while let Some(current) = commit.take() {
+            if subjects.len() >= limit {
+                break;
+            }
+            if current.parent_count() <= 1 {
+                let message = String::from_utf8_lossy(current.message_bytes()).into_owned();
+                subjects.push(message.lines().next().unwrap_or_default().trim().to_owned());
+            }
+            commit = current.parent(0).ok();
+        }
+        Ok(subjects)
+    }
+
     fn git_dir(&self) -> PathBuf {
         self.repo().commondir().to_path_buf()
     }

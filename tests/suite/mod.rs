@@ -43,5 +43,6 @@ mod tamper;
 mod telemetry;
 mod telemetry_export;
 mod toolchains;
+mod under_test;
 mod workflow_trap;
 mod workflows;
