@@ -23,7 +23,7 @@ use crate::gates::{self, GateRunContext, GatesSummary};
 use crate::git::Repository;
 use crate::protocol::builder::Builder;
 use crate::protocol::event::{Event, LoopPhase};
-use crate::protocol::records::{SignatureRecord, StepPhase, StepRecord};
+use crate::protocol::records::{SignatureRecord, StepPhase, StepRecord, start_failures};
 use crate::protocol::test_id::TestId;
 use crate::report::Limits;
 
@@ -134,8 +134,26 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         if plan != Observation::Worktree
             && let Some(pristine) = self.observe_pristine(state).await
         {
+            if start_failures(&pristine.summary.records()).is_empty() {
+                return pristine;
+            }
+            // A gate that could not start on the pristine checkout: where it starts in the
+            // worktree, the change is observed there, and the verification before a commit runs
+            // again and ends the run for the environment (the change unverified, not failed).
+            // Where it cannot start in the worktree either, the change broke it: the model's.
+            state.verified = None;
+            let worktree = self.observe_worktree(state, workdir).await;
+            if start_failures(&worktree.summary.records()).is_empty() {
+                return worktree;
+            }
             return pristine;
         }
+        self.observe_worktree(state, workdir).await
+    }
+
+    /// Every gate in the worktree, the failing tests first where that is cheaper, then the
+    /// flaky check of new failures.
+    async fn observe_worktree(&self, state: &mut LoopState, workdir: &Path) -> Observed {
         let ctx = self.gate_context(workdir);
         let mut summary = self.run_gates_fast_first(&ctx, state).await;
         let known = failing_before(state);

@@ -44,16 +44,18 @@ pub(super) fn add_slow_gate(work: &Path, when_fixed: &str, more: &str) {
     std::fs::write(&config, text).unwrap();
 }
 
-/// A gate that writes a token-shaped secret (assembled by the shell: the configuration itself
-/// holds none) into `leaked.txt` where it runs, then, once the unused import is fixed, sleeps
-/// (its command line carries `token`). It writes the secret at the baseline, in the run's
-/// worktree (after an act, gates run on the change's pristine checkout, unless the change
-/// cannot be staged: with the secret in it, this one cannot).
+/// A gate that, once the unused import is fixed (after the first act), writes a token-shaped
+/// secret (assembled by the shell: the configuration itself holds none) into `leaked.txt` where
+/// it runs, then sleeps (its command line carries `token`). The change is observed in the
+/// worktree (`verify.pristine: false`), so the secret lands in the run's worktree after the
+/// baseline: the change's, not the environment's (what the baseline gates wrote is never part
+/// of the change).
 pub(super) fn add_leaking_gate(work: &Path, token: &str) {
     let config = work.join(".meta-agent.yml");
     let mut text = std::fs::read_to_string(&config).unwrap();
     text.push_str(&format!(
-        "  - name: slow\n    kind: custom\n    run: \"printf 'key gh%s_%s\\\\n' p 0123456789abcdefghijABCDEF > leaked.txt; grep -q 'import math' calc.py || {{ sleep 300; }} # {token}\"\n"
+        "  - name: slow\n    kind: custom\n    run: \"grep -q 'import math' calc.py || {{ printf 'key gh%s_%s\\\\n' p 0123456789abcdefghijABCDEF > leaked.txt; sleep 300; }} # {token}\"\n\
+         verify:\n  pristine: false\n"
     ));
     std::fs::write(&config, text).unwrap();
 }
