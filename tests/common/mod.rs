@@ -12,6 +12,7 @@ pub mod llmwire;
 pub mod mock_github;
 pub mod mock_llm;
 pub mod postgres;
+pub mod procs;
 
 /// `name` in the design documents' `shared/` directory: beside the checkout (CI clones there),
 /// else beside any ancestor of it (a worktree under `wt/NAME`). `None` when there is none.

@@ -1476,19 +1476,19 @@ fn a_rerun_through_transient_failures_finds_the_sessions_pull_request_and_refres
 #[test]
 fn a_paused_job_says_in_its_comment_what_the_patch_gate_left_out() {
     use super::pause::{add_slow_gate, send, wait_for_gate};
-    const TOKEN: &str = "meta-agent-github-leaking-gate";
+    let token = crate::common::procs::unique_mark("github-leaking-gate");
     let fixture = Fixture::new(&examples("broken-calc"), |work| {
         // The secret is assembled by the shell: the configuration itself holds none.
         add_slow_gate(
             work,
             &format!(
-                "{{ printf 'key gh%s_%s\\\\n' p 0123456789abcdefghijABCDEF > leaked.txt; sleep 300; }} # {TOKEN}"
+                "{{ printf 'key gh%s_%s\\\\n' p 0123456789abcdefghijABCDEF > leaked.txt; sleep 300; }} # {token}"
             ),
             "",
         );
     });
     let (child, files) = fixture.spawn_step("issues", &labeled("alice"), &[]);
-    wait_for_gate(TOKEN);
+    wait_for_gate(&token);
     send(&child, nix::sys::signal::Signal::SIGTERM);
     let first = finish_step(child, &files);
     assert_eq!(first.code, 5, "{}\n{}", first.stdout, first.stderr);
@@ -1511,12 +1511,14 @@ fn a_paused_job_says_in_its_comment_what_the_patch_gate_left_out() {
 
 #[test]
 fn a_cancelled_job_pushes_its_work_shows_the_pause_and_agent_fix_continues() {
-    use super::pause::{SLOW_TOKEN, processes_with, send, slow_gate, wait_for_the_slow_gate};
+    use super::pause::{send, slow_gate, wait_for_gate};
+    use crate::common::procs::{processes_with, unique_mark};
     let flags = tempfile::tempdir().unwrap();
     let fast = flags.path().join("fast");
-    let mut fixture = Fixture::new(&examples("broken-calc"), slow_gate(&fast));
+    let token = unique_mark("github-slow-gate");
+    let mut fixture = Fixture::new(&examples("broken-calc"), slow_gate(&fast, &token));
     let (child, files) = fixture.spawn_step("issues", &labeled("alice"), &[]);
-    wait_for_the_slow_gate();
+    wait_for_gate(&token);
     send(&child, nix::sys::signal::Signal::SIGTERM);
     let first = finish_step(child, &files);
     assert_eq!(
@@ -1524,7 +1526,7 @@ fn a_cancelled_job_pushes_its_work_shows_the_pause_and_agent_fix_continues() {
         "interrupted: {}\n{}",
         first.stdout, first.stderr
     );
-    assert!(processes_with(SLOW_TOKEN).is_empty(), "the gate is stopped");
+    assert!(processes_with(&token).is_empty(), "the gate is stopped");
     assert_eq!(first.output("outcome"), "interrupted");
     let branch = first.output("branch");
     assert!(
