@@ -389,6 +389,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let started = Instant::now();
         let started_ms = now_ms();
         let plan = state.plan.clone().unwrap_or(Plan::Build);
+        state.model_refusal = None;
         let (actions, resolutions, outcome) = match &plan {
             Plan::Hindsight => {
                 let applied = improve::apply_resolutions(self.hindsight_ctx(), state).await;
@@ -487,6 +488,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         state.builder_calls += 1;
         state.usage.add(&report.usage);
         state.review_missing.clear();
+        state.model_refusal = report.refusal.clone();
         let outcome = report.gave_up.clone().unwrap_or(report.summary.clone());
         Ok((report.actions, Vec::new(), outcome))
     }
@@ -683,6 +685,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             budgets: &budgets,
             transient_error: state.transient_error.as_deref(),
             transient_retries: state.transient_retries,
+            model_refusal: state.model_refusal.as_ref(),
             hindsight_available: improve::has_untried(self.hindsight_ctx(), state),
             agent_available: self.builder.available(state.builder_calls),
         })

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::protocol::builder::ModelRefusal;
 use crate::protocol::ending::EscalationReason;
 use crate::protocol::event::LoopPhase;
 use crate::protocol::records::{
@@ -82,6 +83,10 @@ pub struct LoopState {
     /// configuration edits a maintainer allowed (see [`super::evidence`]).
     #[serde(default)]
     pub evidence: TestEvidence,
+    /// The model declined to go on in the act just taken: the decision ends the run with this
+    /// refusal as its reason.
+    #[serde(default)]
+    pub model_refusal: Option<ModelRefusal>,
 }
 
 /// The tests a run added and the test edits it was allowed, for the report and the PR body.
@@ -154,6 +159,7 @@ impl LoopState {
             interrupted: None,
             checkpoint: None,
             evidence: Default::default(),
+            model_refusal: None,
         }
     }
 

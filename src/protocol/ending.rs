@@ -68,6 +68,9 @@ pub enum EscalationReason {
         reason: String,
         tail: String,
     },
+    /// The model declined to go on (its refusal, not a failure of the code): its words, when it
+    /// gave some.
+    ModelRefused { words: Option<String> },
 }
 
 impl EscalationReason {
@@ -84,7 +87,8 @@ impl EscalationReason {
             | EscalationReason::ProviderRefused { .. }
             | EscalationReason::PreexistingFailures { .. }
             | EscalationReason::PristineFailed { .. }
-            | EscalationReason::SetupFailed { .. } => false,
+            | EscalationReason::SetupFailed { .. }
+            | EscalationReason::ModelRefused { .. } => false,
         }
     }
 }
