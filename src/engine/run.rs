@@ -507,7 +507,8 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         }
     }
 
-    /// The worktree's change after an Acting step: directories nested deeper than git reads are
+    /// The worktree's change after an Acting step: `.git` entries below the root (nested
+    /// repositories, `gitdir:` pointers) and directories nested deeper than git reads are
     /// removed and the act refused; what alters the existing tests' evidence is put back (see
     /// [`super::evidence_guard`]); the rest is refused (and undone) as a whole when it tampers
     /// with tests or protected files.
@@ -515,7 +516,14 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         &self,
         state: &mut LoopState,
     ) -> Result<(String, Vec<String>), EngineError> {
-        let (diff, findings) = match self.repo.diff() {
+        let nested: Vec<String> = self
+            .repo
+            .prune_nested_git()?
+            .into_iter()
+            .map(|path| format!("{path}: a nested git repository or `gitdir:` pointer; removed"))
+            .collect();
+        let (diff, mut findings) = match self.repo.diff() {
+            Ok(_) if !nested.is_empty() => (String::new(), Vec::new()),
             Ok(_) => {
                 self.guard_evidence(state)?;
                 let diff = self.repo.diff()?;
@@ -541,6 +549,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             }
             Err(other) => return Err(other.into()),
         };
+        findings.splice(0..0, nested);
         if !findings.is_empty() {
             let lines: Vec<String> = findings;
             self.events.emit(&Event::TamperRefused {

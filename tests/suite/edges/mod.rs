@@ -3,10 +3,12 @@
 //! a second route of our own (SECURITY.md, containment properties 7, 8 and 9):
 //!
 //! - `fence`: untrusted text cannot close its fence (random per-fence ids);
+//! - `hostile_tree`: hostile repository content is an outcome, never an internal error;
 //! - `stop_reason`: the report says why the run really stopped (a refusal quotes what it refused,
 //!   the model's own refusal is the reason, a call cut in the same place is a repeated call).
 
 mod fence;
+mod hostile_tree;
 mod stop_reason;
 
 use std::path::{Path, PathBuf};
