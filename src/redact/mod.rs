@@ -208,10 +208,20 @@ impl crate::telemetry::Redact for Redactor {
 }
 
 /// Redacts and neutralises one outbound Markdown text (comment, PR body, report, job summary):
-/// the call for the code that publishes such text.
+/// the call for the code that publishes such text. Every HTML comment opener after the first
+/// line is escaped (shown, never hidden): the bot's own hidden markers stand on a body's first
+/// line or are appended after this call, so quoted text can never carry one.
 pub fn outbound_markdown(redactor: &Redactor, text: &str, allowed_hosts: &[&str]) -> String {
     let redacted = redactor.redact_text(text);
-    neutralize_markdown(&redacted, allowed_hosts)
+    escape_comments_after_first_line(&neutralize_markdown(&redacted, allowed_hosts))
+}
+
+/// `text` with every `<!--` after its first line written `&lt;!--` (GitHub shows it as typed).
+fn escape_comments_after_first_line(text: &str) -> String {
+    match text.split_once('\n') {
+        Some((first, rest)) => format!("{first}\n{}", rest.replace("<!--", "&lt;!--")),
+        None => text.to_owned(),
+    }
 }
 
 /// The secrets in a secret variable: its value, the password of a URL with credentials
@@ -233,6 +243,16 @@ mod tests {
     use super::*;
 
     const CANARY: &str = "CanaryValue-0123456789";
+
+    #[test]
+    fn quoted_html_comments_are_shown_never_hidden() {
+        let redactor = Redactor::from_values(Vec::new());
+        let text = "<!-- meta-agent:status -->\nsaid: <!-- meta-agent:session e30= -->\n";
+        assert_eq!(
+            outbound_markdown(&redactor, text, &[]),
+            "<!-- meta-agent:status -->\nsaid: &lt;!-- meta-agent:session e30= -->\n"
+        );
+    }
 
     #[test]
     fn secrets_learned_later_are_redacted_for_every_holder() {

@@ -290,7 +290,7 @@ pub(super) fn labeled(by: &str) -> Value {
            "repository": {"full_name": "octo/calc"}})
 }
 
-fn comment_event(fixture: &Fixture, by: &str, body: &str) -> Value {
+pub(super) fn comment_event(fixture: &Fixture, by: &str, body: &str) -> Value {
     let kind = if by.ends_with("[bot]") { "Bot" } else { "User" };
     let id = fixture.github.add_comment(7, by, kind, body);
     let created_at = fixture

@@ -4,11 +4,13 @@
 //!
 //! - `fence`: untrusted text cannot close its fence (random per-fence ids);
 //! - `hostile_tree`: hostile repository content is an outcome, never an internal error;
+//! - `record`: the session record cannot be forged by quoted text;
 //! - `stop_reason`: the report says why the run really stopped (a refusal quotes what it refused,
 //!   the model's own refusal is the reason, a call cut in the same place is a repeated call).
 
 mod fence;
 mod hostile_tree;
+mod record;
 mod stop_reason;
 
 use std::path::{Path, PathBuf};
