@@ -5,12 +5,14 @@
 //! - `fence`: untrusted text cannot close its fence (random per-fence ids);
 //! - `hostile_tree`: hostile repository content is an outcome, never an internal error;
 //! - `record`: the session record cannot be forged by quoted text;
+//! - `secrets`: outputs carry no secret in a simple reversible form;
 //! - `stop_reason`: the report says why the run really stopped (a refusal quotes what it refused,
 //!   the model's own refusal is the reason, a call cut in the same place is a repeated call).
 
 mod fence;
 mod hostile_tree;
 mod record;
+mod secrets;
 mod stop_reason;
 
 use std::path::{Path, PathBuf};
