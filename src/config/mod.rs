@@ -6,6 +6,7 @@
 //! program reads. Loading reads files only; detection that needs a child process (`cargo
 //! metadata`, read by [`preset::describe_cargo_metadata`]) goes through the exec module.
 
+pub mod layout;
 pub mod preset;
 pub mod raw;
 pub mod resolve;
@@ -58,6 +59,52 @@ pub enum ConfigError {
     /// A preset bundled in the binary is broken (a bug in meta-agent).
     #[error("bundled preset {name} is invalid: {message}")]
     BadPreset { name: String, message: String },
+}
+
+impl ConfigError {
+    /// The same error naming its file beneath `to` instead of `from` (a local run reads the
+    /// configuration from its worktree `from`; the user's file is the same path in their
+    /// checkout `to`). A path elsewhere is left as it is.
+    pub fn rebased(self, from: &Path, to: &Path) -> ConfigError {
+        let moved = |path: PathBuf| match path.strip_prefix(from) {
+            Ok(inside) => to.join(inside),
+            Err(_) => path,
+        };
+        match self {
+            ConfigError::Read { path, source } => ConfigError::Read {
+                path: moved(path),
+                source,
+            },
+            ConfigError::Parse {
+                path,
+                line,
+                column,
+                message,
+            } => ConfigError::Parse {
+                path: moved(path),
+                line,
+                column,
+                message,
+            },
+            ConfigError::Invalid {
+                path,
+                line,
+                key,
+                message,
+            } => ConfigError::Invalid {
+                path: moved(path),
+                line,
+                key,
+                message,
+            },
+            ConfigError::UnknownPreset { path, name, known } => ConfigError::UnknownPreset {
+                path: moved(path),
+                name,
+                known,
+            },
+            ConfigError::BadPreset { name, message } => ConfigError::BadPreset { name, message },
+        }
+    }
 }
 
 /// Finds the configuration file of a repository: the explicit path when given (it must exist),
@@ -184,10 +231,25 @@ pub async fn load<R: crate::exec::CommandRunner>(
             format!("preset: {name} in {}", path.display()),
         ),
     };
+    let file_gates = parsed
+        .as_ref()
+        .and_then(|(raw, _)| raw.gates.clone())
+        .unwrap_or_default();
     let (preset, preset_setup) = match &preset_name {
         Some(name) => {
-            let chosen = preset::preset_of(name, &path)?;
-            (Some((name.clone(), chosen.gates)), chosen.setup)
+            let tailored = layout::tailor(layout::TailorInput {
+                name,
+                preset: preset::preset_of(name, &path)?,
+                repo_root: input.repo_root,
+                file_gates: &file_gates,
+            });
+            for note in &tailored.notes {
+                reason = format!("{reason}; {note}");
+            }
+            (
+                Some((name.clone(), tailored.preset.gates)),
+                tailored.preset.setup,
+            )
         }
         None => (None, Vec::new()),
     };

@@ -125,25 +125,41 @@ fn detect_node(package_json: &Path) -> Detection {
             };
         }
     };
-    let has = |name: &str| {
-        ["dependencies", "devDependencies"].iter().any(|section| {
-            manifest
-                .get(section)
-                .and_then(|deps| deps.get(name))
-                .is_some()
-        })
+    let root = package_json.parent().unwrap_or(Path::new("."));
+    let members: Vec<serde_json::Value> = super::layout::workspace_manifests(root)
+        .iter()
+        .filter_map(|path| super::layout::manifest(path))
+        .collect();
+    let declares = |name: &str| {
+        std::iter::once(&manifest)
+            .chain(&members)
+            .any(|manifest| declares_dependency(manifest, name))
     };
-    let (preset, runner) = if has("vitest") {
+    let (preset, runner) = if declares("vitest") {
         ("node-vitest", "vitest")
-    } else if has("jest") {
+    } else if declares("jest") {
         ("node-jest", "jest")
     } else {
         ("node", "no known test runner")
     };
+    let workspaces = match members.len() {
+        0 => String::new(),
+        count => format!(", {count} workspace member(s)"),
+    };
     Detection {
         preset: Some(preset),
-        reason: format!("package.json at the root ({runner})"),
+        reason: format!("package.json at the root ({runner}{workspaces})"),
     }
+}
+
+/// Whether a `package.json` lists `name` among its dependencies or devDependencies.
+fn declares_dependency(manifest: &serde_json::Value, name: &str) -> bool {
+    ["dependencies", "devDependencies"].iter().any(|section| {
+        manifest
+            .get(section)
+            .and_then(|deps| deps.get(name))
+            .is_some()
+    })
 }
 
 /// A one-line description of a Cargo workspace from `cargo metadata` JSON output.
@@ -220,6 +236,29 @@ mod tests {
         assert_eq!(detect_files(dir.path()).preset, Some("node-jest"));
         std::fs::write(dir.path().join("Cargo.toml"), "[package]").expect("write");
         assert_eq!(detect_files(dir.path()).preset, Some("rust"));
+    }
+
+    #[test]
+    fn a_runner_declared_only_by_workspace_members_is_found() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("package.json"), r#"{"private": true}"#).expect("write");
+        std::fs::write(
+            dir.path().join("pnpm-workspace.yaml"),
+            "packages: [packages/*]\n",
+        )
+        .expect("write");
+        std::fs::create_dir_all(dir.path().join("packages/core")).expect("mkdir");
+        std::fs::write(
+            dir.path().join("packages/core/package.json"),
+            r#"{"devDependencies":{"vitest":"^3"}}"#,
+        )
+        .expect("write");
+        let detection = detect_files(dir.path());
+        assert_eq!(detection.preset, Some("node-vitest"));
+        assert_eq!(
+            detection.reason,
+            "package.json at the root (vitest, 1 workspace member(s))"
+        );
     }
 
     #[test]

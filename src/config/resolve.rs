@@ -173,6 +173,14 @@ pub struct GateSpec {
     pub network: GateNetwork,
 }
 
+impl GateSpec {
+    /// The test runner the gate runs, when it says (its `rerun_failed.format`): how its JUnit
+    /// report names tests and how they are selected again.
+    pub fn runner(&self) -> Option<crate::config::raw::TestFilterFormat> {
+        self.rerun_failed.as_ref().map(|rerun| rerun.format)
+    }
+}
+
 /// Child-process settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SandboxSettings {
@@ -182,6 +190,9 @@ pub struct SandboxSettings {
     pub kill_grace: Duration,
     /// Extra writable directories, as written (relative ones are under the repository root).
     pub writable: Vec<PathBuf>,
+    /// `sandbox.read`: directories commands may read besides the worktree, the system and the
+    /// toolchains (absolute; none that would expose the home or credentials).
+    pub read: Vec<PathBuf>,
 }
 
 /// Where hindsight lives.
@@ -616,7 +627,24 @@ fn resolve_sandbox(
             .into_iter()
             .map(PathBuf::from)
             .collect(),
+        read: readable_dirs(raw.read.unwrap_or_default(), ctx)?,
     })
+}
+
+/// `sandbox.read`, each directory checked against the homes of this machine's user.
+fn readable_dirs(dirs: Vec<String>, ctx: &ErrorContext<'_>) -> Result<Vec<PathBuf>, ConfigError> {
+    let homes = crate::exec::isolate::homes();
+    dirs.into_iter()
+        .map(|dir| {
+            let path = PathBuf::from(dir.trim_end_matches('/'));
+            match crate::exec::isolate::read_refusal(&path, &homes) {
+                None => Ok(path),
+                Some(refusal) => {
+                    Err(ctx.invalid("sandbox.read".into(), &dir, format!("`{dir}` {refusal}")))
+                }
+            }
+        })
+        .collect()
 }
 
 fn resolve_hindsight(

@@ -7,14 +7,17 @@
 use std::collections::BTreeSet;
 
 use super::decide::Decision;
+use crate::config::raw::GateKind;
 use crate::protocol::ending::EscalationReason;
-use crate::protocol::records::{Plan, SignatureRecord};
+use crate::protocol::records::{GateRecord, Plan, SignatureRecord, StartFailure, StepRecord};
 use crate::protocol::task::{Task, TaskSource};
 
 /// Everything the decision after the baseline looks at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BaselineInput {
+pub struct BaselineInput<'a> {
     pub passed: bool,
+    /// Gates that could not start ([`crate::protocol::records::start_failures`]).
+    pub start_failures: &'a [StartFailure],
     /// The task is about the baseline's failures (see [`task_asks_about`]).
     pub asked: bool,
     /// A known resolution not yet tried exists for a baseline signature.
@@ -22,11 +25,21 @@ pub struct BaselineInput {
     pub agent_available: bool,
 }
 
-/// What follows the baseline. Failures the task asks about go to hindsight first and to the
-/// model only when hindsight knows nothing; a green baseline (or failures the task does not ask
-/// about) leaves the task itself to build. Without a model, failures are hindsight's or an
-/// escalation, and only a green baseline has nothing to do.
-pub fn after_baseline(input: &BaselineInput) -> Decision {
+/// What follows the baseline. A gate that could not start ends the run before anything else
+/// (an environment escalation: no model call, no hindsight, whatever the task). Failures the
+/// task asks about go to hindsight first and to the model only when hindsight knows nothing; a
+/// green baseline (or failures the task does not ask about) leaves the task itself to build.
+/// Without a model, failures are hindsight's or an escalation, and only a green baseline has
+/// nothing to do.
+pub fn after_baseline(input: &BaselineInput<'_>) -> Decision {
+    if !input.start_failures.is_empty() {
+        return Decision::Escalate {
+            reason: EscalationReason::Environment {
+                failures: input.start_failures.to_vec(),
+                pristine: false,
+            },
+        };
+    }
     let failing_and_asked = !input.passed && (input.asked || !input.agent_available);
     if failing_and_asked && input.hindsight_available {
         return Decision::Continue {
@@ -56,12 +69,70 @@ pub fn after_baseline(input: &BaselineInput) -> Decision {
     Decision::Complete
 }
 
-/// Whether the task asks about the baseline's failures: a failed CI run and a pull request
-/// (`/agent fix` on it) always do; otherwise
-/// its text names a failing test, the file of one, or speaks of failures, bugs or fixes. When in
-/// doubt it does (every failure then has to go), so only a task plainly about something else
-/// leaves pre-existing failures alone.
-pub fn task_asks_about(task: &Task, failures: &[SignatureRecord]) -> bool {
+/// Words that ask about every failure the gates show ("make the gates pass", "all green"); `ci`
+/// (whole word) too.
+const EVERY_FAILURE_WORDS: [&str; 2] = ["gate", "green"];
+/// Words that ask about failing tests, builds and coverage.
+const FAILURE_WORDS: [&str; 11] = [
+    "fail",
+    "fix",
+    "bug",
+    "broken",
+    "error",
+    "crash",
+    "regression",
+    "test",
+    "pass",
+    "coverage",
+    "compile",
+];
+/// Words that ask about linters' and formatters' findings.
+const LINT_WORDS: [&str; 13] = [
+    "lint", "format", "fmt", "warning", "style", "ruff", "clippy", "eslint", "prettier", "vet",
+    "flake8", "pylint", "rustfmt",
+];
+
+/// Whether the task asks about any of the baseline's failures (see [`asks_about`]).
+pub fn task_asks_about(task: &Task, baseline: &StepRecord) -> bool {
+    asks_about_any(task, &baseline.signatures, &baseline.gates)
+}
+
+/// Whether the task asks about any of `signatures`, failures of the gate runs `gates`.
+pub fn asks_about_any(task: &Task, signatures: &[SignatureRecord], gates: &[GateRecord]) -> bool {
+    let lint_gates = lint_gates(gates);
+    signatures
+        .iter()
+        .any(|failure| asks_about(task, failure, lint_gates.contains(failure.gate.as_str())))
+}
+
+/// The ids of the baseline's failures the task does not ask about: they predate the change and
+/// are not its to fix (reported, never fixed, and they do not hold a commit back).
+pub fn not_asked(task: &Task, baseline: &StepRecord) -> BTreeSet<String> {
+    let lint_gates = lint_gates(&baseline.gates);
+    baseline
+        .signatures
+        .iter()
+        .filter(|failure| !asks_about(task, failure, lint_gates.contains(failure.gate.as_str())))
+        .map(|failure| failure.id.clone())
+        .collect()
+}
+
+/// The names of the lint gates among `gates`.
+fn lint_gates(gates: &[GateRecord]) -> BTreeSet<&str> {
+    gates
+        .iter()
+        .filter(|gate| gate.kind == GateKind::Lint)
+        .map(|gate| gate.name.as_str())
+        .collect()
+}
+
+/// Whether the task asks about one failure of the baseline: a failed CI run asks about every
+/// one; a task that names the failure's test or file asks about it; one that speaks of the gates
+/// or CI as a whole asks about all. Otherwise a linter's or formatter's finding (`from_lint_gate`,
+/// or a lint signature) is the task's only when it speaks of linting, formatting or style, and
+/// any other failure when it speaks of failures, bugs, fixes or tests. When in doubt it does, so
+/// only a task plainly about something else leaves a failure alone.
+pub fn asks_about(task: &Task, failure: &SignatureRecord, from_lint_gate: bool) -> bool {
     match task.source {
         TaskSource::WorkflowRun { .. } | TaskSource::PullRequest { .. } => return true,
         TaskSource::File { .. } | TaskSource::Text | TaskSource::Issue { .. } => {}
@@ -74,32 +145,25 @@ pub fn task_asks_about(task: &Task, failures: &[SignatureRecord]) -> bool {
         task.guidance.join("\n")
     )
     .to_lowercase();
-    const WORDS: [&str; 16] = [
-        "fail",
-        "fix",
-        "bug",
-        "broken",
-        "error",
-        "crash",
-        "regression",
-        "test",
-        "gate",
-        "pass",
-        "green",
-        "lint",
-        "format",
-        "warning",
-        "coverage",
-        "compile",
-    ];
     let words: BTreeSet<&str> = text
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .collect();
-    let speaks_of_failure = words
-        .iter()
-        .any(|word| WORDS.iter().any(|w| word.starts_with(w)));
-    speaks_of_failure || failures.iter().any(|f| names_failure(&text, f))
+    let speaks_of = |vocabulary: &[&str]| {
+        words
+            .iter()
+            .any(|word| vocabulary.iter().any(|w| word.starts_with(w)))
+    };
+    let lint = from_lint_gate || failure.kind == crate::hindsight::SignatureKind::Lint;
+    let topic = if lint {
+        speaks_of(&LINT_WORDS)
+    } else {
+        speaks_of(&FAILURE_WORDS) || speaks_of(&LINT_WORDS)
+    };
+    topic
+        || speaks_of(&EVERY_FAILURE_WORDS)
+        || words.contains("ci")
+        || names_failure(&text, failure)
 }
 
 /// Whether `text` (lowercase) names the failure's test or its file.
@@ -121,12 +185,10 @@ fn names_failure(text: &str, failure: &SignatureRecord) -> bool {
         .any(|needle| text.contains(&needle.to_lowercase()))
 }
 
-/// Whether every current failure is one the baseline already showed (and there is at least one).
-pub fn only_preexisting(current: &BTreeSet<String>, baseline: &[SignatureRecord]) -> bool {
-    !current.is_empty()
-        && current
-            .iter()
-            .all(|id| baseline.iter().any(|record| &record.id == id))
+/// Whether every current failure is one the task leaves alone (`left_alone`, from
+/// [`not_asked`]), and there is at least one.
+pub fn only_preexisting(current: &BTreeSet<String>, left_alone: &BTreeSet<String>) -> bool {
+    !current.is_empty() && current.is_subset(left_alone)
 }
 
 #[cfg(test)]
@@ -134,9 +196,10 @@ mod tests {
     use super::*;
     use crate::hindsight::SignatureKind;
 
-    fn input(passed: bool, asked: bool, hindsight: bool, agent: bool) -> BaselineInput {
+    fn input(passed: bool, asked: bool, hindsight: bool, agent: bool) -> BaselineInput<'static> {
         BaselineInput {
             passed,
+            start_failures: &[],
             asked,
             hindsight_available: hindsight,
             agent_available: agent,
@@ -164,6 +227,7 @@ mod tests {
             test: Some(test.into()),
             frames: Vec::new(),
             family: String::new(),
+            detail: String::new(),
         }
     }
 
@@ -178,6 +242,36 @@ mod tests {
             matches!(decision, Decision::Escalate { .. }),
             "{decision:?}"
         );
+    }
+
+    #[test]
+    fn a_gate_that_cannot_start_ends_the_run_before_hindsight_or_the_model() {
+        let failures = [StartFailure {
+            gate: "tests".into(),
+            problem: crate::protocol::records::GateProblem::RunnerMissing {
+                runner: "pytest".into(),
+                error: "No module named pytest".into(),
+            },
+        }];
+        for (asked, hindsight, agent) in [
+            (true, true, true),
+            (false, false, true),
+            (true, false, false),
+        ] {
+            let decision = after_baseline(&BaselineInput {
+                start_failures: &failures,
+                ..input(false, asked, hindsight, agent)
+            });
+            assert_eq!(
+                decision,
+                Decision::Escalate {
+                    reason: EscalationReason::Environment {
+                        failures: failures.to_vec(),
+                        pristine: false
+                    }
+                }
+            );
+        }
     }
 
     #[test]
@@ -206,10 +300,36 @@ mod tests {
         );
     }
 
+    fn baseline_of(failures: Vec<SignatureRecord>, lint_gate: bool) -> StepRecord {
+        let kind = if lint_gate {
+            GateKind::Lint
+        } else {
+            GateKind::Tests
+        };
+        let gates = [crate::protocol::records::GateRecord::judged(
+            "tests",
+            kind,
+            crate::protocol::records::GateStatus::Failed,
+            Vec::new(),
+        )];
+        StepRecord::observation(
+            crate::protocol::records::StepPhase::Baseline,
+            0,
+            0,
+            0,
+            "gates failed",
+            &gates,
+            &failures,
+        )
+    }
+
     #[test]
     fn a_task_asks_about_failures_it_speaks_of_or_names() {
-        let failures = [failure("a", "tests.test_calc.test_median", "calc.py:12")];
-        let about = |text: &str| task_asks_about(&Task::from_text(text).unwrap(), &failures);
+        let baseline = baseline_of(
+            vec![failure("a", "tests.test_calc.test_median", "calc.py:12")],
+            false,
+        );
+        let about = |text: &str| task_asks_about(&Task::from_text(text).unwrap(), &baseline);
         assert!(about("Fix mean of floats"));
         assert!(about("The tests fail on main"));
         assert!(about("median returns the wrong value: see test_median"));
@@ -221,12 +341,33 @@ mod tests {
     }
 
     #[test]
-    fn only_failures_the_baseline_showed_are_preexisting() {
-        let baseline = [failure("a", "t", "x.py:1"), failure("b", "u", "y.py:2")];
+    fn a_lint_finding_is_the_tasks_only_when_it_speaks_of_lint_or_names_it() {
+        let mut finding = failure("l", "", "src/util.py:3");
+        finding.kind = SignatureKind::Lint;
+        finding.test = None;
+        let baseline = baseline_of(vec![finding], true);
+        let left = |text: &str| !not_asked(&Task::from_text(text).unwrap(), &baseline).is_empty();
+        assert!(
+            left("Fix the failing test"),
+            "a test task leaves old findings alone"
+        );
+        assert!(left("Fix the bug in mean"));
+        assert!(!left("Fix the lint warnings"));
+        assert!(!left("Make ruff happy"));
+        assert!(!left("Make the gates pass"));
+        assert!(
+            !left("Something is off in util.py"),
+            "a task naming the file asks about it"
+        );
+    }
+
+    #[test]
+    fn only_failures_the_task_leaves_alone_are_preexisting() {
         let set = |ids: &[&str]| ids.iter().map(|s| (*s).to_owned()).collect::<BTreeSet<_>>();
-        assert!(only_preexisting(&set(&["a"]), &baseline));
-        assert!(only_preexisting(&set(&["a", "b"]), &baseline));
-        assert!(!only_preexisting(&set(&["a", "c"]), &baseline));
-        assert!(!only_preexisting(&set(&[]), &baseline));
+        let left_alone = set(&["a", "b"]);
+        assert!(only_preexisting(&set(&["a"]), &left_alone));
+        assert!(only_preexisting(&set(&["a", "b"]), &left_alone));
+        assert!(!only_preexisting(&set(&["a", "c"]), &left_alone));
+        assert!(!only_preexisting(&set(&[]), &left_alone));
     }
 }

@@ -26,7 +26,9 @@ use crate::git::{GitError, Identity, Repository};
 use crate::protocol::builder::{ActRequest, BuildError, Builder};
 use crate::protocol::ending::EscalationReason;
 use crate::protocol::event::{Event, EventSink, LoopPhase};
-use crate::protocol::records::{Plan, ResolutionTried, RunOutcome, SignatureRecord, StepRecord};
+use crate::protocol::records::{
+    ActEnd, ChangedFile, Plan, ResolutionTried, RunOutcome, SignatureRecord, StepRecord,
+};
 use crate::protocol::task::Task;
 use crate::render::outcome;
 
@@ -71,6 +73,9 @@ pub struct StartOptions {
     pub session: String,
     pub dry_run: bool,
     pub max_iterations: u32,
+    /// The user's uncommitted work the run starts from (a local run's snapshot commit, checked
+    /// out as HEAD); `None` when the run starts from a commit of the repository.
+    pub snapshot: Option<crate::protocol::records::UserSnapshot>,
 }
 
 /// What a finished (or stopped) run produced.
@@ -103,6 +108,17 @@ pub(crate) fn now_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
+/// Commit subjects of the history read to learn the repository's style.
+const STYLE_SUBJECTS: usize = 30;
+
+/// What an act did, as its step record keeps it.
+struct Acted {
+    actions: Vec<String>,
+    resolutions: Vec<ResolutionTried>,
+    outcome: String,
+    ended: ActEnd,
+}
+
 /// A short, unique-enough session id: time and process.
 pub fn new_session_id() -> String {
     let nanos = SystemTime::now()
@@ -125,9 +141,15 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         } else {
             self.create_branch(&task, &session)?
         };
+        let subjects = self
+            .repo
+            .recent_subjects(&head.commit, STYLE_SUBJECTS)
+            .unwrap_or_default();
         let mut state = LoopState {
             dry_run: options.dry_run,
             started_unix_ms: now_ms(),
+            snapshot: options.snapshot,
+            commit_style: crate::render::subject::style_of(&subjects),
             ..LoopState::new(
                 session.clone(),
                 task,
@@ -277,11 +299,15 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             );
         }
         self.hindsight.begin(state).await;
-        if setup
-            && let Err(failure) = self.setup().await
-            && self.interrupt.reason().is_none()
-        {
-            ending = self.setup_failed(state, &failure);
+        self.leave_out_environment(state);
+        if setup {
+            match self.setup().await {
+                Ok(()) => self.settle_after_setup(state),
+                Err(failure) if self.interrupt.reason().is_none() => {
+                    ending = self.setup_failed(state, &failure);
+                }
+                Err(_) => {}
+            }
         }
         loop {
             state.usage.elapsed_ms =
@@ -307,6 +333,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 ),
                 LoopPhase::Planning => self.plan(state),
                 LoopPhase::Acting => {
+                    self.settle_before_first_act(state);
                     self.seed_before_first_act(state);
                     let before = state.clone();
                     match self.unless_interrupted(self.act(state)).await {
@@ -390,14 +417,15 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let started_ms = now_ms();
         let plan = state.plan.clone().unwrap_or(Plan::Build);
         state.model_refusal = None;
-        let (actions, resolutions, outcome) = match &plan {
+        let acted = match &plan {
             Plan::Hindsight => {
                 let applied = improve::apply_resolutions(self.hindsight_ctx(), state).await;
-                (
-                    applied.actions,
-                    applied.tried,
-                    "hindsight resolutions applied".to_owned(),
-                )
+                Acted {
+                    actions: applied.actions,
+                    resolutions: applied.tried,
+                    outcome: "hindsight resolutions applied".to_owned(),
+                    ended: ActEnd::Finished,
+                }
             }
             Plan::Build | Plan::AgentFix { .. } => match self.call_builder(state, &plan).await {
                 Ok(done) => done,
@@ -431,39 +459,43 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             phase,
             iteration: state.iteration,
             duration_ms,
-            outcome: outcome.clone(),
+            outcome: acted.outcome.clone(),
         });
+        let changed = self.changed_definitions(&diff);
         state.history.push(StepRecord {
             phase,
             iteration: state.iteration,
             started_unix_ms: started_ms,
             duration_ms,
-            outcome,
-            actions,
+            outcome: acted.outcome,
+            actions: acted.actions,
             diff,
             files_changed: files,
             gates: Vec::new(),
             signatures: Vec::new(),
-            resolutions,
+            resolutions: acted.resolutions,
+            ended: acted.ended,
+            changed,
         });
         state.transient_retries = 0;
         self.transition(state, LoopPhase::Observing, "run the gates");
         Ok(None)
     }
 
-    /// Calls the builder; returns actions, no resolutions, and an outcome line.
-    async fn call_builder(
-        &self,
-        state: &mut LoopState,
-        plan: &Plan,
-    ) -> Result<(Vec<String>, Vec<ResolutionTried>, String), BuildError> {
+    /// Calls the builder; what it did, with no resolutions.
+    async fn call_builder(&self, state: &mut LoopState, plan: &Plan) -> Result<Acted, BuildError> {
         if !self.builder.available(state.builder_calls) {
             let why = if *plan == Plan::Build {
                 "no builder is available (no LLM configured): the gates run on the code as it is"
             } else {
                 "no builder is available for a fix"
             };
-            return Ok((vec![why.to_owned()], Vec::new(), "skipped".into()));
+            return Ok(Acted {
+                actions: vec![why.to_owned()],
+                resolutions: Vec::new(),
+                outcome: "skipped".into(),
+                ended: ActEnd::Stopped,
+            });
         }
         let request = ActRequest {
             task: &state.task,
@@ -489,8 +521,29 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         state.usage.add(&report.usage);
         state.review_missing.clear();
         state.model_refusal = report.refusal.clone();
-        let outcome = report.gave_up.clone().unwrap_or(report.summary.clone());
-        Ok((report.actions, Vec::new(), outcome))
+        let ended = if report.gave_up.is_some() {
+            ActEnd::Stopped
+        } else {
+            ActEnd::Finished
+        };
+        Ok(Acted {
+            outcome: report.gave_up.unwrap_or(report.summary),
+            actions: report.actions,
+            resolutions: Vec::new(),
+            ended,
+        })
+    }
+
+    /// The definitions the worktree's change is in, per changed file.
+    fn changed_definitions(&self, diff: &str) -> Vec<ChangedFile> {
+        if diff.is_empty() {
+            return Vec::new();
+        }
+        let mut files = crate::code::Sources::new(&self.repo.workdir());
+        crate::code::changed::changed_definitions(&mut files, diff)
+            .into_iter()
+            .map(|(path, definitions)| ChangedFile { path, definitions })
+            .collect()
     }
 
     fn record_llm_calls(&self, calls: &[crate::protocol::builder::LlmCallRecord]) {
@@ -608,10 +661,12 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             Decision::Complete => self.review(state).await?,
             other => other,
         };
-        // The final verification: the gates on a pristine checkout of the tree to commit.
-        let (decision, verified) = match decision {
-            Decision::Complete => self.pristine_decision(state).await?,
-            other => (other, None),
+        // The final verification: the gates on a pristine checkout of the tree to commit, unless
+        // this iteration's observation already ran them there.
+        let (decision, verified) = match (decision, verified_now(state)) {
+            (Decision::Complete, Some(tree)) => (Decision::Complete, Some(tree)),
+            (Decision::Complete, None) => self.pristine_decision(state).await?,
+            (other, _) => (other, None),
         };
         match decision {
             Decision::Complete => self.complete(state, verified.as_deref()),
@@ -646,6 +701,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     fn baseline_decision(&self, state: &LoopState) -> Decision {
         baseline::after_baseline(&baseline::BaselineInput {
             passed: crate::protocol::records::gates_passed(&state.gates),
+            start_failures: &crate::protocol::records::start_failures(&state.gates),
             asked: self.baseline_asked(state),
             hindsight_available: improve::has_untried(self.hindsight_ctx(), state),
             agent_available: self.builder.available(state.builder_calls),
@@ -655,19 +711,15 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     /// Whether the task asks about the baseline's failures (true when there was no baseline).
     fn baseline_asked(&self, state: &LoopState) -> bool {
         state.baseline().is_none_or(|step| {
-            step.signatures.is_empty() || baseline::task_asks_about(&state.task, &step.signatures)
+            step.signatures.is_empty() || baseline::task_asks_about(&state.task, step)
         })
     }
 
-    /// The baseline's failures that are still failing and not the task's to fix: they do not
-    /// hold the change back (the commit message names them).
+    /// The current failures that are still failing and not the task's to fix (the baseline
+    /// showed them and the task does not ask about them), when every current failure is one:
+    /// they do not hold the change back (the commit message names them).
     pub(super) fn preexisting_left(&self, state: &LoopState) -> Vec<SignatureRecord> {
-        let Some(step) = state.baseline() else {
-            return Vec::new();
-        };
-        if self.baseline_asked(state)
-            || !baseline::only_preexisting(&state.signature_ids(), &step.signatures)
-        {
+        if !baseline::only_preexisting(&state.signature_ids(), &left_alone(state)) {
             return Vec::new();
         }
         state.signatures.clone()
@@ -820,7 +872,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         } else {
             self.adoptable_head(state, &wip_message)?
         };
-        if commit.is_none() {
+        if commit.is_none() && reason.blames_the_code() {
             improve::record_escalation(self.hindsight_ctx(), state, &text)
                 .map_err(EngineError::Hindsight)?;
         }
@@ -1007,6 +1059,15 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     }
 }
 
+/// The tree this iteration's observation verified on a pristine checkout, if it did.
+fn verified_now(state: &LoopState) -> Option<String> {
+    state
+        .verified
+        .as_ref()
+        .filter(|verified| verified.iteration == state.iteration)
+        .map(|verified| verified.tree.clone())
+}
+
 /// The escalation reason for refused paths: the change itself, or what the run recorded with it.
 fn patch_refused(refusals: &[Refusal], recorded: bool) -> EscalationReason {
     EscalationReason::PatchRefused {
@@ -1051,4 +1112,13 @@ pub(super) fn file_section(diff: &str, path: &str) -> String {
         .find("\ndiff --git ")
         .map_or(rest.len(), |i| i + 2);
     rest[..end].to_owned()
+}
+
+/// The ids of the baseline's failures the task does not ask about (none without a baseline):
+/// never fixed by hindsight, never required of the model.
+pub(super) fn left_alone(state: &LoopState) -> std::collections::BTreeSet<String> {
+    state
+        .baseline()
+        .map(|step| baseline::not_asked(&state.task, step))
+        .unwrap_or_default()
 }

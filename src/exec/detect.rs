@@ -39,9 +39,19 @@ impl Capabilities {
         } else {
             "process limit NOT enforced (running as root)"
         };
-        format!("isolation: {landlock}; {namespaces}; {nproc}; rlimits and no_new_privs always")
+        let memory = super::sandbox::DEFAULT_MEMORY >> 30;
+        format!(
+            "isolation: {landlock}; {namespaces}; {nproc}; memory: {memory} GiB allocated per \
+             process ({MEMORY_LIMIT}); file size, processes and CPU time limited; no_new_privs \
+             always"
+        )
     }
 }
+
+/// How commands' memory is limited, for the isolation line: by what a process allocates
+/// (`RLIMIT_DATA`), so runtimes that reserve large address ranges run; per process, not per
+/// command (no cgroup: see README, "Limits").
+const MEMORY_LIMIT: &str = "RLIMIT_DATA: address space only reserved is not counted; no cgroup, so not a total per command";
 
 /// Probes the machine.
 pub fn detect() -> Capabilities {
@@ -104,5 +114,6 @@ mod tests {
             line.contains("no Landlock") && line.contains("no user namespaces"),
             "{line}"
         );
+        assert!(line.contains("RLIMIT_DATA"), "{line}");
     }
 }

@@ -57,6 +57,18 @@ pub struct HomeEnv {
 }
 
 impl HomeEnv {
+    /// The homes and toolchains `lookup` (an environment) names.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> HomeEnv {
+        HomeEnv {
+            home: lookup("HOME").map(PathBuf::from),
+            path: lookup("PATH").unwrap_or_default(),
+            toolchains: TOOLCHAIN_VARS
+                .iter()
+                .map(|(name, _)| (*name, lookup(name).map(PathBuf::from)))
+                .collect(),
+        }
+    }
+
     /// The toolchain variables the command gets: as set, or the default directory under the real
     /// home when it exists (so the tools still find their installation once `HOME` changes).
     pub fn toolchain_env(&self) -> Vec<(&'static str, PathBuf)> {
@@ -77,29 +89,43 @@ impl HomeEnv {
 
 /// Everything a confined command may read besides what it may write: the system directories,
 /// the toolchain directories, and each `PATH` directory (for one under the real home, its
-/// top-level directory there, `~/.pyenv` for `~/.pyenv/shims`; for one named `bin`, its parent,
-/// where a virtual environment keeps its libraries).
+/// top-level directory there, `~/.pyenv` for `~/.pyenv/shims`, but under `~/.local` only
+/// [`LOCAL_PREFIX`]; for one named `bin`, its parent, where a virtual environment keeps its
+/// libraries).
 pub fn readable_dirs(env: &HomeEnv) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = SYSTEM_DIRS.iter().map(PathBuf::from).collect();
     dirs.extend(env.toolchain_env().into_iter().map(|(_, dir)| dir));
     for entry in std::env::split_paths(&env.path).filter(|dir| dir.is_absolute()) {
-        dirs.push(path_root(&entry, env.home.as_deref()));
+        dirs.extend(path_roots(&entry, env.home.as_deref()));
     }
     dirs.sort();
     dirs.dedup();
     dirs
 }
 
-fn path_root(entry: &Path, home: Option<&Path>) -> PathBuf {
+/// What a `~/.local/bin` on `PATH` needs of `~/.local`: the programs, the libraries `pip install
+/// --user` puts beside them, and the environments of pipx and uv tools. Never `~/.local/state`
+/// (shell histories, editors' undo files, meta-agent's own worktrees).
+pub const LOCAL_PREFIX: [&str; 3] = ["bin", "lib", "share"];
+
+fn path_roots(entry: &Path, home: Option<&Path>) -> Vec<PathBuf> {
     if let Some(home) = home
         && let Ok(inside) = entry.strip_prefix(home)
     {
         return match inside.components().next() {
-            Some(first) => home.join(first),
+            Some(first) if first.as_os_str() == ".local" => LOCAL_PREFIX
+                .iter()
+                .map(|dir| home.join(".local").join(dir))
+                .collect(),
+            Some(first) => vec![home.join(first)],
             // The home itself on PATH: only that directory's files, nothing below.
-            None => entry.to_owned(),
+            None => vec![entry.to_owned()],
         };
     }
+    vec![path_root(entry)]
+}
+
+fn path_root(entry: &Path) -> PathBuf {
     match (entry.file_name(), entry.parent()) {
         // Never `/` itself (for `/bin`).
         (Some(name), Some(parent)) if name == "bin" && parent.parent().is_some() => {
@@ -119,17 +145,17 @@ pub struct FreshDir {
 impl FreshDir {
     /// A throwaway home, in the temporary directory.
     pub fn home() -> std::io::Result<FreshDir> {
-        FreshDir::with_prefix("meta-agent-home-")
+        FreshDir::with_prefix(SCRATCH_PREFIXES[0])
     }
 
     /// A private temporary directory (the command's `TMPDIR`), in the temporary directory.
     pub fn temp() -> std::io::Result<FreshDir> {
-        FreshDir::with_prefix("meta-agent-tmp-")
+        FreshDir::with_prefix(SCRATCH_PREFIXES[1])
     }
 
     /// The upper layers of a command's cache overlays.
     pub fn overlay() -> std::io::Result<FreshDir> {
-        FreshDir::with_prefix("meta-agent-overlay-")
+        FreshDir::with_prefix(SCRATCH_PREFIXES[2])
     }
 
     fn with_prefix(prefix: &str) -> std::io::Result<FreshDir> {
@@ -140,6 +166,28 @@ impl FreshDir {
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
+}
+
+/// The names a command's own directories start with, in the temporary directory: its home, its
+/// `TMPDIR`, its overlays' upper layers.
+const SCRATCH_PREFIXES: [&str; 3] = ["meta-agent-home-", "meta-agent-tmp-", "meta-agent-overlay-"];
+
+/// Whether `path` lies in a command's own home or temporary directory (made per command, so
+/// never among the roots the bot can list beforehand), by its name under the temporary
+/// directory `temp`.
+pub fn in_scratch(path: &Path, temp: &Path) -> bool {
+    let Ok(inside) = path.strip_prefix(temp) else {
+        return false;
+    };
+    inside
+        .components()
+        .next()
+        .and_then(|first| first.as_os_str().to_str())
+        .is_some_and(|name| {
+            SCRATCH_PREFIXES
+                .iter()
+                .any(|prefix| name.starts_with(prefix))
+        })
 }
 
 /// The variables that name the temporary directory, set to the command's private one.
@@ -185,6 +233,26 @@ mod tests {
                 ("PYENV_ROOT", home.path().join(".pyenv"))
             ]
         );
+    }
+
+    #[test]
+    fn a_local_bin_on_path_opens_its_programs_and_libraries_never_local_state() {
+        let home = tempfile::tempdir().unwrap();
+        let path = std::env::join_paths([home.path().join(".local/bin")]).unwrap();
+        let env = HomeEnv::from_lookup(|name| match name {
+            "HOME" => Some(home.path().as_os_str().to_owned()),
+            "PATH" => Some(path.clone()),
+            _ => None,
+        });
+        let dirs = readable_dirs(&env);
+        for opened in ["bin", "lib", "share"] {
+            assert!(
+                dirs.contains(&home.path().join(".local").join(opened)),
+                "{dirs:?}"
+            );
+        }
+        let state = home.path().join(".local/state/meta-agent/worktrees");
+        assert!(!dirs.iter().any(|dir| state.starts_with(dir)), "{dirs:?}");
     }
 
     #[test]

@@ -108,7 +108,7 @@ pub fn prepare(args: &SandboxArgs, cwd: &Path) -> Result<Confinement, IsolationE
     let landlock = match decision.landlock {
         true => {
             let mut writable = writable(args, cwd);
-            let mut readable = super::home::readable_dirs(&home_env());
+            let mut readable = readable(args, &home_env());
             if let Some(scratch) = &scratch {
                 writable.extend([scratch.home.path(), scratch.temp.path()].map(Path::to_owned));
             }
@@ -180,15 +180,7 @@ impl Scratch {
 
 /// The command's own `HOME`, `PATH` and toolchain variables, as the supervisor received them.
 pub fn home_env() -> super::home::HomeEnv {
-    let var = |name: &str| std::env::var_os(name).map(PathBuf::from);
-    super::home::HomeEnv {
-        home: var("HOME"),
-        path: std::env::var_os("PATH").unwrap_or_default(),
-        toolchains: super::home::TOOLCHAIN_VARS
-            .iter()
-            .map(|(name, _)| (*name, var(name)))
-            .collect(),
-    }
+    super::home::HomeEnv::from_lookup(|name| std::env::var_os(name))
 }
 
 fn namespace_plan(
@@ -300,7 +292,7 @@ pub fn always_hidden() -> Vec<PathBuf> {
 }
 
 /// `$HOME` and our user's home directory from the password database (when they differ).
-fn homes() -> Vec<PathBuf> {
+pub fn homes() -> Vec<PathBuf> {
     let mut homes: Vec<PathBuf> = std::env::var_os("HOME")
         .map(PathBuf::from)
         .into_iter()
@@ -312,6 +304,91 @@ fn homes() -> Vec<PathBuf> {
         homes.push(user.dir);
     }
     homes
+}
+
+/// What a confined command may read besides what it may write: the system and toolchain
+/// directories of `env` and the configured `sandbox.read`.
+fn readable(args: &SandboxArgs, env: &super::home::HomeEnv) -> Vec<PathBuf> {
+    let mut dirs = super::home::readable_dirs(env);
+    dirs.extend(args.readable.iter().cloned());
+    dirs
+}
+
+/// Every directory beneath which a command run in `cwd` with `args` and the environment `env`
+/// may read, besides its own home and temporary directory ([`super::home::in_scratch`]): a path
+/// outside all of them is one the sandbox hides (where Landlock confines reads). Pure: the same
+/// lists [`prepare`] gives Landlock.
+pub fn visible_roots(args: &SandboxArgs, cwd: &Path, env: &super::home::HomeEnv) -> Vec<PathBuf> {
+    let mut roots = writable(args, cwd);
+    roots.extend(readable(args, env));
+    roots.extend(args.cache.iter().cloned());
+    roots.sort();
+    roots.dedup();
+    roots
+}
+
+/// Why a directory may not be given to commands to read (`sandbox.read`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReadRefusal {
+    #[error("must be an absolute path without `..`")]
+    NotAbsolute,
+    #[error(
+        "would let commands read the real home {} as a whole (its credentials, its other \
+         projects): name the directory inside it that the gates need",
+        .0.display()
+    )]
+    Home(PathBuf),
+    #[error(
+        "is shared by every process of the machine (other checkouts, other users' files): name \
+         the directory inside it that the gates need"
+    )]
+    Shared,
+    #[error("would let commands read credentials ({})", .0.display())]
+    Credentials(PathBuf),
+}
+
+/// Directories every process shares, never readable as a whole.
+const SHARED_DIRS: [&str; 3] = ["/tmp", "/var/tmp", "/dev/shm"];
+
+/// Credential files and directories under a home (those always hidden, and the directories that
+/// hold them), never readable through `sandbox.read`.
+const HOME_CREDENTIALS: [&str; 12] = [
+    ".ssh",
+    ".git-credentials",
+    ".netrc",
+    ".docker",
+    ".config/gh",
+    ".aws",
+    ".pypirc",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".kube",
+    ".gnupg",
+    ".config/gcloud",
+];
+
+/// Whether commands may be let read `dir` (`sandbox.read`), the users' `homes` known: never a
+/// home or what holds one (`/`, `/home`), never a directory every process shares as a whole,
+/// never a credential file or what holds one. Lexical: nothing is looked up on disk.
+pub fn read_refusal(dir: &Path, homes: &[PathBuf]) -> Option<ReadRefusal> {
+    use std::path::Component;
+    let plain = dir
+        .components()
+        .all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
+    if !dir.is_absolute() || !plain {
+        return Some(ReadRefusal::NotAbsolute);
+    }
+    if let Some(home) = homes.iter().find(|home| home.starts_with(dir)) {
+        return Some(ReadRefusal::Home(home.clone()));
+    }
+    if SHARED_DIRS.iter().any(|shared| dir == Path::new(shared)) {
+        return Some(ReadRefusal::Shared);
+    }
+    homes
+        .iter()
+        .flat_map(|home| HOME_CREDENTIALS.iter().map(move |file| home.join(file)))
+        .find(|secret| dir.starts_with(secret) || secret.starts_with(dir))
+        .map(ReadRefusal::Credentials)
 }
 
 /// The directories a confined command may write beneath (besides its own home and temporary
@@ -351,6 +428,64 @@ mod tests {
         assert!(hidden.iter().any(|p| p.ends_with(".ssh")), "{hidden:?}");
         assert!(hidden.iter().any(|p| p.ends_with(".git-credentials")));
         assert!(hidden.contains(&PathBuf::from("/var/run/docker.sock")));
+    }
+
+    #[test]
+    fn sandbox_read_refuses_homes_shared_dirs_and_credentials() {
+        let homes = [PathBuf::from("/home/ci"), PathBuf::from("/root")];
+        let refused = |dir: &str| read_refusal(Path::new(dir), &homes);
+        for allowed in [
+            "/opt/venv",
+            "/home/ci/venvs/calc",
+            "/tmp/tools/venv",
+            "/srv/cache",
+        ] {
+            assert_eq!(refused(allowed), None, "{allowed}");
+        }
+        assert_eq!(refused("venv"), Some(ReadRefusal::NotAbsolute));
+        assert_eq!(refused("/opt/../home/ci"), Some(ReadRefusal::NotAbsolute));
+        for home in ["/", "/home", "/home/ci", "/root"] {
+            assert!(
+                matches!(refused(home), Some(ReadRefusal::Home(_))),
+                "{home}"
+            );
+        }
+        assert_eq!(refused("/tmp"), Some(ReadRefusal::Shared));
+        for secret in [
+            "/home/ci/.ssh",
+            "/home/ci/.aws/sso",
+            "/root/.config",
+            "/root/.cargo",
+        ] {
+            assert!(
+                matches!(refused(secret), Some(ReadRefusal::Credentials(_))),
+                "{secret}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_visible_roots_are_what_landlock_gets() {
+        let env = crate::exec::home::HomeEnv {
+            home: Some(PathBuf::from("/home/ci")),
+            path: "/usr/bin:/opt/venv/bin".into(),
+            toolchains: vec![],
+        };
+        let args = SandboxArgs {
+            confine_writes: true,
+            writable: vec![PathBuf::from("/srv/out")],
+            readable: vec![PathBuf::from("/opt/tools")],
+            ..SandboxArgs::default()
+        };
+        let roots = visible_roots(&args, Path::new("/work/repo"), &env);
+        for root in ["/work/repo", "/srv/out", "/opt/tools", "/opt/venv", "/usr"] {
+            assert!(roots.contains(&PathBuf::from(root)), "{root}: {roots:?}");
+        }
+        assert!(
+            !roots.iter().any(|r| r == Path::new("/home/ci")),
+            "{roots:?}"
+        );
+        assert!(!roots.iter().any(|r| r == Path::new("/tmp")), "{roots:?}");
     }
 
     const NOTHING: Offer = Offer {

@@ -47,7 +47,8 @@ pub enum Program {
 }
 
 impl Program {
-    fn argv(&self) -> Vec<String> {
+    /// The program and its arguments as executed (`/bin/sh -c LINE` for a shell string).
+    pub fn argv(&self) -> Vec<String> {
         match self {
             Program::Argv(argv) => argv.clone(),
             Program::Shell(line) => vec!["/bin/sh".into(), "-c".into(), line.clone()],
@@ -75,6 +76,21 @@ pub struct CommandSpec {
     pub output_cap: usize,
     /// Network, writes and resource limits (`Isolation::default()` for gates).
     pub isolation: sandbox::Isolation,
+}
+
+impl CommandSpec {
+    /// The directories beneath which this command may read ([`isolate::visible_roots`], as the
+    /// supervisor will compute them from the same policy and environment); `None` when its reads
+    /// are not confined (writes anywhere, or no Landlock on this machine).
+    pub fn readable_roots(&self) -> Option<Vec<PathBuf>> {
+        let sandbox::WritePolicy::Confined { .. } = self.isolation.writes else {
+            return None;
+        };
+        detect::landlock_abi()?;
+        let args = sandbox::SandboxArgs::from_policy(&self.isolation, self.timeout);
+        let env = home::HomeEnv::from_lookup(|name| self.env.get(name).map(Into::into));
+        Some(isolate::visible_roots(&args, &self.cwd, &env))
+    }
 }
 
 /// How a command ended.

@@ -18,7 +18,7 @@ impl RlimitPlan {
     pub fn new(args: &SandboxArgs) -> Self {
         RlimitPlan {
             limits: [
-                (Resource::RLIMIT_AS, args.rlimit_as),
+                (Resource::RLIMIT_DATA, args.rlimit_data),
                 (Resource::RLIMIT_FSIZE, args.rlimit_fsize),
                 (Resource::RLIMIT_NPROC, args.rlimit_nproc),
                 (Resource::RLIMIT_CPU, args.rlimit_cpu),

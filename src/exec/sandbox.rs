@@ -47,10 +47,19 @@ pub enum Enforcement {
 
 /// Resource limits (`setrlimit`) applied to the command; `None` leaves the inherited limit.
 /// The core-dump size is always zero.
+///
+/// Memory is limited by what a process allocates, not by what it maps: `RLIMIT_DATA`, which since
+/// Linux 4.7 counts the heap and every private writable mapping (anonymous `mmap` included), so
+/// a runaway allocation fails. Address space a runtime only reserves (`PROT_NONE`: V8's
+/// WebAssembly guard regions and pointer cage, the Go heap arena, the JVM's heap reservation) is
+/// not counted until it is made writable; `RLIMIT_AS` counted it, and stopped node's
+/// `WebAssembly.instantiate` at 8 GiB. Not counted either: shared mappings (`MAP_SHARED`,
+/// `/dev/shm`), file-backed read-only mappings (code) and the stack; and it binds each process,
+/// not the command's tree as a whole (see README, "Limits").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Address space per process, in bytes.
-    pub address_space: Option<u64>,
+    /// Memory a process may allocate (`RLIMIT_DATA`), in bytes.
+    pub memory: Option<u64>,
     /// Largest file a process may write, in bytes.
     pub file_size: Option<u64>,
     /// Processes of the user (not enforced by the kernel for root).
@@ -59,11 +68,14 @@ pub struct Limits {
     pub cpu: Option<Duration>,
 }
 
+/// The default memory limit of a process: 8 GiB allocated.
+pub const DEFAULT_MEMORY: u64 = 8 << 30;
+
 impl Default for Limits {
     /// Generous enough for cargo and pytest builds.
     fn default() -> Self {
         Limits {
-            address_space: Some(8 << 30),
+            memory: Some(DEFAULT_MEMORY),
             file_size: Some(1 << 30),
             processes: Some(4096),
             cpu: None,
@@ -81,6 +93,10 @@ pub struct Isolation {
     /// Files and directories to hide from the command (read as empty), on top of the container
     /// sockets and credential files always hidden (see `isolate::always_hidden`).
     pub hide: Vec<PathBuf>,
+    /// Directories the command may read (and execute from) besides the system and toolchain
+    /// directories and what it may write: `sandbox.read` (checked by
+    /// [`super::isolate::read_refusal`] when configured).
+    pub read: Vec<PathBuf>,
 }
 
 impl Default for Isolation {
@@ -95,6 +111,7 @@ impl Default for Isolation {
             limits: Limits::default(),
             enforcement: Enforcement::BestEffort,
             hide: Vec::new(),
+            read: Vec::new(),
         }
     }
 }
@@ -143,6 +160,12 @@ impl Isolation {
         }
     }
 
+    /// Also lets the command read `dirs` (`sandbox.read`).
+    pub fn reading(mut self, dirs: &[PathBuf]) -> Self {
+        self.read.extend(dirs.iter().cloned());
+        self
+    }
+
     /// The caches written for real (the setup phase, which fetches dependencies before any
     /// code the model wrote runs).
     pub fn with_caches_writable(mut self) -> Self {
@@ -181,12 +204,15 @@ pub struct SandboxArgs {
     /// A file or directory to hide from the command, on top of the defaults.
     #[arg(long)]
     pub hide: Vec<PathBuf>,
+    /// A further directory the command may read and execute from (with --confine-writes).
+    #[arg(long)]
+    pub readable: Vec<PathBuf>,
     /// Refuse to run when an isolation feature asked for is missing.
     #[arg(long)]
     pub require_isolation: bool,
-    /// RLIMIT_AS, in bytes.
+    /// RLIMIT_DATA (memory a process may allocate), in bytes.
     #[arg(long)]
-    pub rlimit_as: Option<u64>,
+    pub rlimit_data: Option<u64>,
     /// RLIMIT_FSIZE, in bytes.
     #[arg(long)]
     pub rlimit_fsize: Option<u64>,
@@ -212,8 +238,9 @@ impl SandboxArgs {
             writable,
             cache,
             hide: isolation.hide.clone(),
+            readable: isolation.read.clone(),
             require_isolation: isolation.enforcement == Enforcement::Required,
-            rlimit_as: isolation.limits.address_space,
+            rlimit_data: isolation.limits.memory,
             rlimit_fsize: isolation.limits.file_size,
             rlimit_nproc: isolation.limits.processes,
             rlimit_cpu: Some(cpu.as_secs().saturating_add(1)),
@@ -238,8 +265,11 @@ impl SandboxArgs {
         for path in &self.hide {
             argv.extend(["--hide".into(), path.clone().into_os_string()]);
         }
+        for dir in &self.readable {
+            argv.extend(["--readable".into(), dir.clone().into_os_string()]);
+        }
         let limits = [
-            ("--rlimit-as", self.rlimit_as),
+            ("--rlimit-data", self.rlimit_data),
             ("--rlimit-fsize", self.rlimit_fsize),
             ("--rlimit-nproc", self.rlimit_nproc),
             ("--rlimit-cpu", self.rlimit_cpu),
@@ -279,6 +309,7 @@ mod tests {
             caches: vec!["/opt/cache".into()],
         };
         isolation.hide = vec!["/srv/secret".into()];
+        isolation.read = vec!["/opt/venv".into()];
         let args = SandboxArgs::from_policy(&isolation, Duration::from_millis(2500));
         assert_eq!(args.rlimit_cpu, Some(3));
         let mut argv: Vec<OsString> = vec!["x".into()];

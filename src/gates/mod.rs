@@ -6,8 +6,10 @@
 //! configuration's order, whatever order the gates finished in.
 
 pub mod fast;
+pub mod filter;
 pub mod runner;
 pub mod setup;
+pub mod start;
 pub mod verdict;
 
 use serde::Serialize;
@@ -16,6 +18,7 @@ use crate::config::raw::GateKind;
 use crate::exec::Termination;
 use crate::protocol::records::GateStatus;
 use crate::protocol::records::{GateProblem, GateRecord, GateScope};
+use crate::protocol::test_id::TestId;
 use crate::report::{Finding, JunitSummary};
 
 pub use runner::{GateNetworkMode, GateRunContext, run_gates, run_gates_with};
@@ -73,6 +76,14 @@ pub struct GateResult {
     /// The whole suite, or only the tests that failed before (fast feedback).
     #[serde(skip_serializing_if = "GateScope::is_full")]
     pub scope: GateScope,
+    /// Why the gate could not judge the code at all ([`start::classify`]): it could not start,
+    /// or it timed out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<GateProblem>,
+    /// The failing tests kept in `tests.failures`, typed for the gate's runner (its
+    /// `rerun_failed.format`) so they can be selected again; not serialized (the failures are).
+    #[serde(skip)]
+    pub failing: Vec<TestId>,
 }
 
 /// All gates of one run.
@@ -110,37 +121,13 @@ impl From<&GateResult> for GateRecord {
             reasons: gate.reasons.clone(),
             tests_passed: gate.tests.as_ref().map(|t| t.passed),
             tests_total: gate.tests.as_ref().map(|t| t.tests),
-            failing_tests: gate
-                .tests
-                .iter()
-                .flat_map(|t| t.failures.iter())
-                .map(|f| {
-                    if f.classname.is_empty() {
-                        f.name.clone()
-                    } else {
-                        format!("{}::{}", f.classname, f.name)
-                    }
-                })
-                .collect(),
+            tests_skipped: gate.tests.as_ref().map(|t| t.skipped),
+            failing_tests: gate.failing.clone(),
             coverage: gate.coverage.as_ref().map(|c| c.line_percent),
             coverage_threshold: gate.coverage.as_ref().map(|c| c.threshold),
             findings: gate.lint.as_ref().map(|l| l.findings),
-            problem: gate.termination.as_ref().and_then(problem_of),
+            problem: gate.problem.clone(),
             scope: gate.scope,
         }
-    }
-}
-
-/// The configuration or machine problem a command's ending shows, if it shows one.
-fn problem_of(termination: &Termination) -> Option<GateProblem> {
-    match termination {
-        Termination::NotStarted { reason } => Some(GateProblem::CouldNotStart {
-            reason: reason.clone(),
-        }),
-        Termination::Exited {
-            code: code @ (126 | 127),
-        } => Some(GateProblem::BadCommand { code: *code }),
-        Termination::TimedOut => Some(GateProblem::TimedOut),
-        Termination::Exited { .. } | Termination::Signaled { .. } | Termination::Cancelled => None,
     }
 }

@@ -21,13 +21,14 @@ use std::time::{Duration, SystemTime};
 use futures::StreamExt;
 
 use super::verdict::{self, Evidence, ReportEvidence};
-use super::{GateResult, GatesSummary};
+use super::{GateResult, GatesSummary, start};
 use crate::config::raw::GateNetwork;
 use crate::config::{GateCommand, GateSpec, SandboxSettings};
 use crate::exec::sandbox::{Isolation, NetworkPolicy};
 use crate::exec::{CommandOutput, CommandRunner, CommandSpec, Program, env::child_env};
 use crate::protocol::event::{Event, EventSink};
-use crate::protocol::records::{GateScope, GateStatus};
+use crate::protocol::records::{GateProblem, GateScope, GateStatus};
+use crate::protocol::test_id::TestId;
 use crate::report::{self, Limits, ReportError};
 
 /// The placeholder for a gate's report directory.
@@ -135,7 +136,7 @@ async fn run_gate<R: CommandRunner>(
     let network = network_of(gate, mode);
     let prepared = match prepare(ctx, gate, network) {
         Ok(prepared) => prepared,
-        Err(err) => return not_run(gate, String::new(), GateStatus::Failed, err.to_string()),
+        Err(err) => return could_not_start(gate, String::new(), err.to_string()),
     };
     let command = prepared.program.display();
     if let Some(missing) = missing_program(gate, &prepared.env) {
@@ -147,7 +148,7 @@ async fn run_gate<R: CommandRunner>(
             });
             return not_run(gate, command, GateStatus::Skipped, reason);
         }
-        let mut missing = not_run(gate, command, GateStatus::Failed, reason.clone());
+        let mut missing = could_not_start(gate, command, reason.clone());
         missing.termination = Some(crate::exec::Termination::NotStarted { reason });
         return finish(ctx, missing);
     }
@@ -173,16 +174,13 @@ async fn run_gate<R: CommandRunner>(
                 ]
                 .concat(),
             )
+            .reading(ctx.policy.readable_dirs())
         },
     };
+    let readable = spec.readable_roots();
     let output = match ctx.runner.run(spec).await {
         Ok(output) => output,
-        Err(err) => {
-            return finish(
-                ctx,
-                not_run(gate, command, GateStatus::Failed, err.to_string()),
-            );
-        }
+        Err(err) => return finish(ctx, could_not_start(gate, command, err.to_string())),
     };
     ctx.events.emit(&Event::CommandRun {
         command: command.clone(),
@@ -199,12 +197,59 @@ async fn run_gate<R: CommandRunner>(
         limits: ctx.limits,
     };
     let evidence = gather(gate, &prepared, started, &output, reading).await;
+    let problem = start_problem(&prepared, &output, &evidence, readable.as_deref());
     let mut result = judged(gate, command, &output, evidence);
+    result.problem = problem;
+    result.failing = typed_failures(gate, result.tests.as_ref(), &prepared.workdir);
     if network == NetworkPolicy::Off && mode == (GateNetworkMode::AsConfigured { can_cut: false }) {
         tracing::warn!(gate = %gate.name, "{NETWORK_NOT_CUT_NOTE}");
         result.reasons.push(NETWORK_NOT_CUT_NOTE.to_owned());
     }
     finish(ctx, result)
+}
+
+/// Whether the gate could start ([`start::classify`] over what the run observed), with the
+/// directory `sandbox.read` could grant for a path the sandbox hid.
+fn start_problem(
+    prepared: &PreparedGate,
+    output: &CommandOutput,
+    evidence: &Evidence,
+    readable: Option<&[PathBuf]>,
+) -> Option<GateProblem> {
+    let argv = prepared.program.argv();
+    let log = format!(
+        "{}\n{}",
+        strip_ansi(&output.stderr.text),
+        strip_ansi(&output.stdout.text)
+    );
+    let temp = std::env::temp_dir();
+    let facts = start::StartFacts {
+        termination: &output.termination,
+        argv: &argv,
+        log: &log,
+        reports: start::Reports::of(evidence),
+        visible: readable.map(|roots| start::Visible { roots, temp: &temp }),
+    };
+    match start::classify(&facts)? {
+        GateProblem::PathHidden { path, error, .. } => Some(GateProblem::PathHidden {
+            grant: grant_for(Path::new(&path)).map(|dir| dir.display().to_string()),
+            path,
+            error,
+        }),
+        other => Some(other),
+    }
+}
+
+/// The directory `sandbox.read` could grant so a command reads `path`: the virtualenv holding it
+/// (the nearest directory with a `pyvenv.cfg`), else its directory; none when granting that is
+/// refused (a home, a shared directory, credentials).
+fn grant_for(path: &Path) -> Option<PathBuf> {
+    let dir = path
+        .ancestors()
+        .find(|dir| dir.join("pyvenv.cfg").is_file())
+        .or_else(|| path.parent())?;
+    let refused = crate::exec::isolate::read_refusal(dir, &crate::exec::isolate::homes());
+    refused.is_none().then(|| dir.to_owned())
 }
 
 fn finish<R: CommandRunner>(ctx: &GateRunContext<'_, R>, result: GateResult) -> GateResult {
@@ -610,7 +655,36 @@ fn judged(
             strip_ansi(&output.stdout.text)
         ),
         scope: GateScope::Full,
+        problem: None,
+        failing: Vec::new(),
     }
+}
+
+/// A gate whose command could not be started at all: failed, with the reason as its problem.
+fn could_not_start(gate: &GateSpec, command: String, reason: String) -> GateResult {
+    let mut result = not_run(gate, command, GateStatus::Failed, reason.clone());
+    result.problem = Some(GateProblem::CouldNotStart { reason });
+    result
+}
+
+/// The failures' ids typed for the gate's runner (pytest module files looked up beneath the
+/// gate's working directory, never through a link); untyped when the gate names no runner.
+fn typed_failures(
+    gate: &GateSpec,
+    tests: Option<&report::JunitSummary>,
+    workdir: &Path,
+) -> Vec<TestId> {
+    let exists = |path: &Path| {
+        std::fs::symlink_metadata(workdir.join(path)).is_ok_and(|meta| meta.is_file())
+    };
+    tests
+        .iter()
+        .flat_map(|t| t.failures.iter())
+        .map(|failure| match gate.runner() {
+            Some(runner) => failure.id().typed(runner, &exists),
+            None => failure.id(),
+        })
+        .collect()
 }
 
 fn not_run(gate: &GateSpec, command: String, status: GateStatus, reason: String) -> GateResult {
@@ -630,6 +704,8 @@ fn not_run(gate: &GateSpec, command: String, status: GateStatus, reason: String)
         descendants_killed: 0,
         log: String::new(),
         scope: GateScope::Full,
+        problem: None,
+        failing: Vec::new(),
     }
 }
 
@@ -753,6 +829,7 @@ mod tests {
             output_cap: 1 << 16,
             kill_grace: Duration::from_secs(1),
             writable: vec![],
+            read: vec![],
         };
         let ctx = GateRunContext {
             repo_root: root,

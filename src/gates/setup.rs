@@ -86,6 +86,7 @@ async fn run_one<R: CommandRunner>(
         network: NetworkPolicy::On,
         ..Isolation::for_repository_commands(&env, &ctx.policy.writable_dirs(ctx.repo_root))
             .with_caches_writable()
+            .reading(ctx.policy.readable_dirs())
     };
     let spec = CommandSpec {
         program,

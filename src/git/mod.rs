@@ -12,6 +12,7 @@ mod names;
 mod patch_check;
 mod render;
 mod repo;
+mod snapshot;
 mod trailers;
 pub mod unified;
 pub mod workspace;
@@ -59,6 +60,15 @@ pub struct CommitSummary {
     pub message: String,
     /// Its committer's e-mail address.
     pub committer_email: String,
+}
+
+/// What the worktree holds beyond HEAD (see [`Repository::uncommitted`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Uncommitted {
+    /// Untracked, not ignored entries; a directory once, without its trailing `/`.
+    pub untracked: Vec<String>,
+    /// Tracked paths whose worktree file differs from the index (changed, deleted, retyped).
+    pub changed: Vec<String>,
 }
 
 /// Who the bot's commits are authored and committed by.
@@ -200,6 +210,16 @@ pub trait Repository: Send + Sync {
     /// The worktree's ignored entries, `/`-separated (an ignored directory once, not its
     /// contents).
     fn ignored_paths(&self) -> Result<Vec<String>, GitError>;
+    /// What the worktree holds beyond HEAD, without reading any content: untracked entries (an
+    /// untracked directory once) and tracked paths changed in the worktree.
+    fn uncommitted(&self) -> Result<Uncommitted, GitError>;
+    /// Leaves `paths` (worktree-relative, `/`-separated) out of every later diff, stage and
+    /// commit made through this object, as if ignored: files the environment wrote (the setup
+    /// commands, the baseline gates), never part of the change. Replaces the earlier set; lasts
+    /// as long as this object.
+    fn leave_out(&self, paths: &[String]) -> Result<(), GitError>;
+    /// Puts the tracked `paths` back in the worktree as the commit `rev` holds them.
+    fn restore_paths(&self, rev: &str, paths: &[String]) -> Result<(), GitError>;
     /// Whether `patch` would apply cleanly to the worktree (nothing is written).
     fn patch_applies(&self, patch: &str) -> Result<bool, GitError>;
     /// Applies `patch` to the worktree (the index is left alone).
@@ -226,6 +246,9 @@ pub trait Repository: Send + Sync {
     /// Switches the worktree, the index and a detached HEAD to the commit `rev`; refuses when
     /// local changes would be overwritten.
     fn checkout_detached(&self, rev: &str) -> Result<(), GitError>;
+    /// The subjects of the last `limit` commits before `rev` on its first-parent line, merges
+    /// left out, newest first.
+    fn recent_subjects(&self, rev: &str, limit: usize) -> Result<Vec<String>, GitError>;
     /// The repository's common git directory (the main `.git`, also from a linked worktree):
     /// where sessions, pristine seeds and the memory queue live.
     fn git_dir(&self) -> PathBuf;

@@ -13,7 +13,8 @@ use git2::{
 use super::patch_check::workdir_conflict;
 use super::render::{file_changes, patch_text};
 use super::{
-    CommitSummary, FileChange, GitError, Head, Identity, Repository, validate_branch_name,
+    CommitSummary, FileChange, GitError, Head, Identity, Repository, Uncommitted,
+    validate_branch_name,
 };
 
 /// Names tried, in order, when `origin/HEAD` is not set.
@@ -37,13 +38,13 @@ impl Git2Repository {
         })
     }
 
-    fn repo(&self) -> MutexGuard<'_, git2::Repository> {
+    pub(super) fn repo(&self) -> MutexGuard<'_, git2::Repository> {
         // No git2 state is left half-updated by a panic in our code, so a poisoned lock is usable.
         self.repo.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
-fn head_commit(repo: &git2::Repository) -> Result<Option<Commit<'_>>, GitError> {
+pub(super) fn head_commit(repo: &git2::Repository) -> Result<Option<Commit<'_>>, GitError> {
     match repo.head() {
         Ok(head) => head
             .peel_to_commit()
@@ -189,7 +190,7 @@ fn stage_everything(repo: &git2::Repository) -> Result<Oid, GitError> {
 /// nested repository, a `.git` file or directory below the root, a name git refuses) is left out
 /// by construction, never an error: the commit does not carry it, and the pristine verification
 /// judges the tree without it.
-fn stage(repo: &git2::Repository, write: bool) -> Result<Oid, GitError> {
+pub(super) fn stage(repo: &git2::Repository, write: bool) -> Result<Oid, GitError> {
     let mut index = repo.index().map_err(GitError::op("open", "index"))?;
     let workdir = repo.workdir().map(Path::to_path_buf);
     let mut stageable = |path: &Path, _spec: &[u8]| -> i32 {
@@ -361,6 +362,76 @@ fn commit_exact(
         .map_err(GitError::op("read tree", tree_id.to_string()))?;
     index.write().map_err(GitError::op("write", "index"))?;
     Ok(sha)
+}
+
+/// Untracked entries (an untracked directory once) and tracked paths changed in the worktree,
+/// from the status alone (no content is read).
+fn uncommitted_entries(repo: &git2::Repository) -> Result<Uncommitted, GitError> {
+    let mut opts = git2::StatusOptions::new();
+    opts.include_untracked(true)
+        .recurse_untracked_dirs(false)
+        .include_ignored(false)
+        .exclude_submodules(true);
+    let statuses = repo
+        .statuses(Some(&mut opts))
+        .map_err(GitError::op("status", "worktree"))?;
+    let mut found = Uncommitted::default();
+    let changed =
+        git2::Status::WT_MODIFIED | git2::Status::WT_DELETED | git2::Status::WT_TYPECHANGE;
+    for entry in statuses.iter() {
+        let Ok(path) = entry.path() else { continue };
+        let path = path.trim_end_matches('/').to_owned();
+        if entry.status().is_wt_new() {
+            found.untracked.push(path);
+        } else if entry.status().intersects(changed) {
+            found.changed.push(path);
+        }
+    }
+    Ok(found)
+}
+
+/// An ignore rule matching exactly `path` (anchored at the root, special characters escaped).
+fn exact_rule(path: &str) -> String {
+    let mut rule = String::from("/");
+    for c in path.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\' | '!' | '#' | ' ') {
+            rule.push('\\');
+        }
+        rule.push(c);
+    }
+    rule
+}
+
+fn leave_out_paths(repo: &git2::Repository, paths: &[String]) -> Result<(), GitError> {
+    repo.clear_ignore_rules()
+        .map_err(GitError::op("clear ignore rules", "worktree"))?;
+    let rules: Vec<String> = paths
+        .iter()
+        .filter(|path| !path.contains('\n') && !path.is_empty())
+        .map(|path| exact_rule(path))
+        .collect();
+    if rules.is_empty() {
+        return Ok(());
+    }
+    repo.add_ignore_rule(&rules.join("\n"))
+        .map_err(GitError::op("add ignore rules", "worktree"))
+}
+
+fn restore_some(repo: &git2::Repository, rev: &str, paths: &[String]) -> Result<(), GitError> {
+    if paths.is_empty() {
+        return Ok(());
+    }
+    let tree = resolve_tree(repo, rev)?;
+    if let Some(workdir) = repo.workdir() {
+        unlink_links_in_the_way(&tree, workdir)?;
+    }
+    let mut checkout = CheckoutBuilder::new();
+    checkout.force();
+    for path in paths {
+        checkout.path(path);
+    }
+    repo.checkout_tree(tree.as_object(), Some(&mut checkout))
+        .map_err(GitError::op("checkout", rev))
 }
 
 /// The ignored entries of the worktree (an ignored directory once).
@@ -640,6 +711,18 @@ impl Repository for Git2Repository {
         commit_exact(&self.repo(), tree, message, identity)
     }
 
+    fn uncommitted(&self) -> Result<Uncommitted, GitError> {
+        uncommitted_entries(&self.repo())
+    }
+
+    fn leave_out(&self, paths: &[String]) -> Result<(), GitError> {
+        leave_out_paths(&self.repo(), paths)
+    }
+
+    fn restore_paths(&self, rev: &str, paths: &[String]) -> Result<(), GitError> {
+        restore_some(&self.repo(), rev, paths)
+    }
+
     fn ignored_paths(&self) -> Result<Vec<String>, GitError> {
         ignored(&self.repo())
     }
@@ -729,6 +812,23 @@ impl Repository for Git2Repository {
             .map_err(GitError::op("checkout", rev))?;
         repo.set_head_detached(commit.id())
             .map_err(GitError::op("detach HEAD at", rev))
+    }
+
+    fn recent_subjects(&self, rev: &str, limit: usize) -> Result<Vec<String>, GitError> {
+        let repo = self.repo();
+        let mut commit = Some(resolve_commit(&repo, rev)?);
+        let mut subjects = Vec::new();
+        while let Some(current) = commit.take() {
+            if subjects.len() >= limit {
+                break;
+            }
+            if current.parent_count() <= 1 {
+                let message = String::from_utf8_lossy(current.message_bytes()).into_owned();
+                subjects.push(message.lines().next().unwrap_or_default().trim().to_owned());
+            }
+            commit = current.parent(0).ok();
+        }
+        Ok(subjects)
     }
 
     fn git_dir(&self) -> PathBuf {

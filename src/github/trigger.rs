@@ -198,7 +198,10 @@ struct WorkflowRun {
     head_sha: String,
     #[serde(default)]
     triggering_actor: Option<Account>,
-    actor: Account,
+    /// Absent from payloads GitHub sent before late 2021 (its published examples hold one):
+    /// the event's `sender` stands in.
+    #[serde(default)]
+    actor: Option<Account>,
     /// The event that started the run (`push`, `pull_request`, `schedule`, ...).
     #[serde(default, deserialize_with = "null_as_empty")]
     event: String,
@@ -213,6 +216,8 @@ struct WorkflowRunEvent {
     workflow_run: WorkflowRun,
     #[serde(default)]
     repository: Option<RepositoryRef>,
+    #[serde(default)]
+    sender: Option<Account>,
 }
 
 #[derive(Deserialize)]
@@ -381,12 +386,19 @@ fn workflow_run(event: WorkflowRunEvent, settings: &TriggerSettings) -> Classifi
             run.head_branch
         ));
     }
+    let Some(actor) = run.triggering_actor.or(run.actor).or(event.sender) else {
+        return Classified::Ignore(
+            "the failed run names no actor (no `triggering_actor`, `actor` or `sender`): whose \
+             permission to check is unknown"
+                .to_owned(),
+        );
+    };
     Classified::Run(Trigger::FailedRun {
         run_id: run.id,
         workflow: run.name,
         head_branch: run.head_branch,
         head_sha: run.head_sha,
-        actor: run.triggering_actor.unwrap_or(run.actor),
+        actor,
     })
 }
 
@@ -559,6 +571,28 @@ mod tests {
         assert!(matches!(
             run("workflow_run", event("pull_request", "octo/calc")),
             Classified::Ignore(reason) if reason.contains("`pull_request`")
+        ));
+    }
+
+    /// Payloads GitHub sent before late 2021 carry no `workflow_run.actor` (one of its published
+    /// examples is such): the event's sender is whose permission counts.
+    #[test]
+    fn a_failed_run_without_an_actor_is_the_senders() {
+        let event = |sender: Option<serde_json::Value>| {
+            let mut event = json!({"action": "completed", "workflow_run": {"id": 5, "name": "CI",
+                   "conclusion": "failure", "head_branch": "main", "head_sha": "abc"}});
+            if let Some(sender) = sender {
+                event["sender"] = sender;
+            }
+            event
+        };
+        let Classified::Run(trigger) = run("workflow_run", event(Some(user("erin")))) else {
+            panic!("a failed run with a sender runs");
+        };
+        assert_eq!(trigger.actor().login, "erin");
+        assert!(matches!(
+            run("workflow_run", event(None)),
+            Classified::Ignore(reason) if reason.contains("no actor")
         ));
     }
 

@@ -136,6 +136,9 @@ pub struct Policy {
     /// Directories besides the worktree and the temporary directory that commands may write
     /// (`sandbox.writable`, relative ones under the repository root).
     writable: Vec<PathBuf>,
+    /// Directories commands may read besides the worktree, the system and the toolchains
+    /// (`sandbox.read`, absolute, checked when the configuration was read).
+    readable: Vec<PathBuf>,
 }
 
 impl Default for Policy {
@@ -157,6 +160,8 @@ pub struct PolicyInput {
     pub test_globs: Vec<String>,
     /// `sandbox.writable`.
     pub writable: Vec<PathBuf>,
+    /// `sandbox.read`.
+    pub readable: Vec<PathBuf>,
 }
 
 impl Policy {
@@ -186,6 +191,7 @@ impl Policy {
             tests: Globs::new(tests),
             limits: PatchLimits::default(),
             writable: input.writable,
+            readable: input.readable,
         }
     }
 
@@ -204,6 +210,7 @@ impl Policy {
             bot_only_dirs: vec![config.hindsight.path.clone()],
             test_globs: Vec::new(),
             writable: config.sandbox.writable.clone(),
+            readable: config.sandbox.read.clone(),
         })
     }
 
@@ -235,6 +242,12 @@ impl Policy {
             .map(|dir| repo_root.join(dir))
             .collect()
     }
+
+    /// The directories commands may read besides the worktree, the system and the toolchains
+    /// (`sandbox.read`).
+    pub fn readable_dirs(&self) -> &[PathBuf] {
+        &self.readable
+    }
 }
 
 /// Globs compiled; a glob that does not compile is matched as a literal path.
@@ -262,6 +275,7 @@ mod tests {
             bot_only_dirs: vec![PathBuf::from(".meta-agent/hindsight")],
             test_globs: Vec::new(),
             writable: vec![PathBuf::from("cache"), PathBuf::from("/opt/c")],
+            readable: Vec::new(),
         })
     }
 

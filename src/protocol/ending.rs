@@ -71,6 +71,15 @@ pub enum EscalationReason {
     /// The model declined to go on (its refusal, not a failure of the code): its words, when it
     /// gave some.
     ModelRefused { words: Option<String> },
+    /// Gates could not start (a program or test runner not installed, a path the sandbox
+    /// hides): a problem of the environment, which no change to the code fixes. At the baseline
+    /// the run ends before any model call; in the pristine verification the change stays
+    /// unverified, not failed.
+    Environment {
+        failures: Vec<crate::protocol::records::StartFailure>,
+        /// Seen only on the pristine checkout (the worktree's gates passed).
+        pristine: bool,
+    },
 }
 
 impl EscalationReason {
@@ -88,7 +97,28 @@ impl EscalationReason {
             | EscalationReason::PreexistingFailures { .. }
             | EscalationReason::PristineFailed { .. }
             | EscalationReason::SetupFailed { .. }
+            | EscalationReason::Environment { .. }
             | EscalationReason::ModelRefused { .. } => false,
+        }
+    }
+
+    /// Whether the code is at fault: its remaining failures are recorded in hindsight as
+    /// unresolved. Not when the machine or the configuration is (a setup command failed, gates
+    /// could not start): nothing of the code was learned.
+    pub fn blames_the_code(&self) -> bool {
+        match self {
+            EscalationReason::SetupFailed { .. }
+            | EscalationReason::Environment { .. }
+            | EscalationReason::ModelRefused { .. } => false,
+            EscalationReason::IterationsExhausted { .. }
+            | EscalationReason::Budget { .. }
+            | EscalationReason::NoWayForward
+            | EscalationReason::TransientErrors { .. }
+            | EscalationReason::PersistentFailure { .. }
+            | EscalationReason::PatchRefused { .. }
+            | EscalationReason::ProviderRefused { .. }
+            | EscalationReason::PreexistingFailures { .. }
+            | EscalationReason::PristineFailed { .. } => true,
         }
     }
 }

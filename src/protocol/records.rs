@@ -43,7 +43,13 @@ pub struct GateRecord {
     pub reasons: Vec<String>,
     pub tests_passed: Option<u64>,
     pub tests_total: Option<u64>,
-    pub failing_tests: Vec<String>,
+    /// Tests the runner skipped (counted in `tests_total`, not in `tests_passed`); older
+    /// sessions do not hold it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tests_skipped: Option<u64>,
+    /// The failing tests, typed for the gate's runner (older sessions hold strings: they load
+    /// untyped).
+    pub failing_tests: Vec<crate::protocol::test_id::TestId>,
     pub coverage: Option<f64>,
     pub coverage_threshold: Option<f64>,
     pub findings: Option<u64>,
@@ -81,16 +87,69 @@ impl GateScope {
 }
 
 /// A gate that could not judge the code: a problem of the configuration or the machine, which no
-/// change to the code fixes.
+/// change to the code fixes. Every variant but [`GateProblem::TimedOut`] is a gate that could not
+/// start ([`GateProblem::cannot_start`]), decided from facts by `gates::start::classify`; the
+/// `error` of each is the tool's own line, as it printed it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum GateProblem {
     /// The command did not start (its program is missing, the sandbox refused it, ...).
     CouldNotStart { reason: String },
     /// The shell could not find (127) or execute (126) the command.
-    BadCommand { code: i32 },
+    BadCommand {
+        code: i32,
+        #[serde(default)]
+        error: String,
+    },
+    /// Before any test ran, the command was denied `path`, which lies outside what the sandbox
+    /// lets commands read (a virtualenv under `/tmp` or the real home).
+    PathHidden {
+        path: String,
+        error: String,
+        /// The directory `sandbox.read` could grant for it, when granting it is allowed.
+        #[serde(default)]
+        grant: Option<String>,
+    },
+    /// The test runner the gate runs is not installed where the gate runs it (`No module named
+    /// pytest`, an npx package missing, an unknown cargo subcommand).
+    RunnerMissing { runner: String, error: String },
     /// The gate ran past its timeout.
     TimedOut,
+}
+
+impl GateProblem {
+    /// Whether the gate could not even start (it judged nothing, and no change to the code
+    /// could make it start): the run ends as an environment problem.
+    pub fn cannot_start(&self) -> bool {
+        match self {
+            GateProblem::CouldNotStart { .. }
+            | GateProblem::BadCommand { .. }
+            | GateProblem::PathHidden { .. }
+            | GateProblem::RunnerMissing { .. } => true,
+            GateProblem::TimedOut => false,
+        }
+    }
+}
+
+/// A gate that could not start, and why: what an environment escalation names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StartFailure {
+    pub gate: String,
+    pub problem: GateProblem,
+}
+
+/// The gates of an observation that could not start.
+pub fn start_failures(gates: &[GateRecord]) -> Vec<StartFailure> {
+    gates
+        .iter()
+        .filter_map(|gate| {
+            let problem = gate.problem.as_ref().filter(|p| p.cannot_start())?;
+            Some(StartFailure {
+                gate: gate.name.clone(),
+                problem: problem.clone(),
+            })
+        })
+        .collect()
 }
 
 impl GateRecord {
@@ -104,6 +163,7 @@ impl GateRecord {
             reasons,
             tests_passed: None,
             tests_total: None,
+            tests_skipped: None,
             failing_tests: Vec::new(),
             coverage: None,
             coverage_threshold: None,
@@ -189,6 +249,56 @@ pub struct StepRecord {
     pub gates: Vec<GateRecord>,
     pub signatures: Vec<SignatureRecord>,
     pub resolutions: Vec<ResolutionTried>,
+    /// How an act ended: `outcome` is the builder's own summary only when it finished.
+    #[serde(default, skip_serializing_if = "ActEnd::is_finished")]
+    pub ended: ActEnd,
+    /// The definitions the act's change is in, per file (Acting steps).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<ChangedFile>,
+}
+
+/// How an act ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActEnd {
+    /// The builder finished (the model called `finish`): its summary describes the change.
+    #[default]
+    Finished,
+    /// The builder stopped first (the LLM budget ran out, the step cap, a refusal): the outcome
+    /// says why, not what the change is.
+    Stopped,
+}
+
+impl ActEnd {
+    pub fn is_finished(&self) -> bool {
+        *self == ActEnd::Finished
+    }
+}
+
+/// What an act changed in one file: the definitions (functions, methods, classes) holding the
+/// lines it added or changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangedFile {
+    pub path: String,
+    /// `Owner.name` for methods; empty when no grammar reads the file or the change is outside
+    /// any definition.
+    pub definitions: Vec<String>,
+}
+
+/// How the repository writes commit subjects, read from its recent history.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum CommitStyle {
+    /// Plain imperative sentences: `Use true division in mean`.
+    #[default]
+    Plain,
+    /// Conventional Commits: `fix(scope): use true division in mean`.
+    Conventional {
+        /// The scopes the history uses, most frequent first (empty when it uses none).
+        scopes: Vec<String>,
+        /// Its descriptions start with a lower-case letter.
+        lowercase: bool,
+    },
 }
 
 impl StepRecord {
@@ -214,6 +324,8 @@ impl StepRecord {
             gates: gates.to_vec(),
             signatures: signatures.to_vec(),
             resolutions: Vec::new(),
+            ended: ActEnd::Finished,
+            changed: Vec::new(),
         }
     }
 }
@@ -234,6 +346,10 @@ pub struct SignatureRecord {
     pub location: Option<String>,
     pub test: Option<String>,
     pub frames: Vec<String>,
+    /// A failing test's assertion and its diff, compact (empty when the failure shows none, and
+    /// in records written before it was kept).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub detail: String,
 }
 
 /// A hindsight resolution applied in an iteration.
@@ -311,4 +427,17 @@ impl RunOutcome {
             RunOutcome::Interrupted => "interrupted",
         }
     }
+}
+
+/// The user's uncommitted work a local run started from: a commit of its own on top of the
+/// user's `HEAD` (labelled as theirs), the run's base. The bot's changes are everything after it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserSnapshot {
+    /// The snapshot commit (the run's base commit).
+    pub commit: String,
+    /// The user's `HEAD` it was taken on (its parent).
+    pub head: String,
+    /// The paths that differed from `HEAD` (tracked changes, staged or not, and untracked files
+    /// that are not ignored), sorted.
+    pub paths: Vec<String>,
 }

@@ -73,12 +73,14 @@ pub fn details(gate: &GateResult) -> String {
         .termination
         .as_ref()
         .is_some_and(|termination| !matches!(termination, Termination::Exited { .. }));
-    if let Some(reason) = gate
-        .reasons
-        .first()
-        .filter(|_| parts.is_empty() || abnormal_end)
+    let first = match gate.problem.as_ref().filter(|p| p.cannot_start()) {
+        Some(problem) => Some(super::environment::headline(problem)),
+        None => gate.reasons.first().cloned(),
+    };
+    if let Some(reason) =
+        first.filter(|_| parts.is_empty() || abnormal_end || gate.problem.is_some())
     {
-        parts.insert(0, reason.clone());
+        parts.insert(0, reason);
     }
     parts.join("; ")
 }
@@ -215,11 +217,7 @@ fn failure_text(gate: &GateResult) -> String {
     if let Some(tests) = &gate.tests {
         for failure in tests.failures.iter().take(FAILURES_SHOWN) {
             let location = failure_location(failure.file.as_deref(), failure.line);
-            let _ = writeln!(
-                out,
-                "  ✗ {}{location}",
-                test_id(&failure.classname, &failure.name)
-            );
+            let _ = writeln!(out, "  ✗ {}{location}", failure.id());
             let first = headline(&failure.message);
             if !first.is_empty() {
                 let _ = writeln!(out, "      {first}");
@@ -245,14 +243,6 @@ fn failure_text(gate: &GateResult) -> String {
         }
     }
     out
-}
-
-fn test_id(classname: &str, name: &str) -> String {
-    if classname.is_empty() {
-        name.to_owned()
-    } else {
-        format!("{classname}::{name}")
-    }
 }
 
 fn failure_location(file: Option<&str>, line: Option<u32>) -> String {
@@ -312,12 +302,7 @@ pub fn to_markdown(summary: &GatesSummary) -> String {
         {
             let location = failure_location(failure.file.as_deref(), failure.line);
             let message = headline(&failure.message);
-            let _ = writeln!(
-                out,
-                "- `{}`{location}: {}",
-                test_id(&failure.classname, &failure.name),
-                cell(&message)
-            );
+            let _ = writeln!(out, "- `{}`{location}: {}", failure.id(), cell(&message));
         }
         out.push_str("\n</details>\n");
     }

@@ -13,12 +13,17 @@
 //! suggestion review of a fork's pull request; [`pull`] the pull request body; [`fit`] keeps
 //! what goes to GitHub
 //! within GitHub's limits; [`evidence`] existing and new tests apart, and the allowed test
-//! and configuration changes.
+//! and configuration changes; [`environment`] gates that could not start, and what to do;
+//! [`local`] what a local run says about its worktree and the user's uncommitted work (and
+//! `meta-agent worktrees`); [`mine`] the progress and lines of `eval mine`.
 
+pub mod environment;
 pub mod evidence;
 pub mod fit;
 pub mod gates;
 pub mod job;
+pub mod local;
+pub mod mine;
 pub mod outcome;
 pub mod pull;
 mod reason;
@@ -26,6 +31,12 @@ pub mod review;
 pub mod status;
 pub mod subject;
 pub mod terminal;
+
+/// Tests named in a line: `a, b, c`.
+pub fn test_names(tests: &[crate::protocol::test_id::TestId]) -> String {
+    let names: Vec<String> = tests.iter().map(ToString::to_string).collect();
+    names.join(", ")
+}
 
 #[cfg(test)]
 mod tests;

@@ -7,14 +7,16 @@ use std::fmt::Write;
 use crate::engine::state::LoopState;
 use crate::protocol::ending::EscalationReason;
 use crate::protocol::records::{
-    GateProblem, GateRecord, ResolutionTried, RunOutcome, SignatureRecord, StepPhase, StepRecord,
+    GateProblem, GateRecord, ResolutionTried, RunOutcome, SignatureRecord, StartFailure, StepPhase,
+    StepRecord,
 };
 
 /// Failures the escalation report shows in full; the rest are counted (and listed in
 /// `report.md`, see [`failures_beyond_report`]).
 pub const FAILURES_IN_FULL: usize = 25;
 
-/// `tests=pass(120/120) lint=pass coverage=pass(84.2%>=80%)`.
+/// `tests=pass(120/120) lint=pass coverage=pass(84.2%>=80%)`; skipped tests are named, since the
+/// total counts them: `tests=pass(549/572, 23 skipped)`.
 pub fn gates_trailer(gates: &[GateRecord]) -> String {
     gates.iter().map(gate_word).collect::<Vec<_>>().join(" ")
 }
@@ -26,10 +28,13 @@ fn gate_word(gate: &GateRecord) -> String {
         gate.coverage,
         gate.coverage_threshold,
     ) {
-        (Some(passed), Some(total), _, _) => match gate.scope.describe() {
-            Some(scope) => format!("({scope}: {passed}/{total} passed)"),
-            None => format!("({passed}/{total})"),
-        },
+        (Some(passed), Some(total), _, _) => {
+            let skipped = skipped_note(gate.tests_skipped);
+            match gate.scope.describe() {
+                Some(scope) => format!("({scope}: {passed}/{total} passed{skipped})"),
+                None => format!("({passed}/{total}{skipped})"),
+            }
+        }
         (_, _, Some(percent), Some(threshold)) => {
             let cmp = if percent >= threshold { ">=" } else { "<" };
             format!("({percent:.1}%{cmp}{threshold}%)")
@@ -37,6 +42,14 @@ fn gate_word(gate: &GateRecord) -> String {
         _ => String::new(),
     };
     format!("{}={}{detail}", gate.name, gate.result.short())
+}
+
+/// `, 23 skipped` when the runner skipped tests, else nothing.
+pub(crate) fn skipped_note(skipped: Option<u64>) -> String {
+    match skipped {
+        Some(skipped) if skipped > 0 => format!(", {skipped} skipped"),
+        _ => String::new(),
+    }
 }
 
 /// Every resolution applied in the run, in order.
@@ -82,7 +95,16 @@ pub fn commit_message(state: &LoopState, trailers: bool) -> String {
         let _ = writeln!(
             body,
             "- flaky (failed, then passed unchanged): {}",
-            state.flaky.join(", ")
+            super::test_names(&state.flaky)
+        );
+    }
+    if let Some(snapshot) = &state.snapshot {
+        let _ = writeln!(
+            body,
+            "- on top of your uncommitted changes, committed apart as snapshot {} (this \
+             commit's parent; not meta-agent's work): {}",
+            short(&snapshot.commit),
+            super::local::path_list(&snapshot.paths, super::local::PATHS_IN_A_LINE)
         );
     }
     let preexisting = preexisting_failures(state);
@@ -117,9 +139,8 @@ fn preexisting_failures(state: &LoopState) -> Vec<String> {
     let Some(baseline) = state.baseline() else {
         return Vec::new();
     };
-    let left =
-        crate::engine::baseline::only_preexisting(&state.signature_ids(), &baseline.signatures);
-    if !left || crate::engine::baseline::task_asks_about(&state.task, &baseline.signatures) {
+    let left_alone = crate::engine::baseline::not_asked(&state.task, baseline);
+    if !crate::engine::baseline::only_preexisting(&state.signature_ids(), &left_alone) {
         return Vec::new();
     }
     state
@@ -168,15 +189,27 @@ pub fn trailer_block(state: &LoopState) -> String {
         )
     };
     format!(
-        "Meta-Agent-Iterations: {}\nMeta-Agent-Patterns-Applied: {patterns}\nMeta-Agent-Hindsight-Used: {hindsight}\nMeta-Agent-Gates: {}\nMeta-Agent-Session: {}\n",
+        "Meta-Agent-Iterations: {}\nMeta-Agent-Patterns-Applied: {patterns}\nMeta-Agent-Hindsight-Used: {hindsight}\nMeta-Agent-Gates: {}\n{}Meta-Agent-Session: {}\n",
         state.iterations_run(),
         gates_trailer(&state.gates),
+        super::local::changes_trailers(state.snapshot.as_ref(), &bot_changes(state)),
         state.session
     )
 }
 
+/// The paths the bot changed in the run, sorted.
+pub fn bot_changes(state: &LoopState) -> Vec<String> {
+    files_changed(state)
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
+}
+
 /// The escalation report for maintainers (Markdown).
 pub fn escalation_report(state: &LoopState, reason: &EscalationReason) -> String {
+    if let EscalationReason::Environment { failures, pristine } = reason {
+        return environment_report(state, failures, *pristine);
+    }
     let mut out = format!("## meta-agent could not finish: {}\n\n", state.task.title);
     out.push_str(&why(state, reason));
     let _ = writeln!(
@@ -233,6 +266,55 @@ pub fn escalation_report(state: &LoopState, reason: &EscalationReason) -> String
     out
 }
 
+/// The escalation report when gates could not start: each gate with the tool's words and what
+/// to do, the gates as they ended, and how to go on; no failure list (nothing of the code was
+/// judged), the attempts only when there were some (the pristine verification's case).
+fn environment_report(state: &LoopState, failures: &[StartFailure], pristine: bool) -> String {
+    let mut out = format!("## meta-agent could not finish: {}\n\n", state.task.title);
+    out.push_str(&super::environment::why(failures, pristine));
+    let _ = writeln!(
+        out,
+        "**Goal:** {}\n",
+        first_line(&state.task.requirements).unwrap_or(&state.task.title)
+    );
+    if acting_steps(state).next().is_some() {
+        out.push_str(&attempts_table(state));
+        out.push('\n');
+    }
+    let at = if pristine {
+        "on the pristine checkout"
+    } else {
+        "at the baseline"
+    };
+    let _ = writeln!(out, "### Gates {at}\n");
+    for gate in &state.gates {
+        let detail = gate
+            .problem
+            .as_ref()
+            .map(super::environment::headline)
+            .or_else(|| gate.reasons.first().cloned());
+        let _ = writeln!(
+            out,
+            "- `{}`: {}{}",
+            gate.name,
+            gate.result.short(),
+            detail
+                .map(|d| format!(" — {}", cell(&d)))
+                .unwrap_or_default()
+        );
+    }
+    let _ = write!(
+        out,
+        "\n### How to continue\n\n\
+         - Change what is said above (the machine, `setup:`, or the gates in `.meta-agent.yml`), \
+         check it with `meta-agent gates`, then run the task again.\n\
+         - {}\n\
+         - Nothing was recorded in hindsight: the code is not at fault.\n",
+        work_in_progress(state)
+    );
+    out
+}
+
 /// Why the run stopped: a configuration problem of a gate when there is one (no change to the
 /// code fixes it, whatever the reason the loop gave), with the fix to make.
 fn why(state: &LoopState, reason: &EscalationReason) -> String {
@@ -249,30 +331,12 @@ fn why(state: &LoopState, reason: &EscalationReason) -> String {
          make these gates pass.\n\n",
     );
     for (gate, problem) in problems {
-        let (what, fix) = problem_words(problem);
+        let what = cell(&super::environment::headline(problem));
+        let fix = super::environment::advice(problem, false);
         let _ = writeln!(out, "- gate `{gate}` {what}. **Fix:** {fix}.");
     }
     out.push('\n');
     out
-}
-
-/// A gate's configuration problem and the fix to make, in words.
-fn problem_words(problem: &GateProblem) -> (String, &'static str) {
-    match problem {
-        GateProblem::CouldNotStart { reason } => (
-            format!("could not start ({})", cell(reason)),
-            "install the program the gate runs (a `setup:` command or a workflow step before \
-             meta-agent), or correct the gate's `run:` in the configuration",
-        ),
-        GateProblem::BadCommand { code } => (
-            format!("exited with code {code}: the shell could not find or execute its command"),
-            "correct the gate's `run:` in the configuration, or install the program it names",
-        ),
-        GateProblem::TimedOut => (
-            "ran past its timeout".to_owned(),
-            "raise the gate's `timeout:` in the configuration, or make the suite faster",
-        ),
-    }
 }
 
 /// Every remaining failure, in full (what the escalation report shows only the first
@@ -342,7 +406,7 @@ fn observed_after(state: &LoopState, step: &StepRecord) -> String {
     let observation = state
         .history
         .iter()
-        .find(|test| test.phase == StepPhase::Test && test.iteration == step.iteration);
+        .find(|test| test.phase.is_check_after_act() && test.iteration == step.iteration);
     match observation {
         Some(test) if !test.gates.is_empty() => gates_trailer(&test.gates),
         Some(_) | None => "not observed".to_owned(),
@@ -451,7 +515,12 @@ pub fn final_summary(state: &LoopState, verbose: bool) -> String {
         state.usage.llm_calls
     );
     let files = files_changed(state);
-    if !files.is_empty() {
+    if state.snapshot.is_some() {
+        out.push_str(&super::local::changes_lines(
+            state.snapshot.as_ref(),
+            &bot_changes(state),
+        ));
+    } else if !files.is_empty() {
         let _ = writeln!(
             out,
             "changed: {}",
@@ -463,7 +532,7 @@ pub fn final_summary(state: &LoopState, verbose: bool) -> String {
         let _ = writeln!(
             out,
             "flaky tests (reported, not fixed): {}",
-            state.flaky.join(", ")
+            super::test_names(&state.flaky)
         );
     }
     if !state.tamper.is_empty() {

@@ -85,6 +85,9 @@ impl EscalationReason {
             EscalationReason::ModelRefused { words: None } => {
                 "the model refused to go on (it gave no reason)".to_owned()
             }
+            EscalationReason::Environment { failures, pristine } => {
+                super::environment::describe(failures, *pristine)
+            }
         }
     }
 }
@@ -130,6 +133,16 @@ mod tests {
                 words: Some("I can't help with modifying this test harness.".to_owned()),
             },
             EscalationReason::ModelRefused { words: None },
+            EscalationReason::Environment {
+                failures: vec![crate::protocol::records::StartFailure {
+                    gate: "tests".to_owned(),
+                    problem: crate::protocol::records::GateProblem::RunnerMissing {
+                        runner: "pytest".to_owned(),
+                        error: "No module named pytest".to_owned(),
+                    },
+                }],
+                pristine: false,
+            },
         ];
         let text: Vec<String> = reasons.iter().map(EscalationReason::describe).collect();
         insta::assert_snapshot!(text.join("\n"));

@@ -127,6 +127,35 @@ fn commit_message() {
     );
 }
 
+/// The committed run, its last act stopped by the LLM budget after the change the gates then
+/// verified, in a repository whose history writes `fix(scope): …`.
+#[test]
+fn commit_message_after_the_budget_ran_out_in_a_conventional_repository() {
+    let mut state = state(false);
+    let last_act = state
+        .history
+        .iter_mut()
+        .rev()
+        .find(|step| step.phase.is_act())
+        .expect("an act");
+    last_act.outcome = "the LLM budget ran out: 3 of 3 LLM calls made".into();
+    last_act.ended = crate::protocol::records::ActEnd::Stopped;
+    last_act.changed = vec![crate::protocol::records::ChangedFile {
+        path: "calc.py".into(),
+        definitions: vec!["median".into()],
+    }];
+    let plain = outcome::commit_message(&state, false);
+    assert!(plain.starts_with("Fix median in calc.py\n"), "{plain}");
+    state.commit_style = crate::protocol::records::CommitStyle::Conventional {
+        scopes: vec!["calc".into()],
+        lowercase: true,
+    };
+    insta::assert_snapshot!(
+        "commit_message_budget_out_conventional",
+        stable(&outcome::commit_message(&state, true))
+    );
+}
+
 #[test]
 fn escalation_report() {
     insta::assert_snapshot!(
@@ -152,6 +181,37 @@ fn escalation_report_for_a_failure_only_the_pristine_checkout_shows() {
         only_in_worktree: Vec::new(),
     };
     insta::assert_snapshot!("pristine_failed_unnamed", unnamed.describe());
+}
+
+/// Gates that could not start: at the baseline (no attempt, the run stopped before any model
+/// call) and on the pristine checkout (the attempts shown, the change unverified).
+#[test]
+fn escalation_report_for_gates_that_could_not_start() {
+    use crate::protocol::records::{GateProblem, StartFailure};
+    let problem = GateProblem::RunnerMissing {
+        runner: "pytest".into(),
+        error: "/repo/.venv/bin/python: No module named pytest".into(),
+    };
+    let mut baseline = state(true);
+    baseline.history.retain(|step| !step.phase.is_act());
+    baseline.gates[0].problem = Some(problem.clone());
+    let reason = |pristine| EscalationReason::Environment {
+        failures: vec![StartFailure {
+            gate: "tests".into(),
+            problem: problem.clone(),
+        }],
+        pristine,
+    };
+    insta::assert_snapshot!(
+        "escalation_report_environment",
+        stable(&outcome::escalation_report(&baseline, &reason(false)))
+    );
+    let mut pristine = state(true);
+    pristine.gates[0].problem = Some(problem.clone());
+    insta::assert_snapshot!(
+        "escalation_report_environment_pristine",
+        stable(&outcome::escalation_report(&pristine, &reason(true)))
+    );
 }
 
 #[test]
@@ -310,6 +370,24 @@ fn a_partial_rerun_is_labelled_as_one() {
     assert!(!trailer.contains("(0/2)"), "{trailer}");
     assert!(table.contains("re-ran 2 failing of 5"), "{table}");
     insta::assert_snapshot!("partial_rerun", stable(&format!("{trailer}\n\n{table}")));
+}
+
+/// A suite whose runner skipped tests (humanize's translation tests without their `.mo` files):
+/// the trailer and the tables say so, instead of a total that looks like missing passes.
+#[test]
+fn skipped_tests_are_named_beside_the_total() {
+    let mut passing = gate("tests", "tests", "passed", 549, 572);
+    passing["tests_skipped"] = json!(23);
+    let record: crate::protocol::records::GateRecord =
+        serde_json::from_value(passing).expect("a gate record as the state file holds it");
+    let mut state = state(false);
+    state.history[3].gates = vec![record.clone()];
+    state.gates = vec![record];
+    let trailer = outcome::gates_trailer(&state.gates);
+    assert_eq!(trailer, "tests=pass(549/572, 23 skipped)");
+    let table = job::gate_table(&state);
+    assert!(table.contains("549/572, 23 skipped"), "{table}");
+    insta::assert_snapshot!("skipped_tests", stable(&format!("{trailer}\n\n{table}")));
 }
 
 /// A run paused by SIGTERM during `observing`, its checkpoint `commit` (if any).

@@ -13,6 +13,7 @@
 //! never loads the whole file. It must not print or touch anything but the report it reads.
 
 mod input;
+mod location;
 mod reader;
 mod text;
 
@@ -21,6 +22,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::{Limits, ReportError};
+use crate::protocol::test_id::TestId;
 
 /// The format name used in errors.
 const FORMAT: &str = "JUnit XML";
@@ -42,7 +44,13 @@ pub struct TestFailure {
     pub suite: String,
     pub classname: String,
     pub name: String,
+    /// Where the test is: the case's `file` attribute, else the file of the location the
+    /// runner wrote in its text (vitest's ` ❯ path:line:column`).
     pub file: Option<String>,
+    /// Whether `file` came from the runner's text rather than the case's attribute: a
+    /// location, not part of the test's identity (a passing run of the same test has none).
+    #[serde(skip)]
+    pub file_in_text: bool,
     pub line: Option<u32>,
     pub message: String,
     #[serde(rename = "type")]
@@ -54,20 +62,11 @@ pub struct TestFailure {
 }
 
 impl TestFailure {
-    /// The test's id, as [`test_id`] writes it.
-    pub fn id(&self) -> String {
-        test_id(&self.classname, &self.name)
-    }
-}
-
-/// A test's id as the reader writes it: `classname::name`, or the name alone when the test
-/// case has no class name (pytest: `tests.test_calc::test_add`; cargo-nextest:
-/// `crate::module::test`, its binary as the class name).
-pub fn test_id(classname: &str, name: &str) -> String {
-    if classname.is_empty() {
-        name.to_owned()
-    } else {
-        format!("{classname}::{name}")
+    /// The test's id as the report names it (its runner not known here: see
+    /// [`TestId::typed`]).
+    pub fn id(&self) -> TestId {
+        let file = self.file.as_deref().filter(|_| !self.file_in_text);
+        TestId::junit(&self.classname, &self.name, file)
     }
 }
 
@@ -84,8 +83,8 @@ pub enum TestStatus {
 /// One test case's id and how it ended: kept only when [`Limits::max_test_ids`] asks for them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TestOutcome {
-    /// As [`test_id`] writes it.
-    pub id: String,
+    /// As the report names it (its runner not known here).
+    pub id: TestId,
     pub status: TestStatus,
 }
 

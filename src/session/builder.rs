@@ -57,7 +57,7 @@ pub fn builder_for(
         kill_grace: sandbox.kill_grace,
         output_cap: usize::try_from(sandbox.output_cap).unwrap_or(usize::MAX),
         env_allow: sandbox.env_allow.clone(),
-        isolation: Isolation::strict(),
+        isolation: Isolation::strict().reading(ctx.policy.readable_dirs()),
         ..CommandSettings::default()
     };
     let agent = AgentBuilder::new(AgentParts {

@@ -1,10 +1,10 @@
 //! A stateful loopback mock of the slice of the GitHub REST API meta-agent uses: issues,
 //! comments (paginated with `Link` headers), reactions, pull requests, collaborator
 //! permissions, workflow jobs with their logs, and artifacts served zipped. Answers have the
-//! real shapes (see `../shared/github-payloads/` and docs.github.com), errors are
-//! `{"message", "documentation_url"}`, and log and artifact downloads answer 302 to a second
-//! "blob" server on another port, which refuses any request carrying `Authorization` (as the
-//! real storage host would).
+//! real shapes (GitHub's published webhook examples, [`super::webhooks`], and docs.github.com),
+//! errors are `{"message", "documentation_url"}`, and log and artifact downloads answer 302 to a
+//! second "blob" server on another port, which refuses any request carrying `Authorization` (as
+//! the real storage host would).
 //!
 //! Hand-rolled HTTP/1.1 on tokio, one request per connection (`connection: close`), on its own
 //! thread and runtime, so it also serves a child `meta-agent github` process. Every request to

@@ -13,6 +13,7 @@ pub mod mock_github;
 pub mod mock_llm;
 pub mod postgres;
 pub mod procs;
+pub mod webhooks;
 
 /// `name` in the design documents' `shared/` directory: beside the checkout (CI clones there),
 /// else beside any ancestor of it (a worktree under `wt/NAME`). `None` when there is none.
@@ -40,11 +41,39 @@ pub fn shared(name: &str) -> Option<PathBuf> {
         .find(|candidate| candidate.is_dir())
 }
 
-/// A command for the `meta-agent` binary under test, with a scrubbed environment.
+/// A command for the `meta-agent` binary under test, with a scrubbed environment; local runs
+/// keep their worktrees in [`worktrees_root`], never in the real home.
 pub fn meta_agent() -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::new(env!("CARGO_BIN_EXE_meta-agent"));
     cmd.env_remove("RUST_LOG");
+    cmd.env_remove("XDG_STATE_HOME");
+    cmd.env(meta_agent::session::places::WORKTREES_VAR, worktrees_root());
     cmd
+}
+
+/// `program` (the binary under test, or a copy of it) as a process to spawn, with the
+/// environment [`meta_agent`] gives.
+pub fn meta_agent_process(program: &std::path::Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(program);
+    cmd.env_remove("RUST_LOG");
+    cmd.env_remove("XDG_STATE_HOME");
+    cmd.env(meta_agent::session::places::WORKTREES_VAR, worktrees_root());
+    cmd
+}
+
+/// Where the tests' local runs keep their worktrees (`META_AGENT_WORKTREES_DIR`): under the
+/// temporary directory, whose ancestors hold no project (never the target directory, inside
+/// this crate: cargo would find its `Cargo.toml` from a worktree there). Keyed by repository
+/// beneath, as everywhere; `scripts/test.sh` removes what the tests' repositories left there.
+pub fn worktrees_root() -> PathBuf {
+    std::env::temp_dir().join("meta-agent-test-worktrees")
+}
+
+/// The directory holding the worktrees of the repository checked out at `work`.
+pub fn worktrees_of(work: &std::path::Path) -> PathBuf {
+    let checkout = std::fs::canonicalize(work).expect("the checkout exists");
+    let name = meta_agent::session::places::repository_name(&checkout, &checkout.join(".git"));
+    worktrees_root().join(name)
 }
 
 /// Runs git in `dir`, panicking with its output when it fails.
@@ -149,13 +178,23 @@ pub fn session_file(work: &std::path::Path, outcome: &serde_json::Value, name: &
     std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
 }
 
-/// A local run's own worktree (`.git/meta-agent/worktrees/<session>`), where `outcome` is the
-/// run's outcome object: the run works there, never in `work`.
+/// A local run's own worktree (`<worktrees of work>/<session>`, outside `work`), where `outcome`
+/// is the run's outcome object: the run works there, never in `work`.
 pub fn session_worktree(work: &std::path::Path, outcome: &serde_json::Value) -> PathBuf {
     let session = outcome["session"]
         .as_str()
         .expect("the outcome names its session");
-    work.join(".git/meta-agent/worktrees").join(session)
+    let place = worktrees_of(work).join(session);
+    if let Some(kept) = outcome["worktree"].as_str() {
+        // A run started without the tests' worktrees directory would make every check of this
+        // place vacuous.
+        assert_eq!(
+            kept,
+            place.display().to_string(),
+            "the run kept its worktree elsewhere"
+        );
+    }
+    place
 }
 
 /// The run's work branch (from its outcome object), for `git` commands in the user's checkout.
@@ -190,4 +229,17 @@ pub fn break_mean(work: &std::path::Path) {
     let text = std::fs::read_to_string(&calc).unwrap();
     let broken = text.replacen("sum(values) / len(values)", "sum(values) // len(values)", 1);
     std::fs::write(&calc, broken).unwrap();
+}
+
+/// The project files the run's commit changed (from its outcome object): the hindsight it
+/// learned, under `.meta-agent/`, is the bot's own record and is left out.
+pub fn committed_project_files(work: &std::path::Path, outcome: &serde_json::Value) -> Vec<String> {
+    let commit = outcome["commit"]
+        .as_str()
+        .expect("the outcome names a commit");
+    git(work, &["show", "--name-only", "--format=", commit])
+        .lines()
+        .filter(|path| !path.starts_with(".meta-agent/"))
+        .map(str::to_owned)
+        .collect()
 }

@@ -109,11 +109,13 @@ fn a_repository_without_config_gets_the_detected_preset() {
     check(dir.path())
         .success()
         .stdout(predicate::str::contains(
-            "preset: python (pyproject.toml at the repository root)",
+            "preset: python (pyproject.toml at the repository root; no `lint` gate: the project \
+             configures no ruff",
         ))
         .stdout(predicate::str::contains(
             "- tests (tests): python3 -m pytest",
-        ));
+        ))
+        .stdout(predicate::str::contains("- lint").not());
 }
 
 #[test]

@@ -4,7 +4,8 @@
 //! LLM. Each trigger; authorization refusals; idempotency (same event twice, kill between push
 //! and pull request, a 502 after a comment was created); rate limits; an escalation answered
 //! with `/agent fix <guidance>` on another runner; the job summary and comment bodies as
-//! snapshots. Also a conformance test over the real payloads in ../shared/github-payloads.
+//! snapshots. Also a conformance test over GitHub's published webhook examples (the npm package
+//! `@octokit/webhooks-examples`, installed by `scripts/test.sh`).
 
 use std::path::{Path, PathBuf};
 
@@ -774,11 +775,12 @@ async fn a_failed_workflow_run_becomes_a_task_from_its_logs_and_junit_artifacts(
     );
 }
 
-/// Every real payload GitHub documents parses; each is classified as its content says.
+/// Every example payload GitHub publishes for the events the bot reads parses; each is classified
+/// as its content says.
 #[test]
 fn the_real_github_payloads_conform() {
-    let Some(dir) = crate::common::shared("github-payloads") else {
-        eprintln!("SKIPPED: no shared/github-payloads beside the checkout or its ancestors");
+    let test = "the_real_github_payloads_conform";
+    let Some(examples) = crate::common::webhooks::WebhookExamples::load(test) else {
         return;
     };
     let settings = TriggerSettings {
@@ -787,66 +789,81 @@ fn the_real_github_payloads_conform() {
         branch_prefix: "meta-agent/".into(),
     };
     let mut seen = 0;
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if !name.ends_with(".payload.json") {
-            continue;
-        }
-        let event = name.split('.').next().unwrap();
-        let bytes = std::fs::read(&path).unwrap();
-        let classified =
-            classify(event, &bytes, &settings).unwrap_or_else(|err| panic!("{name}: {err}"));
-        seen += 1;
-        match event {
-            // None of the samples says `/agent`, carries our label, or failed.
-            "issues"
-            | "issue_comment"
-            | "pull_request_review_comment"
-            | "workflow_run"
-            | "workflow_job" => {
-                assert!(
-                    matches!(classified, Classified::Ignore(_)),
-                    "{name}: {classified:?}"
-                )
-            }
-            "workflow_dispatch" => {
-                assert!(
-                    matches!(
-                        classified,
-                        Classified::Run(Trigger::Dispatch { issue: None, .. })
-                    ),
-                    "{name}"
-                )
-            }
-            other => panic!("unexpected sample {other}"),
-        }
-        // The same real shapes, with our command or label, trigger.
-        let mut value: Value = serde_json::from_slice(&bytes).unwrap();
-        let triggered = match event {
-            "issue_comment" if value["action"] == "created" => {
-                value["comment"]["body"] = json!("/agent fix please");
-                true
-            }
-            "issues" if value["action"] == "labeled" => {
-                value["label"]["name"] = json!("meta-agent");
-                true
-            }
-            "workflow_run" if value["action"] == "completed" => {
-                value["workflow_run"]["conclusion"] = json!("failure");
-                true
-            }
-            _ => false,
-        };
-        if triggered {
-            let classified = classify(event, value.to_string().as_bytes(), &settings).unwrap();
-            assert!(
-                matches!(classified, Classified::Run(_)),
-                "{name} with a trigger: {classified:?}"
-            );
+    let events = [
+        "issues",
+        "issue_comment",
+        "pull_request_review_comment",
+        "workflow_run",
+        "workflow_job",
+        "workflow_dispatch",
+    ];
+    for event in events {
+        for (index, example) in examples.of(event).iter().enumerate() {
+            let name = format!("{event} example {index} ({})", example["action"]);
+            conforms(event, &name, example, &settings);
+            seen += 1;
         }
     }
-    assert!(seen >= 10, "{seen} payloads");
+    assert!(seen >= 40, "{seen} payloads");
+}
+
+/// One example: classified as its content says, and triggering once it carries our command, our
+/// label or a failure.
+fn conforms(event: &str, name: &str, example: &Value, settings: &TriggerSettings) {
+    let bytes = example.to_string();
+    let classified =
+        classify(event, bytes.as_bytes(), settings).unwrap_or_else(|err| panic!("{name}: {err}"));
+    match event {
+        // None of the samples says `/agent`, carries our label, or failed.
+        "issues"
+        | "issue_comment"
+        | "pull_request_review_comment"
+        | "workflow_run"
+        | "workflow_job" => {
+            assert!(
+                matches!(classified, Classified::Ignore(_)),
+                "{name}: {classified:?}"
+            )
+        }
+        "workflow_dispatch" => {
+            assert!(
+                matches!(
+                    classified,
+                    Classified::Run(Trigger::Dispatch { issue: None, .. })
+                ),
+                "{name}"
+            )
+        }
+        other => panic!("unexpected sample {other}"),
+    }
+    // The same real shapes, with our command or label, trigger.
+    let mut value = example.clone();
+    let triggered = match event {
+        "issue_comment" if value["action"] == "created" => {
+            value["comment"]["body"] = json!("/agent fix please");
+            true
+        }
+        "issues" if value["action"] == "labeled" => {
+            value["label"]["name"] = json!("meta-agent");
+            true
+        }
+        "workflow_run" if value["action"] == "completed" => {
+            // A failed run of the repository's own default branch (one example's head lies in
+            // another repository: a fork's run, rightly ignored as it is).
+            value["workflow_run"]["conclusion"] = json!("failure");
+            value["workflow_run"]["head_repository"] = value["repository"].clone();
+            value["workflow_run"]["head_branch"] = value["repository"]["default_branch"].clone();
+            true
+        }
+        _ => false,
+    };
+    if triggered {
+        let classified = classify(event, value.to_string().as_bytes(), settings).unwrap();
+        assert!(
+            matches!(classified, Classified::Run(_)),
+            "{name} with a trigger: {classified:?}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -929,6 +946,10 @@ fn a_plain_ci_step_leaves_its_results_as_files() {
     let artifacts = out.path().join("meta-agent");
     let result = meta_agent()
         .env_clear()
+        .env(
+            meta_agent::session::places::WORKTREES_VAR,
+            crate::common::worktrees_root(),
+        )
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env(
             "HOME",
@@ -1393,14 +1414,17 @@ fn nullable_answers_and_a_strangers_404_are_read_as_the_spec_allows() {
 
 #[test]
 fn failed_runs_of_forks_and_of_pull_requests_are_ignored_with_a_log_line() {
-    let Some(dir) = crate::common::shared("github-payloads") else {
-        panic!("no shared/github-payloads beside the checkout or its ancestors");
+    let test = "failed_runs_of_forks_and_of_pull_requests_are_ignored_with_a_log_line";
+    let Some(payloads) = crate::common::webhooks::WebhookExamples::load(test) else {
+        return;
     };
     let fixture = Fixture::new(&examples("broken-calc"), |_| {});
-    let text =
-        std::fs::read_to_string(dir.join("workflow_run.completed.with-pull-requests.payload.json"))
-            .unwrap();
-    let mut base: Value = serde_json::from_str(&text).unwrap();
+    let mut base = payloads.first("workflow_run", "completed, with pull requests", |e| {
+        e["action"] == "completed"
+            && e["workflow_run"]["pull_requests"]
+                .as_array()
+                .is_some_and(|prs| !prs.is_empty())
+    });
     let default = base["repository"]["default_branch"].clone();
     base["workflow_run"]["conclusion"] = json!("failure");
     base["workflow_run"]["head_branch"] = default;
@@ -1475,17 +1499,10 @@ fn a_rerun_through_transient_failures_finds_the_sessions_pull_request_and_refres
 /// the secret.
 #[test]
 fn a_paused_job_says_in_its_comment_what_the_patch_gate_left_out() {
-    use super::pause::{add_slow_gate, send, wait_for_gate};
+    use super::pause::{add_leaking_gate, send, wait_for_gate};
     let token = crate::common::procs::unique_mark("github-leaking-gate");
     let fixture = Fixture::new(&examples("broken-calc"), |work| {
-        // The secret is assembled by the shell: the configuration itself holds none.
-        add_slow_gate(
-            work,
-            &format!(
-                "{{ printf 'key gh%s_%s\\\\n' p 0123456789abcdefghijABCDEF > leaked.txt; sleep 300; }} # {token}"
-            ),
-            "",
-        );
+        add_leaking_gate(work, &token);
     });
     let (child, files) = fixture.spawn_step("issues", &labeled("alice"), &[]);
     wait_for_gate(&token);

@@ -783,16 +783,14 @@ async fn a_zip_bomb_is_refused() {
 }
 
 /// The mock's answers carry every field the real webhook objects carry for a comment, its
-/// author and an issue (when the real payloads are beside the checkout).
+/// author and an issue (GitHub's published examples, when installed).
 #[tokio::test]
 async fn mock_answers_have_the_real_shapes() {
-    let Some(dir) = crate::common::shared("github-payloads") else {
-        eprintln!("SKIPPED: no shared/github-payloads beside the checkout or its ancestors");
+    let test = "mock_answers_have_the_real_shapes";
+    let Some(examples) = crate::common::webhooks::WebhookExamples::load(test) else {
         return;
     };
-    let text = std::fs::read_to_string(dir.join("issue_comment.created.payload.json"))
-        .expect("the sample comment payload");
-    let real: serde_json::Value = serde_json::from_str(&text).expect("payload");
+    let real = examples.first("issue_comment", "created", |e| e["action"] == "created");
     let mock = MockGitHub::start();
     mock.add_issue(1, "t", "b", "alice");
     mock.add_comment(1, "alice", "User", "hi");
@@ -881,19 +879,13 @@ async fn a_spent_quota_on_a_success_waits_for_the_reset_before_the_next_request(
 /// our own issue and comment models each `issue` and `comment`.
 #[test]
 fn the_decoding_models_read_the_real_payloads() {
-    let Some(dir) = crate::common::shared("github-payloads") else {
-        eprintln!("SKIPPED: no shared/github-payloads beside the checkout or its ancestors");
+    let test = "the_decoding_models_read_the_real_payloads";
+    let Some(examples) = crate::common::webhooks::WebhookExamples::load(test) else {
         return;
     };
     let (mut pulls, mut issues, mut comments) = (0, 0, 0);
-    for entry in std::fs::read_dir(&dir).expect("payload dir") {
-        let path = entry.expect("entry").path();
-        if !path.to_string_lossy().ends_with(".payload.json") {
-            continue;
-        }
-        let name = path.display().to_string();
-        let value: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(&path).expect("payload")).expect("JSON");
+    for (index, (event, value)) in examples.all().enumerate() {
+        let name = format!("{event} example {index}");
         if let Some(pull) = value
             .get("pull_request")
             .filter(|p| p.get("head").is_some())

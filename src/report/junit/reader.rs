@@ -5,8 +5,10 @@
 //! held one is empty (pytest-rerunfailures writes a rerun attempt as an empty `<testcase>`) and
 //! the next one has the same suite, name, classname, file and line, the next one is another
 //! attempt of the same test, and the last attempt decides the outcome; a test that ended passing
-//! after reruns is flaky. Failing test cases with one name (eslint and ruff write one per finding)
-//! stay separate. Attributes are read and text is decoded only for failures
+//! after reruns is flaky. In vitest's and jest's reports (told by the root's name) same-named
+//! test cases are distinct tests, never attempts. Failing test cases with one name (eslint and
+//! ruff write one per finding) stay separate. A failure with no `file` attribute takes the
+//! location its text names (vitest's ` ❯ path:line:column`). Attributes are read and text is decoded only for failures
 //! that will be kept. Every event's bytes are checked to be UTF-8 so bad bytes are reported with
 //! their offset. This module must not allocate per passing test (unless
 //! `Limits::max_test_ids` asks for the ids), expand entities, or panic.
@@ -18,8 +20,10 @@ use quick_xml::Reader;
 use quick_xml::events::{BytesStart, BytesText, Event};
 
 use super::input::{GuardedInput, MAX_EVENT_BYTES, line_and_column};
+use super::location;
 use super::text::{RawTag, TextCapture, attribute};
-use super::{FORMAT, FailureKind, JunitSummary, TestFailure, TestOutcome, TestStatus, test_id};
+use super::{FORMAT, FailureKind, JunitSummary, TestFailure, TestOutcome, TestStatus};
+use crate::protocol::test_id::TestId;
 use crate::report::{Limits, ReportError};
 
 /// Elements nested deeper than this are refused (bounds the suite stack and quick-xml's name
@@ -104,6 +108,7 @@ struct ReportState<'a> {
     suites: SuiteStack,
     case: CaseState,
     held: Held,
+    repeats: Repeats,
 }
 
 impl<'a> ReportState<'a> {
@@ -118,6 +123,7 @@ impl<'a> ReportState<'a> {
             suites: SuiteStack::default(),
             case: CaseState::default(),
             held: Held::default(),
+            repeats: Repeats::Attempts,
         }
     }
 
@@ -173,6 +179,7 @@ impl<'a> ReportState<'a> {
         let name = local.as_ref();
         if !self.root_seen {
             self.check_root(name)?;
+            self.repeats = Repeats::of_root(tag);
         }
         if self.case.open {
             if self.depth == self.case.depth + 1 {
@@ -237,6 +244,7 @@ impl<'a> ReportState<'a> {
             .tag
             .write_identity(IDENTITY, &mut self.case.identity);
         let retry = named
+            && self.repeats == Repeats::Attempts
             && self.held.attempts > 0
             && self.held.outcome == Outcome::Passed
             && !self.held.retried
@@ -266,18 +274,16 @@ impl<'a> ReportState<'a> {
 
     /// The open test case's id when outcomes are kept and there is room; nothing is read
     /// otherwise (the default: a passing test then costs no allocation).
-    fn wanted_id(&self) -> Option<String> {
+    fn wanted_id(&self) -> Option<TestId> {
         if self.summary.outcomes.len() >= self.limits.max_test_ids {
             return None;
         }
         let max = self.limits.max_message_bytes;
-        Some(test_id(
-            &self
-                .case
-                .tag
-                .attribute(b"classname", max)
-                .unwrap_or_default(),
-            &self.case.tag.attribute(b"name", max).unwrap_or_default(),
+        let attribute = |name: &[u8]| self.case.tag.attribute(name, max);
+        Some(TestId::junit(
+            &attribute(b"classname").unwrap_or_default(),
+            &attribute(b"name").unwrap_or_default(),
+            attribute(b"file").as_deref(),
         ))
     }
 
@@ -447,6 +453,33 @@ enum Capture {
     Stderr,
 }
 
+/// What consecutive test cases with one identity are, by the tool that wrote the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Repeats {
+    /// Attempts of one test (pytest-rerunfailures writes each rerun as its own test case).
+    Attempts,
+    /// Distinct tests that happen to share a name: vitest and jest (their JUnit reporters name
+    /// the root `vitest tests` and `jest tests`) allow duplicate titles in one file and describe
+    /// block, and write a retried test once.
+    Distinct,
+}
+
+impl Repeats {
+    /// From the root element's `name`.
+    fn of_root(tag: &BytesStart<'_>) -> Repeats {
+        let named = |wanted: &[u8]| {
+            tag.attributes()
+                .flatten()
+                .any(|attr| attr.key.as_ref() == b"name" && attr.value.as_ref() == wanted)
+        };
+        if named(b"vitest tests") || named(b"jest tests") {
+            Repeats::Distinct
+        } else {
+            Repeats::Attempts
+        }
+    }
+}
+
 /// The attributes that identify a test case: attempts of one test share all of them. Test cases
 /// without a name are never taken for attempts of one test.
 const IDENTITY: &[&[u8]] = &[b"name", b"classname", b"file", b"line"];
@@ -467,7 +500,7 @@ struct Held {
     /// The last attempt's failure, when it failed and there was room to keep it.
     failure: Option<TestFailure>,
     /// Its id, when outcomes are kept ([`Limits::max_test_ids`]) and there is room.
-    id: Option<String>,
+    id: Option<TestId>,
 }
 
 /// What a kept failure needs from outside its test case.
@@ -561,22 +594,34 @@ impl CaseState {
         }
     }
 
+    /// The failure of the test case that just ended; with no `file` attribute, the location
+    /// the runner wrote in its text (vitest's ` ❯ path:line:column`).
     fn take_failure(&mut self, kind: FailureKind, context: FailureContext<'_>) -> TestFailure {
         let max = context.limits.max_message_bytes;
+        let body = self.body.finish();
+        let line: Option<u32> = self
+            .tag
+            .attribute(b"line", max)
+            .and_then(|l| l.trim().parse().ok());
+        let (file, line, file_in_text) = match self.tag.attribute(b"file", max) {
+            Some(file) => (Some(file), line, false),
+            None => match location::runner_location(&body) {
+                Some((file, at)) if line.is_none() => (Some(file), Some(at), true),
+                Some(_) | None => (None, line, false),
+            },
+        };
         TestFailure {
             kind,
             report: context.report.to_owned(),
             suite: context.suite,
             classname: self.tag.attribute(b"classname", max).unwrap_or_default(),
             name: self.tag.attribute(b"name", max).unwrap_or_default(),
-            file: self.tag.attribute(b"file", max),
-            line: self
-                .tag
-                .attribute(b"line", max)
-                .and_then(|l| l.trim().parse().ok()),
+            file,
+            file_in_text,
+            line,
             message: std::mem::take(&mut self.message),
             failure_type: std::mem::take(&mut self.failure_type),
-            body: self.body.finish(),
+            body,
             stdout: self.stdout.finish(),
             stderr: self.stderr.finish(),
         }

@@ -8,6 +8,7 @@ use super::input::{GuardedInput, line_and_column};
 use super::reader::read_report;
 use super::text::TextCapture;
 use super::{FailureKind, JunitSummary, TestStatus};
+use crate::protocol::test_id::TestId;
 use crate::report::{Limits, ReportError, trim_to};
 
 fn read(xml: &str) -> Result<JunitSummary, ReportError> {
@@ -391,7 +392,7 @@ fn outcomes_are_kept_by_id_only_when_asked_and_up_to_the_cap() {
         .unwrap()
         .outcomes
         .into_iter()
-        .map(|o| (o.id, o.status))
+        .map(|o| (o.id.to_string(), o.status))
         .collect();
     let expected = [
         ("tests.test_a::test_ok", TestStatus::Passed),
@@ -417,4 +418,94 @@ fn outcomes_are_kept_by_id_only_when_asked_and_up_to_the_cap() {
     .unwrap();
     assert_eq!(capped.outcomes.len(), 2);
     assert_eq!(capped.outcomes_omitted, 3);
+}
+
+#[test]
+fn vitest_tests_with_one_name_are_distinct_tests_never_attempts() {
+    let report = |root: &str| {
+        format!(
+            r#"<testsuites name="{root}"><testsuite name="test/base.test.ts">
+                 <testcase classname="test/base.test.ts" name="base &gt; parses"></testcase>
+                 <testcase classname="test/base.test.ts" name="base &gt; parses"></testcase>
+                 <testcase classname="test/base.test.ts" name="base &gt; other"></testcase>
+               </testsuite></testsuites>"#
+        )
+    };
+    let vitest = read(&report("vitest tests")).unwrap();
+    assert_eq!(
+        counts(&vitest),
+        [3, 3, 0, 0, 0, 0],
+        "a green run has no flaky test"
+    );
+    let jest = read(&report("jest tests")).unwrap();
+    assert_eq!(counts(&jest), [3, 3, 0, 0, 0, 0]);
+    let pytest = read(&report("pytest tests")).unwrap();
+    assert_eq!(
+        counts(&pytest),
+        [2, 2, 0, 0, 0, 1],
+        "pytest-rerunfailures' attempts are still one test"
+    );
+}
+
+#[test]
+fn a_vitest_failure_carries_the_file_and_line_its_text_names() {
+    let summary = read(
+        r#"<testsuites name="vitest tests"><testsuite name="test/base.test.ts">
+             <testcase classname="test/base.test.ts" name="base &gt; adds">
+               <failure message="expected 6 to be 7" type="AssertionError">
+AssertionError: expected 6 to be 7
+ ❯ node_modules/@vitest/expect/dist/index.js:12:3
+ ❯ test/base.test.ts:36:41
+               </failure>
+             </testcase>
+             <testcase classname="x" name="y" file="given.ts" line="3"><failure>❯ other.ts:9:1</failure></testcase>
+           </testsuite></testsuites>"#,
+    )
+    .unwrap();
+    let failure = &summary.failures[0];
+    assert_eq!(failure.file.as_deref(), Some("test/base.test.ts"));
+    assert_eq!(failure.line, Some(36));
+    assert_eq!(
+        summary.failures[1].file.as_deref(),
+        Some("given.ts"),
+        "attributes win"
+    );
+    assert_eq!(summary.failures[1].line, Some(3));
+    assert_eq!(
+        failure.id(),
+        TestId::junit("test/base.test.ts", "base > adds", None),
+        "a location read from the text is not part of the test's identity"
+    );
+    assert_eq!(
+        summary.failures[1].id(),
+        TestId::junit("x", "y", Some("given.ts"))
+    );
+}
+
+/// The failure of a vitest run and the same test passing in a re-run are one test: the re-run
+/// check finds it (a file read from the failure's text once made every vitest re-run a
+/// mismatch, and the whole gate ran again).
+#[test]
+fn a_vitest_failure_and_its_passing_rerun_are_the_same_test() {
+    let case = |body: &str| {
+        format!(
+            r#"<testsuites name="vitest tests"><testsuite name="test/window.test.ts">
+                 <testcase classname="test/window.test.ts" name="windows &gt; cover every value">{body}</testcase>
+               </testsuite></testsuites>"#
+        )
+    };
+    let failed = read(&case(
+        "<failure message=\"expected\">AssertionError\n ❯ test/window.test.ts:12:5\n</failure>",
+    ))
+    .unwrap();
+    let limits = Limits {
+        max_test_ids: 10,
+        ..Limits::default()
+    };
+    let rerun = read_with(case("").as_bytes(), &limits).unwrap();
+    let selected = [failed.failures[0].id()];
+    assert_eq!(
+        crate::gates::filter::check(&selected, &rerun.outcomes, rerun.outcomes_omitted),
+        Ok(())
+    );
 }
