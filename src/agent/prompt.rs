@@ -201,6 +201,8 @@ mod tests {
             budget: 24_000,
             counter: &counter,
         };
-        insta::assert_snapshot!(task_message(&request, &opening).text);
+        insta::assert_snapshot!(crate::protocol::untrusted::plain_ids(
+            &task_message(&request, &opening).text
+        ));
     }
 }

@@ -85,13 +85,10 @@ async fn a_product_file_and_the_task_cannot_close_theirs_either() {
     let mock = MockLlm::start(vec![call("c_fix", "edit_file", &fix()), finish("fixed")]).await;
     let (_dir, work) = broken_example(&openai_llm(&mock.base_url), |work| {
         let calc = work.join("calc.py");
-        let comment: String = HOSTILE.lines().map(|l| format!("# {l}\n")).collect();
+        let comment: String = HOSTILE.lines().map(|l| format!("    # {l}\n")).collect();
         let text = std::fs::read_to_string(&calc).unwrap();
-        std::fs::write(
-            &calc,
-            text.replace("def mean(", &format!("{comment}def mean(")),
-        )
-        .unwrap();
+        let inside = "raise ValueError(\"mean of an empty list\")\n";
+        std::fs::write(&calc, text.replace(inside, &format!("{inside}{comment}"))).unwrap();
     });
     let task = format!("Fix mean\n{HOSTILE}");
     let ran = run(&work, &["run", "--text", &task]).await;
