@@ -129,6 +129,9 @@ impl<P: Provider, R: CommandRunner> Act<'_, P, R> {
                 done.push(sub);
                 continue;
             };
+            if report.refusal.is_some() {
+                return Ok(report);
+            }
             if reason.contains("LLM budget ran out") || replans == MAX_REPLANS {
                 report.gave_up = Some(format!(
                     "sub-task `{}` failed after {replans} replans: {reason}",
@@ -272,6 +275,7 @@ fn merge(report: &mut ActReport, part: ActReport) {
         report.summary = part.summary;
     }
     report.gave_up = part.gave_up;
+    report.refusal = part.refusal;
 }
 
 /// A planning call failed: a spent budget ends the act honestly, anything else as the loop

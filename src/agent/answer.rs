@@ -10,6 +10,7 @@
 
 use super::tools::truncate;
 use crate::llm::{Completion, Message, StopReason, ToolCall};
+use crate::protocol::builder::ModelRefusal;
 
 /// Bytes of the model's own unusable text quoted back to it.
 const QUOTE_CAP: usize = 16 * 1024;
@@ -62,16 +63,26 @@ pub fn nudge(completion: &Completion, nudge: &str) -> String {
     }
 }
 
-/// Why an act stops when the model declined to go on.
-pub fn refusal(completion: &Completion) -> String {
-    let said = completion.text.trim();
-    if said.is_empty() {
-        "the model declined to continue (a refusal, with no text)".to_owned()
-    } else {
-        format!(
-            "the model declined to continue (a refusal): {}",
-            truncate(said, 300)
-        )
+/// Bytes of the model's refusal kept as its words.
+const REFUSAL_WORDS_CAP: usize = 300;
+
+/// The model's refusal, in its words (on one line, bounded) when it gave some.
+pub fn refusal(completion: &Completion) -> ModelRefusal {
+    let said = completion
+        .text
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    ModelRefusal {
+        words: (!said.is_empty()).then(|| truncate(&said, REFUSAL_WORDS_CAP)),
+    }
+}
+
+/// Why an act stopped on a refusal, for the act's report.
+pub fn refusal_line(refusal: &ModelRefusal) -> String {
+    match &refusal.words {
+        Some(words) => format!("the model declined to continue (a refusal): {words}"),
+        None => "the model declined to continue (a refusal, with no text)".to_owned(),
     }
 }
 
@@ -179,8 +190,13 @@ mod tests {
             nudge(&completion("hm", Vec::new(), None), "Go on."),
             "Go on."
         );
-        assert!(refusal(&empty).contains("with no text"));
-        let said = completion("I can't help with that.", Vec::new(), None);
-        assert!(refusal(&said).ends_with("I can't help with that."));
+        assert_eq!(refusal(&empty), ModelRefusal { words: None });
+        assert!(refusal_line(&refusal(&empty)).contains("with no text"));
+        let said = completion("I can't\n  help with that.", Vec::new(), None);
+        assert_eq!(
+            refusal(&said).words.as_deref(),
+            Some("I can't help with that.")
+        );
+        assert!(refusal_line(&refusal(&said)).ends_with("I can't help with that."));
     }
 }

@@ -469,7 +469,10 @@ mod tests {
             same_as: None,
         };
         let unmet = ["windows of size 0 raise ValueError".to_owned()];
-        insta::assert_snapshot!(failure_digest(&unmet, &[first, second, lint]));
+        insta::assert_snapshot!(crate::protocol::untrusted::plain_ids(&failure_digest(
+            &unmet,
+            &[first, second, lint]
+        )));
     }
 
     proptest::proptest! {

@@ -16,7 +16,7 @@ use crate::exec::CommandRunner;
 use crate::llm::{
     ChatRequest, Completion, LlmError, Message, Provider, StopReason, ToolResult, ToolSpec,
 };
-use crate::protocol::builder::{ActReport, BuildError};
+use crate::protocol::builder::{ActReport, BuildError, ModelRefusal};
 use crate::protocol::records::Usage;
 
 /// Malformed turns re-prompted in a row before the act ends.
@@ -67,6 +67,8 @@ enum TurnEnd {
     Finished(String),
     /// The act stops early, for this reason.
     Stopped(String),
+    /// The model declined to go on.
+    Refused(ModelRefusal),
 }
 
 /// Runs turns until `finish`, a stop or the step cap.
@@ -83,6 +85,12 @@ pub async fn run<P: Provider, R: CommandRunner>(
             TurnEnd::Continue => {}
             TurnEnd::Finished(summary) => return Ok(report(progress, summary, None)),
             TurnEnd::Stopped(reason) => return Ok(report(progress, reason.clone(), Some(reason))),
+            TurnEnd::Refused(refusal) => {
+                let reason = answer::refusal_line(&refusal);
+                let mut done = report(progress, reason.clone(), Some(reason));
+                done.refusal = Some(refusal);
+                return Ok(done);
+            }
         }
     }
     let reason = format!(
@@ -106,17 +114,63 @@ async fn turn<P: Provider, R: CommandRunner>(
     };
     count(&mut progress.usage, &completion);
     if completion.stop_reason == StopReason::Refusal {
-        return Ok(TurnEnd::Stopped(answer::refusal(&completion)));
+        return Ok(TurnEnd::Refused(answer::refusal(&completion)));
     }
-    let sorted = answer::sort(&completion);
+    let cut_again = match cut_repeat(&mut progress.repeats, &completion) {
+        Repeat::New => None,
+        Repeat::Nudge(times) => Some(cut_nudge(times)),
+        Repeat::Stop(times) => {
+            return Ok(TurnEnd::Stopped(format!(
+                "the model's answer was cut by the output limit at the same place {times} \
+                 times; the act ends without progress"
+            )));
+        }
+    };
+    let mut sorted = answer::sort(&completion);
     progress.messages.extend(sorted.echo.clone());
     if sorted.calls.is_empty() && sorted.note.is_none() {
-        progress
-            .messages
-            .push(Message::user(answer::nudge(&completion, NUDGE)));
+        let nudge = answer::nudge(&completion, NUDGE);
+        let text = cut_again.map_or(nudge.clone(), |stuck| format!("{nudge}\n{stuck}"));
+        progress.messages.push(Message::user(text));
         return Ok(TurnEnd::Continue);
     }
+    if let Some(stuck) = cut_again {
+        sorted.note = Some(
+            sorted
+                .note
+                .map_or(stuck.clone(), |note| format!("{note}\n\n{stuck}")),
+        );
+    }
     carry_out(session, progress, sorted).await
+}
+
+/// Counts an answer the output limit cut (the cut call as far as it got, or the text of an
+/// answer that called nothing): the same cut again and again is going round like a repeated
+/// call, nudged, then ended.
+fn cut_repeat(
+    repeats: &mut std::collections::HashMap<String, u32>,
+    completion: &Completion,
+) -> Repeat {
+    let key = match (
+        &completion.cut_call,
+        completion.stop_reason == StopReason::MaxTokens,
+    ) {
+        (Some(cut), _) => format!("cut\u{0}{}\u{0}{}", cut.name, cut.partial_arguments),
+        (None, true) if completion.tool_calls.is_empty() => {
+            format!("cut\u{0}\u{0}{}", completion.text)
+        }
+        (None, _) => return Repeat::New,
+    };
+    count_repeat(repeats, key)
+}
+
+fn cut_nudge(times: u32) -> String {
+    format!(
+        "Your answer has been cut off at the output limit at the same place {times} times; \
+         sending it again the same way will not work. Make a smaller change (several small edits \
+         instead of one large one), or call `finish`. At {STUCK_STOP_AT} identical cuts the \
+         attempt ends."
+    )
 }
 
 /// Carries out the usable calls of one answer, in order, answering each; then tells the model
@@ -134,7 +188,8 @@ async fn carry_out<P: Provider, R: CommandRunner>(
             Repeat::Nudge(times) => stuck_note = Some(stuck_nudge(&call.name, times)),
             Repeat::Stop(times) => {
                 return Ok(TurnEnd::Stopped(format!(
-                    "the model made the same `{}` call with the same arguments {times} times;                      the act ends without progress",
+                    "the model made the same `{}` call with the same arguments {times} times; \
+                     the act ends without progress",
                     call.name
                 )));
             }
@@ -192,7 +247,11 @@ fn repeated(
     repeats: &mut std::collections::HashMap<String, u32>,
     call: &crate::llm::ToolCall,
 ) -> Repeat {
-    let key = format!("{}\u{0}{}", call.name, call.arguments);
+    count_repeat(repeats, format!("{}\u{0}{}", call.name, call.arguments))
+}
+
+/// Counts one more `key` and says what the count means.
+fn count_repeat(repeats: &mut std::collections::HashMap<String, u32>, key: String) -> Repeat {
     let times = repeats.entry(key).or_insert(0);
     *times += 1;
     match *times {
@@ -280,6 +339,7 @@ fn report(progress: Progress, summary: String, gave_up: Option<String>) -> ActRe
             .collect(),
         usage: progress.usage,
         gave_up,
+        refusal: None,
         llm_calls: Vec::new(),
     }
 }

@@ -2,7 +2,8 @@
 //! clock, no async: everything it needs is in [`DecisionInput`], and it is unit-tested as such.
 //!
 //! In order: gates green → complete; a transient error → retry with exponential backoff (before
-//! any other decision); a budget spent → escalate; the same signature set as the previous
+//! any other decision); the model refused in the act just observed → escalate with its words; a
+//! budget spent → escalate; the same signature set as the previous
 //! observation → persistent failure, ask for guidance; iterations used up → escalate; a known
 //! resolution not yet tried → continue with hindsight (no LLM); an agent available → continue
 //! with a fix, asking for a different approach after the first; otherwise escalate: only an LLM
@@ -11,6 +12,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use crate::protocol::builder::ModelRefusal;
 use crate::protocol::ending::{BudgetKind, DecisionKind, EscalationReason};
 use crate::protocol::records::{Plan, Usage};
 
@@ -38,6 +40,8 @@ pub struct DecisionInput<'a> {
     /// A failure of the machinery (not of the code) in this step: network, a killed runner.
     pub transient_error: Option<&'a str>,
     pub transient_retries: u32,
+    /// The model declined to go on in the act just observed.
+    pub model_refusal: Option<&'a ModelRefusal>,
     /// A hindsight resolution not yet tried exists for a current signature.
     pub hindsight_available: bool,
     /// An agent (an LLM) can write a fix.
@@ -91,6 +95,13 @@ pub fn decide(input: &DecisionInput<'_>) -> Decision {
     }
     if let Some(error) = input.transient_error {
         return transient(error, input.transient_retries);
+    }
+    if let Some(refusal) = input.model_refusal {
+        return Decision::Escalate {
+            reason: EscalationReason::ModelRefused {
+                words: refusal.words.clone(),
+            },
+        };
     }
     if let Some(what) = spent_budget(input.usage, input.budgets) {
         return Decision::Escalate {
@@ -216,6 +227,7 @@ mod tests {
                 budgets: &self.budgets,
                 transient_error: None,
                 transient_retries: 0,
+                model_refusal: None,
                 hindsight_available: false,
                 agent_available: true,
             }
@@ -281,6 +293,37 @@ mod tests {
             Decision::Escalate {
                 reason: EscalationReason::NoWayForward
             }
+        );
+    }
+
+    #[test]
+    fn a_refusal_of_the_model_is_why_the_run_stops() {
+        let mut case = Case::new(&["a"]);
+        case.previous = Some(set(&["a"]));
+        let refusal = ModelRefusal {
+            words: Some("I won't do that.".into()),
+        };
+        let input = DecisionInput {
+            model_refusal: Some(&refusal),
+            ..case.input()
+        };
+        assert_eq!(
+            decide(&input),
+            Decision::Escalate {
+                reason: EscalationReason::ModelRefused {
+                    words: Some("I won't do that.".into())
+                }
+            }
+        );
+        let green = Case::new(&[]);
+        let input = DecisionInput {
+            model_refusal: Some(&refusal),
+            ..green.input()
+        };
+        assert_eq!(
+            decide(&input),
+            Decision::Complete,
+            "green gates still complete"
         );
     }
 

@@ -488,13 +488,16 @@ fn secret_refusals(added: &[Added], redactor: &Redactor) -> Vec<Refusal> {
             .collect();
         let exact_found = found_all.iter().any(|m| m.is_exact());
         for found in found_all {
-            let at = starts.partition_point(|(start, _)| *start <= found.range.start);
-            let line = starts.get(at.saturating_sub(1)).map_or(0, |(_, n)| *n);
-            out.push(refusal(
-                &file.path,
-                RefusalKind::Secret,
-                format!("adds a secret ({}) at line {line}", found.kind),
-            ));
+            let line_of = |offset: usize| {
+                let at = starts.partition_point(|(start, _)| *start <= offset);
+                starts.get(at.saturating_sub(1)).map_or(0, |(_, n)| *n)
+            };
+            let line = line_of(found.range.start);
+            let detail = match line == line_of(found.range.end.saturating_sub(1)) {
+                true => format!("adds a secret ({}) at line {line}", found.kind),
+                false => format!("adds a secret ({}) across lines", found.kind),
+            };
+            out.push(refusal(&file.path, RefusalKind::Secret, detail));
         }
         let joined: String = file.lines.iter().map(|(_, l)| l.trim()).collect();
         if exact_found {

@@ -416,6 +416,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let started = Instant::now();
         let started_ms = now_ms();
         let plan = state.plan.clone().unwrap_or(Plan::Build);
+        state.model_refusal = None;
         let acted = match &plan {
             Plan::Hindsight => {
                 let applied = improve::apply_resolutions(self.hindsight_ctx(), state).await;
@@ -519,6 +520,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         state.builder_calls += 1;
         state.usage.add(&report.usage);
         state.review_missing.clear();
+        state.model_refusal = report.refusal.clone();
         let ended = if report.gave_up.is_some() {
             ActEnd::Stopped
         } else {
@@ -558,7 +560,8 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         }
     }
 
-    /// The worktree's change after an Acting step: directories nested deeper than git reads are
+    /// The worktree's change after an Acting step: `.git` entries below the root (nested
+    /// repositories, `gitdir:` pointers) and directories nested deeper than git reads are
     /// removed and the act refused; what alters the existing tests' evidence is put back (see
     /// [`super::evidence_guard`]); the rest is refused (and undone) as a whole when it tampers
     /// with tests or protected files.
@@ -566,7 +569,14 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         &self,
         state: &mut LoopState,
     ) -> Result<(String, Vec<String>), EngineError> {
-        let (diff, findings) = match self.repo.diff() {
+        let nested: Vec<String> = self
+            .repo
+            .prune_nested_git()?
+            .into_iter()
+            .map(|path| format!("{path}: a nested git repository or `gitdir:` pointer; removed"))
+            .collect();
+        let (diff, mut findings) = match self.repo.diff() {
+            Ok(_) if !nested.is_empty() => (String::new(), Vec::new()),
             Ok(_) => {
                 self.guard_evidence(state)?;
                 let diff = self.repo.diff()?;
@@ -592,6 +602,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             }
             Err(other) => return Err(other.into()),
         };
+        findings.splice(0..0, nested);
         if !findings.is_empty() {
             let lines: Vec<String> = findings;
             self.events.emit(&Event::TamperRefused {
@@ -735,6 +746,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             budgets: &budgets,
             transient_error: state.transient_error.as_deref(),
             transient_retries: state.transient_retries,
+            model_refusal: state.model_refusal.as_ref(),
             hindsight_available: improve::has_untried(self.hindsight_ctx(), state),
             agent_available: self.builder.available(state.builder_calls),
         })

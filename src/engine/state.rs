@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::protocol::builder::ModelRefusal;
 use crate::protocol::ending::EscalationReason;
 use crate::protocol::event::LoopPhase;
 use crate::protocol::records::{
@@ -88,6 +89,10 @@ pub struct LoopState {
     /// configuration edits a maintainer allowed (see [`super::evidence`]).
     #[serde(default)]
     pub evidence: TestEvidence,
+    /// The model declined to go on in the act just taken: the decision ends the run with this
+    /// refusal as its reason.
+    #[serde(default)]
+    pub model_refusal: Option<ModelRefusal>,
     /// Worktree entries the setup commands and the baseline gates wrote (a lockfile, a virtual
     /// environment, caches): the environment's, left out of every diff and commit.
     #[serde(default)]
@@ -176,6 +181,7 @@ impl LoopState {
             checkpoint: None,
             commit_style: CommitStyle::Plain,
             evidence: Default::default(),
+            model_refusal: None,
             environment: Vec::new(),
             snapshot: None,
             costs: Default::default(),

@@ -163,9 +163,13 @@ fn line_text<'a>(line: &Line<'a>) -> &'a str {
     }
 }
 
-/// At most one line of code, trimmed, for a finding's detail.
-fn quote(text: &str) -> String {
-    let text = text.trim();
+/// At most one line of code, trimmed, in backticks, for a refusal's detail (the tamper guard's
+/// and the evidence check's alike); a blank line is named as such, never quoted as nothing.
+pub(super) fn quote(text: &str) -> String {
+    let text = text.trim().replace('`', "'");
+    if text.is_empty() {
+        return "a blank line".to_owned();
+    }
     match text.char_indices().nth(100) {
         Some((at, _)) => format!("`{}…`", &text[..at]),
         None => format!("`{text}`"),

@@ -329,8 +329,8 @@ mod tests {
             }],
         );
         assert_eq!(
-            text,
-            "Fix half\n\nThe linked issue #12:\n<untrusted-issue>\n#12 half(3) is 1\n\nIt should be 1.5\n</untrusted-issue>\n"
+            crate::protocol::untrusted::plain_ids(&text),
+            "Fix half\n\nThe linked issue #12:\n<untrusted-issue id=\"ID\">\n#12 half(3) is 1\n\nIt should be 1.5\n</untrusted-issue id=\"ID\">\n"
         );
     }
 }

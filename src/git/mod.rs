@@ -257,6 +257,10 @@ pub trait Repository: Send + Sync {
     /// following a link; `.git` untouched), after [`GitError::TooDeep`]: git cannot read them, so
     /// nothing there can be diffed, checked or committed. Returns the removed paths.
     fn prune_too_deep(&self) -> Result<Vec<String>, GitError>;
+    /// Removes every `.git` entry below the worktree's root (a nested repository, a `gitdir:`
+    /// pointer; never following a link): git cannot commit one, and a pointer would let git
+    /// commands reach another repository. Returns the removed paths.
+    fn prune_nested_git(&self) -> Result<Vec<String>, GitError>;
 }
 
 /// Depth from which a directory is removed by [`Repository::prune_too_deep`] (libgit2 stops at

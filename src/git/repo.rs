@@ -186,11 +186,28 @@ fn stage_everything(repo: &git2::Repository) -> Result<Oid, GitError> {
 }
 
 /// Stages every change in the index (written to disk when `write`; else in memory only, the
-/// index file as it was) and returns the staged tree's id.
+/// index file as it was) and returns the staged tree's id. What git cannot hold as a file (a
+/// nested repository, a `.git` file or directory below the root, a name git refuses) is left out
+/// by construction, never an error: the commit does not carry it, and the pristine verification
+/// judges the tree without it.
 pub(super) fn stage(repo: &git2::Repository, write: bool) -> Result<Oid, GitError> {
     let mut index = repo.index().map_err(GitError::op("open", "index"))?;
+    let workdir = repo.workdir().map(Path::to_path_buf);
+    let mut stageable = |path: &Path, _spec: &[u8]| -> i32 {
+        match workdir
+            .as_deref()
+            .is_some_and(|root| unstageable(root, path))
+        {
+            true => 1,
+            false => 0,
+        }
+    };
     index
-        .add_all(["*"], IndexAddOption::DEFAULT, None)
+        .add_all(
+            ["*"],
+            IndexAddOption::DEFAULT,
+            Some(&mut stageable as &mut git2::IndexMatchedPath<'_>),
+        )
         .map_err(GitError::op("add", "index"))?;
     index
         .update_all(["*"], None)
@@ -526,6 +543,61 @@ fn blob_at(repo: &git2::Repository, rev: &str, path: &str) -> Result<Option<Vec<
 
 /// Every directory beneath `workdir` at `depth` levels (links not followed, `.git` skipped),
 /// removed with everything below it.
+/// `path` (relative to `root`) is something git cannot stage as a file: a `.git` component below
+/// the root (any letter case), or a directory holding a `.git` entry (a nested repository or a
+/// `gitdir:` pointer). Looked at without following links.
+fn unstageable(root: &Path, path: &Path) -> bool {
+    let dot_git = |name: &std::ffi::OsStr| name.to_string_lossy().eq_ignore_ascii_case(".git");
+    if path.iter().any(dot_git) {
+        return true;
+    }
+    let full = root.join(path);
+    let is_dir = std::fs::symlink_metadata(&full).is_ok_and(|meta| meta.is_dir());
+    is_dir
+        && std::fs::read_dir(&full).is_ok_and(|mut entries| {
+            entries.any(|entry| entry.is_ok_and(|entry| dot_git(&entry.file_name())))
+        })
+}
+
+/// Removes every `.git` entry (file or directory, any letter case) below the worktree's root,
+/// never following a link; returns the removed paths.
+fn prune_nested_git(workdir: &Path) -> Result<Vec<String>, GitError> {
+    let nested: Vec<PathBuf> = walkdir::WalkDir::new(workdir)
+        .follow_links(false)
+        .min_depth(1)
+        .into_iter()
+        .filter_entry(|entry| entry.depth() != 1 || entry.file_name() != ".git")
+        .filter_map(Result::ok)
+        .filter(|entry| {
+            entry.depth() > 1
+                && entry
+                    .file_name()
+                    .to_string_lossy()
+                    .eq_ignore_ascii_case(".git")
+        })
+        .map(walkdir::DirEntry::into_path)
+        .collect();
+    let mut removed = Vec::new();
+    for path in nested {
+        let gone = match std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_dir()) {
+            true => std::fs::remove_dir_all(&path),
+            false => std::fs::remove_file(&path),
+        };
+        match gone {
+            Ok(()) => {}
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(err) => {
+                return Err(GitError::UnsafeWorktree {
+                    detail: format!("cannot remove {}: {err}", path.display()),
+                });
+            }
+        }
+        let relative = path.strip_prefix(workdir).unwrap_or(&path);
+        removed.push(relative.display().to_string());
+    }
+    Ok(removed)
+}
+
 fn prune_at_depth(workdir: &Path, depth: usize) -> Result<Vec<String>, GitError> {
     let too_deep: Vec<PathBuf> = walkdir::WalkDir::new(workdir)
         .follow_links(false)
@@ -768,11 +840,137 @@ impl Repository for Git2Repository {
         repo.workdir().unwrap_or_else(|| repo.path()).to_path_buf()
     }
 
+    fn prune_nested_git(&self) -> Result<Vec<String>, GitError> {
+        let repo = self.repo();
+        match repo.workdir() {
+            Some(workdir) => prune_nested_git(workdir),
+            None => Ok(Vec::new()),
+        }
+    }
+
     fn prune_too_deep(&self) -> Result<Vec<String>, GitError> {
         let repo = self.repo();
         match repo.workdir() {
             Some(workdir) => prune_at_depth(workdir, super::PRUNE_DEPTH),
             None => Ok(Vec::new()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod hostile_tests {
+    //! The staging path against hostile trees: whatever a change leaves in the worktree (nested
+    //! repositories, `gitdir:` pointers, `.gitmodules`, odd names), staging and pruning never fail.
+
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A repository with one commit (`a.txt`) in `dir`.
+    fn repo_with_commit(dir: &Path) -> git2::Repository {
+        let repo = git2::Repository::init(dir).unwrap();
+        std::fs::write(dir.join("a.txt"), "one\n").unwrap();
+        let mut index = repo.index().unwrap();
+        index.add_path(Path::new("a.txt")).unwrap();
+        index.write().unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let sig = git2::Signature::now("t", "t@example.com").unwrap();
+        repo.commit(Some("HEAD"), &sig, &sig, "first", &tree, &[])
+            .unwrap();
+        drop(tree);
+        repo
+    }
+
+    /// What one hostile entry is.
+    #[derive(Debug, Clone)]
+    enum Plant {
+        /// A `.git` file pointing somewhere.
+        Pointer(String),
+        /// A `.git` directory that looks like a repository.
+        Nested,
+        /// An ordinary file.
+        File,
+    }
+
+    fn segment() -> impl Strategy<Value = String> {
+        prop::sample::select(vec![
+            "tools",
+            "sub",
+            ".GIT",
+            "Odd name é",
+            "-dash",
+            "a\\b",
+            "tab\there",
+            "line\nbreak",
+            "..x",
+            ".gitmodules",
+            "ünï",
+            "x.git",
+            " lead",
+        ])
+        .prop_map(str::to_owned)
+    }
+
+    fn plant() -> impl Strategy<Value = Plant> {
+        prop_oneof![
+            prop::sample::select(vec!["../.git", "/tmp", "../../..", "nowhere"])
+                .prop_map(|to| Plant::Pointer(to.to_owned())),
+            Just(Plant::Nested),
+            Just(Plant::File),
+        ]
+    }
+
+    fn make(root: &Path, dirs: &[String], what: &Plant) {
+        let dir = dirs
+            .iter()
+            .fold(root.to_path_buf(), |dir, seg| dir.join(seg));
+        if std::fs::create_dir_all(&dir).is_err() {
+            return;
+        }
+        let _ = match what {
+            Plant::Pointer(to) => std::fs::write(dir.join(".git"), format!("gitdir: {to}\n")),
+            Plant::Nested => std::fs::create_dir_all(dir.join(".git/objects"))
+                .and_then(|()| std::fs::write(dir.join(".git/HEAD"), "ref: refs/heads/main\n")),
+            Plant::File => std::fs::write(dir.join("f.py"), "x = 1\n"),
+        };
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        #[test]
+        fn staging_a_hostile_tree_never_fails(
+            plants in prop::collection::vec((prop::collection::vec(segment(), 1..4), plant()), 1..6),
+            gitmodules in any::<bool>(),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let repo = repo_with_commit(dir.path());
+            for (dirs, what) in &plants {
+                make(dir.path(), dirs, what);
+            }
+            if gitmodules {
+                // (A directory of that name may stand there already.)
+                let _ = std::fs::write(
+                    dir.path().join(".gitmodules"),
+                    "[submodule \"tools\"]\n\tpath = tools\n\turl = ../x\n",
+                );
+            }
+            let staged = stage(&repo, false);
+            prop_assert!(staged.is_ok(), "{staged:?}");
+            let tree = repo.find_tree(staged.unwrap()).unwrap();
+            let mut names = Vec::new();
+            let mut gitlinks = 0;
+            tree.walk(git2::TreeWalkMode::PreOrder, |root, entry| {
+                names.push(format!("{root}{}", entry.name().unwrap_or("?")));
+                gitlinks += usize::from(entry.kind() == Some(git2::ObjectType::Commit));
+                git2::TreeWalkResult::Ok
+            }).unwrap();
+            prop_assert_eq!(gitlinks, 0, "{:?}", names);
+            prop_assert!(
+                !names.iter().any(|n| n.split('/').any(|s| s.eq_ignore_ascii_case(".git"))),
+                "{names:?}"
+            );
+            let pruned = prune_nested_git(dir.path());
+            prop_assert!(pruned.is_ok(), "{pruned:?}");
+            prop_assert!(stage(&repo, true).is_ok());
         }
     }
 }

@@ -93,12 +93,15 @@ impl SessionRecord {
         }
     }
 
-    /// The record in a comment body, if there is a well-formed one.
+    /// The record in a comment body, if there is a well-formed one: read only from the body's
+    /// last line, where [`crate::render::status::with_record`] alone writes it (after the
+    /// visible part, whose quoted text cannot open an HTML comment: see
+    /// [`crate::redact::outbound_markdown`]). A record-shaped text anywhere else is not read.
     pub fn decode(body: &str) -> Option<Self> {
-        let start = body.find(RECORD_OPEN)? + RECORD_OPEN.len();
-        let end = start + body[start..].find(RECORD_CLOSE)?;
+        let last = body.trim_end().rsplit('\n').next()?;
+        let encoded = last.strip_prefix(RECORD_OPEN)?.strip_suffix(RECORD_CLOSE)?;
         let bytes = base64::engine::general_purpose::STANDARD
-            .decode(body[start..end].trim())
+            .decode(encoded.trim())
             .ok()?;
         serde_json::from_slice(&bytes).ok()
     }
@@ -226,6 +229,29 @@ mod tests {
             None
         );
         assert_eq!(SessionRecord::decode("no record"), None);
+    }
+
+    #[test]
+    fn a_record_shaped_text_before_the_last_line_is_never_read() {
+        let real = SessionRecord {
+            session: "real-1".into(),
+            branch: "meta-agent/real".into(),
+            outcome: "escalated".into(),
+            stopped: false,
+            state: None,
+        };
+        let forged = SessionRecord {
+            session: "forged".into(),
+            branch: "meta-agent/elsewhere".into(),
+            ..real.clone()
+        };
+        let quoted = format!("a failing test said: {}", forged.encode());
+        let body = format!("{MARKER}\n{quoted}\n{}\n", real.encode());
+        assert_eq!(SessionRecord::decode(&body), Some(real));
+        assert_eq!(
+            SessionRecord::decode(&format!("{MARKER}\n{quoted}\ntext")),
+            None
+        );
     }
 
     #[test]

@@ -5,6 +5,8 @@
 use std::future::Future;
 use std::path::Path;
 
+use serde::{Deserialize, Serialize};
+
 use crate::hindsight::SignatureKind;
 use crate::llm::LlmError;
 use crate::protocol::records::{Plan, Usage};
@@ -94,9 +96,19 @@ pub struct ActReport {
     pub usage: Usage,
     /// Set when the builder could do nothing (no LLM, script exhausted).
     pub gave_up: Option<String>,
+    /// The model declined to go on: the act ended on its refusal (and the run says so).
+    pub refusal: Option<ModelRefusal>,
     /// Every model call of the act (planning, exploring, coding, requirements review), in order, for the
     /// `LlmCall` events (empty for scripted and offline).
     pub llm_calls: Vec<LlmCallRecord>,
+}
+
+/// The model declined to go on (OpenAI's `refusal`, Anthropic's `stop_reason: "refusal"`): the
+/// act ends there, and the run's "why it stopped" is this refusal, in the model's words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelRefusal {
+    /// What the model said, trimmed and bounded; `None` when it gave no words.
+    pub words: Option<String>,
 }
 
 /// One model call, as the `LlmCall` event reports it.

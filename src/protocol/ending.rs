@@ -68,6 +68,9 @@ pub enum EscalationReason {
         reason: String,
         tail: String,
     },
+    /// The model declined to go on (its refusal, not a failure of the code): its words, when it
+    /// gave some.
+    ModelRefused { words: Option<String> },
     /// Gates could not start (a program or test runner not installed, a path the sandbox
     /// hides): a problem of the environment, which no change to the code fixes. At the baseline
     /// the run ends before any model call; in the pristine verification the change stays
@@ -94,7 +97,8 @@ impl EscalationReason {
             | EscalationReason::PreexistingFailures { .. }
             | EscalationReason::PristineFailed { .. }
             | EscalationReason::SetupFailed { .. }
-            | EscalationReason::Environment { .. } => false,
+            | EscalationReason::Environment { .. }
+            | EscalationReason::ModelRefused { .. } => false,
         }
     }
 
@@ -103,7 +107,9 @@ impl EscalationReason {
     /// could not start): nothing of the code was learned.
     pub fn blames_the_code(&self) -> bool {
         match self {
-            EscalationReason::SetupFailed { .. } | EscalationReason::Environment { .. } => false,
+            EscalationReason::SetupFailed { .. }
+            | EscalationReason::Environment { .. }
+            | EscalationReason::ModelRefused { .. } => false,
             EscalationReason::IterationsExhausted { .. }
             | EscalationReason::Budget { .. }
             | EscalationReason::NoWayForward

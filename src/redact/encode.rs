@@ -1,4 +1,5 @@
-//! The encoded forms of one exact secret value that the redactor also looks for: reversed, hex
+//! The encoded forms of one exact secret value that the redactor also looks for (in any ASCII
+//! letter case, see the parent module): ROT13 and reversed ROT13, reversed, hex
 //! (lower and upper), URL-encoded, JSON-escaped and base64 (standard and URL-safe, at each of the
 //! three byte alignments). Pure functions over bytes; this module decides nothing about where the
 //! forms are searched.
@@ -8,7 +9,8 @@ const URL_SAFE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 
 /// Every form of `value` worth searching for, the raw value first, without duplicates or empties.
 pub fn forms(value: &str) -> Vec<String> {
-    let mut out = vec![value.to_owned(), value.chars().rev().collect()];
+    let reversed: String = value.chars().rev().collect();
+    let mut out = vec![rot13(value), rot13(&reversed), value.to_owned(), reversed];
     out.push(hex(value.as_bytes(), false));
     out.push(hex(value.as_bytes(), true));
     out.push(url_encode(value, false));
@@ -22,6 +24,18 @@ pub fn forms(value: &str) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
     out.retain(|form| !form.is_empty() && seen.insert(form.clone()));
     out
+}
+
+/// ROT13 of `value` (ASCII letters rotated, the rest as is).
+pub fn rot13(value: &str) -> String {
+    value
+        .chars()
+        .map(|c| match c {
+            'a'..='m' | 'A'..='M' => char::from(c as u8 + 13),
+            'n'..='z' | 'N'..='Z' => char::from(c as u8 - 13),
+            _ => c,
+        })
+        .collect()
 }
 
 /// Hex encoding of `bytes`, in lower or upper case.

@@ -70,6 +70,7 @@ impl Exact {
         } else {
             AhoCorasick::builder()
                 .match_kind(MatchKind::LeftmostLongest)
+                .ascii_case_insensitive(true)
                 .build(&needles)
                 .ok()
         };
@@ -159,6 +160,16 @@ impl Redactor {
                 range: m.start()..m.end(),
             })
             .collect();
+        if let Some(matcher) = &exact.matcher {
+            found.extend(
+                interleaved(matcher, text)
+                    .into_iter()
+                    .map(|range| SecretMatch {
+                        kind: SECRET_KIND,
+                        range,
+                    }),
+            );
+        }
         found.extend(
             patterns::find(text)
                 .into_iter()
@@ -168,19 +179,71 @@ impl Redactor {
     }
 
     fn replace_exact<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        match &self.exact().matcher {
-            Some(exact) if exact.is_match(text) => {
+        let exact = self.exact();
+        let Some(matcher) = &exact.matcher else {
+            return Cow::Borrowed(text);
+        };
+        let direct = match matcher.is_match(text) {
+            true => {
                 let marker = marker(SECRET_KIND);
                 let mut out = String::with_capacity(text.len());
-                exact.replace_all_with(text, &mut out, |_, _, dst| {
+                matcher.replace_all_with(text, &mut out, |_, _, dst| {
                     dst.push_str(&marker);
                     true
                 });
                 Cow::Owned(out)
             }
-            _ => Cow::Borrowed(text),
+            false => Cow::Borrowed(text),
+        };
+        let spread = interleaved(matcher, &direct);
+        match spread.is_empty() {
+            true => direct,
+            false => Cow::Owned(replace_ranges(&direct, &spread)),
         }
     }
+}
+
+/// A character that can be put between a secret's letters without changing how it reads back:
+/// whitespace and the zero-width and formatting characters.
+fn filler(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(c, '\u{200B}'..='\u{200F}' | '\u{2060}'..='\u{2064}' | '\u{FEFF}' | '\u{00AD}')
+}
+
+/// Where `text` holds a secret form with fillers between its characters (zero-width
+/// characters, spaces, line breaks): the matcher run over `text` without its fillers, each match
+/// mapped back to the byte range it spans in `text`. Matches with no filler inside are left to
+/// the direct pass.
+fn interleaved(matcher: &AhoCorasick, text: &str) -> Vec<std::ops::Range<usize>> {
+    if !text.chars().any(filler) {
+        return Vec::new();
+    }
+    let mut squeezed = String::with_capacity(text.len());
+    let mut origin = Vec::with_capacity(text.len());
+    for (at, c) in text.char_indices().filter(|(_, c)| !filler(*c)) {
+        squeezed.push(c);
+        origin.extend((0..c.len_utf8()).map(|i| at + i));
+    }
+    matcher
+        .find_iter(&squeezed)
+        .map(|m| origin[m.start()]..origin[m.end() - 1] + 1)
+        .filter(|range| text[range.clone()].chars().any(filler))
+        .collect()
+}
+
+/// `text` with each of `ranges` (sorted, disjoint, on character boundaries) replaced by the
+/// secret marker.
+fn replace_ranges(text: &str, ranges: &[std::ops::Range<usize>]) -> String {
+    let marker = marker(SECRET_KIND);
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for range in ranges {
+        out.push_str(&text[at..range.start]);
+        out.push_str(&marker);
+        at = range.end;
+    }
+    out.push_str(&text[at..]);
+    out
 }
 
 /// Every encoded form of each value long enough to redact (see [`MIN_SECRET_LEN`]).
@@ -208,10 +271,20 @@ impl crate::telemetry::Redact for Redactor {
 }
 
 /// Redacts and neutralises one outbound Markdown text (comment, PR body, report, job summary):
-/// the call for the code that publishes such text.
+/// the call for the code that publishes such text. Every HTML comment opener after the first
+/// line is escaped (shown, never hidden): the bot's own hidden markers stand on a body's first
+/// line or are appended after this call, so quoted text can never carry one.
 pub fn outbound_markdown(redactor: &Redactor, text: &str, allowed_hosts: &[&str]) -> String {
     let redacted = redactor.redact_text(text);
-    neutralize_markdown(&redacted, allowed_hosts)
+    escape_comments_after_first_line(&neutralize_markdown(&redacted, allowed_hosts))
+}
+
+/// `text` with every `<!--` after its first line written `&lt;!--` (GitHub shows it as typed).
+fn escape_comments_after_first_line(text: &str) -> String {
+    match text.split_once('\n') {
+        Some((first, rest)) => format!("{first}\n{}", rest.replace("<!--", "&lt;!--")),
+        None => text.to_owned(),
+    }
 }
 
 /// The secrets in a secret variable: its value, the password of a URL with credentials
@@ -233,6 +306,39 @@ mod tests {
     use super::*;
 
     const CANARY: &str = "CanaryValue-0123456789";
+
+    #[test]
+    fn simple_reversible_forms_of_a_secret_are_redacted() {
+        let redactor = Redactor::from_values([CANARY.to_owned()]);
+        let letters: Vec<String> = CANARY.chars().map(String::from).collect();
+        let (spaced, zero_width) = (letters.join(" "), letters.join("\u{200B}"));
+        let reversed_rot13: String = encode::rot13(CANARY).chars().rev().collect();
+        for form in [
+            CANARY.to_uppercase(),
+            CANARY.to_lowercase(),
+            encode::rot13(CANARY),
+            reversed_rot13,
+            spaced,
+            zero_width,
+            format!("{}\n{}", &CANARY[..6], &CANARY[6..]),
+        ] {
+            let text = format!("before {form} after");
+            let redacted = redactor.redact_text(&text);
+            assert_eq!(redacted, "before [REDACTED:secret] after", "{form:?}");
+            assert!(!redactor.find_secrets(&text).is_empty(), "{form:?}");
+        }
+        assert_eq!(redactor.redact_text("an ordinary text"), "an ordinary text");
+    }
+
+    #[test]
+    fn quoted_html_comments_are_shown_never_hidden() {
+        let redactor = Redactor::from_values(Vec::new());
+        let text = "<!-- meta-agent:status -->\nsaid: <!-- meta-agent:session e30= -->\n";
+        assert_eq!(
+            outbound_markdown(&redactor, text, &[]),
+            "<!-- meta-agent:status -->\nsaid: &lt;!-- meta-agent:session e30= -->\n"
+        );
+    }
 
     #[test]
     fn secrets_learned_later_are_redacted_for_every_holder() {

@@ -79,6 +79,12 @@ impl EscalationReason {
                 text.push_str(" (the run stopped before the build)");
                 text
             }
+            EscalationReason::ModelRefused { words: Some(words) } => {
+                format!("the model refused to go on, saying: \"{words}\"")
+            }
+            EscalationReason::ModelRefused { words: None } => {
+                "the model refused to go on (it gave no reason)".to_owned()
+            }
             EscalationReason::Environment { failures, pristine } => {
                 super::environment::describe(failures, *pristine)
             }
@@ -123,6 +129,10 @@ mod tests {
                 reason: "exited with status 1".to_owned(),
                 tail: "No matching distribution".to_owned(),
             },
+            EscalationReason::ModelRefused {
+                words: Some("I can't help with modifying this test harness.".to_owned()),
+            },
+            EscalationReason::ModelRefused { words: None },
             EscalationReason::Environment {
                 failures: vec![crate::protocol::records::StartFailure {
                     gate: "tests".to_owned(),

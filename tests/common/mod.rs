@@ -12,6 +12,7 @@ pub mod llmwire;
 pub mod mock_github;
 pub mod mock_llm;
 pub mod postgres;
+pub mod procs;
 pub mod webhooks;
 
 /// `name` in the design documents' `shared/` directory: beside the checkout (CI clones there),
@@ -211,6 +212,23 @@ pub fn file_on_branch(work: &std::path::Path, outcome: &serde_json::Value, path:
 /// The full message of the commit at the tip of the run's branch.
 pub fn branch_message(work: &std::path::Path, outcome: &serde_json::Value) -> String {
     git(work, &["log", "-1", "--format=%B", run_branch(outcome)])
+}
+
+/// The outcome object a `--json` run prints as its last stdout line (`Null` when there is none).
+pub fn outcome_line(stdout: &str) -> serde_json::Value {
+    stdout
+        .lines()
+        .last()
+        .and_then(|line| serde_json::from_str(line).ok())
+        .unwrap_or(serde_json::Value::Null)
+}
+
+/// Puts the `//` bug into the example's `mean` in `work` (uncommitted).
+pub fn break_mean(work: &std::path::Path) {
+    let calc = work.join("calc.py");
+    let text = std::fs::read_to_string(&calc).unwrap();
+    let broken = text.replacen("sum(values) / len(values)", "sum(values) // len(values)", 1);
+    std::fs::write(&calc, broken).unwrap();
 }
 
 /// The project files the run's commit changed (from its outcome object): the hindsight it

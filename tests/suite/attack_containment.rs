@@ -25,6 +25,7 @@ use super::attack::{
     hidden_values, say_what_is_exercised, sh, tool_result, tool_results, turn,
 };
 use crate::common::mock_llm::MockLlm;
+use crate::common::procs::{processes_with, unique_mark};
 use crate::common::{copy_tree, example, git, meta_agent, outside_tmp};
 
 /// In every credential file of the fake home and in the checkout's sibling directory.
@@ -82,7 +83,7 @@ fn world() -> World {
     }
     let decoy = outside_tmp();
     std::fs::write(decoy.path().join("keep.txt"), "decoy\n").unwrap();
-    let mark = format!("contain-{}-{}", std::process::id(), unique());
+    let mark = unique_mark("contain");
     World {
         parent,
         work,
@@ -90,13 +91,6 @@ fn world() -> World {
         decoy,
         mark,
     }
-}
-
-fn unique() -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos()
 }
 
 impl World {
@@ -250,31 +244,6 @@ fn differences(
     out
 }
 
-/// Processes (other than this test's own) whose environment or command line carries `mark`.
-fn processes_marked(mark: &str) -> Vec<String> {
-    let me = std::process::id().to_string();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
-        .filter(|e| e.file_name().to_string_lossy() != me)
-        .filter_map(|e| {
-            let environ = std::fs::read(e.path().join("environ")).unwrap_or_default();
-            let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
-            let text = String::from_utf8_lossy(&[environ, cmdline].concat()).replace('\0', " ");
-            text.contains(mark).then(|| {
-                format!(
-                    "pid {}: {}",
-                    e.file_name().to_string_lossy(),
-                    &text[..text.len().min(200)]
-                )
-            })
-        })
-        .collect()
-}
-
 /// The whole-run property: the fake home and the checkout's parent (the worktree aside) are
 /// snapshot before a run and compared after; no marked process may be left.
 struct Guard {
@@ -301,7 +270,7 @@ impl Guard {
         );
         let decoy = std::fs::read_dir(world.decoy.path()).unwrap().count();
         assert_eq!(decoy, 1, "the decoy holds only keep.txt");
-        let left = processes_marked(&world.mark);
+        let left = processes_with(&world.mark);
         assert!(
             left.is_empty(),
             "processes of the run still exist: {left:#?}"
@@ -322,7 +291,7 @@ fn the_whole_run_property_sees_changed_files_and_leftover_processes() {
     assert!(found.iter().any(|d| d.starts_with(&changed)), "{found:?}");
     let created = format!("created {}", dir.path().join("b").display());
     assert!(found.contains(&created), "{found:?}");
-    let mark = format!("probe-{}", unique());
+    let mark = unique_mark("probe");
     let mut child = std::process::Command::new("sleep")
         .arg("30")
         .env(MARK_VAR, &mark)
@@ -330,10 +299,10 @@ fn the_whole_run_property_sees_changed_files_and_leftover_processes() {
         .unwrap();
     // A loaded machine may take a moment to show the new process in /proc.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while processes_marked(&mark).is_empty() && std::time::Instant::now() < deadline {
+    while processes_with(&mark).is_empty() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    let seen = processes_marked(&mark).len();
+    let seen = processes_with(&mark).len();
     if seen != 1 {
         let _ = child.kill();
         let _ = child.wait();
@@ -341,7 +310,7 @@ fn the_whole_run_property_sees_changed_files_and_leftover_processes() {
     assert_eq!(seen, 1);
     child.kill().unwrap();
     child.wait().unwrap();
-    assert!(processes_marked(&mark).is_empty());
+    assert!(processes_with(&mark).is_empty());
 }
 
 // ---- the classes ----

@@ -661,9 +661,11 @@ async fn the_llm_judge_scores_the_diff_with_the_fast_model_and_keeps_its_reasoni
     );
     let body = requests[0].json();
     assert_eq!(body["model"], "fast-model");
-    let prompt = body["messages"][1]["content"].as_str().unwrap();
+    let prompt = meta_agent::protocol::untrusted::plain_ids(
+        body["messages"][1]["content"].as_str().unwrap(),
+    );
     assert!(
-        prompt.contains("<untrusted-diff>\n") && prompt.contains("+    return x / 2"),
+        prompt.contains("<untrusted-diff id=\"ID\">\n") && prompt.contains("+    return x / 2"),
         "{prompt}\n{summary:#}"
     );
 }
@@ -1187,14 +1189,15 @@ fn mined_tasks_carry_the_linked_issue_as_untrusted_text() {
         stdout.contains("issue  acme/other#3: GitHub has no"),
         "{stdout}"
     );
-    let task = suite["tasks"][0]["task"].as_str().unwrap();
+    let task =
+        meta_agent::protocol::untrusted::plain_ids(suite["tasks"][0]["task"].as_str().unwrap());
     assert!(
         task.starts_with("Fix half of odd numbers (fixes #12)\n\nSee also acme/other#3."),
         "{task}"
     );
     assert!(
         task.contains(
-            "The linked issue #12:\n<untrusted-issue>\n#12 half(3) is 1\n\nIt should be 1.5.\n</untrusted-issue>"
+            "The linked issue #12:\n<untrusted-issue id=\"ID\">\n#12 half(3) is 1\n\nIt should be 1.5.\n</untrusted-issue id=\"ID\">"
         ),
         "{task}"
     );
@@ -1239,10 +1242,10 @@ fn mined_tasks_carry_the_linked_issue_as_untrusted_text() {
         "{stdout}"
     );
     assert!(
-        suite["tasks"][0]["task"]
-            .as_str()
-            .unwrap()
-            .contains("<untrusted-issue>\n#12 half(3) is 1\n</untrusted-issue>")
+        meta_agent::protocol::untrusted::plain_ids(suite["tasks"][0]["task"].as_str().unwrap())
+            .contains(
+                "<untrusted-issue id=\"ID\">\n#12 half(3) is 1\n</untrusted-issue id=\"ID\">"
+            )
     );
     std::fs::write(&export, "[{\"number\": \"twelve\"}]").unwrap();
     let output = meta_agent()

@@ -291,7 +291,7 @@ pub(super) fn labeled(by: &str) -> Value {
            "repository": {"full_name": "octo/calc"}})
 }
 
-fn comment_event(fixture: &Fixture, by: &str, body: &str) -> Value {
+pub(super) fn comment_event(fixture: &Fixture, by: &str, body: &str) -> Value {
     let kind = if by.ends_with("[bot]") { "Bot" } else { "User" };
     let id = fixture.github.add_comment(7, by, kind, body);
     let created_at = fixture
@@ -1500,12 +1500,12 @@ fn a_rerun_through_transient_failures_finds_the_sessions_pull_request_and_refres
 #[test]
 fn a_paused_job_says_in_its_comment_what_the_patch_gate_left_out() {
     use super::pause::{add_leaking_gate, send, wait_for_gate};
-    const TOKEN: &str = "meta-agent-github-leaking-gate";
+    let token = crate::common::procs::unique_mark("github-leaking-gate");
     let fixture = Fixture::new(&examples("broken-calc"), |work| {
-        add_leaking_gate(work, TOKEN);
+        add_leaking_gate(work, &token);
     });
     let (child, files) = fixture.spawn_step("issues", &labeled("alice"), &[]);
-    wait_for_gate(TOKEN);
+    wait_for_gate(&token);
     send(&child, nix::sys::signal::Signal::SIGTERM);
     let first = finish_step(child, &files);
     assert_eq!(first.code, 5, "{}\n{}", first.stdout, first.stderr);
@@ -1528,12 +1528,14 @@ fn a_paused_job_says_in_its_comment_what_the_patch_gate_left_out() {
 
 #[test]
 fn a_cancelled_job_pushes_its_work_shows_the_pause_and_agent_fix_continues() {
-    use super::pause::{SLOW_TOKEN, processes_with, send, slow_gate, wait_for_the_slow_gate};
+    use super::pause::{send, slow_gate, wait_for_gate};
+    use crate::common::procs::{processes_with, unique_mark};
     let flags = tempfile::tempdir().unwrap();
     let fast = flags.path().join("fast");
-    let mut fixture = Fixture::new(&examples("broken-calc"), slow_gate(&fast));
+    let token = unique_mark("github-slow-gate");
+    let mut fixture = Fixture::new(&examples("broken-calc"), slow_gate(&fast, &token));
     let (child, files) = fixture.spawn_step("issues", &labeled("alice"), &[]);
-    wait_for_the_slow_gate();
+    wait_for_gate(&token);
     send(&child, nix::sys::signal::Signal::SIGTERM);
     let first = finish_step(child, &files);
     assert_eq!(
@@ -1541,7 +1543,7 @@ fn a_cancelled_job_pushes_its_work_shows_the_pause_and_agent_fix_continues() {
         "interrupted: {}\n{}",
         first.stdout, first.stderr
     );
-    assert!(processes_with(SLOW_TOKEN).is_empty(), "the gate is stopped");
+    assert!(processes_with(&token).is_empty(), "the gate is stopped");
     assert_eq!(first.output("outcome"), "interrupted");
     let branch = first.output("branch");
     assert!(

@@ -10,7 +10,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::engine::{example_with, run_json, unused_import, wrong_mean};
-use super::pause::{SLOW_TOKEN, interrupt, run_until_slow_gate, slow_gate};
+use super::pause::{interrupt, run_until_slow_gate, slow_gate};
+use crate::common::procs::unique_mark;
 use crate::common::{git, meta_agent};
 
 /// `meta-agent worktrees ARGS` in `work`: exit code and stdout.
@@ -43,9 +44,10 @@ fn row<'a>(rows: &'a [Value], session: &Value) -> &'a Value {
 fn kept_worktrees_are_listed_and_pruned_once_their_session_ended_never_one_in_use() {
     let flags = tempfile::tempdir().unwrap();
     let fast = flags.path().join("fast");
+    let token = unique_mark("worktrees-slow-gate");
     let (dir, work) = example_with(|work| {
         unused_import(work);
-        slow_gate(&fast)(work);
+        slow_gate(&fast, &token)(work);
     });
     // An escalated run: its scripted change breaks `mean`, and one iteration is not enough.
     std::fs::write(&fast, "").unwrap();
@@ -80,7 +82,7 @@ fn kept_worktrees_are_listed_and_pruned_once_their_session_ended_never_one_in_us
 
     // A run in use: its slow gate runs until `fast` exists.
     std::fs::remove_file(&fast).unwrap();
-    let (child, rest) = run_until_slow_gate(&work, SLOW_TOKEN);
+    let (child, rest) = run_until_slow_gate(&work, &token);
     let rows = listed(&work);
     let running = rows
         .iter()

@@ -8,6 +8,7 @@ mod cli_report;
 mod config;
 mod deadline;
 mod dist;
+mod edges;
 mod engine;
 mod environment;
 mod eval;

@@ -91,7 +91,7 @@ async fn a_first_seen_bug_is_fixed_in_one_call_opened_by_the_baseline() {
     let requests = mock.requests();
     assert_eq!(requests.len(), 1, "one call: edit and finish in one answer");
     let opening = first_user_message(&requests[0]);
-    assert!(opening.contains("<untrusted-failures>"), "{opening}");
+    assert!(opening.contains("<untrusted-failures id="), "{opening}");
     assert!(
         opening.contains("test_mean"),
         "the baseline's failure: {opening}"

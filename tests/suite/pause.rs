@@ -15,20 +15,16 @@ use serde_json::Value;
 use super::engine::{example_with, run_json, trailer, trailers, unused_import};
 use super::github::stable;
 use crate::common::git;
-
-/// A token in the slow gate's command line: no process may carry it after the pause.
-pub(super) const SLOW_TOKEN: &str = "meta-agent-pause-test-slow-gate";
+use crate::common::procs::{processes_with, unique_mark};
 
 /// A gate that is slow (five minutes) once `calc.py`'s unused import is gone (hindsight's fix),
-/// until the file `fast` exists.
-pub(super) fn slow_gate(fast: &Path) -> impl FnOnce(&Path) {
+/// until the file `fast` exists; its command line carries `token` (from
+/// [`unique_mark`]: no process may carry it after the pause).
+pub(super) fn slow_gate(fast: &Path, token: &str) -> impl FnOnce(&Path) {
     let fast = fast.display().to_string();
+    let token = token.to_owned();
     move |work: &Path| {
-        add_slow_gate(
-            work,
-            &format!("test -e {fast} || sleep 300 # {SLOW_TOKEN}"),
-            "",
-        );
+        add_slow_gate(work, &format!("test -e {fast} || sleep 300 # {token}"), "");
     }
 }
 
@@ -137,24 +133,6 @@ pub(super) fn send(child: &Child, signal: nix::sys::signal::Signal) {
     nix::sys::signal::kill(pid, signal).unwrap();
 }
 
-/// Processes whose command line carries `token`.
-pub(super) fn processes_with(token: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline"))
-            && String::from_utf8_lossy(&cmdline).contains(token)
-        {
-            found.push(String::from_utf8_lossy(&cmdline).replace('\0', " "));
-        }
-    }
-    found
-}
-
-/// Waits (up to two minutes) until the slow gate has been sleeping for a second.
-pub(super) fn wait_for_the_slow_gate() {
-    wait_for_gate(SLOW_TOKEN);
-}
-
 /// Waits (up to two minutes) until a process carrying `token` has run for a second.
 pub(super) fn wait_for_gate(token: &str) {
     let started = Instant::now();
@@ -179,12 +157,13 @@ fn state_json(work: &Path, session: &str) -> Value {
 fn sigterm_during_a_slow_gate_pauses_with_the_work_committed_and_resume_finishes() {
     let flags = tempfile::tempdir().unwrap();
     let fast = flags.path().join("fast");
+    let token = unique_mark("pause-slow-gate");
     let (_dir, work) = example_with(|work| {
         unused_import(work);
-        slow_gate(&fast)(work);
+        slow_gate(&fast, &token)(work);
     });
     let base = git(&work, &["rev-parse", "HEAD"]).trim().to_owned();
-    let (child, rest) = run_until_slow_gate(&work, SLOW_TOKEN);
+    let (child, rest) = run_until_slow_gate(&work, &token);
     let signalled = Instant::now();
     send(&child, nix::sys::signal::Signal::SIGTERM);
     let out = child.wait_with_output().unwrap();
@@ -198,9 +177,9 @@ fn sigterm_during_a_slow_gate_pauses_with_the_work_committed_and_resume_finishes
     );
     assert!(stderr.contains("SIGTERM"), "{stderr}");
     assert!(
-        processes_with(SLOW_TOKEN).is_empty(),
+        processes_with(&token).is_empty(),
         "the gate's process tree is gone: {:?}",
-        processes_with(SLOW_TOKEN)
+        processes_with(&token)
     );
     let outcome = events.last().cloned().expect("the outcome line");
     assert_eq!(outcome["outcome"], "interrupted", "{outcome:#}");
@@ -273,16 +252,14 @@ fn sigterm_during_a_slow_gate_pauses_with_the_work_committed_and_resume_finishes
     );
 }
 
-/// A token in the stubborn gate's command line: no process may carry it after the exit.
-const STUBBORN_TOKEN: &str = "meta-agent-pause-test-stubborn-gate";
-
 /// A gate that, once `calc.py`'s unused import is gone (hindsight's fix), sleeps five minutes
 /// ignoring SIGTERM, with a two-minute grace before SIGKILL: stopping it keeps the pause busy
-/// for as long as meta-agent waits for its supervisor (5 s).
-fn stubborn_gate(work: &Path) {
+/// for as long as meta-agent waits for its supervisor (5 s). Its command line carries `token`: no
+/// process may carry it after the exit.
+fn stubborn_gate(work: &Path, token: &str) {
     add_slow_gate(
         work,
-        &format!("{{ trap '' TERM; sleep 300; }} # {STUBBORN_TOKEN}"),
+        &format!("{{ trap '' TERM; sleep 300; }} # {token}"),
         "sandbox:\n  kill_grace: 120s\n",
     );
 }
@@ -306,11 +283,12 @@ fn exit_within(child: &mut Child, limit: Duration) -> Option<std::process::ExitS
 /// parent is gone, kills the tree without waiting out the grace).
 #[test]
 fn a_second_sigterm_while_the_pause_stops_a_stubborn_gate_exits_at_once_leaving_no_process() {
+    let token = unique_mark("pause-stubborn-gate");
     let (_dir, work) = example_with(|work| {
         unused_import(work);
-        stubborn_gate(work);
+        stubborn_gate(work, &token);
     });
-    let (mut child, rest) = run_until_slow_gate(&work, STUBBORN_TOKEN);
+    let (mut child, rest) = run_until_slow_gate(&work, &token);
     send(&child, nix::sys::signal::Signal::SIGTERM);
     assert!(
         exit_within(&mut child, Duration::from_millis(1500)).is_none(),
@@ -337,30 +315,27 @@ fn a_second_sigterm_while_the_pause_stops_a_stubborn_gate_exits_at_once_leaving_
     );
     // No process of the run is left: the gate's supervisor saw its parent go and killed the tree.
     let started = Instant::now();
-    while !processes_with(STUBBORN_TOKEN).is_empty() && started.elapsed() < Duration::from_secs(20)
-    {
+    while !processes_with(&token).is_empty() && started.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(100));
     }
     assert!(
-        processes_with(STUBBORN_TOKEN).is_empty(),
+        processes_with(&token).is_empty(),
         "processes of the run outlived it: {:?}",
-        processes_with(STUBBORN_TOKEN)
+        processes_with(&token)
     );
 }
-
-/// A token in the leaking gate's command line.
-const LEAKING_TOKEN: &str = "meta-agent-pause-test-leaking-gate";
 
 /// A paused run whose work in progress holds a file the patch gate refuses (a token-shaped
 /// secret a gate wrote): the file is put back (removed), the rest committed as the checkpoint,
 /// and the report says so under a heading of its own: a pause is not an escalation.
 #[test]
 fn a_pause_whose_work_the_patch_gate_refuses_in_part_is_not_reported_as_an_escalation() {
+    let token = unique_mark("pause-leaking-gate");
     let (_dir, work) = example_with(|work| {
         unused_import(work);
-        add_leaking_gate(work, LEAKING_TOKEN);
+        add_leaking_gate(work, &token);
     });
-    let (child, rest) = run_until_slow_gate(&work, LEAKING_TOKEN);
+    let (child, rest) = run_until_slow_gate(&work, &token);
     // The gate writes in the run's worktree (the session's id is not known yet).
     let leaked = || {
         std::fs::read_dir(crate::common::worktrees_of(&work))

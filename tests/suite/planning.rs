@@ -383,10 +383,10 @@ async fn the_explorer_summarises_with_read_only_tools_on_the_fast_model() {
         .to_owned();
     assert!(refused.contains("unknown tool `write_file`"), "{refused}");
     assert_eq!(model(&requests[2]), "primary-model");
-    let coding = user_text(&requests[2]);
+    let coding = meta_agent::protocol::untrusted::plain_ids(&user_text(&requests[2]));
     assert!(
         coding.contains(
-            "# Codebase summary (from the explorer)\n<untrusted-summary>\nsrc/cli.py holds main()"
+            "# Codebase summary (from the explorer)\n<untrusted-summary id=\"ID\">\nsrc/cli.py holds main()"
         ),
         "{coding}"
     );

@@ -12,6 +12,7 @@ use meta_agent::exec::sandbox::{Isolation, Limits, NetworkPolicy};
 use meta_agent::exec::{CommandOutput, CommandRunner, CommandSpec, Executor, Program};
 
 use crate::common::meta_agent;
+use crate::common::procs::unique_mark;
 
 /// Directories outside the system temp dir, so that only the workdir makes them writable.
 fn spec(line: &str, cwd: &Path, isolation: Isolation) -> CommandSpec {
@@ -177,16 +178,11 @@ async fn limits_and_no_new_privs_are_visible_in_the_child() {
     assert!(limit("Max core file size").contains(&"0"), "{text}");
 }
 
-/// Processes whose command line mentions `marker`.
-fn processes_with(marker: &str) -> Vec<i32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(marker))
-        })
+/// The ids of the processes whose command line or environment carries `mark`.
+fn processes_with(mark: &str) -> Vec<i32> {
+    crate::common::procs::processes_with(mark)
+        .iter()
+        .filter_map(|found| found.strip_prefix("pid ")?.split(':').next()?.parse().ok())
         .collect()
 }
 
@@ -194,7 +190,8 @@ fn processes_with(marker: &str) -> Vec<i32> {
 async fn a_fork_bomb_is_bounded_and_nothing_survives() {
     let caps = detect();
     let work = crate::common::outside_tmp();
-    let script = work.path().join("bomb-sandbox-test.sh");
+    let name = format!("{}.sh", unique_mark("bomb-sandbox-test"));
+    let script = work.path().join(&name);
     let mut isolation = Isolation::default();
     if caps.nproc_enforced {
         std::fs::write(&script, "b() { echo >> forks; b | b & }; b\nsleep 300\n").unwrap();
@@ -207,13 +204,13 @@ async fn a_fork_bomb_is_bounded_and_nothing_survives() {
                      if [ $d -gt 0 ]; then sh \"$0\" $((d-1)) & sh \"$0\" $((d-1)) & fi\n";
         std::fs::write(&script, format!("{depth}sleep 300\n")).unwrap();
     }
-    let mut spec = spec("sh bomb-sandbox-test.sh", work.path(), isolation);
+    let mut spec = spec(&format!("sh {name}"), work.path(), isolation);
     spec.timeout = Duration::from_secs(3);
     let out = run(spec).await;
     assert!(out.duration < Duration::from_secs(30), "{out:?}");
     let forks = std::fs::read_to_string(work.path().join("forks")).unwrap();
     assert!(forks.len() > 50, "the bomb did not go off: {out:?}");
-    let survivors = processes_with("bomb-sandbox-test.sh");
+    let survivors = processes_with(&name);
     assert!(survivors.is_empty(), "survivors {survivors:?}");
 }
 
@@ -312,11 +309,8 @@ fn an_unprivileged_user_gets_the_same_isolation() {
     }
     let work = crate::common::outside_tmp();
     std::fs::create_dir(work.path().join(".git")).unwrap();
-    std::fs::write(
-        work.path().join("bomb.sh"),
-        "b() { b | b & }; b\nsleep 300\n",
-    )
-    .unwrap();
+    let bomb = format!("{}.sh", unique_mark("bomb"));
+    std::fs::write(work.path().join(&bomb), "b() { b | b & }; b\nsleep 300\n").unwrap();
     for path in [work.path(), &work.path().join(".git")] {
         std::os::unix::fs::chown(path, Some(65534), Some(65534)).unwrap();
     }
@@ -324,7 +318,7 @@ fn an_unprivileged_user_gets_the_same_isolation() {
     let port = listener.local_addr().unwrap().port();
     let line = format!(
         "grep NoNewPrivs /proc/self/status; touch .git/planted; touch ../escaped; \
-         exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected; sh bomb.sh"
+         exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected; sh {bomb}"
     );
     let flags = [
         "--confine-writes",
@@ -345,7 +339,7 @@ fn an_unprivileged_user_gets_the_same_isolation() {
     assert_eq!(entries(&work.path().join(".git")), Vec::<String>::new());
     assert!(!work.path().parent().unwrap().join("escaped").exists());
     assert!(
-        processes_with("bomb.sh")
+        processes_with(&bomb)
             .iter()
             .all(|pid| !owned_by_nobody(*pid))
     );

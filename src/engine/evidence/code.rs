@@ -33,8 +33,12 @@ impl Lang {
 /// Why a change to existing test code is refused: the first offending line, quoted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum CodeChange {
-    /// An existing line was changed or removed.
-    Changed { old: String, new: Option<String> },
+    /// An existing line (`line`, 1-based in the base file) was changed or removed.
+    Changed {
+        line: usize,
+        old: String,
+        new: Option<String>,
+    },
     /// Lines were inserted among existing tests that are not a new test.
     Inserted { line: String },
 }
@@ -128,6 +132,7 @@ pub(super) fn first_change(
             } => {
                 if let Some(line) = (old_index..old_index + old_len).find(|&l| within(ranges, l)) {
                     return Some(CodeChange::Changed {
+                        line: line + 1,
                         old: old[line].to_owned(),
                         new: None,
                     });
@@ -147,6 +152,7 @@ pub(super) fn first_change(
                 if let Some(line) = (old_index..old_index + old_len).find(|&l| within(ranges, l)) {
                     let offset = line - old_index;
                     return Some(CodeChange::Changed {
+                        line: line + 1,
                         old: old[line].to_owned(),
                         new: new.get(new_index + offset).map(|s| (*s).to_owned()),
                     });

@@ -29,6 +29,7 @@ use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
+use super::tamper::quote;
 use code::{CodeChange, Lang};
 use paths::{PathRole, Shared};
 
@@ -186,15 +187,20 @@ fn test_code(change: &Change, whole: bool, base: &dyn BaseTree) -> Option<Findin
             let what = code::first_change(old, new, &ranges, lang)?;
             let detail = match what {
                 CodeChange::Changed {
+                    line,
                     old,
                     new: Some(new),
                 } => format!(
                     "changes existing test code: {} became {}",
-                    quote(&old),
+                    quote_at(&old, line),
                     quote(&new)
                 ),
-                CodeChange::Changed { old, new: None } => {
-                    format!("removes existing test code: {}", quote(&old))
+                CodeChange::Changed {
+                    line,
+                    old,
+                    new: None,
+                } => {
+                    format!("removes existing test code: {}", quote_at(&old, line))
                 }
                 CodeChange::Inserted { line } => format!(
                     "inserts into existing tests something that is not a new test: {}",
@@ -287,12 +293,12 @@ fn imports(text: &str, module: &str) -> bool {
     })
 }
 
-/// At most one line of code, trimmed, in backticks.
-fn quote(text: &str) -> String {
-    let text = text.trim().replace('`', "'");
-    match text.char_indices().nth(100) {
-        Some((at, _)) => format!("`{}…`", &text[..at]),
-        None => format!("`{text}`"),
+/// An existing line, quoted; a blank one is named with its line number (1-based) instead, so a
+/// refusal always says what it refused.
+fn quote_at(text: &str, line: usize) -> String {
+    match text.trim().is_empty() {
+        true => format!("{} (line {line})", quote(text)),
+        false => quote(text),
     }
 }
 
