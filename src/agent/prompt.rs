@@ -135,6 +135,7 @@ mod tests {
             repo_root: std::path::Path::new("/repo"),
             context,
             max_steps: 5,
+            progress: crate::protocol::builder::Progress::nowhere(),
         };
         let counter = TokenCounter::for_model("gpt-4.1");
         let opening = Opening {

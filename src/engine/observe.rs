@@ -29,6 +29,10 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         } else {
             StepPhase::Test
         };
+        self.events.emit(&Event::PhaseStarted {
+            phase,
+            iteration: state.iteration,
+        });
         let workdir = self.repo.workdir();
         let ctx = self.gate_context(&workdir);
         let mut summary = self.run_gates_fast_first(&ctx, state, &workdir).await;
@@ -55,6 +59,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             iteration: state.iteration,
             duration_ms,
             outcome: outcome.into(),
+            gates: state.gates.iter().map(GateRecord::outcome).collect(),
         });
         state.history.push(StepRecord::observation(
             phase,

@@ -199,17 +199,21 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         }
         let started = Instant::now();
         let started_ms = now_ms();
+        self.events.emit(&Event::PhaseStarted {
+            phase: StepPhase::Verify,
+            iteration: state.iteration,
+        });
         let tree = self.repo.stage_tree()?;
         let scratch = match tempfile::Builder::new()
             .prefix("meta-agent-pristine-")
             .tempdir()
         {
             Ok(scratch) => scratch,
-            Err(err) => return Ok(Pristine::Failed(self.unprepared(state, &err))),
+            Err(err) => return Ok(Pristine::Failed(self.unprepared(state, &err, started))),
         };
         let checkout = scratch.path().join("checkout");
         if let Err(err) = self.prepare_checkout(state, &tree, &checkout) {
-            return Ok(Pristine::Failed(self.unprepared(state, &err)));
+            return Ok(Pristine::Failed(self.unprepared(state, &err, started)));
         }
         let ctx = self.gate_context(&checkout);
         let mut summary = gates::run_gates_with(&ctx, &self.config.gates, in_run()).await;
@@ -234,6 +238,11 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             iteration: state.iteration,
             duration_ms,
             outcome: outcome.into(),
+            gates: summary
+                .records()
+                .iter()
+                .map(crate::protocol::records::GateRecord::outcome)
+                .collect(),
         });
         tracing::info!("{outcome} ({duration_ms} ms, tree {tree})");
         if !failures.is_empty() {
@@ -281,7 +290,12 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
 
     /// The pristine checkout could not even be made: a failure naming why, recorded as a failed
     /// gate so the loop and the report see it.
-    fn unprepared(&self, state: &mut LoopState, err: &io::Error) -> PristineFailure {
+    fn unprepared(
+        &self,
+        state: &mut LoopState,
+        err: &io::Error,
+        started: Instant,
+    ) -> PristineFailure {
         tracing::warn!("pristine: cannot prepare the checkout: {err}");
         let record = crate::protocol::records::GateRecord::judged(
             "pristine-checkout",
@@ -291,6 +305,13 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 "the pristine checkout could not be prepared: {err}"
             )],
         );
+        self.events.emit(&Event::PhaseFinished {
+            phase: StepPhase::Verify,
+            iteration: state.iteration,
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(0),
+            outcome: "pristine checkout: could not be prepared".into(),
+            gates: vec![record.outcome()],
+        });
         state.gates = vec![record];
         PristineFailure {
             gates: vec!["pristine-checkout".into()],

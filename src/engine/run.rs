@@ -23,7 +23,7 @@ use crate::config::Config;
 use crate::exec::CommandRunner;
 use crate::gates::GatesSummary;
 use crate::git::{GitError, Identity, Repository};
-use crate::protocol::builder::{ActRequest, BuildError, Builder};
+use crate::protocol::builder::{ActRequest, BuildError, Builder, Progress};
 use crate::protocol::ending::EscalationReason;
 use crate::protocol::event::{Event, EventSink, LoopPhase};
 use crate::protocol::records::{Plan, ResolutionTried, RunOutcome, SignatureRecord, StepRecord};
@@ -394,6 +394,10 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let started = Instant::now();
         let started_ms = now_ms();
         let plan = state.plan.clone().unwrap_or(Plan::Build);
+        self.events.emit(&Event::PhaseStarted {
+            phase: plan.phase(),
+            iteration: state.iteration,
+        });
         let (actions, resolutions, outcome) = match &plan {
             Plan::Hindsight => {
                 let applied = improve::apply_resolutions(self.hindsight_ctx(), state).await;
@@ -436,6 +440,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             iteration: state.iteration,
             duration_ms,
             outcome: outcome.clone(),
+            gates: Vec::new(),
         });
         state.history.push(StepRecord {
             phase,
@@ -477,37 +482,14 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             repo_root: &self.repo.workdir(),
             context: self.failure_context(state),
             max_steps: self.config.loop_.max_agent_steps,
+            progress: Progress::to(self.events),
         };
         let report = self.builder.act(request).await?;
-        for call in &report.tool_calls {
-            self.events.emit(&Event::ToolCalled {
-                tool: call.tool.clone(),
-                input: call.input.clone(),
-                success: call.success,
-                started_unix_ms: call.started_unix_ms,
-                duration_ms: call.duration_ms,
-            });
-        }
-        self.record_llm_calls(&report.llm_calls);
         state.builder_calls += 1;
         state.usage.add(&report.usage);
         state.review_missing.clear();
         let outcome = report.gave_up.clone().unwrap_or(report.summary.clone());
         Ok((report.actions, Vec::new(), outcome))
-    }
-
-    fn record_llm_calls(&self, calls: &[crate::protocol::builder::LlmCallRecord]) {
-        for call in calls {
-            self.events.emit(&Event::LlmCall {
-                provider: call.provider.clone(),
-                model: call.model.clone(),
-                input_tokens: call.input_tokens,
-                output_tokens: call.output_tokens,
-                cost_usd: call.cost_usd,
-                started_unix_ms: call.started_unix_ms,
-                duration_ms: call.duration_ms,
-            });
-        }
     }
 
     /// The worktree's change after an Acting step: directories nested deeper than git reads are
@@ -707,11 +689,11 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let request = crate::protocol::builder::ReviewRequest {
             task: &state.task,
             diff: &state.worktree_diff,
+            progress: Progress::to(self.events),
         };
         let Some(report) = self.builder.review(request).await? else {
             return Ok(Decision::Complete);
         };
-        self.record_llm_calls(&report.llm_calls);
         state.usage.add(&report.usage);
         tracing::info!("{}", report.line);
         if report.missing.is_empty() {

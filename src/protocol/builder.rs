@@ -6,6 +6,7 @@ use std::future::Future;
 use std::path::Path;
 
 use crate::llm::LlmError;
+use crate::protocol::event::{Discard, Event, EventSink};
 use crate::protocol::records::{Plan, Usage};
 use crate::protocol::task::Task;
 
@@ -28,6 +29,33 @@ pub struct FailureContext {
     pub guidance: Vec<String>,
 }
 
+/// Where a builder reports what it does while it does it: each tool call as it ends, each model
+/// call as it answers (`ToolCalled`, `LlmCall`), on the run's one event stream. Nothing else
+/// reports them: the act's report only sums them up.
+#[derive(Clone, Copy)]
+pub struct Progress<'a>(&'a dyn EventSink);
+
+impl<'a> Progress<'a> {
+    pub fn to(sink: &'a dyn EventSink) -> Self {
+        Progress(sink)
+    }
+
+    /// Reports nowhere (tools, benchmarks and tests that watch nothing).
+    pub fn nowhere() -> Progress<'static> {
+        Progress(&Discard)
+    }
+
+    pub fn emit(&self, event: &Event) {
+        self.0.emit(event);
+    }
+}
+
+impl std::fmt::Debug for Progress<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress")
+    }
+}
+
 /// One request to the builder.
 #[derive(Debug, Clone)]
 pub struct ActRequest<'a> {
@@ -40,6 +68,8 @@ pub struct ActRequest<'a> {
     pub context: FailureContext,
     /// Cap on agent steps within this phase.
     pub max_steps: u32,
+    /// Where the act's tool and model calls are reported as they happen.
+    pub progress: Progress<'a>,
 }
 
 /// What the builder did.
@@ -47,41 +77,9 @@ pub struct ActRequest<'a> {
 pub struct ActReport {
     pub summary: String,
     pub actions: Vec<String>,
-    /// Every tool call the agent made, for the audit log (empty for scripted and offline).
-    pub tool_calls: Vec<ToolCallRecord>,
     pub usage: Usage,
     /// Set when the builder could do nothing (no LLM, script exhausted).
     pub gave_up: Option<String>,
-    /// Every model call of the act (planning, exploring, coding, requirements review), in order, for the
-    /// `LlmCall` events (empty for scripted and offline).
-    pub llm_calls: Vec<LlmCallRecord>,
-}
-
-/// One model call, as the `LlmCall` event reports it.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct LlmCallRecord {
-    pub provider: String,
-    pub model: String,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub cost_usd: f64,
-    /// When the request was sent, in milliseconds since the Unix epoch.
-    pub started_unix_ms: u64,
-    pub duration_ms: u64,
-    /// Why the call failed (empty when it answered).
-    pub error: String,
-}
-
-/// One tool call of the agent, as the audit log records it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ToolCallRecord {
-    pub tool: String,
-    /// The call's arguments, shortened.
-    pub input: String,
-    pub success: bool,
-    /// When the call started, in milliseconds since the Unix epoch.
-    pub started_unix_ms: u64,
-    pub duration_ms: u64,
 }
 
 /// A change whose gates pass, to be checked against the task's stated requirements.
@@ -90,6 +88,8 @@ pub struct ReviewRequest<'a> {
     pub task: &'a Task,
     /// The change against the base commit.
     pub diff: &'a str,
+    /// Where the review's model call is reported as it answers.
+    pub progress: Progress<'a>,
 }
 
 /// What the requirements review found.
@@ -100,7 +100,6 @@ pub struct ReviewReport {
     /// One line for the record.
     pub line: String,
     pub usage: Usage,
-    pub llm_calls: Vec<LlmCallRecord>,
 }
 
 /// Why the builder failed.

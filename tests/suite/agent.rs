@@ -17,6 +17,7 @@ use meta_agent::config::raw::LlmProvider;
 use meta_agent::exec::Executor;
 use meta_agent::llm::{AnyProvider, BudgetCaps, LlmConfig, LlmEnv, LlmError, RetryPolicy, connect};
 use meta_agent::protocol::builder::{ActReport, ActRequest, BuildError, Builder, FailureContext};
+use meta_agent::protocol::event::Event;
 use meta_agent::protocol::records::Plan;
 use meta_agent::protocol::task::Task;
 
@@ -181,6 +182,7 @@ async fn act_with(
         repo_root: root,
         context: FailureContext::default(),
         max_steps,
+        progress: meta_agent::protocol::builder::Progress::nowhere(),
     };
     agent.act(request).await
 }
@@ -477,6 +479,7 @@ async fn the_opening_carries_the_digest_and_the_failing_file_within_the_token_bu
     let plan = Plan::AgentFix {
         different_approach: false,
     };
+    let events = meta_agent::protocol::event::Recorder::default();
     let request = ActRequest {
         task: &task,
         plan: &plan,
@@ -485,6 +488,7 @@ async fn the_opening_carries_the_digest_and_the_failing_file_within_the_token_bu
         repo_root: repo.path(),
         context,
         max_steps: 3,
+        progress: meta_agent::protocol::builder::Progress::to(&events),
     };
     let report = agent.act(request).await.unwrap();
     assert_eq!(report.summary, "looked");
@@ -520,9 +524,17 @@ async fn the_opening_carries_the_digest_and_the_failing_file_within_the_token_bu
     assert!(history.contains("tokens omitted]"), "{history}");
     assert!(opening.ends_with("fix the code (not the tests), then call finish.\n"));
     assert!(opening.contains("# Instruction\nMake the failing gates pass."));
-    assert_eq!(report.llm_calls.len(), 1);
-    assert_eq!(report.llm_calls[0].model, "test-model");
-    assert_eq!(report.llm_calls[0].provider, "openai");
+    let calls: Vec<(String, String)> = events
+        .events()
+        .into_iter()
+        .filter_map(|event| match event {
+            Event::LlmCall {
+                provider, model, ..
+            } => Some((provider, model)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls, [("openai".to_owned(), "test-model".to_owned())]);
 }
 
 // ---- end to end through the binary ----
