@@ -776,3 +776,72 @@ async fn a_recorded_run_replays_to_the_same_change_without_the_service() {
         change
     );
 }
+
+/// `--json` reports each tool call when it ends, while the act goes on: in the stream, the
+/// act's calls come one by one between the model calls that asked for them, all before the
+/// act's `phase_finished`.
+#[tokio::test(flavor = "multi_thread")]
+async fn json_reports_each_tool_call_while_the_act_goes_on() {
+    let mock = MockLlm::start(vec![
+        streamed_call("call_b", "finish", json!({"summary": "nothing built"})),
+        streamed_call("call_r", "read_file", json!({"path": "calc.py"})),
+        streamed_call(
+            "call_e",
+            "edit_file",
+            json!({"path": "calc.py", "old_string": "sum(values) // len(values)",
+                "new_string": "sum(values) / len(values)"}),
+        ),
+        streamed_call(
+            "call_f",
+            "finish",
+            json!({"summary": "true division again"}),
+        ),
+    ])
+    .await;
+    let (_dir, work) = example_for(&mock.base_url);
+    let out = tokio::task::spawn_blocking(move || {
+        meta_agent()
+            .env("OPENAI_API_KEY", KEY)
+            .arg("--repo")
+            .arg(&work)
+            .args(["run", "--text", "Fix mean of floats", "--json"])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let events: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let improve_started = events
+        .iter()
+        .position(|e| e["event"] == "phase_started" && e["phase"] == "improve")
+        .unwrap_or_else(|| panic!("no improve act: {stdout}"));
+    let stream: Vec<String> = events[improve_started..]
+        .iter()
+        .map(|e| match e["event"].as_str().unwrap_or_default() {
+            "tool_called" => format!("tool {}", e["tool"].as_str().unwrap_or_default()),
+            "phase_finished" => format!("finished {}", e["phase"].as_str().unwrap_or_default()),
+            other => other.to_owned(),
+        })
+        .filter(|line| {
+            line == "llm_call" || line.starts_with("tool ") || line.starts_with("finished ")
+        })
+        .take(7)
+        .collect();
+    assert_eq!(
+        stream,
+        [
+            "llm_call",
+            "tool read_file",
+            "llm_call",
+            "tool edit_file",
+            "llm_call",
+            "tool finish",
+            "finished improve",
+        ],
+        "{stdout}"
+    );
+}
