@@ -13,8 +13,10 @@
 //! suggestion review of a fork's pull request; [`pull`] the pull request body; [`fit`] keeps
 //! what goes to GitHub
 //! within GitHub's limits; [`evidence`] existing and new tests apart, and the allowed test
-//! and configuration changes; [`environment`] gates that could not start, and what to do.
+//! and configuration changes; [`environment`] gates that could not start, and what to do;
+//! [`checklist`] the status comment's live checklist, folded from the event stream.
 
+pub mod checklist;
 pub mod environment;
 pub mod evidence;
 pub mod fit;
