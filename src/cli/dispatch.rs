@@ -97,6 +97,7 @@ fn overrides(cli: &Cli) -> Overrides {
         fast_model: cli.fast_model.clone(),
         llm_base_url: cli.llm_base_url.clone(),
         verbose: cli.verbose > 0,
+        quiet: cli.quiet,
     }
 }
 

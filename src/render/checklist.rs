@@ -141,16 +141,7 @@ impl Step {
     fn gate_finished(&mut self, gate: &str, passed: bool, counts: &GateCounts) {
         self.running_gate = None;
         self.gates.retain(|g| g.gate != gate);
-        self.gates.push(GateOutcome {
-            gate: gate.to_owned(),
-            result: if passed {
-                GateStatus::Passed
-            } else {
-                GateStatus::Failed
-            },
-            counts: counts.clone(),
-            problem: None,
-        });
+        self.gates.push(finished_gate(gate, passed, counts));
     }
 
     fn to_markdown(&self) -> String {
@@ -183,13 +174,7 @@ impl Step {
     }
 
     fn title(&self) -> String {
-        match self.phase {
-            StepPhase::Baseline => "Baseline".to_owned(),
-            StepPhase::Build => format!("Act {}: build", self.iteration),
-            StepPhase::Improve => format!("Act {}: fix", self.iteration),
-            StepPhase::Test => format!("Gates after act {}", self.iteration),
-            StepPhase::Verify => "Verification on a pristine checkout".to_owned(),
-        }
+        step_title(self.phase, self.iteration)
     }
 
     /// The nested lines: the act's tool calls (the latest), the top signatures.
@@ -213,6 +198,31 @@ impl Step {
     }
 }
 
+/// A `gate_finished` event's verdict, as an observation's gate.
+pub(crate) fn finished_gate(gate: &str, passed: bool, counts: &GateCounts) -> GateOutcome {
+    GateOutcome {
+        gate: gate.to_owned(),
+        result: if passed {
+            GateStatus::Passed
+        } else {
+            GateStatus::Failed
+        },
+        counts: counts.clone(),
+        problem: None,
+    }
+}
+
+/// A step's name: "Baseline", "Act 1: fix", "Gates after act 1", ...
+pub(crate) fn step_title(phase: StepPhase, iteration: u32) -> String {
+    match phase {
+        StepPhase::Baseline => "Baseline".to_owned(),
+        StepPhase::Build => format!("Act {iteration}: build"),
+        StepPhase::Improve => format!("Act {iteration}: fix"),
+        StepPhase::Test => format!("Gates after act {iteration}"),
+        StepPhase::Verify => "Verification on a pristine checkout".to_owned(),
+    }
+}
+
 fn is_observation(phase: StepPhase) -> bool {
     match phase {
         StepPhase::Baseline | StepPhase::Test | StepPhase::Verify => true,
@@ -221,7 +231,7 @@ fn is_observation(phase: StepPhase) -> bool {
 }
 
 /// `tests ✗ 3/5 passed`, `lint ✓`, `coverage ✓ 84.0%`.
-fn gate_word(gate: &GateOutcome) -> String {
+pub(crate) fn gate_word(gate: &GateOutcome) -> String {
     let mark = match gate.result {
         GateStatus::Passed => "✓",
         GateStatus::Failed => "✗",
@@ -251,7 +261,7 @@ fn gate_word(gate: &GateOutcome) -> String {
 }
 
 /// One tool call as a person reads it: "read `src/money.py`", "ran `pytest -k mean`".
-fn tool_line(tool: &str, input: &str, success: bool) -> String {
+pub(crate) fn tool_line(tool: &str, input: &str, success: bool) -> String {
     let line = match tool {
         "read_file" => format!("read {}", code(input)),
         "edit_file" => format!("edited {}", code(input)),
@@ -278,7 +288,7 @@ fn argv_words(input: &str) -> String {
 
 /// Untrusted `text` as one inline code span: on one line, shortened, in a fence no backtick
 /// run inside can close.
-fn code(text: &str) -> String {
+pub(crate) fn code(text: &str) -> String {
     let line = one_line(text);
     let fence = "`".repeat(line.split(|c| c != '`').map(str::len).max().unwrap_or(0) + 1);
     let pad = if line.starts_with('`') || line.ends_with('`') {

@@ -14,7 +14,8 @@
 //! what goes to GitHub
 //! within GitHub's limits; [`evidence`] existing and new tests apart, and the allowed test
 //! and configuration changes; [`environment`] gates that could not start, and what to do;
-//! [`checklist`] the status comment's live checklist, folded from the event stream.
+//! [`checklist`] the status comment's live checklist, folded from the event stream; [`live`]
+//! the terminal's live status line and its plain lines.
 
 pub mod checklist;
 pub mod environment;
@@ -22,6 +23,7 @@ pub mod evidence;
 pub mod fit;
 pub mod gates;
 pub mod job;
+pub mod live;
 pub mod outcome;
 pub mod pull;
 mod reason;

@@ -10,6 +10,7 @@
 
 pub mod builder;
 pub mod commands;
+mod display;
 pub mod eval;
 pub mod github;
 pub mod memory;
@@ -148,4 +149,6 @@ pub struct Overrides {
     pub llm_base_url: Option<String>,
     /// More detail in what a person reads.
     pub verbose: bool,
+    /// `-q`: no live display, only the outcome on stdout.
+    pub quiet: bool,
 }

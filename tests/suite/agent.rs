@@ -845,3 +845,84 @@ async fn json_reports_each_tool_call_while_the_act_goes_on() {
         "{stdout}"
     );
 }
+
+/// The mean fix in three model turns: read, edit, finish.
+async fn mean_fixing_model() -> MockLlm {
+    MockLlm::start(vec![
+        streamed_call("call_r", "read_file", json!({"path": "calc.py"})),
+        streamed_call(
+            "call_e",
+            "edit_file",
+            json!({"path": "calc.py", "old_string": "sum(values) // len(values)",
+                "new_string": "sum(values) / len(values)"}),
+        ),
+        streamed_call(
+            "call_f",
+            "finish",
+            json!({"summary": "true division again"}),
+        ),
+    ])
+    .await
+}
+
+/// Runs `meta-agent run` on the broken mean with `flags`: (stdout, stderr).
+async fn run_with_flags(flags: &'static [&'static str]) -> (String, String) {
+    let mock = mean_fixing_model().await;
+    let (_dir, work) = example_for(&mock.base_url);
+    let out = tokio::task::spawn_blocking(move || {
+        meta_agent()
+            .env("OPENAI_API_KEY", KEY)
+            .arg("--repo")
+            .arg(&work)
+            .args(["run", "--text", "Fix mean of floats"])
+            .args(flags)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    (stdout, stderr)
+}
+
+/// Whether `text` holds a log line (`2026-...Z  INFO ...`).
+fn has_info_log(text: &str) -> bool {
+    text.lines().any(|line| line.contains(" INFO "))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn run_shows_plain_progress_lines_when_stderr_is_not_a_terminal_not_the_log() {
+    let (stdout, stderr) = run_with_flags(&[]).await;
+    assert!(!has_info_log(&stderr), "{stderr}");
+    for line in [
+        "Baseline\n",
+        "  tests ✗ ",
+        "Act 1: build\n",
+        "  read `calc.py`\n",
+        "  edited `calc.py`\n",
+        "Gates after act 1\n",
+        "Verification on a pristine checkout\n",
+    ] {
+        assert!(stderr.contains(line), "{line:?} in {stderr}");
+    }
+    assert!(stdout.contains("--- commit message ---"), "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn run_quiet_prints_only_the_outcome() {
+    let (stdout, stderr) = run_with_flags(&["-q"]).await;
+    let line = regex::Regex::new(r"^committed: meta-agent/fix-mean-of-floats \([0-9a-f]{12}\)\n$")
+        .unwrap();
+    assert!(line.is_match(&stdout), "{stdout:?}");
+    assert!(!has_info_log(&stderr), "{stderr}");
+    assert!(!stderr.contains("read `calc.py`"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn run_verbose_prints_the_log_instead_of_the_display() {
+    let (_stdout, stderr) = run_with_flags(&["-v"]).await;
+    assert!(has_info_log(&stderr), "{stderr}");
+    assert!(!stderr.contains("\n  read `calc.py`\n"), "{stderr}");
+}
