@@ -3,7 +3,7 @@
 
 use super::args::{
     Cli, Command, ConfigCommand, EvalCommand, GatesArgs, GithubArgs, OutputArgs, ReportCommand,
-    ResumeArgs, RunArgs,
+    ResumeArgs, RunArgs, WorktreesCommand,
 };
 use crate::session::commands::{self, GatesFormat, GatesRequest, ReportRequest};
 use crate::session::github::StepSettings;
@@ -26,6 +26,12 @@ pub async fn run(cli: &Cli, env: &Environment) -> Result<Done, SessionError> {
         Command::Hindsight(args) => commands::hindsight(&overrides, env, args).await,
         Command::Eval(command) => eval(command, &overrides, env).await,
         Command::Memory(args) => crate::session::memory::memory(&overrides, env, args).await,
+        Command::Worktrees(WorktreesCommand::List { json }) => {
+            crate::session::worktrees::list(&overrides, env, *json)
+        }
+        Command::Worktrees(WorktreesCommand::Prune) => {
+            crate::session::worktrees::prune(&overrides, env)
+        }
         Command::Supervise(_) => Err(SessionError::Internal(
             "the supervisor runs without a runtime".into(),
         )),
@@ -49,6 +55,7 @@ async fn eval(
                 out: args.out.clone(),
                 json: args.json,
                 resume: args.resume,
+                tasks: args.tasks.clone(),
             };
             eval::run(overrides, env, &request).await
         }
@@ -81,6 +88,7 @@ async fn eval(
                 max: args.max,
                 out: args.out.clone(),
                 issues_from: args.issues_from.clone(),
+                resume: args.resume,
             };
             eval::mine(overrides, env, &request).await
         }
@@ -96,6 +104,7 @@ fn overrides(cli: &Cli) -> Overrides {
         model: cli.model.clone(),
         fast_model: cli.fast_model.clone(),
         llm_base_url: cli.llm_base_url.clone(),
+        worktrees_dir: cli.worktrees_dir.clone(),
         verbose: cli.verbose > 0,
         quiet: cli.quiet,
     }
@@ -121,6 +130,7 @@ fn run_request(args: &RunArgs) -> Result<RunRequest, SessionError> {
     Ok(RunRequest {
         task,
         dry_run: args.dry_run,
+        from_head: args.from_head,
         max_iterations: args.max_iterations,
         output: output(&args.output),
     })

@@ -47,7 +47,12 @@ impl Checklist {
             Event::PhaseStarted { phase, iteration } => {
                 self.steps.push(Step::new(*phase, *iteration));
             }
-            Event::PhaseFinished { outcome, gates, .. } => self.finish_step(outcome, gates),
+            Event::PhaseFinished {
+                phase,
+                outcome,
+                gates,
+                ..
+            } => self.finish_step(*phase, outcome, gates),
             Event::GateStarted { gate, .. } => {
                 self.with_step(|step| step.running_gate = Some(gate.clone()));
             }
@@ -77,6 +82,7 @@ impl Checklist {
             | Event::GateSkipped { .. }
             | Event::ResolutionOutcome { .. }
             | Event::FlakyTest { .. }
+            | Event::RerunRejected { .. }
             | Event::CommandRun { .. }
             | Event::FileChanged { .. }
             | Event::GitOperation { .. }
@@ -96,8 +102,11 @@ impl Checklist {
         }
     }
 
-    fn finish_step(&mut self, outcome: &str, gates: &[GateOutcome]) {
+    /// Ends the running step; an observation after an act that ran on the pristine checkout
+    /// finishes as the verification.
+    fn finish_step(&mut self, phase: StepPhase, outcome: &str, gates: &[GateOutcome]) {
         self.with_step(|step| {
+            step.phase = phase;
             step.finished = Some(outcome.to_owned());
             step.running_gate = None;
             if !gates.is_empty() {

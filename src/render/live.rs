@@ -48,6 +48,7 @@ impl Live {
             | Event::SignatureFound { .. }
             | Event::ResolutionOutcome { .. }
             | Event::FlakyTest { .. }
+            | Event::RerunRejected { .. }
             | Event::CommandRun { .. }
             | Event::FileChanged { .. }
             | Event::GitOperation { .. }
@@ -113,6 +114,7 @@ pub fn plain_line(event: &Event) -> Option<String> {
         | Event::ResolutionApplied { .. }
         | Event::ResolutionOutcome { .. }
         | Event::FlakyTest { .. }
+        | Event::RerunRejected { .. }
         | Event::CommandRun { .. }
         | Event::FileChanged { .. }
         | Event::GitOperation { .. }

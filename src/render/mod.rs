@@ -15,7 +15,9 @@
 //! within GitHub's limits; [`evidence`] existing and new tests apart, and the allowed test
 //! and configuration changes; [`environment`] gates that could not start, and what to do;
 //! [`checklist`] the status comment's live checklist, folded from the event stream; [`live`]
-//! the terminal's live status line and its plain lines.
+//! the terminal's live status line and its plain lines;
+//! [`local`] what a local run says about its worktree and the user's uncommitted work (and
+//! `meta-agent worktrees`); [`mine`] the progress and lines of `eval mine`.
 
 pub mod checklist;
 pub mod environment;
@@ -24,6 +26,8 @@ pub mod fit;
 pub mod gates;
 pub mod job;
 pub mod live;
+pub mod local;
+pub mod mine;
 pub mod outcome;
 pub mod pull;
 mod reason;
@@ -31,6 +35,12 @@ pub mod review;
 pub mod status;
 pub mod subject;
 pub mod terminal;
+
+/// Tests named in a line: `a, b, c`.
+pub fn test_names(tests: &[crate::protocol::test_id::TestId]) -> String {
+    let names: Vec<String> = tests.iter().map(ToString::to_string).collect();
+    names.join(", ")
+}
 
 #[cfg(test)]
 mod tests;
