@@ -130,6 +130,7 @@ fn step(c: &mut Criterion) {
                     repo_root: dir.path(),
                     context: FailureContext::default(),
                     max_steps: STEPS + 5,
+                    progress: meta_agent::protocol::builder::Progress::nowhere(),
                 };
                 let report = runtime.block_on(agent.act(request)).expect("act");
                 assert_eq!(report.summary, "done");
@@ -256,6 +257,7 @@ fn context(c: &mut Criterion) {
         repo_root: std::path::Path::new("/nonexistent"),
         context: failure_context,
         max_steps: 15,
+        progress: meta_agent::protocol::builder::Progress::nowhere(),
     };
     let opening = Opening {
         files: &files,

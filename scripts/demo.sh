@@ -9,12 +9,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+say() { echo "demo: $*" >&2; }
+
 venv=target/test-tools/venv
 if [ ! -x "$venv/bin/python3" ]; then
+  say "creating a Python virtual environment in $venv for the example's gates"
   python3 -m venv "$venv"
 fi
+say "installing the gates' tools (ruff, pytest, coverage) into $venv"
 "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check -r scripts/test-requirements.txt
-cargo build --quiet
+if [ -x target/debug/meta-agent ]; then
+  say "building meta-agent (cargo build; only what changed)"
+else
+  say "building meta-agent (cargo build; the first build compiles every dependency and takes a few minutes)"
+fi
+cargo build
 
 scratch=$(mktemp -d)
 cp -r examples/broken-calc "$scratch/broken-calc"

@@ -19,7 +19,7 @@ fn main() -> ExitCode {
     }
     // The environment is read once: its redactor covers stderr and every session of the process.
     let env = Environment::from_process();
-    init_tracing(cli.verbose, &env);
+    init_tracing(cli::log_filter(&cli), &env);
     if let Err(err) = protected {
         tracing::warn!("cannot mark meta-agent non-dumpable: {err}");
     }
@@ -54,12 +54,7 @@ fn run(cli: &Cli, env: &Environment) -> Result<meta_agent::exit::Outcome, Failur
     }
 }
 
-fn init_tracing(verbose: u8, env: &Environment) {
-    let default = match verbose {
-        0 => "meta_agent=info",
-        1 => "meta_agent=debug",
-        _ => "trace",
-    };
+fn init_tracing(default: &str, env: &Environment) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());

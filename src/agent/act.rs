@@ -226,6 +226,7 @@ impl<P: Provider, R: CommandRunner> Act<'_, P, R> {
                 read_only,
             },
             max_steps: steps,
+            progress: self.request.progress,
         };
         turn::run(&session, vec![Message::system(system), Message::user(user)]).await
     }
@@ -269,8 +270,6 @@ fn note_plan(report: &mut ActReport, planned: &Planned, label: &str) {
 /// Appends a loop's report to the act's.
 fn merge(report: &mut ActReport, part: ActReport) {
     report.actions.extend(part.actions);
-    report.tool_calls.extend(part.tool_calls);
-    report.llm_calls.extend(part.llm_calls);
     if !part.summary.is_empty() {
         report.summary = part.summary;
     }

@@ -1,56 +1,57 @@
-//! [`Metered`]: the provider as one act sees it, recording every call (model, tokens, cost,
-//! duration, failure) so the act can report its usage and the engine can emit one `LlmCall`
-//! event per call.
+//! [`Metered`]: the provider as one act sees it: every call (model, tokens, cost, duration) is
+//! reported on the run's event stream as an `LlmCall` event the moment it answers or fails, and
+//! summed up so the act can report its usage.
 //!
 //! A thin wrapper: it neither retries nor refuses; a call the budget refused before sending is
-//! not a call and is not recorded.
+//! not a call and is neither reported nor counted.
 
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use crate::llm::{ChatRequest, Completion, LlmError, Provider};
-use crate::protocol::builder::LlmCallRecord;
+use crate::protocol::builder::Progress;
+use crate::protocol::event::Event;
 use crate::protocol::records::Usage;
 
-/// Records the calls made through it.
+/// Reports and counts the calls made through it.
 pub struct Metered<'a, P: Provider> {
     inner: &'a P,
-    calls: Mutex<Vec<LlmCallRecord>>,
+    progress: Progress<'a>,
+    usage: Mutex<Usage>,
 }
 
 impl<'a, P: Provider> Metered<'a, P> {
-    pub fn new(inner: &'a P) -> Self {
+    pub fn new(inner: &'a P, progress: Progress<'a>) -> Self {
         Metered {
             inner,
-            calls: Mutex::new(Vec::new()),
+            progress,
+            usage: Mutex::new(Usage::default()),
         }
     }
 
-    /// The calls so far, in order.
-    pub fn calls(&self) -> Vec<LlmCallRecord> {
-        self.calls
+    /// What the calls so far used.
+    pub fn usage(&self) -> Usage {
+        self.usage
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
     }
 
-    /// What the calls so far used.
-    pub fn usage(&self) -> Usage {
-        let calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
-        calls.iter().fold(Usage::default(), |mut usage, call| {
+    fn record(&self, call: &Event) {
+        if let Event::LlmCall {
+            input_tokens,
+            output_tokens,
+            cost_usd,
+            ..
+        } = call
+        {
+            let mut usage = self.usage.lock().unwrap_or_else(PoisonError::into_inner);
             usage.llm_calls += 1;
-            usage.input_tokens += call.input_tokens;
-            usage.output_tokens += call.output_tokens;
-            usage.cost_usd += call.cost_usd;
-            usage
-        })
-    }
-
-    fn record(&self, call: LlmCallRecord) {
-        self.calls
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(call);
+            usage.input_tokens += input_tokens;
+            usage.output_tokens += output_tokens;
+            usage.cost_usd += cost_usd;
+        }
+        self.progress.emit(call);
     }
 }
 
@@ -59,23 +60,24 @@ impl<P: Provider> Provider for Metered<'_, P> {
         let started = Instant::now();
         let started_unix_ms = crate::engine::run::now_ms();
         let result = self.inner.chat(request).await;
-        let mut call = LlmCallRecord {
+        let (input_tokens, output_tokens, cost_usd) = match &result {
+            Ok(completion) => (
+                completion.usage.input_tokens,
+                completion.usage.output_tokens,
+                completion.cost_usd,
+            ),
+            Err(LlmError::BudgetExceeded { .. } | LlmError::NotConfigured) => return result,
+            Err(_) => (0, 0, 0.0),
+        };
+        self.record(&Event::LlmCall {
             provider: self.inner.name().to_owned(),
             model: request.model.clone(),
+            input_tokens,
+            output_tokens,
+            cost_usd,
             started_unix_ms,
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            ..LlmCallRecord::default()
-        };
-        match &result {
-            Ok(completion) => {
-                call.input_tokens = completion.usage.input_tokens;
-                call.output_tokens = completion.usage.output_tokens;
-                call.cost_usd = completion.cost_usd;
-            }
-            Err(LlmError::BudgetExceeded { .. } | LlmError::NotConfigured) => return result,
-            Err(err) => call.error = err.to_string(),
-        }
-        self.record(call);
+        });
         result
     }
 
@@ -127,7 +129,8 @@ mod tests {
     #[tokio::test]
     async fn answered_and_failed_calls_are_recorded_refused_ones_are_not() {
         let inner = Scripted(Mutex::new(0));
-        let metered = Metered::new(&inner);
+        let events = crate::protocol::event::Recorder::default();
+        let metered = Metered::new(&inner, Progress::to(&events));
         let request = ChatRequest {
             model: "fast".into(),
             messages: Vec::new(),
@@ -139,15 +142,27 @@ mod tests {
         for _ in 0..3 {
             let _ = metered.chat(&request).await;
         }
-        let calls = metered.calls();
-        assert_eq!(calls.len(), 2);
-        assert_eq!(
-            (calls[0].provider.as_str(), calls[0].model.as_str()),
-            ("scripted", "fast")
-        );
-        assert_eq!((calls[0].input_tokens, calls[0].output_tokens), (30, 4));
-        assert!(calls[0].error.is_empty());
-        assert!(calls[1].error.contains("503"), "{}", calls[1].error);
+        let calls = events.events();
+        assert_eq!(calls.len(), 2, "{calls:?}");
+        let Event::LlmCall {
+            provider,
+            model,
+            input_tokens,
+            output_tokens,
+            ..
+        } = &calls[0]
+        else {
+            panic!("{calls:?}");
+        };
+        assert_eq!((provider.as_str(), model.as_str()), ("scripted", "fast"));
+        assert_eq!((*input_tokens, *output_tokens), (30, 4));
+        assert!(matches!(
+            &calls[1],
+            Event::LlmCall {
+                input_tokens: 0,
+                ..
+            }
+        ));
         let usage = metered.usage();
         assert_eq!((usage.llm_calls, usage.input_tokens), (2, 30));
         assert!((usage.cost_usd - 0.5).abs() < 1e-9);

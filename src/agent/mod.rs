@@ -138,7 +138,7 @@ impl<P: Provider, R: CommandRunner> Builder for AgentBuilder<P, R> {
     }
 
     async fn act(&self, request: ActRequest<'_>) -> Result<ActReport, BuildError> {
-        let metered = Metered::new(&self.provider);
+        let metered = Metered::new(&self.provider, request.progress);
         let act = Act {
             provider: &metered,
             runner: &self.runner,
@@ -148,7 +148,6 @@ impl<P: Provider, R: CommandRunner> Builder for AgentBuilder<P, R> {
         };
         let mut report = act.run().await?;
         report.usage = metered.usage();
-        report.llm_calls = metered.calls();
         Ok(report)
     }
 
@@ -165,7 +164,7 @@ impl<P: Provider, R: CommandRunner> AgentBuilder<P, R> {
     /// The requirements review on the fast model: the change whose gates pass, against the
     /// task's stated requirements. A failed review is noted and the change stands.
     async fn review_change(&self, request: &ReviewRequest<'_>) -> ReviewReport {
-        let metered = Metered::new(&self.provider);
+        let metered = Metered::new(&self.provider, request.progress);
         let reflector = Reflector {
             provider: &metered,
             model: &self.settings.fast_model,
@@ -194,7 +193,6 @@ impl<P: Provider, R: CommandRunner> AgentBuilder<P, R> {
             missing,
             line,
             usage: metered.usage(),
-            llm_calls: metered.calls(),
         }
     }
 }

@@ -141,6 +141,7 @@ mod tests {
             repo_root: std::path::Path::new("/repo"),
             context,
             max_steps: 5,
+            progress: crate::protocol::builder::Progress::nowhere(),
         };
         let counter = TokenCounter::for_model("gpt-4.1");
         let opening = Opening {
@@ -193,6 +194,7 @@ mod tests {
             repo_root: &root,
             context,
             max_steps: 15,
+            progress: crate::protocol::builder::Progress::nowhere(),
         };
         let counter = TokenCounter::for_model("gpt-4.1");
         let opening = Opening {

@@ -16,7 +16,7 @@ use crate::exec::CommandRunner;
 use crate::llm::{
     ChatRequest, Completion, LlmError, Message, Provider, StopReason, ToolResult, ToolSpec,
 };
-use crate::protocol::builder::{ActReport, BuildError, ModelRefusal};
+use crate::protocol::builder::{ActReport, BuildError, ModelRefusal, Progress};
 use crate::protocol::records::Usage;
 
 /// Malformed turns re-prompted in a row before the act ends.
@@ -46,11 +46,13 @@ pub struct Session<'a, P: Provider, R: CommandRunner> {
     pub shape: RequestShape<'a>,
     pub tools: ToolBox<'a, R>,
     pub max_steps: u32,
+    /// Where each tool call is reported as it ends.
+    pub progress: Progress<'a>,
 }
 
 /// The conversation and what was recorded so far.
 #[derive(Default)]
-struct Progress {
+struct Transcript {
     messages: Vec<Message>,
     observations: Vec<Observation>,
     usage: Usage,
@@ -76,9 +78,9 @@ pub async fn run<P: Provider, R: CommandRunner>(
     session: &Session<'_, P, R>,
     opening: Vec<Message>,
 ) -> Result<ActReport, BuildError> {
-    let mut progress = Progress {
+    let mut progress = Transcript {
         messages: opening,
-        ..Progress::default()
+        ..Transcript::default()
     };
     for _ in 0..session.max_steps {
         match turn(session, &mut progress).await? {
@@ -103,7 +105,7 @@ pub async fn run<P: Provider, R: CommandRunner>(
 /// One turn: ask, record the answer, carry out its tool calls.
 async fn turn<P: Provider, R: CommandRunner>(
     session: &Session<'_, P, R>,
-    progress: &mut Progress,
+    progress: &mut Transcript,
 ) -> Result<TurnEnd, BuildError> {
     let completion = match ask_fitting(session, progress).await {
         Ok(completion) => completion,
@@ -177,7 +179,7 @@ fn cut_nudge(times: u32) -> String {
 /// about the calls that were not carried out.
 async fn carry_out<P: Provider, R: CommandRunner>(
     session: &Session<'_, P, R>,
-    progress: &mut Progress,
+    progress: &mut Transcript,
     sorted: Sorted,
 ) -> Result<TurnEnd, BuildError> {
     let mut malformed = sorted.malformed;
@@ -195,6 +197,7 @@ async fn carry_out<P: Provider, R: CommandRunner>(
             }
         }
         let (outcome, observation) = session.tools.dispatch(call).await;
+        session.progress.emit(&observation.event());
         progress.observations.push(observation);
         let (content, is_error) = match outcome {
             Outcome::Finished(summary) => return Ok(TurnEnd::Finished(summary)),
@@ -273,7 +276,7 @@ fn stuck_nudge(tool: &str, times: u32) -> String {
 /// more on a smaller one, if one can be built (the smaller one then stays).
 async fn ask_fitting<P: Provider, R: CommandRunner>(
     session: &Session<'_, P, R>,
-    progress: &mut Progress,
+    progress: &mut Transcript,
 ) -> Result<Completion, LlmError> {
     let refused = match ask(session, &progress.messages).await {
         Err(refused @ LlmError::ContextTooLong { .. }) => refused,
@@ -317,7 +320,7 @@ fn count(usage: &mut Usage, completion: &Completion) {
     usage.cost_usd += completion.cost_usd;
 }
 
-fn report(progress: Progress, summary: String, gave_up: Option<String>) -> ActReport {
+fn report(progress: Transcript, summary: String, gave_up: Option<String>) -> ActReport {
     ActReport {
         summary,
         actions: progress
@@ -326,20 +329,8 @@ fn report(progress: Progress, summary: String, gave_up: Option<String>) -> ActRe
             .map(Observation::line)
             .chain(progress.notes)
             .collect(),
-        tool_calls: progress
-            .observations
-            .iter()
-            .map(|o| crate::protocol::builder::ToolCallRecord {
-                tool: o.tool.clone(),
-                input: o.input.clone(),
-                success: o.success,
-                started_unix_ms: o.started_unix_ms,
-                duration_ms: o.duration_ms,
-            })
-            .collect(),
         usage: progress.usage,
         gave_up,
         refusal: None,
-        llm_calls: Vec::new(),
     }
 }

@@ -30,9 +30,13 @@ pub struct Cli {
         hide_env_values = true
     )]
     pub config: Option<PathBuf>,
-    /// More diagnostics on stderr (repeat for more).
+    /// The log on stderr (INFO lines for every step; repeat for more) instead of `run`'s live
+    /// status.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// Only the outcome: no live status, no log below warnings, one line on stdout.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
     /// LLM provider, overriding `llm.provider` (none, openai, anthropic, replay).
     #[arg(long, global = true, value_name = "PROVIDER", value_parser = parse_provider, env = "META_AGENT_LLM_PROVIDER", hide_env_values = true)]
     pub llm_provider: Option<crate::config::raw::LlmProvider>,

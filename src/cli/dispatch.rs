@@ -106,6 +106,7 @@ fn overrides(cli: &Cli) -> Overrides {
         llm_base_url: cli.llm_base_url.clone(),
         worktrees_dir: cli.worktrees_dir.clone(),
         verbose: cli.verbose > 0,
+        quiet: cli.quiet,
     }
 }
 

@@ -23,7 +23,9 @@ use crate::gates::{self, GateRunContext, GatesSummary};
 use crate::git::Repository;
 use crate::protocol::builder::Builder;
 use crate::protocol::event::{Event, LoopPhase};
-use crate::protocol::records::{SignatureRecord, StepPhase, StepRecord, start_failures};
+use crate::protocol::records::{
+    GateRecord, SignatureRecord, StepPhase, StepRecord, start_failures,
+};
 use crate::protocol::test_id::TestId;
 use crate::report::Limits;
 
@@ -42,6 +44,16 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let started = Instant::now();
         let started_ms = now_ms();
         let workdir = self.repo.workdir();
+        // After an act the observation may run on the pristine checkout (its finish says so).
+        let phase = if state.before_any_act() {
+            StepPhase::Baseline
+        } else {
+            StepPhase::Test
+        };
+        self.events.emit(&Event::PhaseStarted {
+            phase,
+            iteration: state.iteration,
+        });
         let observed = if state.before_any_act() {
             self.observe_baseline(state, &workdir).await
         } else {
@@ -68,6 +80,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             iteration: state.iteration,
             duration_ms,
             outcome: outcome.into(),
+            gates: state.gates.iter().map(GateRecord::outcome).collect(),
         });
         state.history.push(StepRecord::observation(
             observed.phase,

@@ -291,11 +291,15 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         }
         let started = Instant::now();
         let started_ms = now_ms();
+        self.events.emit(&Event::PhaseStarted {
+            phase: StepPhase::Verify,
+            iteration: state.iteration,
+        });
         let run = match self.pristine_gates(state, &[]).await {
             Ok(run) => run,
             Err(PristineError::Git(err)) => return Err(err.into()),
             Err(PristineError::Io(err)) => {
-                return Ok(Pristine::Failed(self.unprepared(state, &err)));
+                return Ok(Pristine::Failed(self.unprepared(state, &err, started)));
             }
         };
         let PristineRun {
@@ -323,6 +327,11 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             iteration: state.iteration,
             duration_ms,
             outcome: outcome.into(),
+            gates: summary
+                .records()
+                .iter()
+                .map(crate::protocol::records::GateRecord::outcome)
+                .collect(),
         });
         tracing::info!("{outcome} ({duration_ms} ms, tree {tree})");
         if !failures.is_empty() {
@@ -370,7 +379,12 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
 
     /// The pristine checkout could not even be made: a failure naming why, recorded as a failed
     /// gate so the loop and the report see it.
-    fn unprepared(&self, state: &mut LoopState, err: &io::Error) -> PristineFailure {
+    fn unprepared(
+        &self,
+        state: &mut LoopState,
+        err: &io::Error,
+        started: Instant,
+    ) -> PristineFailure {
         tracing::warn!("pristine: cannot prepare the checkout: {err}");
         let record = crate::protocol::records::GateRecord::judged(
             "pristine-checkout",
@@ -380,6 +394,13 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 "the pristine checkout could not be prepared: {err}"
             )],
         );
+        self.events.emit(&Event::PhaseFinished {
+            phase: StepPhase::Verify,
+            iteration: state.iteration,
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(0),
+            outcome: "pristine checkout: could not be prepared".into(),
+            gates: vec![record.outcome()],
+        });
         state.gates = vec![record];
         PristineFailure {
             gates: vec!["pristine-checkout".into()],

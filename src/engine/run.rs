@@ -23,7 +23,7 @@ use crate::config::Config;
 use crate::exec::CommandRunner;
 use crate::gates::GatesSummary;
 use crate::git::{GitError, Identity, Repository};
-use crate::protocol::builder::{ActRequest, BuildError, Builder};
+use crate::protocol::builder::{ActRequest, BuildError, Builder, Progress};
 use crate::protocol::ending::EscalationReason;
 use crate::protocol::event::{Event, EventSink, LoopPhase};
 use crate::protocol::records::{
@@ -417,6 +417,10 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let started_ms = now_ms();
         let plan = state.plan.clone().unwrap_or(Plan::Build);
         state.model_refusal = None;
+        self.events.emit(&Event::PhaseStarted {
+            phase: plan.phase(),
+            iteration: state.iteration,
+        });
         let acted = match &plan {
             Plan::Hindsight => {
                 let applied = improve::apply_resolutions(self.hindsight_ctx(), state).await;
@@ -460,6 +464,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             iteration: state.iteration,
             duration_ms,
             outcome: acted.outcome.clone(),
+            gates: Vec::new(),
         });
         let changed = self.changed_definitions(&diff);
         state.history.push(StepRecord {
@@ -505,18 +510,9 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             repo_root: &self.repo.workdir(),
             context: self.failure_context(state),
             max_steps: self.config.loop_.max_agent_steps,
+            progress: Progress::to(self.events),
         };
         let report = self.builder.act(request).await?;
-        for call in &report.tool_calls {
-            self.events.emit(&Event::ToolCalled {
-                tool: call.tool.clone(),
-                input: call.input.clone(),
-                success: call.success,
-                started_unix_ms: call.started_unix_ms,
-                duration_ms: call.duration_ms,
-            });
-        }
-        self.record_llm_calls(&report.llm_calls);
         state.builder_calls += 1;
         state.usage.add(&report.usage);
         state.review_missing.clear();
@@ -544,20 +540,6 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             .into_iter()
             .map(|(path, definitions)| ChangedFile { path, definitions })
             .collect()
-    }
-
-    fn record_llm_calls(&self, calls: &[crate::protocol::builder::LlmCallRecord]) {
-        for call in calls {
-            self.events.emit(&Event::LlmCall {
-                provider: call.provider.clone(),
-                model: call.model.clone(),
-                input_tokens: call.input_tokens,
-                output_tokens: call.output_tokens,
-                cost_usd: call.cost_usd,
-                started_unix_ms: call.started_unix_ms,
-                duration_ms: call.duration_ms,
-            });
-        }
     }
 
     /// The worktree's change after an Acting step: `.git` entries below the root (nested
@@ -769,11 +751,11 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let request = crate::protocol::builder::ReviewRequest {
             task: &state.task,
             diff: &state.worktree_diff,
+            progress: Progress::to(self.events),
         };
         let Some(report) = self.builder.review(request).await? else {
             return Ok(Decision::Complete);
         };
-        self.record_llm_calls(&report.llm_calls);
         state.usage.add(&report.usage);
         tracing::info!("{}", report.line);
         if report.missing.is_empty() {

@@ -153,6 +153,7 @@ mod tests {
             repo_root: dir.path(),
             context: FailureContext::default(),
             max_steps: 15,
+            progress: crate::protocol::builder::Progress::nowhere(),
         };
         let report = builder.act(request.clone()).await.unwrap();
         assert_eq!(

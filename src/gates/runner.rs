@@ -259,6 +259,7 @@ fn finish<R: CommandRunner>(ctx: &GateRunContext<'_, R>, result: GateResult) -> 
         passed: result.passed,
         duration_ms: result.duration_ms,
         detail,
+        counts: crate::protocol::records::GateRecord::from(&result).counts(),
     });
     result
 }

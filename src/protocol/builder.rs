@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::hindsight::SignatureKind;
 use crate::llm::LlmError;
+use crate::protocol::event::{Discard, Event, EventSink};
 use crate::protocol::records::{Plan, Usage};
 use crate::protocol::task::Task;
 
@@ -32,6 +33,33 @@ pub struct FailureContext {
     pub instruction: String,
     /// Guidance from hindsight and from maintainers (untrusted text).
     pub guidance: Vec<String>,
+}
+
+/// Where a builder reports what it does while it does it: each tool call as it ends, each model
+/// call as it answers (`ToolCalled`, `LlmCall`), on the run's one event stream. Nothing else
+/// reports them: the act's report only sums them up.
+#[derive(Clone, Copy)]
+pub struct Progress<'a>(&'a dyn EventSink);
+
+impl<'a> Progress<'a> {
+    pub fn to(sink: &'a dyn EventSink) -> Self {
+        Progress(sink)
+    }
+
+    /// Reports nowhere (tools, benchmarks and tests that watch nothing).
+    pub fn nowhere() -> Progress<'static> {
+        Progress(&Discard)
+    }
+
+    pub fn emit(&self, event: &Event) {
+        self.0.emit(event);
+    }
+}
+
+impl std::fmt::Debug for Progress<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress")
+    }
 }
 
 /// One failure as the next act is told it: what failed, where, and what the runner said about
@@ -84,6 +112,8 @@ pub struct ActRequest<'a> {
     pub context: FailureContext,
     /// Cap on agent steps within this phase.
     pub max_steps: u32,
+    /// Where the act's tool and model calls are reported as they happen.
+    pub progress: Progress<'a>,
 }
 
 /// What the builder did.
@@ -91,16 +121,11 @@ pub struct ActRequest<'a> {
 pub struct ActReport {
     pub summary: String,
     pub actions: Vec<String>,
-    /// Every tool call the agent made, for the audit log (empty for scripted and offline).
-    pub tool_calls: Vec<ToolCallRecord>,
     pub usage: Usage,
     /// Set when the builder could do nothing (no LLM, script exhausted).
     pub gave_up: Option<String>,
     /// The model declined to go on: the act ended on its refusal (and the run says so).
     pub refusal: Option<ModelRefusal>,
-    /// Every model call of the act (planning, exploring, coding, requirements review), in order, for the
-    /// `LlmCall` events (empty for scripted and offline).
-    pub llm_calls: Vec<LlmCallRecord>,
 }
 
 /// The model declined to go on (OpenAI's `refusal`, Anthropic's `stop_reason: "refusal"`): the
@@ -111,39 +136,14 @@ pub struct ModelRefusal {
     pub words: Option<String>,
 }
 
-/// One model call, as the `LlmCall` event reports it.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct LlmCallRecord {
-    pub provider: String,
-    pub model: String,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub cost_usd: f64,
-    /// When the request was sent, in milliseconds since the Unix epoch.
-    pub started_unix_ms: u64,
-    pub duration_ms: u64,
-    /// Why the call failed (empty when it answered).
-    pub error: String,
-}
-
-/// One tool call of the agent, as the audit log records it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ToolCallRecord {
-    pub tool: String,
-    /// The call's arguments, shortened.
-    pub input: String,
-    pub success: bool,
-    /// When the call started, in milliseconds since the Unix epoch.
-    pub started_unix_ms: u64,
-    pub duration_ms: u64,
-}
-
 /// A change whose gates pass, to be checked against the task's stated requirements.
 #[derive(Debug, Clone)]
 pub struct ReviewRequest<'a> {
     pub task: &'a Task,
     /// The change against the base commit.
     pub diff: &'a str,
+    /// Where the review's model call is reported as it answers.
+    pub progress: Progress<'a>,
 }
 
 /// What the requirements review found.
@@ -154,7 +154,6 @@ pub struct ReviewReport {
     /// One line for the record.
     pub line: String,
     pub usage: Usage,
-    pub llm_calls: Vec<LlmCallRecord>,
 }
 
 /// Why the builder failed.

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::hindsight::SignatureKind;
 use crate::protocol::ending::DecisionKind;
-use crate::protocol::records::{RunOutcome, StepPhase};
+use crate::protocol::records::{GateCounts, GateOutcome, RunOutcome, StepPhase};
 
 /// The states of the build-test-improve loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
@@ -81,23 +81,30 @@ pub enum Event {
         iteration: u32,
         reason: String,
     },
-    /// A step of the loop (build, improve, test) ended.
+    /// A step of the loop (build, improve, baseline, test, verify) began.
+    PhaseStarted { phase: StepPhase, iteration: u32 },
+    /// A step of the loop (build, improve, baseline, test, verify) ended; an observation's with
+    /// the verdict of each gate (after re-runs of failing tests: what the loop decides on).
     PhaseFinished {
         phase: StepPhase,
         iteration: u32,
         duration_ms: u64,
         outcome: String,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        gates: Vec<GateOutcome>,
     },
     /// A gate's command is about to run.
     GateStarted { gate: String, command: String },
     /// A gate was skipped (a program it requires is missing and the gate is optional).
     GateSkipped { gate: String, reason: String },
-    /// A gate finished with its verdict.
+    /// A gate finished with its verdict and what it counted.
     GateFinished {
         gate: String,
         passed: bool,
         duration_ms: u64,
         detail: String,
+        #[serde(flatten)]
+        counts: GateCounts,
     },
     /// A failure was turned into an error signature.
     SignatureFound {
@@ -198,6 +205,14 @@ pub trait EventSink: Send + Sync {
     fn emit(&self, event: &Event);
 }
 
+/// Drops every event.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Discard;
+
+impl EventSink for Discard {
+    fn emit(&self, _event: &Event) {}
+}
+
 /// Sends every event to several sinks, in order.
 pub struct Fanout<'a> {
     pub sinks: Vec<&'a dyn EventSink>,
@@ -232,6 +247,7 @@ impl EventSink for TracingSink {
                 passed,
                 duration_ms,
                 detail,
+                ..
             } => {
                 let verdict = if *passed { "passed" } else { "FAILED" };
                 tracing::info!(gate = %gate, "{verdict} in {duration_ms} ms {detail}");

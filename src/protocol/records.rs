@@ -182,6 +182,60 @@ impl GateRecord {
     }
 }
 
+/// A gate's numbers as the live displays show them: tests, findings, coverage, and what it ran
+/// (serialized flat, each only when measured).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GateCounts {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tests_passed: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tests_total: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub findings: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage_threshold: Option<f64>,
+    #[serde(default, skip_serializing_if = "GateScope::is_full")]
+    pub scope: GateScope,
+}
+
+/// One gate's verdict in a finished observation (the `gates` of a `phase_finished` event).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GateOutcome {
+    pub gate: String,
+    pub result: GateStatus,
+    #[serde(flatten)]
+    pub counts: GateCounts,
+    /// The gate could not start, or timed out: it judged nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<GateProblem>,
+}
+
+impl GateRecord {
+    /// The gate's numbers.
+    pub fn counts(&self) -> GateCounts {
+        GateCounts {
+            tests_passed: self.tests_passed,
+            tests_total: self.tests_total,
+            findings: self.findings,
+            coverage: self.coverage,
+            coverage_threshold: self.coverage_threshold,
+            scope: self.scope,
+        }
+    }
+
+    /// The gate's verdict, as a finished observation reports it.
+    pub fn outcome(&self) -> GateOutcome {
+        GateOutcome {
+            gate: self.name.clone(),
+            result: self.result,
+            counts: self.counts(),
+            problem: self.problem.clone(),
+        }
+    }
+}
+
 /// Whether every gate that ran passed, and at least one ran: commit readiness.
 pub fn gates_passed(gates: &[GateRecord]) -> bool {
     gates.iter().all(|g| !g.failed()) && gates.iter().any(GateRecord::passed)

@@ -14,14 +14,18 @@
 //! what goes to GitHub
 //! within GitHub's limits; [`evidence`] existing and new tests apart, and the allowed test
 //! and configuration changes; [`environment`] gates that could not start, and what to do;
+//! [`checklist`] the status comment's live checklist, folded from the event stream; [`live`]
+//! the terminal's live status line and its plain lines;
 //! [`local`] what a local run says about its worktree and the user's uncommitted work (and
 //! `meta-agent worktrees`); [`mine`] the progress and lines of `eval mine`.
 
+pub mod checklist;
 pub mod environment;
 pub mod evidence;
 pub mod fit;
 pub mod gates;
 pub mod job;
+pub mod live;
 pub mod local;
 pub mod mine;
 pub mod outcome;

@@ -1,7 +1,9 @@
-//! The bot's status comment on an issue: the views a run goes through (working, committed,
+//! The bot's status comment on an issue: the views a run goes through (working with its live
+//! checklist, committed,
 //! escalated with the escalation report, stopped, ...) and the footer every view carries (the
 //! workflow run link, the hidden session record). Pure; `github::status` posts it.
 
+use super::checklist::Checklist;
 use super::fit::{self, Measure};
 
 /// The first line of the bot's status comment.
@@ -12,14 +14,10 @@ pub const MARKER: &str = "<!-- meta-agent:status -->";
 pub enum View {
     /// Acknowledged, working.
     Working { trigger: String },
-    /// Working, after an iteration: the gates so far.
+    /// Working: the live checklist of the steps so far.
     Progress {
         trigger: String,
-        /// The iteration that just ended (0 is the build).
-        iteration: u32,
-        max_iterations: u32,
-        /// The gate table so far (Markdown).
-        gates: String,
+        checklist: Checklist,
     },
     /// The run was interrupted (the job cancelled or timed out): the work is kept and pushed;
     /// `refused`: what the patch gate left out of it, with its reasons.
@@ -95,20 +93,10 @@ fn view_text(view: &View, phrase: &str) -> String {
                 "### meta-agent is working\n\nStarted by {trigger}. This comment is updated as the run goes.\n"
             ));
         }
-        View::Progress {
-            trigger,
-            iteration,
-            max_iterations,
-            gates,
-        } => {
-            let step = if *iteration == 0 {
-                "the build".to_owned()
-            } else {
-                format!("iteration {iteration} of {max_iterations}")
-            };
+        View::Progress { trigger, checklist } => {
             out.push_str(&format!(
-                "### meta-agent is working\n\nStarted by {trigger}. After {step}, the gates so far:\n\n{gates}\n\
-                 This comment is updated as the run goes.\n"
+                "### meta-agent is working\n\nStarted by {trigger}. This comment is updated as the run goes.\n\n{}",
+                checklist.to_markdown()
             ));
         }
         View::Interrupted {

@@ -35,6 +35,21 @@ fn paused(report: &RunReport, why: &str) -> String {
     out
 }
 
+/// The one line `-q` prints: the outcome and where the work is.
+pub fn outcome_line(report: &RunReport) -> String {
+    let state = &report.state;
+    let outcome = state.outcome.map_or("unfinished", |o| o.as_str());
+    match (&report.commit, state.dry_run) {
+        (Some(commit), false) => format!(
+            "{outcome}: {} ({})\n",
+            state.branch,
+            &commit[..commit.len().min(12)]
+        ),
+        (Some(_) | None, true) => format!("{outcome} (dry run)\n"),
+        (None, false) => format!("{outcome}\n"),
+    }
+}
+
 /// What a person reads at the end: summary, and in a dry run the diff; the gates; the commit
 /// message or the escalation report.
 pub fn render(report: &RunReport, verbose: bool) -> String {

@@ -70,6 +70,47 @@ pub(crate) fn state(escalated: bool) -> LoopState {
     serde_json::from_value(value).expect("a state as the state file holds it")
 }
 
+/// A baseline that failed, then an act with one tool call so far.
+fn progress_events() -> Vec<crate::protocol::event::Event> {
+    use crate::protocol::event::Event;
+    use crate::protocol::records::{GateCounts, StepPhase};
+    vec![
+        Event::PhaseStarted {
+            phase: StepPhase::Baseline,
+            iteration: 0,
+        },
+        Event::GateFinished {
+            gate: "tests".into(),
+            passed: false,
+            duration_ms: 10,
+            detail: String::new(),
+            counts: GateCounts {
+                tests_passed: Some(2),
+                tests_total: Some(3),
+                ..GateCounts::default()
+            },
+        },
+        Event::PhaseFinished {
+            phase: StepPhase::Baseline,
+            iteration: 0,
+            duration_ms: 10,
+            outcome: "baseline: gates failed".into(),
+            gates: Vec::new(),
+        },
+        Event::PhaseStarted {
+            phase: StepPhase::Improve,
+            iteration: 1,
+        },
+        Event::ToolCalled {
+            tool: "read_file".into(),
+            input: "calc.py".into(),
+            success: true,
+            started_unix_ms: 0,
+            duration_ms: 1,
+        },
+    ]
+}
+
 fn reason() -> EscalationReason {
     EscalationReason::IterationsExhausted { iterations: 1 }
 }
@@ -237,11 +278,13 @@ fn status_comments_and_the_escalation_comment() {
         "status_committed",
         stable(&status::render(&committed, &footer))
     );
+    let mut checklist = super::checklist::Checklist::default();
+    for event in progress_events() {
+        checklist.fold(&event);
+    }
     let progress = status::View::Progress {
         trigger: "issue #7 labelled by @alice".into(),
-        iteration: 1,
-        max_iterations: 3,
-        gates: job::gate_table(&state(true)),
+        checklist,
     };
     insta::assert_snapshot!(
         "status_progress",

@@ -12,6 +12,7 @@
 
 pub mod builder;
 pub mod commands;
+mod display;
 pub mod eval;
 pub mod github;
 pub mod lock;
@@ -156,4 +157,6 @@ pub struct Overrides {
     pub worktrees_dir: Option<PathBuf>,
     /// More detail in what a person reads.
     pub verbose: bool,
+    /// `-q`: no live display, only the outcome on stdout.
+    pub quiet: bool,
 }

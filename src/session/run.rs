@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::builder::{KeyNeed, TaskBuilder, builder_for};
+use super::display::Display;
 use super::lock::{LockError, SessionLock};
 use super::places::Places;
 use super::sinks::Sinks;
@@ -373,8 +374,21 @@ where
         };
         let repo = open_repo(place.path())?;
         let (builder, begin) = begin(&ctx)?;
-        let (_, done) = drive(&ctx, &repo, &builder, begin, plan.output.json, None).await?;
+        let shown = !overrides.quiet && !overrides.verbose;
+        let display = shown.then(|| Display::start(env.redactor.clone()));
+        let watcher = display.as_ref().map(|display| display as &dyn EventSink);
+        let driven = drive(&ctx, &repo, &builder, begin, plan.output.json, watcher).await;
+        if let Some(display) = display {
+            display.finish();
+        }
+        let (report, mut done) = driven?;
         export(&repo, plan.session, plan.output.out.as_deref())?;
+        if overrides.quiet && !plan.output.json {
+            done.stdout = env
+                .redactor
+                .redact_text(&crate::render::terminal::outcome_line(&report))
+                .into_owned();
+        }
         Ok::<_, SessionError>(done)
     }
     .await;

@@ -139,6 +139,7 @@ fn audit_entry(event: &Event) -> Option<AuditEntry<'_>> {
         Event::RunStarted { .. }
         | Event::Recovered { .. }
         | Event::StateChanged { .. }
+        | Event::PhaseStarted { .. }
         | Event::PhaseFinished { .. }
         | Event::GateStarted { .. }
         | Event::GateSkipped { .. }
@@ -202,6 +203,7 @@ mod tests {
             passed: true,
             duration_ms: 1,
             detail: String::new(),
+            counts: Default::default(),
         };
         assert_eq!(audit_entry(&event), None);
     }

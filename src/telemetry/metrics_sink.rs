@@ -145,6 +145,7 @@ fn record(event: &Event) {
             duration_ms,
             outcome,
             iteration: _,
+            gates: _,
         } => {
             metrics::histogram!(PHASE_DURATION_MS, "phase" => phase.as_str())
                 .record(*duration_ms as f64);
@@ -156,6 +157,7 @@ fn record(event: &Event) {
             passed,
             duration_ms,
             detail: _,
+            counts: _,
         } => {
             let result = if *passed { "pass" } else { "fail" };
             metrics::histogram!(GATE_LATENCY_MS, "gate" => gate.clone())
@@ -170,6 +172,7 @@ fn record(event: &Event) {
         Event::RunStarted { .. }
         | Event::Recovered { .. }
         | Event::StateChanged { .. }
+        | Event::PhaseStarted { .. }
         | Event::GateStarted { .. }
         | Event::SignatureFound { .. }
         | Event::ResolutionApplied { .. }

@@ -19,6 +19,7 @@ use meta_agent::llm::{AnyProvider, BudgetCaps, LlmConfig, LlmEnv, LlmError, Retr
 use meta_agent::protocol::builder::{
     ActReport, ActRequest, BuildError, Builder, FailureContext, FailureDigest,
 };
+use meta_agent::protocol::event::Event;
 use meta_agent::protocol::records::Plan;
 use meta_agent::protocol::task::Task;
 
@@ -183,6 +184,7 @@ async fn act_with(
         repo_root: root,
         context: FailureContext::default(),
         max_steps,
+        progress: meta_agent::protocol::builder::Progress::nowhere(),
     };
     agent.act(request).await
 }
@@ -479,6 +481,7 @@ async fn the_opening_carries_the_digest_and_the_failing_file_within_the_token_bu
     let plan = Plan::AgentFix {
         different_approach: false,
     };
+    let events = meta_agent::protocol::event::Recorder::default();
     let request = ActRequest {
         task: &task,
         plan: &plan,
@@ -487,6 +490,7 @@ async fn the_opening_carries_the_digest_and_the_failing_file_within_the_token_bu
         repo_root: repo.path(),
         context,
         max_steps: 3,
+        progress: meta_agent::protocol::builder::Progress::to(&events),
     };
     let report = agent.act(request).await.unwrap();
     assert_eq!(report.summary, "looked");
@@ -523,9 +527,17 @@ async fn the_opening_carries_the_digest_and_the_failing_file_within_the_token_bu
     assert!(history.contains("tokens omitted]"), "{history}");
     assert!(opening.ends_with("fix the code (not the tests), then call finish.\n"));
     assert!(opening.contains("# Instruction\nMake the failing gates pass."));
-    assert_eq!(report.llm_calls.len(), 1);
-    assert_eq!(report.llm_calls[0].model, "test-model");
-    assert_eq!(report.llm_calls[0].provider, "openai");
+    let calls: Vec<(String, String)> = events
+        .events()
+        .into_iter()
+        .filter_map(|event| match event {
+            Event::LlmCall {
+                provider, model, ..
+            } => Some((provider, model)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls, [("openai".to_owned(), "test-model".to_owned())]);
 }
 
 // ---- end to end through the binary ----
@@ -764,4 +776,153 @@ async fn a_recorded_run_replays_to_the_same_change_without_the_service() {
         committed_change(&second, bases[1].trim(), &replayed.1),
         change
     );
+}
+
+/// `--json` reports each tool call when it ends, while the act goes on: in the stream, the
+/// act's calls come one by one between the model calls that asked for them, all before the
+/// act's `phase_finished`.
+#[tokio::test(flavor = "multi_thread")]
+async fn json_reports_each_tool_call_while_the_act_goes_on() {
+    let mock = MockLlm::start(vec![
+        streamed_call("call_b", "finish", json!({"summary": "nothing built"})),
+        streamed_call("call_r", "read_file", json!({"path": "calc.py"})),
+        streamed_call(
+            "call_e",
+            "edit_file",
+            json!({"path": "calc.py", "old_string": "sum(values) // len(values)",
+                "new_string": "sum(values) / len(values)"}),
+        ),
+        streamed_call(
+            "call_f",
+            "finish",
+            json!({"summary": "true division again"}),
+        ),
+    ])
+    .await;
+    let (_dir, work) = example_for(&mock.base_url);
+    let out = tokio::task::spawn_blocking(move || {
+        meta_agent()
+            .env("OPENAI_API_KEY", KEY)
+            .arg("--repo")
+            .arg(&work)
+            .args(["run", "--text", "Fix mean of floats", "--json"])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let events: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let improve_started = events
+        .iter()
+        .position(|e| e["event"] == "phase_started" && e["phase"] == "improve")
+        .unwrap_or_else(|| panic!("no improve act: {stdout}"));
+    let stream: Vec<String> = events[improve_started..]
+        .iter()
+        .map(|e| match e["event"].as_str().unwrap_or_default() {
+            "tool_called" => format!("tool {}", e["tool"].as_str().unwrap_or_default()),
+            "phase_finished" => format!("finished {}", e["phase"].as_str().unwrap_or_default()),
+            other => other.to_owned(),
+        })
+        .filter(|line| {
+            line == "llm_call" || line.starts_with("tool ") || line.starts_with("finished ")
+        })
+        .take(7)
+        .collect();
+    assert_eq!(
+        stream,
+        [
+            "llm_call",
+            "tool read_file",
+            "llm_call",
+            "tool edit_file",
+            "llm_call",
+            "tool finish",
+            "finished improve",
+        ],
+        "{stdout}"
+    );
+}
+
+/// The mean fix in three model turns: read, edit, finish.
+async fn mean_fixing_model() -> MockLlm {
+    MockLlm::start(vec![
+        streamed_call("call_r", "read_file", json!({"path": "calc.py"})),
+        streamed_call(
+            "call_e",
+            "edit_file",
+            json!({"path": "calc.py", "old_string": "sum(values) // len(values)",
+                "new_string": "sum(values) / len(values)"}),
+        ),
+        streamed_call(
+            "call_f",
+            "finish",
+            json!({"summary": "true division again"}),
+        ),
+    ])
+    .await
+}
+
+/// Runs `meta-agent run` on the broken mean with `flags`: (stdout, stderr).
+async fn run_with_flags(flags: &'static [&'static str]) -> (String, String) {
+    let mock = mean_fixing_model().await;
+    let (_dir, work) = example_for(&mock.base_url);
+    let out = tokio::task::spawn_blocking(move || {
+        meta_agent()
+            .env("OPENAI_API_KEY", KEY)
+            .arg("--repo")
+            .arg(&work)
+            .args(["run", "--text", "Fix mean of floats"])
+            .args(flags)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    (stdout, stderr)
+}
+
+/// Whether `text` holds a log line (`2026-...Z  INFO ...`).
+fn has_info_log(text: &str) -> bool {
+    text.lines().any(|line| line.contains(" INFO "))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn run_shows_plain_progress_lines_when_stderr_is_not_a_terminal_not_the_log() {
+    let (stdout, stderr) = run_with_flags(&[]).await;
+    assert!(!has_info_log(&stderr), "{stderr}");
+    for line in [
+        "Baseline\n",
+        "  tests ✗ ",
+        "Act 1: build\n",
+        "  read `calc.py`\n",
+        "  edited `calc.py`\n",
+        "Gates after act 1\n",
+    ] {
+        assert!(stderr.contains(line), "{line:?} in {stderr}");
+    }
+    assert!(stdout.contains("--- commit message ---"), "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn run_quiet_prints_only_the_outcome() {
+    let (stdout, stderr) = run_with_flags(&["-q"]).await;
+    let line = regex::Regex::new(r"^committed: meta-agent/fix-mean-of-floats \([0-9a-f]{12}\)\n$")
+        .unwrap();
+    assert!(line.is_match(&stdout), "{stdout:?}");
+    assert!(!has_info_log(&stderr), "{stderr}");
+    assert!(!stderr.contains("read `calc.py`"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn run_verbose_prints_the_log_instead_of_the_display() {
+    let (_stdout, stderr) = run_with_flags(&["-v"]).await;
+    assert!(has_info_log(&stderr), "{stderr}");
+    assert!(!stderr.contains("\n  read `calc.py`\n"), "{stderr}");
 }

@@ -21,6 +21,7 @@ use meta_agent::llm::{AnyProvider, BudgetCaps, LlmConfig, LlmEnv, RetryPolicy, c
 use meta_agent::protocol::builder::{
     ActReport, ActRequest, Builder, FailureContext, ReviewRequest,
 };
+use meta_agent::protocol::event::{Event, Recorder};
 use meta_agent::protocol::records::Plan;
 use meta_agent::protocol::task::Task;
 
@@ -134,6 +135,16 @@ fn repo() -> tempfile::TempDir {
 }
 
 async fn build(agent: &AgentBuilder<AnyProvider, Executor>, root: &Path, task: &Task) -> ActReport {
+    build_watched(agent, root, task, &Recorder::default()).await
+}
+
+/// [`build`], reporting the act's tool and model calls to `events`.
+async fn build_watched(
+    agent: &AgentBuilder<AnyProvider, Executor>,
+    root: &Path,
+    task: &Task,
+    events: &Recorder,
+) -> ActReport {
     let request = ActRequest {
         task,
         plan: &Plan::Build,
@@ -142,6 +153,7 @@ async fn build(agent: &AgentBuilder<AnyProvider, Executor>, root: &Path, task: &
         repo_root: root,
         context: FailureContext::default(),
         max_steps: 6,
+        progress: meta_agent::protocol::builder::Progress::to(events),
     };
     agent.act(request).await.unwrap()
 }
@@ -166,7 +178,8 @@ async fn the_fast_model_plans_and_sub_tasks_run_in_dependency_order() {
             explore_min_files: 1000,
         },
     );
-    let report = build(&agent, repo.path(), &complex_task()).await;
+    let events = Recorder::default();
+    let report = build_watched(&agent, repo.path(), &complex_task(), &events).await;
     assert_eq!(report.gave_up, None, "{report:?}");
     assert_eq!(report.summary, "[render] rendered; [docs] documented");
     let requests = mock.requests();
@@ -196,17 +209,24 @@ async fn the_fast_model_plans_and_sub_tasks_run_in_dependency_order() {
     );
     assert!(tool_names(&requests[1]).contains(&"edit_file".to_owned()));
     assert!(report.actions[0].starts_with("plan: 2 sub-tasks (render → docs)"));
-    let recorded: Vec<(&str, u64)> = report
-        .llm_calls
-        .iter()
-        .map(|call| (call.model.as_str(), call.input_tokens))
+    let recorded: Vec<(String, u64)> = events
+        .events()
+        .into_iter()
+        .filter_map(|event| match event {
+            Event::LlmCall {
+                model,
+                input_tokens,
+                ..
+            } => Some((model, input_tokens)),
+            _ => None,
+        })
         .collect();
     assert_eq!(
         recorded,
         [
-            ("fast-model", 120),
-            ("primary-model", 120),
-            ("primary-model", 120),
+            ("fast-model".to_owned(), 120),
+            ("primary-model".to_owned(), 120),
+            ("primary-model".to_owned(), 120),
         ],
         "every call is metered for the LlmCall events"
     );
@@ -229,6 +249,7 @@ async fn the_requirements_review_names_what_is_missing_on_the_fast_model_and_onl
     let review = || ReviewRequest {
         task: &task,
         diff: "diff --git a/src/cli.py b/src/cli.py\n+def render(): ...\n",
+        progress: meta_agent::protocol::builder::Progress::nowhere(),
     };
     let off = agent(
         &mock.base_url,

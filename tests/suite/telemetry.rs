@@ -35,6 +35,7 @@ fn phase(phase: StepPhase, iteration: u32, duration_ms: u64, outcome: &str) -> E
         iteration,
         duration_ms,
         outcome: outcome.into(),
+        gates: Vec::new(),
     }
 }
 
@@ -68,6 +69,7 @@ fn gate(gate: &str, passed: bool, duration_ms: u64, detail: &str) -> Vec<Event> 
             passed,
             duration_ms,
             detail: detail.into(),
+            counts: Default::default(),
         },
     ]
 }

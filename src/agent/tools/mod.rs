@@ -80,6 +80,17 @@ pub struct Observation {
 }
 
 impl Observation {
+    /// The `ToolCalled` event reporting this call.
+    pub fn event(&self) -> crate::protocol::event::Event {
+        crate::protocol::event::Event::ToolCalled {
+            tool: self.tool.clone(),
+            input: self.input.clone(),
+            success: self.success,
+            started_unix_ms: self.started_unix_ms,
+            duration_ms: self.duration_ms,
+        }
+    }
+
     /// The line kept in the act report (and shown to later attempts).
     pub fn line(&self) -> String {
         let status = if self.success {

@@ -481,14 +481,14 @@ impl Step<'_> {
     ) -> Result<(RunReport, Done), SessionError> {
         let session = begin.session().to_owned();
         let sessions = SessionStore::for_git_dir(&repo.git_dir());
-        let (watcher, observed) = super::progress::watch();
+        let (watcher, events) = super::progress::watch();
         let driving = async move {
             let watcher = watcher;
             run::drive(ctx, repo, builder, begin, false, Some(&watcher)).await
         };
         let (driven, ()) = tokio::join!(
             driving,
-            self.post_progress(observed, status, &sessions, &session)
+            self.post_progress(events, status, &sessions, &session)
         );
         driven
     }

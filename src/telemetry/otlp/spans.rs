@@ -116,6 +116,7 @@ impl TraceAssembler {
                 iteration,
                 duration_ms,
                 outcome,
+                gates: _,
             } => self.finish_phase(
                 Phase {
                     name: phase.as_str(),
@@ -135,6 +136,7 @@ impl TraceAssembler {
                 passed,
                 duration_ms,
                 detail,
+                counts: _,
             } => {
                 let started = self.take_gate(gate);
                 let start = started.as_ref().map_or(before(now, *duration_ms), |s| s.1);
@@ -192,6 +194,7 @@ impl TraceAssembler {
                 self.finish_run(now, attributes, run_status(*outcome))
             }
             Event::SignatureFound { .. }
+            | Event::PhaseStarted { .. }
             | Event::ResolutionApplied { .. }
             | Event::ResolutionOutcome { .. }
             | Event::FlakyTest { .. }
@@ -636,6 +639,7 @@ mod tests {
                     iteration: 1,
                     duration_ms: 1_100,
                     outcome: "changed".into(),
+                    gates: Vec::new(),
                 },
             ),
             (
@@ -659,6 +663,7 @@ mod tests {
                     passed: false,
                     duration_ms: 2_990,
                     detail: "1 failed".into(),
+                    counts: Default::default(),
                 },
             ),
             (
@@ -668,6 +673,7 @@ mod tests {
                     iteration: 1,
                     duration_ms: 3_150,
                     outcome: "failed".into(),
+                    gates: Vec::new(),
                 },
             ),
             (
@@ -809,6 +815,7 @@ mod tests {
                     passed: false,
                     duration_ms: 10,
                     detail: CANARY.into(),
+                    counts: Default::default(),
                 },
             ),
         );
