@@ -281,5 +281,6 @@ fn report(progress: Progress, summary: String, gave_up: Option<String>) -> ActRe
         usage: progress.usage,
         gave_up,
         llm_calls: Vec::new(),
+        instructions: Vec::new(),
     }
 }

@@ -491,6 +491,11 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         self.record_llm_calls(&report.llm_calls);
         state.builder_calls += 1;
         state.usage.add(&report.usage);
+        for path in &report.instructions {
+            if !state.instructions.contains(path) {
+                state.instructions.push(path.clone());
+            }
+        }
         state.review_missing.clear();
         let outcome = report.gave_up.clone().unwrap_or(report.summary.clone());
         Ok((report.actions, Vec::new(), outcome))
@@ -642,6 +647,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             passed: crate::protocol::records::gates_passed(&state.gates),
             start_failures: &crate::protocol::records::start_failures(&state.gates),
             asked: self.baseline_asked(state),
+            reproduce: state.task.source.is_failing_check(),
             hindsight_available: improve::has_untried(self.hindsight_ctx(), state),
             agent_available: self.builder.available(state.builder_calls),
         })

@@ -86,6 +86,10 @@ pub struct LoopState {
     /// environment, caches): the environment's, left out of every diff and commit.
     #[serde(default)]
     pub environment: Vec<String>,
+    /// The repository's instruction files the model was shown (`AGENTS.md`, ...), in the order
+    /// first shown.
+    #[serde(default)]
+    pub instructions: Vec<String>,
 }
 
 /// The tests a run added and the test edits it was allowed, for the report and the PR body.
@@ -159,6 +163,7 @@ impl LoopState {
             checkpoint: None,
             evidence: Default::default(),
             environment: Vec::new(),
+            instructions: Vec::new(),
         }
     }
 

@@ -55,6 +55,8 @@ pub struct ActReport {
     /// Every model call of the act (planning, exploring, coding, requirements review), in order, for the
     /// `LlmCall` events (empty for scripted and offline).
     pub llm_calls: Vec<LlmCallRecord>,
+    /// The repository's instruction files the act's prompt showed (paths, in order).
+    pub instructions: Vec<String>,
 }
 
 /// One model call, as the `LlmCall` event reports it.

@@ -13,8 +13,11 @@
 //! suggestion review of a fork's pull request; [`pull`] the pull request body; [`fit`] keeps
 //! what goes to GitHub
 //! within GitHub's limits; [`evidence`] existing and new tests apart, and the allowed test
-//! and configuration changes; [`environment`] gates that could not start, and what to do.
+//! and configuration changes; [`environment`] gates that could not start, and what to do;
+//! [`checks`] a pull request's failing checks: not reproduced, fixed on its own branch, or not
+//! pushed because it moved.
 
+pub mod checks;
 pub mod environment;
 pub mod evidence;
 pub mod fit;

@@ -302,6 +302,7 @@ fn pull_request_body() {
         url: "https://github.com/octo/calc/issues/8".into(),
         head_ref: "feature/mean".into(),
         head_repo: "octo/calc".into(),
+        failed_run: None,
     };
     insta::assert_snapshot!(
         "pull_request_body_stacked",

@@ -151,6 +151,9 @@ pub struct RunContext<'a> {
     /// A local run's own worktree ([`super::worktree`]); `None` on GitHub, which works in the
     /// job's checkout.
     pub worktree: Option<&'a Path>,
+    /// The repository's instructions for agents, read from the run's trusted tree (the base
+    /// commit locally, the default or base branch on GitHub); none until read.
+    pub instructions: Arc<crate::agent::instructions::RepoInstructions>,
 }
 
 impl Prepared {
@@ -166,6 +169,7 @@ impl Prepared {
             deadline: Deadline::after(self.config.loop_.wall_clock),
             interrupt: super::signals::interrupt(),
             worktree: None,
+            instructions: Arc::new(crate::agent::instructions::RepoInstructions::none()),
         }
     }
 }
@@ -226,6 +230,7 @@ pub async fn run(
     };
     let plan = Plan {
         session: &session,
+        base: &base,
         git_dir: checkout.git_dir(),
         spent: std::time::Duration::ZERO,
         output: &request.output,
@@ -265,6 +270,7 @@ pub async fn resume(
     };
     let plan = Plan {
         session: &state.session,
+        base: &state.base_commit,
         git_dir: checkout.git_dir(),
         spent,
         output: &request.output,
@@ -275,6 +281,8 @@ pub async fn resume(
 /// What [`in_worktree`] needs besides the worktree and how the run begins.
 struct Plan<'a> {
     session: &'a str,
+    /// The commit the session started from: the repository's instructions are read there.
+    base: &'a str,
     /// The repository's common git directory (its sessions).
     git_dir: PathBuf,
     /// Time a resumed session already spent of `loop.wall_clock`.
@@ -303,6 +311,10 @@ where
             ..ctx
         };
         let repo = open_repo(place.path())?;
+        let ctx = RunContext {
+            instructions: Arc::new(read_instructions(&repo, plan.base, "the run's base commit")),
+            ..ctx
+        };
         let (builder, begin) = begin(&ctx)?;
         let (_, done) = drive(&ctx, &repo, &builder, begin, plan.output.json, None).await?;
         export(&repo, plan.session, plan.output.out.as_deref())?;
@@ -418,6 +430,30 @@ pub(super) async fn drive(
         outcome: exit_outcome(&report),
     };
     Ok((report, done))
+}
+
+/// The repository's instructions for agents in the tree of `rev` (`origin` says where that is);
+/// none, with a warning, when the tree cannot be read: the run goes on without them.
+pub(super) fn read_instructions(
+    repo: &Git2Repository,
+    rev: &str,
+    origin: &str,
+) -> crate::agent::instructions::RepoInstructions {
+    match crate::agent::instructions::load(repo, rev, origin) {
+        Ok(found) => {
+            for file in &found.files {
+                tracing::info!("instructions: {} found in {origin}", file.path);
+            }
+            for skipped in &found.skipped {
+                tracing::warn!("instructions: {} not used: {}", skipped.path, skipped.why);
+            }
+            found
+        }
+        Err(err) => {
+            tracing::warn!("the repository's instructions for agents in {origin}: {err}");
+            crate::agent::instructions::RepoInstructions::none()
+        }
+    }
 }
 
 fn write_file(path: &Path, text: &str) -> Result<(), SessionError> {

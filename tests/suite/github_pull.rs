@@ -516,7 +516,7 @@ mod check_before_push {
     use meta_agent::git::{Git2Repository, Identity, Repository};
     use meta_agent::github::RepoId;
     use meta_agent::github::provenance::{
-        BotSide, Origin, PatchOffer, PatchOnly, Publish, PushRefusal, plan,
+        BotSide, Origin, PatchOffer, PatchOnly, PlanInput, Publish, PullPolicy, PushRefusal, plan,
     };
     use meta_agent::github::push::{self, BranchRules, PushError, Remote, VerifyInput};
 
@@ -550,6 +550,7 @@ mod check_before_push {
         BranchRules {
             prefix: "meta-agent/".into(),
             protected: vec!["main".into()],
+            pull_head: None,
         }
     }
 
@@ -559,12 +560,14 @@ mod check_before_push {
             bot_login: "github-actions[bot]".into(),
             branch_prefix: "meta-agent/".into(),
         };
-        plan(
-            &Origin::DefaultBranch {
+        plan(&PlanInput {
+            origin: &Origin::DefaultBranch {
                 branch: "main".into(),
             },
-            &bot,
-        )
+            bot: &bot,
+            policy: &PullPolicy::default(),
+            default_branch: "main",
+        })
     }
 
     /// A commit on the checkout by the bot (its identity and the session's trailer).
