@@ -39,7 +39,7 @@ pub(super) struct Step {
     pub(super) stdout: String,
     pub(super) stderr: String,
     outputs: String,
-    summary: String,
+    pub(super) summary: String,
     /// The files the step copied for the Action's artifact (`META_AGENT_OUT`).
     pub(super) out: Vec<(String, String)>,
 }

@@ -19,6 +19,7 @@ mod git;
 mod github;
 mod github_api;
 mod github_app;
+mod github_checks;
 mod github_pull;
 mod hindsight_signature;
 mod hindsight_store;
