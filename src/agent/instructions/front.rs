@@ -113,12 +113,33 @@ fn globs(value: &Value) -> Option<Vec<String>> {
     Some(
         items
             .iter()
-            .flat_map(|item| item.split(','))
+            .flat_map(|item| split_globs(item))
             .map(str::trim)
             .filter(|glob| !glob.is_empty())
             .map(str::to_owned)
             .collect(),
     )
+}
+
+/// `text` cut at the commas that separate globs, not at those inside a `{a,b}` alternation
+/// (`**/*.{html,liquid},_includes/**` is two globs).
+fn split_globs(text: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let mut depth = 0usize;
+    let mut start = 0;
+    for (index, c) in text.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                parts.push(&text[start..index]);
+                start = index + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[start..]);
+    parts
 }
 
 /// The keys whose unquoted values are quoted on the second try.
@@ -198,6 +219,11 @@ mod tests {
             ),
             // CRLF line ends.
             ("---\r\napplyTo: \"**\"\r\n---\r\nBody\r\n", vec!["**"]),
+            // Brace alternations keep their commas (ASISaga/theme.asisaga.com writes these).
+            (
+                "---\napplyTo: \"**/*.{html,liquid},_includes/**,_layouts/**\"\ndescription: \"HTML\"\n---\n",
+                vec!["**/*.{html,liquid}", "_includes/**", "_layouts/**"],
+            ),
         ];
         for (text, globs) in cases {
             let front = front_of(text).unwrap_or_else(|err| panic!("{text:?}: {err}"));
