@@ -147,7 +147,7 @@ fn plan_then_fix() -> Vec<Reply> {
 }
 
 /// The model's env with the pull request settings.
-fn env(mock: &MockLlm, settings: &[(&'static str, &str)]) -> Vec<(&'static str, String)> {
+fn model_env(mock: &MockLlm, settings: &[(&'static str, &str)]) -> Vec<(&'static str, String)> {
     let mut env = llm_env(mock);
     env.push(("RUST_LOG", "info".into()));
     env.extend(settings.iter().map(|(k, v)| (*k, (*v).to_owned())));
@@ -171,7 +171,7 @@ async fn a_failing_pull_request_run_gets_a_stacked_fix_with_the_base_branchs_ins
     let (fixture, head) = failing_pull(with_instructions, "feature/mean", pull_instructions);
     let main_before = tip(&fixture, "main");
     let mock = MockLlm::start(plan_then_fix()).await;
-    let env = env(&mock, &[CHECKS]);
+    let env = model_env(&mock, &[CHECKS]);
     let event = run_event("pull_request", "feature/mean", &head);
     let (fixture, step) = run_step(fixture, event, env).await;
     assert_eq!(step.code, 0, "{}\n{}", step.stdout, step.stderr);
@@ -229,14 +229,27 @@ async fn a_failing_pull_request_run_gets_a_stacked_fix_with_the_base_branchs_ins
         "{status}"
     );
     assert!(!status.contains("typescript.instructions.md"), "{status}");
-    fixture.assert_token_never_leaked(&[&step]);
+
+    // The same event again (a re-run): the head was handled, nothing is run or opened twice.
+    let calls = mock.requests().len();
+    let again = run_event("pull_request", "feature/mean", &head);
+    let (fixture, second) = run_step(fixture, again, model_env(&mock, &[CHECKS])).await;
+    assert_eq!(second.code, 0, "{}\n{}", second.stdout, second.stderr);
+    assert_eq!(
+        mock.requests().len(),
+        calls,
+        "no model call the second time"
+    );
+    assert_eq!(fixture.github.pulls().len(), 2);
+    assert_eq!(fixture.bot_comments_on(PULL).len(), 1);
+    fixture.assert_token_never_leaked(&[&step, &second]);
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn with_pull_request_fix_push_the_verified_fix_fast_forwards_the_pull_requests_branch() {
     let (fixture, head) = failing_pull(green_calc, "feature/mean", |_| {});
     let mock = MockLlm::start(plan_then_fix()).await;
-    let env = env(&mock, &[CHECKS, PUSH]);
+    let env = model_env(&mock, &[CHECKS, PUSH]);
     let event = run_event("pull_request", "feature/mean", &head);
     let (fixture, step) = run_step(fixture, event, env).await;
     assert_eq!(step.code, 0, "{}\n{}", step.stdout, step.stderr);
@@ -269,12 +282,13 @@ async fn with_pull_request_fix_push_the_verified_fix_fast_forwards_the_pull_requ
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_protected_branch_is_not_pushed_to_and_gets_a_stacked_pull_request() {
+async fn a_push_run_on_a_protected_pull_request_branch_gets_a_stacked_pull_request() {
     let (fixture, head) = failing_pull(green_calc, "feature/mean", |_| {});
     fixture.github.protect_branch("feature/mean");
     let mock = MockLlm::start(plan_then_fix()).await;
-    let env = env(&mock, &[CHECKS, PUSH]);
-    let event = run_event("pull_request", "feature/mean", &head);
+    // A `push` run on the pull request's branch, healed with `pull-request-checks: all`.
+    let env = model_env(&mock, &[("META_AGENT_PULL_REQUEST_CHECKS", "all"), PUSH]);
+    let event = run_event("push", "feature/mean", &head);
     let (fixture, step) = run_step(fixture, event, env).await;
     assert_eq!(step.code, 0, "{}\n{}", step.stdout, step.stderr);
     assert_eq!(step.output("outcome"), "committed", "{}", step.stderr);
@@ -293,7 +307,7 @@ async fn a_protected_branch_is_not_pushed_to_and_gets_a_stacked_pull_request() {
 async fn a_branch_the_author_moved_meanwhile_is_never_forced() {
     let (fixture, head) = failing_pull(green_calc, "feature/mean", |_| {});
     let mock = MockLlm::start(plan_then_fix()).await;
-    let env = env(&mock, &[CHECKS, PUSH]);
+    let env = model_env(&mock, &[CHECKS, PUSH]);
     let event = run_event("pull_request", "feature/mean", &head);
     let bare = fixture.bare();
     let scratch = fixture.scratch().to_owned();
@@ -365,7 +379,7 @@ async fn drafts_and_excluded_branches_are_left_alone_with_a_log_line() {
     ];
     let mut fixture = fixture;
     for (settings, why) in cases {
-        let env = env(&mock, &settings);
+        let env = model_env(&mock, &settings);
         let (back, step) = run_step(fixture, event.clone(), env).await;
         fixture = back;
         assert_eq!(step.code, 0, "{}\n{}", step.stdout, step.stderr);
@@ -400,7 +414,7 @@ async fn a_failure_that_does_not_reproduce_is_reported_and_no_model_is_asked() {
     runner(&mut fixture);
     let mock = MockLlm::start(Vec::new()).await;
     let before = refs(&fixture);
-    let env = env(&mock, &[CHECKS]);
+    let env = model_env(&mock, &[CHECKS]);
     let event = run_event("pull_request", "docs/readme", &head);
     let (fixture, step) = run_step(fixture, event, env).await;
     assert_eq!(step.code, 0, "{}\n{}", step.stdout, step.stderr);
