@@ -387,8 +387,8 @@ fn workflow_run(event: WorkflowRunEvent, settings: &TriggerSettings) -> Classifi
         return Classified::Ignore(reason);
     }
     let of = match run_of(&event, settings) {
-        Ok(of) => of,
-        Err(reason) => return Classified::Ignore(reason),
+        Heal::Run(of) => of,
+        Heal::Ignore(reason) => return Classified::Ignore(reason),
     };
     let run = event.workflow_run;
     let Some(actor) = run.triggering_actor.or(run.actor).or(event.sender) else {
@@ -427,27 +427,34 @@ fn fork_run(event: &WorkflowRunEvent) -> Option<String> {
     }
 }
 
+/// Whether a failed run is healed, and as whose code.
+enum Heal {
+    Run(RunOf),
+    /// Not healed, and why.
+    Ignore(String),
+}
+
 /// Whose code the failed run ran, or why it is not healed: `pull_request` runs and other
 /// branches' `push` runs only as `pull-request-checks` allows, never `pull_request_target` runs.
-fn run_of(event: &WorkflowRunEvent, settings: &TriggerSettings) -> Result<RunOf, String> {
+fn run_of(event: &WorkflowRunEvent, settings: &TriggerSettings) -> Heal {
     let run = &event.workflow_run;
     let checks = settings.pull_request_checks;
     match run.event.as_str() {
         "pull_request_target" => {
-            return Err(
+            return Heal::Ignore(
                 "the failed run was started by `pull_request_target`: such runs hold the base \
                  branch's code, never a pull request's to heal"
                     .to_owned(),
             );
         }
         "pull_request" if checks == PullRequestChecks::Off => {
-            return Err(
+            return Heal::Ignore(
                 "the failed run was started by `pull_request`: a pull request's checks are its \
                  author's to fix (`pull-request-checks` heals them)"
                     .to_owned(),
             );
         }
-        "pull_request" => return Ok(RunOf::PullRequestHead),
+        "pull_request" => return Heal::Run(RunOf::PullRequestHead),
         _ => {}
     }
     let default = event
@@ -457,16 +464,16 @@ fn run_of(event: &WorkflowRunEvent, settings: &TriggerSettings) -> Result<RunOf,
     match default {
         Some(default) if default != run.head_branch => {
             if checks == PullRequestChecks::All && run.event == "push" {
-                return Ok(RunOf::PullRequestHead);
+                return Heal::Run(RunOf::PullRequestHead);
             }
-            Err(format!(
+            Heal::Ignore(format!(
                 "the failed run is on `{}`, not the default branch `{default}`: self-healing works \
                  on the default branch (and, with `pull-request-checks: all`, on pull requests' \
                  branches)",
                 run.head_branch
             ))
         }
-        _ => Ok(RunOf::DefaultBranch),
+        _ => Heal::Run(RunOf::DefaultBranch),
     }
 }
 

@@ -5,7 +5,7 @@
 //! that is not text) is listed with why, never an error: the run goes on without it.
 
 use super::front::{self, Front};
-use super::{InstructionFile, Kind, RepoInstructions, Skipped};
+use super::{InstructionFile, Kind, RepoInstructions, Skipped, Unusable};
 use crate::git::{GitError, Repository};
 
 /// The local ref a pull request's base branch is fetched into, to read its instructions.
@@ -54,7 +54,7 @@ pub fn load<G: Repository>(
         };
         match read_file(&path, kind, text) {
             Ok(file) => found.files.push(file),
-            Err(why) => found.skip(&path, why),
+            Err(why) => found.skip(&path, why.to_string()),
         }
     }
     Ok(found)
@@ -101,7 +101,7 @@ fn text_of(bytes: &[u8]) -> Option<&str> {
 
 /// One file read by its convention: path-specific files by their front matter, the others
 /// with any front matter left out.
-fn read_file(path: &str, kind: Kind, text: &str) -> Result<InstructionFile, String> {
+fn read_file(path: &str, kind: Kind, text: &str) -> Result<InstructionFile, Unusable> {
     let split = front::split(text);
     if kind != Kind::PathSpecific {
         return Ok(InstructionFile::new(path, kind, split.body));
@@ -109,15 +109,12 @@ fn read_file(path: &str, kind: Kind, text: &str) -> Result<InstructionFile, Stri
     let Front {
         apply_to,
         exclude_agent,
-    } = match split.front {
-        Some(block) => front::parse(block).map_err(|err| err.to_string())?,
-        None => return Err("no front matter, so no `applyTo`: it applies to no file".into()),
-    };
+    } = front::parse(split.front.ok_or(Unusable::NoFrontMatter)?)?;
     if exclude_agent.iter().any(|agent| agent == "coding-agent") {
-        return Err("`excludeAgent: coding-agent`".into());
+        return Err(Unusable::ExcludedAgent);
     }
     if apply_to.is_empty() {
-        return Err("no `applyTo`: it applies to no file".into());
+        return Err(Unusable::NoApplyTo);
     }
     InstructionFile::path_specific(path, split.body, apply_to)
 }

@@ -74,14 +74,20 @@ impl InstructionFile {
     /// A path-specific file applying to `globs` (GitHub's semantics: relative to the root, `*`
     /// crosses directories, so `*` and `**` both mean every file); an invalid glob is an error
     /// naming it.
-    pub fn path_specific(path: &str, text: &str, globs: Vec<String>) -> Result<Self, String> {
+    pub fn path_specific(path: &str, text: &str, globs: Vec<String>) -> Result<Self, Unusable> {
         let mut builder = GlobSetBuilder::new();
         for glob in &globs {
             let pattern = glob.trim_start_matches('/');
-            builder
-                .add(Glob::new(pattern).map_err(|err| format!("`applyTo` glob {glob:?}: {err}"))?);
+            let compiled = Glob::new(pattern).map_err(|err| Unusable::BadGlob {
+                glob: glob.clone(),
+                message: err.to_string(),
+            })?;
+            builder.add(compiled);
         }
-        let matcher = builder.build().map_err(|err| format!("`applyTo`: {err}"))?;
+        let matcher = builder.build().map_err(|err| Unusable::BadGlob {
+            glob: globs.join(","),
+            message: err.to_string(),
+        })?;
         Ok(InstructionFile {
             apply_to: globs,
             matcher: Some(matcher),
@@ -99,6 +105,21 @@ impl InstructionFile {
             .as_ref()
             .is_some_and(|matcher| paths.iter().any(|path| matcher.is_match(path)))
     }
+}
+
+/// Why an instruction file cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unusable {
+    #[error("`applyTo` glob {glob:?}: {message}")]
+    BadGlob { glob: String, message: String },
+    #[error(transparent)]
+    Front(#[from] front::FrontError),
+    #[error("no front matter, so no `applyTo`: it applies to no file")]
+    NoFrontMatter,
+    #[error("no `applyTo`: it applies to no file")]
+    NoApplyTo,
+    #[error("`excludeAgent: coding-agent`")]
+    ExcludedAgent,
 }
 
 /// An instruction file found but not used, and why.
