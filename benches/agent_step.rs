@@ -10,6 +10,9 @@
 //!   60k tokens of task, failures, file excerpts and history) with the tokenizer table loaded.
 //! - `agent/tokenizer_table`: building the cl100k table, paid once per process and only when an
 //!   opening is too large to fit by its byte count alone.
+//! - `agent/code_under_test`: the relevant code of an opening on this repository's own sources
+//!   (about 60k lines of Rust): a failing unit test of `src/agent/relevant.rs` found by name and
+//!   its calls resolved with tree-sitter, three calls deep, then excerpted.
 //!
 //! Run with `cargo bench --bench agent_step`.
 
@@ -26,7 +29,7 @@ use meta_agent::exec::Executor;
 use meta_agent::llm::{
     BudgetCaps, ChatRequest, Completion, LlmError, Provider, StopReason, ToolCall, Usage,
 };
-use meta_agent::protocol::builder::{ActRequest, Builder, FailureContext};
+use meta_agent::protocol::builder::{ActRequest, Builder, FailureContext, FailureDigest};
 use meta_agent::protocol::records::Plan;
 use meta_agent::protocol::task::Task;
 
@@ -209,9 +212,10 @@ fn big_request_parts() -> (Task, FailureContext, Vec<FileExcerpt>) {
     let context = FailureContext {
         failures: (0..40)
             .map(|n| {
-                format!(
-                    "[test_failure] tests/test_report.py::test_{n} — assert {n} == {}",
-                    n + 1
+                FailureDigest::test(
+                    &format!("tests/test_report.py::test_{n}"),
+                    Some(&format!("tests/test_report.py:{}", n * 3 + 1)),
+                    &format!("assert {n} == {}", n + 1),
                 )
             })
             .collect(),
@@ -274,5 +278,31 @@ fn context(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, step, first_request, context);
+fn code_under_test(c: &mut Criterion) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let task = Task::from_text("The tests fail; make them pass").expect("task");
+    let test = "meta_agent::agent::relevant::tests::the_code_under_test_comes_first_then_frames_then_the_test";
+    let context = FailureContext {
+        failures: vec![FailureDigest::test(
+            test,
+            Some("src/agent/relevant.rs"),
+            "assertion `left == right` failed",
+        )],
+        ..FailureContext::default()
+    };
+    let policy = meta_agent::policy::Policy::default();
+    let found = meta_agent::agent::relevant::find(root, &task, &context, &policy);
+    assert!(
+        found.iter().any(|f| f.reason.contains("called by")),
+        "the code under test is found: {found:?}"
+    );
+    let mut group = c.benchmark_group("agent");
+    group.sample_size(20);
+    group.bench_function("code_under_test", |b| {
+        b.iter(|| meta_agent::agent::relevant::find(root, &task, &context, &policy));
+    });
+    group.finish();
+}
+
+criterion_group!(benches, step, first_request, context, code_under_test);
 criterion_main!(benches);

@@ -1,7 +1,8 @@
 //! Benchmarks of the per-iteration git work of the loop: the worktree diff, the changed-file list
 //! and the tamper inspection of that diff, on a synthetic repository of 500 files with 25 edited
-//! and 5 added; plus `commit_all` on the same change, and the per-run cost of a local run's own
-//! worktree (added at HEAD, then removed) for 500 and 5,000 files.
+//! and 5 added; plus `commit_all` on the same change, and the per-run costs of a local run's own
+//! worktree (added outside the checkout, then removed) and of its snapshot of the user's
+//! uncommitted work (30 changed files), for 500 and 5,000 files.
 //!
 //! Run with `cargo bench --bench git_tamper`.
 
@@ -58,10 +59,10 @@ fn committed_repository(files: usize) -> (TempDir, Git2Repository, String) {
     (dir, repo, head)
 }
 
-/// A committed repository of `FILES` files, then 25 edited and 5 new ones in the worktree.
-fn edited_repository() -> (TempDir, Git2Repository) {
-    let (dir, repo, _) = committed_repository(FILES);
-    for index in (0..FILES).step_by(20) {
+/// A committed repository of `files` files, then 25 edited and 5 new ones in the worktree.
+fn edited_repository(files: usize) -> (TempDir, Git2Repository) {
+    let (dir, repo, _) = committed_repository(files);
+    for index in (0..files).step_by(files / 25) {
         write(
             dir.path(),
             &format!("src/m{}/f{index}.rs", index % 20),
@@ -79,7 +80,7 @@ fn edited_repository() -> (TempDir, Git2Repository) {
 }
 
 fn bench(c: &mut Criterion) {
-    let (dir, repo) = edited_repository();
+    let (dir, repo) = edited_repository(FILES);
     let diff = repo.diff().expect("diff");
     c.bench_function("git/diff (500 files, 30 changed)", |b| {
         b.iter(|| black_box(repo.diff().expect("diff")))
@@ -107,19 +108,43 @@ fn bench(c: &mut Criterion) {
     });
 }
 
-/// A local run's worktree: added at HEAD (checked out by libgit2) and removed, per run.
+/// A local run's worktree: added at HEAD (checked out by libgit2) in a directory outside the
+/// checkout, as local runs make it, and removed, per run.
 fn bench_session_worktree(c: &mut Criterion) {
     for files in [FILES, 10 * FILES] {
         let (dir, _repo, head) = committed_repository(files);
+        let places = TempDir::new().expect("tempdir");
         let mut n = 0u64;
         c.bench_function(
             &format!("git/session worktree add + remove ({files} files)"),
             |b| {
                 b.iter(|| {
                     n += 1;
-                    let place = SessionWorktree::add(dir.path(), &format!("bench-{n}"), &head)
-                        .expect("add");
+                    let session = format!("bench-{n}");
+                    let at = places.path().join(&session);
+                    let place =
+                        SessionWorktree::add(dir.path(), &session, &head, &at).expect("add");
                     place.remove().expect("remove");
+                })
+            },
+        );
+    }
+}
+
+/// A local run's start from uncommitted work: the snapshot commit of 25 edited and 5 new files
+/// (staged in memory, written to the object database only), per run.
+fn bench_snapshot(c: &mut Criterion) {
+    for files in [FILES, 10 * FILES] {
+        let (_dir, repo) = edited_repository(files);
+        c.bench_function(
+            &format!("git/snapshot of uncommitted work ({files} files, 30 changed)"),
+            |b| {
+                b.iter(|| {
+                    let changes = repo.changed_files().expect("changes");
+                    let sha = repo
+                        .snapshot_commit("snapshot", &Identity::default())
+                        .expect("snapshot");
+                    black_box((changes, sha));
                 })
             },
         );
@@ -136,5 +161,5 @@ fn reset_branch(path: &Path, head: &str) {
         .expect("reset");
 }
 
-criterion_group!(benches, bench, bench_session_worktree);
+criterion_group!(benches, bench, bench_session_worktree, bench_snapshot);
 criterion_main!(benches);

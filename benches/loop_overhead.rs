@@ -155,6 +155,7 @@ fn bench(c: &mut Criterion) {
                     session: "bench".into(),
                     dry_run: false,
                     max_iterations: 3,
+                    snapshot: None,
                 };
                 let report = runtime
                     .block_on(engine.start(task(), options))

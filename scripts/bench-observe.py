@@ -3,15 +3,11 @@
 example Python repository with real pytest gates, and an oracle model (a loopback
 OpenAI-compatible server that gives the fix at the earliest moment the prompt allows).
 
-The oracle knows the bug (`sum(values) // len(values)` in calc.py) and nothing else: it answers
-with the edit and `finish` in one answer only when the prompt it was sent shows that exact faulty
-text (a real model cannot write an `edit_file` whose `old_string` it has never seen; the tool
-refuses one that does not match). The text can come from the code excerpts the prompt opens with,
-from a tool result (the file it read), or from a hindsight hint's diff (`-    return sum(values)
-// len(values)` under `+++ b/calc.py`: a near miss shows the very change that fixed a failure of
-the same family). Otherwise it explores first: it reads calc.py, the module the failing test
-calls, and answers from the file it was shown. So it is the best case of any model, no better
-than the prompt allows: one call where the prompt holds the fix's context, two where it must look.
+The oracle (scripts/oracle.py) knows the bug (`sum(values) // len(values)` in calc.py) and
+nothing else: it edits in its first answer only when the prompt shows that faulty text, from the
+code excerpts the prompt opens with, from a tool result (the file it read), or from a hindsight
+hint's diff (`-    return sum(values) // len(values)` under `+++ b/calc.py`: a near miss shows the
+very change that fixed a failure of the same family); otherwise it reads calc.py first.
 
 Scenarios:
   first-seen         mean() uses floor division; task "Fix mean of floats" (its `mean` leads the
@@ -25,124 +21,42 @@ Scenarios:
 Prints, per scenario: model calls, prompt tokens per call and in all (o200k_base, counted as
 `suite::observe` counts them against the README's 3,000: every message's text joined by newlines,
 then the tool schemas as compact JSON with sorted keys), the baseline's wall time (the gates'
-own), the harness overhead per iteration (wall time minus gates minus model), and the wall time
-to the verified commit.
+own), the gate runs (each run starts the tests gate once: the baseline, a flaky check, a fast
+re-run, a full run in the worktree, the pristine verification), the gates' own time (the time
+at least one gate command was running, from the --json events stamped as they arrive), the
+model's time, the wall time over those two, the harness overhead per iteration (wall time minus
+gates minus model), and the wall time to the verified commit (scripts/oracle.py's run()).
 
 Usage: scripts/bench-observe.py [BINARY]   (default target/release/meta-agent, else debug)
-BENCH_OBSERVE_PROMPTS=DIR writes every prompt the oracle was sent to DIR/<scenario>.<call>.txt.
+BENCH_PROMPTS=DIR writes every prompt the oracle was sent to DIR/<scenario>.<call>.txt.
 The gates need pytest, pytest-cov and ruff on PATH (scripts/test.sh's virtualenv has them), and
-the counts need tiktoken (`pip install tiktoken` there); its o200k_base table is read from
-tiktoken-rs's copy in the cargo registry (the same table the Rust test counts with; tiktoken
-checks its SHA-256), so no download is needed.
+the counts need tiktoken (`pip install tiktoken` there).
 """
 
-import http.server
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import threading
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from oracle import ROOT, Bug, Oracle, binary_from, git, run
+
 BUG = "sum(values) // len(values)"
 FIX = "sum(values) / len(values)"
 
-O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+
+def bug_in(path):
+    return Bug(BUG, FIX, path, "Use true division in mean")
 
 
-def o200k():
-    """tiktoken's o200k_base, its table seeded into tiktoken's cache from tiktoken-rs's copy."""
-    import glob
-    import hashlib
-
-    import tiktoken  # noqa: PLC0415 - a clear error below when missing
-
-    cache = os.environ.setdefault(
-        "TIKTOKEN_CACHE_DIR", os.path.join(ROOT, "target", "tiktoken-cache"))
-    os.makedirs(cache, exist_ok=True)
-    cached = os.path.join(cache, hashlib.sha1(O200K_URL.encode()).hexdigest())
-    if not os.path.exists(cached):
-        home = os.environ.get("CARGO_HOME", os.path.expanduser("~/.cargo"))
-        tables = sorted(glob.glob(
-            os.path.join(home, "registry/src/*/tiktoken-rs-*/assets/o200k_base.tiktoken")))
-        if not tables:
-            sys.exit("bench-observe: no o200k_base table in the cargo registry (build first)")
-        shutil.copyfile(tables[-1], cached)
-    return tiktoken.get_encoding("o200k_base")
-
-
-try:
-    ENC = o200k()
-except ImportError:
-    sys.exit("bench-observe: exact token counts need tiktoken: pip install tiktoken")
-
-
-def prompt_text(request):
-    """What the model was sent, as suite::observe::prompt_text joins it."""
-    contents = [m["content"] for m in request["messages"] if isinstance(m.get("content"), str)]
-    tools = json.dumps(request.get("tools"), separators=(",", ":"), sort_keys=True,
-                       ensure_ascii=False)
-    return "\n".join(contents) + "\n" + tools
-
-
-class Oracle(http.server.BaseHTTPRequestHandler):
-    requests = []
-    prompts = []
-    bug_file = "calc.py"
-
-    def log_message(self, *args):
-        pass
-
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers["content-length"]))
-        request = json.loads(body)
-        prompt = prompt_text(request)
-        Oracle.requests.append(len(ENC.encode(prompt)))
-        Oracle.prompts.append(prompt)
-        if BUG in prompt:
-            calls = [
-                ("edit_file", {"path": Oracle.bug_file, "old_string": BUG, "new_string": FIX}),
-                ("finish", {"summary": "Use true division in mean"}),
-            ]
-        else:
-            calls = [("read_file", {"path": Oracle.bug_file})]
-        answer = {
-            "id": "oracle", "object": "chat.completion", "created": 0, "model": request["model"],
-            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
-                "role": "assistant", "content": "",
-                "tool_calls": [
-                    {"id": f"c{i}", "type": "function",
-                     "function": {"name": name, "arguments": json.dumps(args)}}
-                    for i, (name, args) in enumerate(calls)]}}],
-            "usage": {"prompt_tokens": Oracle.requests[-1], "completion_tokens": 40,
-                      "total_tokens": Oracle.requests[-1] + 40},
-        }
-        data = json.dumps(answer).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
-def git(work, *args):
-    return subprocess.run(
-        ["git", "-c", "user.name=Bench", "-c", "user.email=bench@example.com", *args],
-        cwd=work, check=True, capture_output=True, text=True).stdout
-
-
-def repository(base_url, helper=False):
+def repository(oracle, helper=False):
     """The example in a new repository, the bug committed; with `helper`, mean() delegates to
     averages.mean_of() (the fault one module away from what the failure names)."""
     top = tempfile.mkdtemp(prefix="bench-observe-")
     work = os.path.join(top, "work")
     shutil.copytree(os.path.join(ROOT, "examples/python-calc"), work)
     with open(os.path.join(work, ".meta-agent.yml"), "a") as config:
-        config.write(f'llm: {{provider: openai, base_url: "{base_url}", model: oracle, '
-                     'stream: false}\n')
+        config.write(oracle.llm_config())
     if helper:
         calc = os.path.join(work, "calc.py")
         text = open(calc).read().replace(f"return {FIX}", "return averages.mean_of(values)")
@@ -153,79 +67,41 @@ def repository(base_url, helper=False):
     git(work, "init", "-q", "-b", "main")
     git(work, "add", "-A")
     git(work, "commit", "-q", "-m", "initial")
-    break_mean(work)
-    git(work, "commit", "-q", "-am", "break mean")
     return top, work
 
 
-def break_mean(work):
-    path = os.path.join(work, Oracle.bug_file)
-    text = open(path).read().replace(FIX, BUG, 1)
-    open(path, "w").write(text)
-
-
-def run(binary, work, text, scenario):
-    Oracle.requests = []
-    Oracle.prompts = []
-    started = time.monotonic()
-    out = subprocess.run(
-        [binary, "--repo", work, "run", "--text", text, "--json"],
-        capture_output=True, text=True, env={**os.environ, "OPENAI_API_KEY": "bench"})
-    wall = time.monotonic() - started
-    dump = os.environ.get("BENCH_OBSERVE_PROMPTS")
-    for i, prompt in enumerate(Oracle.prompts if dump else []):
-        os.makedirs(dump, exist_ok=True)
-        with open(os.path.join(dump, f"{scenario}.{i + 1}.txt"), "w") as handle:
-            handle.write(prompt)
-    events = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
-    outcome = events[-1] if events else {}
-    phases = [e for e in events if e.get("event") == "phase_finished"]
-    gates_ms = sum(e["duration_ms"] for e in phases if e["phase"] in ("test", "baseline"))
-    baseline_ms = sum(e["duration_ms"] for e in phases if e["phase"] == "baseline")
-    model_ms = sum(e["duration_ms"] for e in events if e.get("event") == "llm_call")
-    iterations = max(1, sum(1 for e in phases if e["phase"] == "test"))
-    return {
-        "outcome": outcome.get("outcome"),
-        "commit": outcome.get("commit"),
-        "llm_calls": len(Oracle.requests),
-        "prompt_tokens": sum(Oracle.requests),
-        "prompt_tokens_per_call": list(Oracle.requests),
-        "baseline_ms": baseline_ms,
-        "overhead_ms_per_iteration": round((wall * 1000 - gates_ms - model_ms) / iterations, 1),
-        "wall_s": round(wall, 2),
-        "stderr_tail": out.stderr[-400:] if outcome.get("outcome") != "committed" else "",
-    }
+def break_mean(work, path):
+    full = os.path.join(work, path)
+    text = open(full).read().replace(FIX, BUG, 1)
+    open(full, "w").write(text)
 
 
 def main():
-    binary = sys.argv[1] if len(sys.argv) > 1 else next(
-        p for p in (os.path.join(ROOT, "target/release/meta-agent"),
-                    os.path.join(ROOT, "target/debug/meta-agent")) if os.path.exists(p))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Oracle)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base_url = f"http://127.0.0.1:{server.server_address[1]}"
+    binary = binary_from(sys.argv)
     tops = []
-    try:
-        Oracle.bug_file = "calc.py"
-        top, work = repository(base_url)
-        tops.append(top)
-        first = run(binary, work, "Fix mean of floats", "first-seen")
-        print(json.dumps({"scenario": "first-seen", **first}))
-        merge(work, first["commit"])
-        break_mean(work)
-        git(work, "commit", "-q", "-am", "the bug comes back")
-        again = run(binary, work, "Fix mean of floats again", "recurrence")
-        print(json.dumps({"scenario": "recurrence", **again}))
-        for layout, bug_file, helper in (("same-module", "calc.py", False),
-                                         ("helper-module", "averages.py", True)):
-            Oracle.bug_file = bug_file
-            top, work = repository(base_url, helper)
+    with Oracle() as oracle:
+        try:
+            top, work = repository(oracle)
             tops.append(top)
-            near_miss(binary, top, work, layout)
-    finally:
-        server.shutdown()
-        for top in tops:
-            shutil.rmtree(top, ignore_errors=True)
+            break_mean(work, "calc.py")
+            git(work, "commit", "-q", "-am", "break mean")
+            first = run(binary, work, "Fix mean of floats", "first-seen", bug_in("calc.py"))
+            print(json.dumps({"scenario": "first-seen", **first}))
+            merge(work, first["commit"])
+            break_mean(work, "calc.py")
+            git(work, "commit", "-q", "-am", "the bug comes back")
+            again = run(binary, work, "Fix mean of floats again", "recurrence", bug_in("calc.py"))
+            print(json.dumps({"scenario": "recurrence", **again}))
+            for layout, bug_file, helper in (("same-module", "calc.py", False),
+                                             ("helper-module", "averages.py", True)):
+                top, work = repository(oracle, helper)
+                tops.append(top)
+                break_mean(work, bug_file)
+                git(work, "commit", "-q", "-am", "break mean")
+                near_miss(binary, top, work, layout, bug_file)
+        finally:
+            for top in tops:
+                shutil.rmtree(top, ignore_errors=True)
 
 
 def merge(work, commit):
@@ -233,16 +109,17 @@ def merge(work, commit):
     git(work, "merge", "-q", "--ff-only", commit)
 
 
-def near_miss(binary, top, work, layout):
+def near_miss(binary, top, work, layout, bug_file):
     """A fix learned for test_mean; then the test renamed (test_mean_of_floats: another test id,
     so another signature of the same family) and the bug back. Run from two clones of that
     commit (no shared run memory): one whose store has the test_mean entry, one without it."""
-    learned = run(binary, work, "Fix mean of floats", f"near-miss-{layout}-learn")
+    bug = bug_in(bug_file)
+    learned = run(binary, work, "Fix mean of floats", f"near-miss-{layout}-learn", bug)
     merge(work, learned["commit"])
     tests = os.path.join(work, "tests", "test_calc.py")
     text = open(tests).read().replace("def test_mean():", "def test_mean_of_floats():", 1)
     open(tests, "w").write(text)
-    break_mean(work)
+    break_mean(work, bug_file)
     git(work, "commit", "-q", "-am", "rename test_mean; the bug comes back")
     task = "The test suite fails; make it pass"
     for store in ("family", "none"):
@@ -252,7 +129,7 @@ def near_miss(binary, top, work, layout):
             git(clone, "rm", "-q", "-r", ".meta-agent/hindsight/entries")
             git(clone, "commit", "-q", "-m", "a store without the entry")
         scenario = f"near-miss-{layout}-{store}"
-        print(json.dumps({"scenario": scenario, **run(binary, clone, task, scenario)}))
+        print(json.dumps({"scenario": scenario, **run(binary, clone, task, scenario, bug)}))
 
 
 if __name__ == "__main__":

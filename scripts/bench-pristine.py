@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""The cost of "verified means the commit" (SECURITY.md, C6): the final verification on a pristine
-checkout of the tree to commit, against the normal gate run it follows, with warm caches.
+"""The cost of "verified means the commit" (SECURITY.md, C6): the observation of a change on a
+pristine checkout of the tree to commit, against the same observation in the worktree, with warm
+caches.
 
-One real `meta-agent run` per sample (the real binary, real git, the repository's real gates, a
-scripted one-edit fix, no model): the baseline builds and fills the caches, the act fixes the
-bug, the gates run in the worktree (the normal gate run, warm: only what the fix touched is
-rebuilt), then the pristine verification runs (fresh checkout of the candidate tree, the
-dependency snapshot copied in, every gate again). Both durations come from the run's own
-`phase_finished` events; the snapshot's cost (taken once per run, before the first act) from
-its debug log line.
+Two real `meta-agent run`s per sample (the real binary, real git, the repository's real gates, a
+scripted one-edit fix, no model): in both the baseline builds and fills the caches and the act
+fixes the bug; then, with `verify.pristine: false`, the gates run in the worktree (the normal
+gate run, warm: only what the fix touched is rebuilt), and by default they run once on the
+pristine checkout instead (fresh checkout of the candidate tree, the dependency snapshot copied
+in, every gate: the observation and the verification in one run). Both durations come from the
+runs' own `phase_finished` events; the snapshot's cost (taken once per run, before the first
+act) from its debug log line.
 
 Repositories:
   python-calc   examples/python-calc (ruff, pytest, pytest-cov)
@@ -112,11 +114,14 @@ def rust_repo(work):
             "replace": "const BUG_TERM: i64 = 0;"}
 
 
-def sample(meta_agent, name):
+def sample(meta_agent, name, pristine):
     scratch = tempfile.mkdtemp(prefix="bench-pristine-")
     try:
         work = os.path.join(scratch, "work")
         fix = rust_repo(work) if name == "rust-crate" else python_repo(name, work)
+        if not pristine:
+            with open(os.path.join(work, ".meta-agent.yml"), "a") as config:
+                config.write("verify: {pristine: false}\n")
         git(work, "init", "-q")
         git(work, "add", "-A")
         git(work, "commit", "-q", "-m", "buggy")
@@ -132,13 +137,12 @@ def sample(meta_agent, name):
         if outcome.get("outcome") != "committed":
             sys.exit(f"{name}: the run did not commit: {out.stdout[-2000:]}\n{out.stderr[-3000:]}")
         finished = [e for e in events if e.get("event") == "phase_finished"]
-        worktree = [e["duration_ms"] for e in finished
-                    if e["iteration"] >= 1 and e["outcome"] == "gates passed"]
-        pristine = [e["duration_ms"] for e in finished
-                    if e["outcome"] == "pristine checkout: gates passed"]
+        wanted = "pristine checkout: gates passed" if pristine else "gates passed"
+        observed = [e["duration_ms"] for e in finished
+                    if e["iteration"] >= 1 and e["outcome"] == wanted]
         baseline = [e["duration_ms"] for e in finished if e["outcome"].startswith("baseline")]
         seed = re.search(r"dependency snapshot taken in (\d+) ms", out.stderr)
-        return {"baseline": baseline[0], "worktree": worktree[-1], "pristine": pristine[-1],
+        return {"baseline": baseline[0], "observed": observed[-1],
                 "seed": int(seed.group(1)) if seed else 0}
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -152,11 +156,13 @@ def main():
           "verification | ratio | dependency snapshot |")
     print("|---|---|---|---|---|---|")
     for name in ("python-calc", "broken-calc", "rust-crate"):
-        runs = [sample(meta_agent, name) for _ in range(samples)]
-        median = {key: statistics.median(r[key] for r in runs) for key in runs[0]}
-        ratio = median["pristine"] / max(median["worktree"], 1)
-        print(f"| {name} | {median['baseline']:.0f} | {median['worktree']:.0f} | "
-              f"{median['pristine']:.0f} | {ratio:.2f}x | {median['seed']:.0f} |")
+        worktree = [sample(meta_agent, name, False) for _ in range(samples)]
+        pristine = [sample(meta_agent, name, True) for _ in range(samples)]
+        median = lambda runs, key: statistics.median(r[key] for r in runs)  # noqa: E731
+        ratio = median(pristine, "observed") / max(median(worktree, "observed"), 1)
+        print(f"| {name} | {median(pristine, 'baseline'):.0f} | "
+              f"{median(worktree, 'observed'):.0f} | {median(pristine, 'observed'):.0f} | "
+              f"{ratio:.2f}x | {median(pristine, 'seed'):.0f} |")
 
 
 if __name__ == "__main__":

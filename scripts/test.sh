@@ -31,6 +31,7 @@ apt_install_missing() { # COMMAND PACKAGE WHAT
     || echo "!!! test.sh: $2 could not be installed: $3 will FAIL !!!" >&2
 }
 apt_install_missing go golang-go "the Go preset test and the sandbox toolchain tests"
+apt_install_missing gotestsum gotestsum "the go re-run filter test"
 apt_install_missing javac default-jdk-headless "the sandbox's JVM test"
 apt_install_missing node nodejs "the sandbox's WebAssembly test"
 apt_install_missing npm npm "the GitHub payload tests (npm installs their reference data)"
@@ -53,12 +54,47 @@ export META_AGENT_TEST_WEBHOOK_EXAMPLES="$PWD/$examples/node_modules/@octokit/we
 scripts/real-projects.sh \
   || echo "!!! test.sh: the real projects could not be fetched: the real_projects tests will FAIL !!!" >&2
 
+# jest, jest-junit and vitest for the re-run filter tests (tests/suite/rerun.rs), pinned by
+# fixtures/rerun-tools/package-lock.json.
+if [ ! -d fixtures/rerun-tools/node_modules ]; then
+  npm ci --prefix fixtures/rerun-tools --no-audit --no-fund --ignore-scripts >&2 \
+    || echo "!!! test.sh: npm ci in fixtures/rerun-tools failed: the jest and vitest re-run tests will FAIL !!!" >&2
+fi
+
+# vitest for the TypeScript scenarios of tests/suite/under_test.rs: installed once from the
+# fixture's lockfile, so each run's setup (`npm ci --prefer-offline`) finds it in npm's cache.
+if command -v npm >/dev/null 2>&1; then
+  ts_tools=target/test-tools/under-test-typescript
+  mkdir -p "$ts_tools"
+  cp fixtures/under-test/typescript/package.json fixtures/under-test/typescript/package-lock.json "$ts_tools/"
+  (cd "$ts_tools" && npm ci --no-audit --no-fund --silent) \
+    || echo "!!! test.sh: npm ci of vitest failed: the TypeScript scenarios will FAIL !!!" >&2
+else
+  echo "!!! test.sh: npm is missing: the TypeScript scenarios will FAIL !!!" >&2
+fi
+
 # A real PostgreSQL server for the memory tests (scripts/test-postgres.sh): installed when
 # missing, one throwaway cluster for the whole run, removed on exit. If it cannot be had, the
 # rest still runs and the PostgreSQL tests fail (they never skip under this script).
 # shellcheck source=scripts/test-postgres.sh
 source scripts/test-postgres.sh
-trap pg_stop EXIT
+
+# The tests' local runs keep their worktrees (escalated, paused, dry runs) in one directory of the
+# temporary directory (tests/common/mod.rs, `worktrees_root`), beside no project; they outlive the
+# tests' scratch repositories. Before and after the run, a worktree whose repository is gone is
+# removed (one whose repository still exists, another run's, is left alone).
+clean_test_worktrees() {
+  local root="${TMPDIR:-/tmp}/meta-agent-test-worktrees" tree gitdir
+  [ -d "$root" ] || return 0
+  for tree in "$root"/*/*/; do
+    [ -f "$tree.git" ] || continue
+    gitdir=$(sed -n 's/^gitdir: //p' "$tree.git")
+    [ -d "$gitdir" ] || rm -rf "$tree"
+  done
+  find "$root" -mindepth 1 -maxdepth 1 -type d -empty -delete
+}
+clean_test_worktrees
+trap 'pg_stop; clean_test_worktrees' EXIT
 if ! { pg_install && pg_start; }; then
   echo "!!! test.sh: no PostgreSQL server could be installed and started: the memory tests will FAIL !!!" >&2
 fi

@@ -33,6 +33,7 @@
 
 pub mod agent;
 pub mod cli;
+pub mod code;
 pub mod config;
 pub mod engine;
 pub mod eval;

@@ -51,7 +51,12 @@ impl<P: Provider, R: CommandRunner> Act<'_, P, R> {
     /// Runs the act; the report's usage is left to the caller (it meters every call).
     pub async fn run(&self) -> Result<ActReport, BuildError> {
         let request = self.request;
-        let files = relevant::find(request.repo_root, request.task, &request.context);
+        let files = relevant::find(
+            request.repo_root,
+            request.task,
+            &request.context,
+            &self.settings.policy,
+        );
         let mut report = ActReport::default();
         let building = matches!(request.plan, Plan::Build);
         let mut codebase = None;

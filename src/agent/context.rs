@@ -10,14 +10,17 @@ use std::fmt::Write;
 
 use super::relevant::FileExcerpt;
 use super::tokens::{TokenCounter, fits_for_sure};
-use crate::protocol::builder::FailureContext;
+use crate::hindsight::SignatureKind;
+use crate::protocol::builder::{FailureContext, FailureDigest};
 use crate::protocol::task::Task;
 use crate::protocol::untrusted::fenced;
 
 /// Failures listed at most in the digest.
 pub const MAX_FAILURES: usize = 20;
-/// Characters of one failure kept in the digest.
-const FAILURE_CHARS: usize = 600;
+/// Characters of one failure's headline, and of its detail, kept in the digest.
+const FAILURE_CHARS: usize = 900;
+/// Frames of one failure listed at most.
+const MAX_FRAMES: usize = 6;
 /// Earlier-attempt lines kept (the most recent).
 const MAX_HISTORY: usize = 30;
 /// Characters of one earlier-attempt line.
@@ -102,7 +105,7 @@ pub fn sections(input: &ContextInput<'_>) -> Vec<Section> {
         ),
         Section::new(
             "Failures still present (parsed digests)",
-            failure_digest(&context.failures),
+            failure_digest(&context.unmet, &context.failures),
             0.3,
         ),
         Section::new("Relevant files", file_excerpts(input.files), 0.6),
@@ -229,23 +232,82 @@ fn task_body(task: &Task) -> String {
     body
 }
 
-/// The parsed failures, at most [`MAX_FAILURES`], each shortened.
-fn failure_digest(failures: &[String]) -> String {
-    if failures.is_empty() {
+/// The parsed failures, at most [`MAX_FAILURES`], numbered: each its test (or first line) with
+/// where it failed and which gates said so, its assertion or message indented under it, and its
+/// other frames; a failure of the same shape as an earlier one shows only its first line. The
+/// unmet requirements come first.
+fn failure_digest(unmet: &[String], failures: &[FailureDigest]) -> String {
+    if unmet.is_empty() && failures.is_empty() {
         return String::new();
     }
-    let mut items: Vec<String> = failures
+    let mut text: String = unmet
         .iter()
-        .take(MAX_FAILURES)
-        .map(|failure| shorten(failure, FAILURE_CHARS))
+        .map(|missing| {
+            format!(
+                "- requirement not met yet: {}\n",
+                shorten(missing, FAILURE_CHARS)
+            )
+        })
         .collect();
+    for (number, failure) in failures.iter().take(MAX_FAILURES).enumerate() {
+        text.push_str(&digest_entry(number + 1, failure));
+    }
     if failures.len() > MAX_FAILURES {
-        items.push(format!(
+        let _ = writeln!(
+            text,
             "[{} more failures not shown]",
             failures.len() - MAX_FAILURES
-        ));
+        );
     }
-    fenced("untrusted-failures", &bullets(&items))
+    fenced("untrusted-failures", &text)
+}
+
+fn digest_entry(number: usize, failure: &FailureDigest) -> String {
+    let kind = match failure.kind {
+        SignatureKind::TestFailure | SignatureKind::TestError if failure.test.is_some() => {
+            String::new()
+        }
+        other => format!("[{}] ", other.as_str()),
+    };
+    let mut place: Vec<String> = failure.location.iter().cloned().collect();
+    let gates = if failure.gates.len() == 1 {
+        "gate"
+    } else {
+        "gates"
+    };
+    place.push(format!("{gates} {}", failure.gates.join(", ")));
+    let mut entry = format!(
+        "{number}. {kind}{} ({})",
+        shorten(&failure.headline, FAILURE_CHARS),
+        place.join("; ")
+    );
+    let detail: Vec<&str> = match failure.same_as {
+        Some(earlier) => {
+            let _ = write!(entry, ": the same failure as {earlier}");
+            failure.detail.lines().take(1).collect()
+        }
+        None => failure.detail.lines().collect(),
+    };
+    entry.push('\n');
+    let mut left = FAILURE_CHARS;
+    for line in detail {
+        let line = shorten(line, left.max(40));
+        left = left.saturating_sub(line.chars().count());
+        let _ = writeln!(entry, "   {line}");
+        if left == 0 {
+            break;
+        }
+    }
+    if failure.same_as.is_none() && !failure.frames.is_empty() {
+        let frames: Vec<&str> = failure
+            .frames
+            .iter()
+            .take(MAX_FRAMES)
+            .map(String::as_str)
+            .collect();
+        let _ = writeln!(entry, "   frames: {}", frames.join(", "));
+    }
+    entry
 }
 
 fn file_excerpts(files: &[FileExcerpt]) -> String {
@@ -380,14 +442,45 @@ mod tests {
 
     #[test]
     fn the_digest_is_capped_and_history_keeps_the_latest() {
-        let failures: Vec<String> = (0..30).map(|n| format!("[test] t{n} — boom")).collect();
-        let digest = failure_digest(&failures);
-        assert!(digest.contains("t19 — boom") && !digest.contains("t20 — boom"));
+        let failures: Vec<FailureDigest> = (0..30)
+            .map(|n| FailureDigest::test(&format!("t{n}"), None, "boom"))
+            .collect();
+        let digest = failure_digest(&[], &failures);
+        assert!(digest.contains("20. t19 (gate tests)") && !digest.contains("t20 ("));
         assert!(digest.contains("[10 more failures not shown]"));
         let attempts: Vec<String> = (0..40).map(|n| format!("iteration {n}: x")).collect();
         let text = history(&attempts);
         assert!(text.contains("[10 earlier actions not shown]"));
         assert!(text.contains("iteration 39: x") && !text.contains("iteration 9: x"));
+    }
+
+    #[test]
+    fn the_failure_digest_as_the_model_reads_it() {
+        let mut first = FailureDigest::test(
+            "tests.test_window::test_windows",
+            Some("tests/test_window.py:5"),
+            "assert [[1, 2], [2, 3]] == [[1, 2], [2, 3], [3, 4]]\n  Right contains one more item: [3, 4]",
+        );
+        first.gates.push("coverage".into());
+        first.frames = vec!["winstats/window.py:5".into()];
+        let mut second = FailureDigest::test(
+            "tests.test_window::test_pairs",
+            Some("tests/test_window.py:9"),
+            "assert [[1]] == [[1], [2]]\n  Right contains one more item: [2]",
+        );
+        second.same_as = Some(1);
+        let lint = FailureDigest {
+            kind: SignatureKind::Lint,
+            gates: vec!["lint".into()],
+            test: None,
+            headline: "ruff F401: `os` imported but unused".into(),
+            detail: "help: Remove unused import: `os`".into(),
+            location: Some("winstats/window.py:1".into()),
+            frames: Vec::new(),
+            same_as: None,
+        };
+        let unmet = ["windows of size 0 raise ValueError".to_owned()];
+        insta::assert_snapshot!(failure_digest(&unmet, &[first, second, lint]));
     }
 
     proptest::proptest! {

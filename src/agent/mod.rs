@@ -16,6 +16,7 @@ pub mod act;
 pub mod answer;
 pub mod compact;
 pub mod context;
+pub mod excerpt;
 pub mod instructions;
 pub mod metered;
 pub mod paths;

@@ -120,14 +120,18 @@ fn ask(plan: &Plan) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::builder::FailureContext;
+    use crate::protocol::builder::{FailureContext, FailureDigest};
     use crate::protocol::task::Task;
 
     #[test]
     fn an_improve_request_carries_the_failures_and_a_different_ask() {
         let task = Task::from_text("Fix mean").unwrap();
         let context = FailureContext {
-            failures: vec!["[test] test_mean — assert 2 == 2.5".into()],
+            failures: vec![FailureDigest::test(
+                "test_mean",
+                Some("test_calc.py:7"),
+                "assert 2 == 2.5",
+            )],
             instruction: "try another way".into(),
             ..FailureContext::default()
         };
@@ -157,10 +161,53 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("- [test] test_mean — assert 2 == 2.5"),
+            text.contains("1. test_mean (test_calc.py:7; gate tests)\n   assert 2 == 2.5\n"),
             "{text}"
         );
         assert!(text.contains("different approach"), "{text}");
         assert!(text.contains("# Instruction\ntry another way"), "{text}");
+    }
+
+    /// The opening of a first-seen bug in `fixtures/under-test/python` (its `method` scenario's
+    /// failure, as the baseline reports it): the digest, then the code under test the test
+    /// reaches through the package's re-export and the instance it makes, then the test.
+    #[test]
+    fn the_first_prompt_of_a_method_bug_as_the_model_reads_it() {
+        let root =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/under-test/python");
+        let task = Task::from_text("The tests fail; make them pass").unwrap();
+        let mut failure = FailureDigest::test(
+            "tests.test_counter::test_a_counter_adds_up_what_it_was_given",
+            Some("tests/test_counter.py:7"),
+            "assert 3 == 5\n +  where 3 = total()\n +    where total = <winstats.counter.Counter object>.total",
+        );
+        failure.gates = vec!["tests".into()];
+        let context = FailureContext {
+            failures: vec![failure],
+            instruction:
+                "Make the failing gates pass without weakening, skipping or deleting tests.".into(),
+            ..FailureContext::default()
+        };
+        let policy = crate::policy::Policy::default();
+        let files = super::super::relevant::find(&root, &task, &context, &policy);
+        let plan = Plan::Build;
+        let request = ActRequest {
+            task: &task,
+            plan: &plan,
+            iteration: 0,
+            call_index: 0,
+            repo_root: &root,
+            context,
+            max_steps: 15,
+        };
+        let counter = TokenCounter::for_model("gpt-4.1");
+        let opening = Opening {
+            files: &files,
+            codebase: None,
+            instructions: "",
+            budget: 24_000,
+            counter: &counter,
+        };
+        insta::assert_snapshot!(task_message(&request, &opening).text);
     }
 }

@@ -3,7 +3,7 @@
 //!
 //! Command names and JSON shapes are a contract other tools rely on: `run`, `resume`, `gates`,
 //! `github`, `report junit`, `report coverage`, `report sarif`, `config check`, `config schema`,
-//! `hindsight ...`, `eval run|grade|merge|compare|mine|schema`.
+//! `hindsight ...`, `eval run|grade|merge|compare|mine|schema`, `worktrees list|prune`.
 
 use std::path::PathBuf;
 
@@ -64,6 +64,16 @@ pub struct Cli {
         hide_env_values = true
     )]
     pub llm_base_url: Option<String>,
+    /// Where local runs keep their worktrees, outside every checkout (default:
+    /// $XDG_STATE_HOME/meta-agent/worktrees, else ~/.local/state/meta-agent/worktrees).
+    #[arg(
+        long,
+        global = true,
+        value_name = "DIR",
+        env = "META_AGENT_WORKTREES_DIR",
+        hide_env_values = true
+    )]
+    pub worktrees_dir: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -94,6 +104,10 @@ pub enum Command {
     Eval(EvalCommand),
     /// Shared memory (PostgreSQL): migrate, status, export, import.
     Memory(crate::memory::cli::MemoryArgs),
+    /// The worktrees local runs kept (escalated, paused, dry runs): list them, prune those whose
+    /// session ended.
+    #[command(subcommand)]
+    Worktrees(WorktreesCommand),
     /// Runs one command under supervision (internal: used by meta-agent for every child process).
     #[command(name = "__supervise", hide = true)]
     Supervise(SupervisorArgs),
@@ -147,6 +161,21 @@ pub enum ConfigCommand {
     Schema,
 }
 
+/// `meta-agent worktrees ...`.
+#[derive(Debug, Subcommand)]
+pub enum WorktreesCommand {
+    /// Each kept worktree: its session, branch, state (in use, the outcome, paused), age and
+    /// place.
+    List {
+        /// Print a JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove the worktrees whose session ended and forget those whose directory is gone; never
+    /// one in use. Says what it removed.
+    Prune,
+}
+
 /// `meta-agent run`.
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
@@ -165,6 +194,11 @@ pub struct RunArgs {
     /// the diff, the gates and the commit message or escalation report it would have produced.
     #[arg(long)]
     pub dry_run: bool,
+    /// Start from HEAD alone, leaving your uncommitted changes out (by default the run starts
+    /// from HEAD plus your uncommitted changes, taken as a snapshot commit; your checkout is
+    /// never touched).
+    #[arg(long)]
+    pub from_head: bool,
     /// Improve iterations before escalating (default: loop.max_iterations, 3).
     #[arg(long, value_name = "N")]
     pub max_iterations: Option<u32>,
@@ -330,6 +364,9 @@ pub struct EvalRunArgs {
     /// Continue an interrupted evaluation in --out: finished runs are not repeated.
     #[arg(long)]
     pub resume: bool,
+    /// Run only this task (its id; repeat for several).
+    #[arg(long = "task", value_name = "ID")]
+    pub tasks: Vec<String>,
     /// Print the summary object as one JSON line.
     #[arg(long)]
     pub json: bool,
@@ -386,6 +423,9 @@ pub struct EvalMineArgs {
     /// instead of the GitHub API (used with GITHUB_TOKEN and GITHUB_REPOSITORY).
     #[arg(long, value_name = "FILE")]
     pub issues_from: Option<PathBuf>,
+    /// Go on with an interrupted mining in --out: finished candidates are not tried again.
+    #[arg(long)]
+    pub resume: bool,
 }
 
 /// `--llm-provider`: the same names as `llm.provider` in the configuration.

@@ -3,7 +3,7 @@
 
 use super::args::{
     Cli, Command, ConfigCommand, EvalCommand, GatesArgs, GithubArgs, OutputArgs,
-    PullRequestChecksArg, PullRequestFixArg, ReportCommand, ResumeArgs, RunArgs,
+    PullRequestChecksArg, PullRequestFixArg, ReportCommand, ResumeArgs, RunArgs, WorktreesCommand,
 };
 use crate::github::provenance::{FixPlace, PullPolicy};
 use crate::github::trigger::PullRequestChecks;
@@ -28,6 +28,12 @@ pub async fn run(cli: &Cli, env: &Environment) -> Result<Done, SessionError> {
         Command::Hindsight(args) => commands::hindsight(&overrides, env, args).await,
         Command::Eval(command) => eval(command, &overrides, env).await,
         Command::Memory(args) => crate::session::memory::memory(&overrides, env, args).await,
+        Command::Worktrees(WorktreesCommand::List { json }) => {
+            crate::session::worktrees::list(&overrides, env, *json)
+        }
+        Command::Worktrees(WorktreesCommand::Prune) => {
+            crate::session::worktrees::prune(&overrides, env)
+        }
         Command::Supervise(_) => Err(SessionError::Internal(
             "the supervisor runs without a runtime".into(),
         )),
@@ -51,6 +57,7 @@ async fn eval(
                 out: args.out.clone(),
                 json: args.json,
                 resume: args.resume,
+                tasks: args.tasks.clone(),
             };
             eval::run(overrides, env, &request).await
         }
@@ -83,6 +90,7 @@ async fn eval(
                 max: args.max,
                 out: args.out.clone(),
                 issues_from: args.issues_from.clone(),
+                resume: args.resume,
             };
             eval::mine(overrides, env, &request).await
         }
@@ -98,6 +106,7 @@ fn overrides(cli: &Cli) -> Overrides {
         model: cli.model.clone(),
         fast_model: cli.fast_model.clone(),
         llm_base_url: cli.llm_base_url.clone(),
+        worktrees_dir: cli.worktrees_dir.clone(),
         verbose: cli.verbose > 0,
     }
 }
@@ -122,6 +131,7 @@ fn run_request(args: &RunArgs) -> Result<RunRequest, SessionError> {
     Ok(RunRequest {
         task,
         dry_run: args.dry_run,
+        from_head: args.from_head,
         max_iterations: args.max_iterations,
         output: output(&args.output),
     })

@@ -61,6 +61,52 @@ pub enum ConfigError {
     BadPreset { name: String, message: String },
 }
 
+impl ConfigError {
+    /// The same error naming its file beneath `to` instead of `from` (a local run reads the
+    /// configuration from its worktree `from`; the user's file is the same path in their
+    /// checkout `to`). A path elsewhere is left as it is.
+    pub fn rebased(self, from: &Path, to: &Path) -> ConfigError {
+        let moved = |path: PathBuf| match path.strip_prefix(from) {
+            Ok(inside) => to.join(inside),
+            Err(_) => path,
+        };
+        match self {
+            ConfigError::Read { path, source } => ConfigError::Read {
+                path: moved(path),
+                source,
+            },
+            ConfigError::Parse {
+                path,
+                line,
+                column,
+                message,
+            } => ConfigError::Parse {
+                path: moved(path),
+                line,
+                column,
+                message,
+            },
+            ConfigError::Invalid {
+                path,
+                line,
+                key,
+                message,
+            } => ConfigError::Invalid {
+                path: moved(path),
+                line,
+                key,
+                message,
+            },
+            ConfigError::UnknownPreset { path, name, known } => ConfigError::UnknownPreset {
+                path: moved(path),
+                name,
+                known,
+            },
+            ConfigError::BadPreset { name, message } => ConfigError::BadPreset { name, message },
+        }
+    }
+}
+
 /// Finds the configuration file of a repository: the explicit path when given (it must exist),
 /// otherwise the first of [`CONFIG_FILE_NAMES`] present at the root, otherwise none.
 pub fn find_config_file(

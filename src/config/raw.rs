@@ -301,17 +301,25 @@ pub struct RawRerun {
     pub format: TestFilterFormat,
 }
 
-/// How a test runner selects tests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+/// The test runner a gate runs, which says how its JUnit report names tests and how `{tests}`
+/// selects them again (see [`crate::gates::filter`]).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, Serialize, JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum TestFilterFormat {
-    /// pytest node ids, one argument each (`tests/test_x.py::test_y`).
+    /// pytest: node ids, one argument each (`tests/test_x.py::TestA::test_y[1-2]`).
     Pytest,
-    /// One nextest filterset (`test(=a) | test(=b)`).
+    /// cargo-nextest: one filterset (`(binary_id(=crate::it) & test(=m::t)) | ...`), after `-E`.
     Nextest,
-    /// One `--testNamePattern` regular expression (jest, vitest `-t`).
+    /// `cargo test` (libtest): test paths, one argument each, after `-- --exact`.
+    Cargo,
+    /// jest: a `--testNamePattern` regular expression of full names (after `-t`), then the
+    /// test files as path patterns.
     Jest,
-    /// One `-run` regular expression (`^(TestA|TestB)$`).
+    /// vitest: a `-t` regular expression of full names (after `-t`), then the test files.
+    Vitest,
+    /// go test: a `-run` expression (`^TestA$|^TestB$/^sub$`, after `-run`), then the packages.
     Go,
 }
 

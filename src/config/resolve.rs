@@ -173,6 +173,14 @@ pub struct GateSpec {
     pub network: GateNetwork,
 }
 
+impl GateSpec {
+    /// The test runner the gate runs, when it says (its `rerun_failed.format`): how its JUnit
+    /// report names tests and how they are selected again.
+    pub fn runner(&self) -> Option<crate::config::raw::TestFilterFormat> {
+        self.rerun_failed.as_ref().map(|rerun| rerun.format)
+    }
+}
+
 /// Child-process settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SandboxSettings {

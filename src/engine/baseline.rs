@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use super::decide::Decision;
 use crate::config::raw::GateKind;
 use crate::protocol::ending::EscalationReason;
-use crate::protocol::records::{Plan, SignatureRecord, StartFailure, StepRecord};
+use crate::protocol::records::{GateRecord, Plan, SignatureRecord, StartFailure, StepRecord};
 use crate::protocol::task::{Task, TaskSource};
 
 /// Everything the decision after the baseline looks at.
@@ -101,9 +101,13 @@ const LINT_WORDS: [&str; 13] = [
 
 /// Whether the task asks about any of the baseline's failures (see [`asks_about`]).
 pub fn task_asks_about(task: &Task, baseline: &StepRecord) -> bool {
-    let lint_gates = lint_gates(baseline);
-    baseline
-        .signatures
+    asks_about_any(task, &baseline.signatures, &baseline.gates)
+}
+
+/// Whether the task asks about any of `signatures`, failures of the gate runs `gates`.
+pub fn asks_about_any(task: &Task, signatures: &[SignatureRecord], gates: &[GateRecord]) -> bool {
+    let lint_gates = lint_gates(gates);
+    signatures
         .iter()
         .any(|failure| asks_about(task, failure, lint_gates.contains(failure.gate.as_str())))
 }
@@ -111,7 +115,7 @@ pub fn task_asks_about(task: &Task, baseline: &StepRecord) -> bool {
 /// The ids of the baseline's failures the task does not ask about: they predate the change and
 /// are not its to fix (reported, never fixed, and they do not hold a commit back).
 pub fn not_asked(task: &Task, baseline: &StepRecord) -> BTreeSet<String> {
-    let lint_gates = lint_gates(baseline);
+    let lint_gates = lint_gates(&baseline.gates);
     baseline
         .signatures
         .iter()
@@ -120,10 +124,9 @@ pub fn not_asked(task: &Task, baseline: &StepRecord) -> BTreeSet<String> {
         .collect()
 }
 
-/// The names of the baseline's lint gates.
-fn lint_gates(baseline: &StepRecord) -> BTreeSet<&str> {
-    baseline
-        .gates
+/// The names of the lint gates among `gates`.
+fn lint_gates(gates: &[GateRecord]) -> BTreeSet<&str> {
+    gates
         .iter()
         .filter(|gate| gate.kind == GateKind::Lint)
         .map(|gate| gate.name.as_str())
@@ -232,6 +235,7 @@ mod tests {
             test: Some(test.into()),
             frames: Vec::new(),
             family: String::new(),
+            detail: String::new(),
         }
     }
 

@@ -94,6 +94,7 @@ mod tests {
             test: None,
             frames: Vec::new(),
             family: String::new(),
+            detail: String::new(),
         }
     }
 

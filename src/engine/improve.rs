@@ -86,11 +86,12 @@ impl HindsightView {
         };
         let loaded = Store::open(options.clone())?;
         for skipped in &loaded.load_report().skipped {
-            tracing::warn!(
-                "hindsight: skipped {}: {}",
-                skipped.path.display(),
-                skipped.reason
-            );
+            // Named as the repository names it, not by the worktree's absolute path.
+            let path = skipped
+                .path
+                .strip_prefix(repo_root)
+                .unwrap_or(&skipped.path);
+            tracing::warn!("hindsight: skipped {}: {}", path.display(), skipped.reason);
         }
         let in_memory = StoreOptions {
             dir: None,
@@ -527,6 +528,7 @@ fn reason_signature(gate: &GateResult, repo_root: &Path) -> ExtractedSignature {
         test: None,
         frames: Vec::new(),
         excerpt: reason,
+        detail: String::new(),
     }
 }
 
@@ -541,6 +543,7 @@ fn record(extracted: &ExtractedSignature, gate: &str) -> SignatureRecord {
         location: extracted.location.clone(),
         test: extracted.test.clone(),
         frames: extracted.frames.clone(),
+        detail: extracted.detail.clone(),
     }
 }
 
@@ -600,8 +603,13 @@ pub fn record_success<R: CommandRunner, G: Repository>(
     if novel.is_empty() || code_diff.is_empty() {
         return Ok(());
     }
-    if !ctx.view.redactor.find_secrets(&code_diff).is_empty() {
-        tracing::warn!("hindsight: the run's change holds a secret; it is not learned as a patch");
+    let secrets = ctx.view.redactor.find_secrets(&code_diff);
+    if !secrets.is_empty() {
+        let paths = paths_holding(&code_diff, &secrets);
+        tracing::warn!(
+            "hindsight: the run's change holds a secret (in {}); it is not learned as a patch",
+            paths.join(", ")
+        );
         return Ok(());
     }
     let files = state
@@ -653,6 +661,23 @@ fn record_outcomes(
         }
     }
     Ok(())
+}
+
+/// The files of `diff` (named by their `diff --git` headers) where `secrets` were found, sorted,
+/// once each.
+fn paths_holding(diff: &str, secrets: &[crate::redact::SecretMatch]) -> Vec<String> {
+    const HEADER: &str = "diff --git a/";
+    let mut paths: Vec<String> = secrets
+        .iter()
+        .filter_map(|found| {
+            let before = diff.get(..found.range.start)?;
+            let rest = &before[before.rfind(HEADER)? + HEADER.len()..];
+            rest.split(" b/").next().map(str::to_owned)
+        })
+        .collect();
+    paths.sort();
+    paths.dedup();
+    paths
 }
 
 /// The run's diff without the store's own files.
@@ -717,4 +742,19 @@ pub fn record_escalation<R: CommandRunner, G: Repository>(
             .learn(state, signature, Change::Unresolved { context }, now);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_secret_is_named_by_the_file_that_holds_it() {
+        let diff = "diff --git a/a.py b/a.py\n+x = 1\ndiff --git a/keys.py b/keys.py\n+T = \
+                    'ghp_abcdefghijklmnopqrstuvwxyz0123456789'\n+U = \
+                    'ghp_0123456789abcdefghijklmnopqrstuvwxyz'\n";
+        let found = crate::redact::Redactor::default().find_secrets(diff);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(paths_holding(diff, &found), ["keys.py"]);
+    }
 }

@@ -2,7 +2,8 @@
 //! escalation.
 //!
 //! [`decide`] is the pure "what next"; [`state`] the persisted LoopState and its history;
-//! [`run`] the effectful loop; [`baseline`] the observation before any act; [`improve`]
+//! [`run`] the effectful loop; [`baseline`] the observation before any act; [`candidate`] where
+//! the gates run after one (the fewest runs that keep every guarantee); [`improve`]
 //! hindsight's part of the Improve phase; [`hints`] near misses shown to the model; [`scripted`]
 //! the scripted and offline builders; [`tamper`] the test-tamper guard; [`evidence`] keeps the
 //! existing tests as the base commit had them (tests are evidence); [`patch_gate`] the last
@@ -10,6 +11,7 @@
 //! [`crate::protocol`]; the texts people read are rendered in [`crate::render`].
 
 pub mod baseline;
+pub mod candidate;
 pub mod decide;
 mod digest;
 mod environment;
@@ -22,6 +24,7 @@ pub mod once;
 pub mod patch_gate;
 pub mod pause;
 mod pristine;
+mod rerun;
 pub mod run;
 pub mod scripted;
 pub mod state;

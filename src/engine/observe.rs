@@ -1,63 +1,76 @@
-//! The Observing step: run the gates (fast feedback first in improve iterations), re-run failing
-//! tests once to tell flaky tests from real failures, turn failures into signatures, and record
-//! the observation. Part of [`Engine`]; the decision about what it saw is `decide()`'s. Gates run
-//! offline here unless they say `network: on`: the code under test may be the model's.
+//! The Observing step: run the gates, re-run failing tests once where the verdict hangs on it
+//! (flaky or not), turn failures into signatures, and record the observation. Part of
+//! [`Engine`]; the decision about what it saw is `decide()`'s. Gates run offline here unless they
+//! say `network: on`: the code under test may be the model's.
+//!
+//! The baseline runs every gate in the worktree. After an act, [`super::candidate::plan`] says
+//! where: on a pristine checkout of the candidate tree (the full gates once, the observation and
+//! the verification in one run), after the failing tests alone in the worktree when that pays,
+//! or in the worktree when no pristine verification can be made.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use super::candidate::{self, Facts, Observation, VerifiedTree};
 use super::improve;
+use super::rerun::{FlakyCheck, elapsed_ms, in_run, rerun_scope};
 use super::run::{Engine, now_ms};
 use super::state::LoopState;
-use crate::config::GateSpec;
 use crate::exec::CommandRunner;
-use crate::gates::fast::{self, FailingTest};
-use crate::gates::{self, GateNetworkMode, GateRunContext, GatesSummary};
+use crate::gates::fast::{self, Plan, partial};
+use crate::gates::{self, GateRunContext, GatesSummary};
 use crate::git::Repository;
 use crate::protocol::builder::Builder;
 use crate::protocol::event::{Event, LoopPhase};
-use crate::protocol::records::{GateRecord, GateScope, SignatureRecord, StepPhase, StepRecord};
+use crate::protocol::records::{SignatureRecord, StepPhase, StepRecord, start_failures};
+use crate::protocol::test_id::TestId;
 use crate::report::Limits;
+
+/// What one observation ran, and where.
+struct Observed {
+    summary: GatesSummary,
+    phase: StepPhase,
+    /// The directory the gates ran in (the worktree, or the pristine checkout).
+    root: PathBuf,
+    /// The pristine checkout's directory, kept until the signatures are read.
+    _scratch: Option<tempfile::TempDir>,
+}
 
 impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     pub(super) async fn observe(&self, state: &mut LoopState) -> GatesSummary {
         let started = Instant::now();
         let started_ms = now_ms();
-        let phase = if state.before_any_act() {
-            StepPhase::Baseline
-        } else {
-            StepPhase::Test
-        };
         let workdir = self.repo.workdir();
-        let ctx = self.gate_context(&workdir);
-        let mut summary = self.run_gates_fast_first(&ctx, state, &workdir).await;
-        let flaky = self.rerun_failed_tests(&ctx, &mut summary).await;
-        for test in &flaky {
-            self.events.emit(&Event::FlakyTest { test: test.clone() });
-        }
-        state.flaky.extend(flaky);
-        let signatures = improve::signatures_of(&summary, &workdir);
+        let observed = if state.before_any_act() {
+            self.observe_baseline(state, &workdir).await
+        } else {
+            self.observe_candidate(state, &workdir).await
+        };
+        let summary = observed.summary;
+        let signatures = improve::signatures_of(&summary, &observed.root);
         self.announce(&signatures);
         mark_cured(state, &signatures);
         state.gates = summary.records();
         state.signatures = signatures;
         self.hindsight.recall(&state.signatures).await;
-        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(0);
-        let outcome = match (phase, summary.passed) {
+        let duration_ms = elapsed_ms(started);
+        let outcome = match (observed.phase, summary.passed) {
             (StepPhase::Baseline, true) => "baseline: gates passed",
             (StepPhase::Baseline, false) => "baseline: gates failed",
+            (StepPhase::Verify, true) => "pristine checkout: gates passed",
+            (StepPhase::Verify, false) => "pristine checkout: gates failed",
             (_, true) => "gates passed",
             (_, false) => "gates failed",
         };
         self.events.emit(&Event::PhaseFinished {
-            phase,
+            phase: observed.phase,
             iteration: state.iteration,
             duration_ms,
             outcome: outcome.into(),
         });
         state.history.push(StepRecord::observation(
-            phase,
+            observed.phase,
             state.iteration,
             started_ms,
             duration_ms,
@@ -67,6 +80,195 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         ));
         self.transition(state, LoopPhase::Deciding, outcome);
         summary
+    }
+
+    /// Every gate on the code as the run found it; the flaky check only when the verdict hangs
+    /// on it: when the task is about the failures (or no model could act on them), since
+    /// failures the task does not ask about are pre-existing, flaky or not.
+    async fn observe_baseline(&self, state: &mut LoopState, workdir: &Path) -> Observed {
+        let ctx = self.gate_context(workdir);
+        let started = Instant::now();
+        let mut summary = gates::run_gates_with(&ctx, &self.config.gates, in_run()).await;
+        state.costs.full_ms = Some(elapsed_ms(started));
+        if !summary.passed && self.verdict_hangs_on_flakiness(state, &summary, workdir) {
+            let check = self.flaky_check(&ctx, &mut summary, &[]).await;
+            self.record_flaky(state, check);
+        }
+        Observed {
+            summary,
+            phase: StepPhase::Baseline,
+            root: workdir.to_owned(),
+            _scratch: None,
+        }
+    }
+
+    /// Whether the baseline's failures are the task's to fix (or nothing but hindsight could
+    /// act on them): then a flaky one must not be "fixed".
+    fn verdict_hangs_on_flakiness(
+        &self,
+        state: &LoopState,
+        summary: &GatesSummary,
+        workdir: &Path,
+    ) -> bool {
+        let signatures = improve::signatures_of(summary, workdir);
+        signatures.is_empty()
+            || super::baseline::asks_about_any(&state.task, &signatures, &summary.records())
+            || !self.builder.available(state.builder_calls)
+    }
+
+    /// The change an act left, where [`candidate::plan`] says.
+    async fn observe_candidate(&self, state: &mut LoopState, workdir: &Path) -> Observed {
+        state.verified = None;
+        let facts = Facts {
+            pristine: self.pristine_applies(state),
+            failing_rerunnable: !self.failing_plans(state).is_empty(),
+            costs: state.costs,
+        };
+        let plan = candidate::plan(&facts);
+        tracing::debug!(?plan, ?facts, "observing the candidate");
+        if plan == Observation::FailingFirst
+            && let Some(failing) = self.failing_first(state, workdir).await
+        {
+            return failing;
+        }
+        if plan != Observation::Worktree
+            && let Some(pristine) = self.observe_pristine(state).await
+        {
+            if start_failures(&pristine.summary.records()).is_empty() {
+                return pristine;
+            }
+            // A gate that could not start on the pristine checkout: where it starts in the
+            // worktree, the change is observed there, and the verification before a commit runs
+            // again and ends the run for the environment (the change unverified, not failed).
+            // Where it cannot start in the worktree either, the change broke it: the model's.
+            state.verified = None;
+            let worktree = self.observe_worktree(state, workdir).await;
+            if start_failures(&worktree.summary.records()).is_empty() {
+                return worktree;
+            }
+            return pristine;
+        }
+        self.observe_worktree(state, workdir).await
+    }
+
+    /// Every gate in the worktree, the failing tests first where that is cheaper, then the
+    /// flaky check of new failures.
+    async fn observe_worktree(&self, state: &mut LoopState, workdir: &Path) -> Observed {
+        let ctx = self.gate_context(workdir);
+        let mut summary = self.run_gates_fast_first(&ctx, state).await;
+        let known = failing_before(state);
+        let check = self.flaky_check(&ctx, &mut summary, &known).await;
+        self.record_flaky(state, check);
+        Observed {
+            summary,
+            phase: StepPhase::Test,
+            root: workdir.to_owned(),
+            _scratch: None,
+        }
+    }
+
+    /// The failing tests alone in the worktree (and every other gate that failed, whole): their
+    /// failures are the observation; `None` when they all pass, for the pristine run to follow.
+    async fn failing_first(&self, state: &mut LoopState, workdir: &Path) -> Option<Observed> {
+        let ctx = self.gate_context(workdir);
+        let mut plans = self.failing_plans(state);
+        plans.extend(
+            self.config
+                .gates
+                .iter()
+                .filter(|spec| {
+                    state
+                        .gates
+                        .iter()
+                        .any(|g| g.name == spec.name && g.failed())
+                })
+                .filter(|spec| !plans.iter().any(|p| p.name() == spec.name))
+                .map(|spec| Plan::Whole(Box::new(spec.clone())))
+                .collect::<Vec<_>>(),
+        );
+        tracing::info!(
+            "fast feedback: re-running the failing tests of {} gate(s) before the full gates",
+            plans.len()
+        );
+        let started = Instant::now();
+        let ran = fast::run_plans(&ctx, &plans, in_run()).await;
+        if ran.iter().all(|(_, partial)| partial.is_some()) {
+            state.costs.failing_ms = Some(elapsed_ms(started));
+        }
+        if ran.iter().all(|(gate, _)| gate.passed) {
+            return None;
+        }
+        let mut summary = GatesSummary::from_results(scoped(ran));
+        let check = self
+            .flaky_check(&ctx, &mut summary, &failing_before(state))
+            .await;
+        self.record_flaky(state, check);
+        Some(Observed {
+            summary,
+            phase: StepPhase::Test,
+            root: workdir.to_owned(),
+            _scratch: None,
+        })
+    }
+
+    /// The full gates once, on a pristine checkout of the candidate tree: the observation, and
+    /// the verification a commit in this iteration stands on. `None` when the checkout cannot be
+    /// made (the worktree is observed instead, and the verification before a commit says why).
+    async fn observe_pristine(&self, state: &mut LoopState) -> Option<Observed> {
+        let known = failing_before(state);
+        let run = match self.pristine_gates(state, &known).await {
+            Ok(run) => run,
+            Err(err) => {
+                tracing::warn!(
+                    "pristine: cannot prepare the checkout ({err}): the worktree is observed"
+                );
+                return None;
+            }
+        };
+        let mut summary = run.summary;
+        if !summary.passed {
+            self.name_what_only_the_worktree_holds(state, &mut summary);
+        }
+        state.verified = Some(VerifiedTree {
+            tree: run.tree,
+            iteration: state.iteration,
+        });
+        Some(Observed {
+            summary,
+            phase: StepPhase::Verify,
+            root: run.checkout,
+            _scratch: Some(run.scratch),
+        })
+    }
+
+    /// The re-runs of the failing tests of every gate that failed in the last observation and
+    /// whose runner can select them.
+    fn failing_plans(&self, state: &LoopState) -> Vec<Plan> {
+        self.config
+            .gates
+            .iter()
+            .filter_map(|spec| {
+                let record = state
+                    .gates
+                    .iter()
+                    .find(|g| g.name == spec.name && g.failed())?;
+                let rerun = partial(spec, &record.failing_tests)?;
+                Some(Plan::Partial(Box::new(rerun), rerun_scope(record)))
+            })
+            .collect()
+    }
+
+    /// Keeps the flaky check's findings: events, the state's list, its cost.
+    pub(super) fn record_flaky(&self, state: &mut LoopState, check: FlakyCheck) {
+        for test in &check.flaky {
+            self.events.emit(&Event::FlakyTest {
+                test: test.to_string(),
+            });
+        }
+        state.flaky.extend(check.flaky);
+        if check.failing_ms.is_some() {
+            state.costs.failing_ms = check.failing_ms;
+        }
     }
 
     /// Tells the event sinks of the signatures an observation found.
@@ -96,174 +298,70 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         }
     }
 
-    /// In an improve iteration, gates that failed with failing tests first re-run only those tests
-    /// (when their runner can); if any still fails, the other gates run in full and the
-    /// observation stands on that. Otherwise, and always before a commit, every gate runs in full.
+    /// In the worktree (no pristine verification can be made): gates that failed with failing
+    /// tests first re-run only those tests (when their runner can select them exactly); if any
+    /// still fails, the other gates run in full and the observation stands on that. Otherwise
+    /// every gate runs in full.
     async fn run_gates_fast_first(
         &self,
         ctx: &GateRunContext<'_, R>,
         state: &LoopState,
-        workdir: &Path,
     ) -> GatesSummary {
-        let exists = |path: &Path| workdir.join(path).is_file();
-        let mut scopes = Vec::new();
-        let quick: Vec<GateSpec> = self
-            .config
-            .gates
-            .iter()
-            .filter_map(|spec| {
-                let record = state
-                    .gates
-                    .iter()
-                    .find(|g| g.name == spec.name && g.failed())?;
-                let failing: Vec<FailingTest> = record
-                    .failing_tests
-                    .iter()
-                    .map(|id| FailingTest::parse(id))
-                    .collect();
-                let quick = fast::rerun_gate(spec, &failing, &exists)?;
-                scopes.push((spec.name.clone(), rerun_scope(record)));
-                Some(quick)
-            })
-            .collect();
-        if state.iteration == 0 || quick.is_empty() {
+        let plans = self.failing_plans(state);
+        if plans.is_empty() {
             return gates::run_gates_with(ctx, &self.config.gates, in_run()).await;
         }
         tracing::info!(
             "fast feedback: re-running only the failing tests of {} gate(s)",
-            quick.len()
+            plans.len()
         );
-        let first = gates::run_gates_with(ctx, &quick, in_run()).await;
-        if first.gates.iter().all(|gate| gate.passed) {
+        let first = fast::run_plans(ctx, &plans, in_run()).await;
+        if first.iter().all(|(gate, _)| gate.passed) {
             return gates::run_gates_with(ctx, &self.config.gates, in_run()).await;
         }
-        let others: Vec<GateSpec> = self
+        let others: Vec<_> = self
             .config
             .gates
             .iter()
-            .filter(|spec| !quick.iter().any(|q| q.name == spec.name))
+            .filter(|spec| !first.iter().any(|(gate, _)| gate.name == spec.name))
             .cloned()
             .collect();
         let rest = gates::run_gates_with(ctx, &others, in_run()).await;
-        let mut results = Vec::new();
-        for spec in &self.config.gates {
-            let from_quick = first.gates.iter().find(|g| g.name == spec.name);
-            let result = from_quick.or_else(|| rest.gates.iter().find(|g| g.name == spec.name));
-            if let Some(result) = result {
-                let mut result = result.clone();
-                if from_quick.is_some() {
-                    result.reasons.push(
-                        "fast feedback: only the tests that failed before were re-run".into(),
-                    );
-                    result.scope = scopes
-                        .iter()
-                        .find(|(name, _)| *name == spec.name)
-                        .map_or(GateScope::Full, |(_, scope)| *scope);
-                }
-                results.push(result);
-            }
-        }
+        let mut results = scoped(first);
+        results.extend(rest.gates);
+        let order = |name: &str| self.config.gates.iter().position(|g| g.name == name);
+        results.sort_by_key(|gate| order(&gate.name));
         GatesSummary::from_results(results)
     }
+}
 
-    /// Re-runs, once and unchanged, the failing tests of every tests gate that failed (only those
-    /// tests where the runner can select them, else the whole gate). Tests that pass the second
-    /// time are flaky: reported, and the gate counts them as passed.
-    pub(super) async fn rerun_failed_tests(
-        &self,
-        ctx: &GateRunContext<'_, R>,
-        summary: &mut GatesSummary,
-    ) -> Vec<String> {
-        let exists = |path: &Path| ctx.repo_root.join(path).is_file();
-        let mut plans = Vec::new();
-        for result in summary.gates.iter().filter(|g| !g.passed) {
-            let Some(tests) = result.tests.as_ref().filter(|t| t.failed + t.errors > 0) else {
-                continue;
-            };
-            let Some(spec) = self
-                .config
-                .gates
-                .iter()
-                .find(|spec| spec.name == result.name)
-            else {
-                continue;
-            };
-            let failing: Vec<FailingTest> = tests
-                .failures
-                .iter()
-                .map(|f| FailingTest {
-                    classname: f.classname.clone(),
-                    name: f.name.clone(),
-                })
-                .collect();
-            let partial = tests.failures_omitted == 0;
-            let quick = partial
-                .then(|| fast::rerun_gate(spec, &failing, &exists))
-                .flatten();
-            plans.push((quick.is_some(), quick.unwrap_or_else(|| spec.clone())));
-        }
-        if plans.is_empty() {
-            return Vec::new();
-        }
-        let specs: Vec<GateSpec> = plans.iter().map(|(_, spec)| spec.clone()).collect();
-        let again = gates::run_gates_with(ctx, &specs, in_run()).await;
-        let mut flaky = Vec::new();
-        for (rerun, (only_failures, _)) in again.gates.into_iter().zip(&plans) {
-            let Some(first) = summary.gates.iter_mut().find(|g| g.name == rerun.name) else {
-                continue;
-            };
-            if !rerun.passed {
-                continue;
+/// The results of re-runs, each partial one marked with its scope and a reason saying so.
+fn scoped(
+    ran: Vec<(
+        gates::GateResult,
+        Option<crate::protocol::records::GateScope>,
+    )>,
+) -> Vec<gates::GateResult> {
+    ran.into_iter()
+        .map(|(mut result, scope)| {
+            if let Some(scope) = scope {
+                result
+                    .reasons
+                    .push("fast feedback: only the tests that failed before were re-run".into());
+                result.scope = scope;
             }
-            flaky.extend(GateRecord::from(&*first).failing_tests);
-            if *only_failures {
-                passed_on_rerun(first);
-            } else {
-                *first = rerun;
-            }
-        }
-        *summary = GatesSummary::from_results(std::mem::take(&mut summary.gates));
-        flaky
-    }
+            result
+        })
+        .collect()
 }
 
-/// A re-run of `record`'s failing tests: how many, of the tests the whole suite ran then.
-fn rerun_scope(record: &GateRecord) -> GateScope {
-    let ran = u64::try_from(record.failing_tests.len()).unwrap_or(u64::MAX);
-    let of = match record.scope {
-        GateScope::Rerun { of, .. } => of,
-        GateScope::Full => record.tests_total.unwrap_or(ran),
-    };
-    GateScope::Rerun { ran, of }
-}
-
-/// The gates' network inside a run: offline unless a gate says `network: on`.
-pub(super) fn in_run() -> GateNetworkMode {
-    GateNetworkMode::AsConfigured {
-        can_cut: gates::runner::network_can_be_cut(),
-    }
-}
-
-/// A gate whose only failures passed when re-run unchanged: every test passed, some flakily.
-fn passed_on_rerun(gate: &mut crate::gates::GateResult) {
-    if let Some(tests) = gate.tests.as_mut() {
-        let recovered = tests.failed + tests.errors;
-        tests.passed += recovered;
-        tests.flaky += recovered;
-        tests.failed = 0;
-        tests.errors = 0;
-        tests.failures.clear();
-    }
-    gate.passed = true;
-    gate.status = crate::protocol::records::GateStatus::Passed;
-    let network_note = gate
-        .reasons
+/// The tests failing in the last observation: one failing again has failed twice.
+fn failing_before(state: &LoopState) -> Vec<TestId> {
+    state
+        .gates
         .iter()
-        .find(|reason| reason.as_str() == gates::runner::NETWORK_NOT_CUT_NOTE)
-        .cloned();
-    gate.reasons =
-        vec!["flaky: the failing tests passed on an immediate re-run with no change".into()];
-    gate.reasons.extend(network_note);
+        .flat_map(|g| g.failing_tests.iter().cloned())
+        .collect()
 }
 
 /// Marks the resolutions of the last Acting step cured or not, by whether their signature is

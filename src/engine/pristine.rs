@@ -2,14 +2,18 @@
 //! on a pristine checkout of exactly the tree object that will be committed, and the commit is
 //! that tree object.
 //!
-//! When the loop decides the change is complete, after the act's processes are gone (each
-//! command's PID namespace, C3), the candidate tree is built from the worktree the way the commit
-//! builds it (tracked and new files, ignored files left out: the patch gate's view), checked out
-//! by libgit2 into a fresh directory created now (the act never saw it), seeded with the
-//! dependency snapshot taken before the first act, and every gate runs there. Green: the commit
-//! is that tree (plus the bot's own hindsight record, grafted in), whatever the worktree holds by
-//! then. Red: the pristine failures are the observation; the loop goes on when it can, else it
-//! escalates naming the files the worktree held that the commit does not.
+//! After an act, once its processes are gone (each command's PID namespace, C3), the candidate
+//! tree is built from the worktree the way the commit builds it (tracked and new files, ignored
+//! files left out: the patch gate's view), checked out by libgit2 into a fresh directory created
+//! now (the act never saw it), seeded with the dependency snapshot taken before the first act,
+//! and every gate runs there ([`Engine::pristine_gates`]). That run is the act's observation
+//! (`observe.rs`, as [`super::candidate`] plans it), and a commit in the same iteration is that
+//! tree (plus the bot's own hindsight record, grafted in), whatever the worktree holds by then; a
+//! failed run names the files the worktree held that the commit does not. When the last
+//! observation was made in the worktree instead (the failing tests first, or no pristine run
+//! could be made then), the verification runs when the loop decides the change is complete
+//! ([`Engine::verify_pristine`]): red, the pristine failures are the observation; the loop goes
+//! on when it can, else it escalates naming those files.
 //!
 //! The **seed** is the worktree's ignored entries (build outputs such as `target/`, installed
 //! dependencies such as `node_modules/`) copied, with their modification times, into the git
@@ -30,7 +34,7 @@ use std::time::Instant;
 
 use super::decide::Decision;
 use super::improve;
-use super::observe::in_run;
+use super::rerun::{elapsed_ms, in_run};
 use super::run::{Engine, EngineError, now_ms};
 use super::state::LoopState;
 use crate::exec::CommandRunner;
@@ -42,6 +46,7 @@ use crate::protocol::event::Event;
 use crate::protocol::records::{
     GateStatus, SignatureRecord, StartFailure, StepPhase, StepRecord, start_failures,
 };
+use crate::protocol::test_id::TestId;
 
 /// Paths named in an escalation, at most.
 const NAMED_PATHS: usize = 8;
@@ -80,6 +85,26 @@ impl PristineFailure {
             only_in_worktree: self.only_in_worktree.clone(),
         }
     }
+}
+
+/// The gates of one pristine checkout.
+pub(super) struct PristineRun {
+    pub summary: GatesSummary,
+    /// The tree object checked out.
+    pub tree: String,
+    /// Where the gates ran.
+    pub checkout: PathBuf,
+    /// Holds the checkout; removed when dropped.
+    pub scratch: tempfile::TempDir,
+}
+
+/// Why a pristine checkout could not be made.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum PristineError {
+    #[error(transparent)]
+    Git(#[from] crate::git::GitError),
+    #[error(transparent)]
+    Io(#[from] io::Error),
 }
 
 impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
@@ -183,38 +208,102 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         }
     }
 
-    /// The final verification before a commit: the gates on a pristine checkout of the
-    /// candidate tree.
+    /// Whether a pristine verification can be made of the worktree now: it is on, there are
+    /// gates and a change, the change is not committed already, and the patch gate would let it
+    /// be staged (staging a refused change would write its blobs, secrets included, into the
+    /// object database).
+    pub(super) fn pristine_applies(&self, state: &LoopState) -> bool {
+        if !self.config.verify.pristine
+            || self.config.gates.is_empty()
+            || state.worktree_diff.is_empty()
+        {
+            return false;
+        }
+        let clean = self
+            .committed_already(state)
+            .and_then(|committed| Ok(!committed && self.patch_check()?.is_empty()));
+        clean.unwrap_or_else(|err| {
+            tracing::warn!("pristine: cannot tell whether the change can be verified: {err}");
+            false
+        })
+    }
+
+    /// Every gate on a fresh pristine checkout of the worktree's candidate tree, then the flaky
+    /// check for failing tests not in `known`. The checkout lives as long as the returned scratch
+    /// directory.
+    pub(super) async fn pristine_gates(
+        &self,
+        state: &mut LoopState,
+        known: &[TestId],
+    ) -> Result<PristineRun, PristineError> {
+        let tree = self.repo.stage_tree()?;
+        let scratch = tempfile::Builder::new()
+            .prefix("meta-agent-pristine-")
+            .tempdir()?;
+        let checkout = scratch.path().join("checkout");
+        self.prepare_checkout(state, &tree, &checkout)?;
+        let ctx = self.gate_context(&checkout);
+        let started = Instant::now();
+        let mut summary = gates::run_gates_with(&ctx, &self.config.gates, in_run()).await;
+        state.costs.full_ms = Some(elapsed_ms(started));
+        let check = self.flaky_check(&ctx, &mut summary, known).await;
+        self.record_flaky(state, check);
+        tracing::info!(
+            "pristine checkout of tree {tree}: gates {}",
+            if summary.passed { "passed" } else { "failed" }
+        );
+        Ok(PristineRun {
+            summary,
+            tree,
+            checkout,
+            scratch,
+        })
+    }
+
+    /// Adds to every failed gate of a pristine run the files the worktree held that the commit
+    /// does not (ignored files the change may rely on), so the model and the report see them.
+    pub(super) fn name_what_only_the_worktree_holds(
+        &self,
+        state: &LoopState,
+        summary: &mut GatesSummary,
+    ) {
+        let only = self.only_in_worktree(state);
+        if only.is_empty() {
+            return;
+        }
+        let note = format!(
+            "note: the worktree holds files the commit does not (ignored, so not committed): {}",
+            only.join(", ")
+        );
+        for gate in summary.gates.iter_mut().filter(|g| !g.passed) {
+            gate.reasons.push(note.clone());
+        }
+    }
+
+    /// The final verification before a commit, when the last observation was not already made
+    /// on a pristine checkout of this change: the gates on one now.
     pub(super) async fn verify_pristine(
         &self,
         state: &mut LoopState,
     ) -> Result<Pristine, EngineError> {
-        if !self.config.verify.pristine
-            || self.config.gates.is_empty()
-            || state.worktree_diff.is_empty()
-            || self.committed_already(state)?
-            || !self.patch_check()?.is_empty()
-        {
+        if !self.pristine_applies(state) {
             return Ok(Pristine::Skipped);
         }
         let started = Instant::now();
         let started_ms = now_ms();
-        let tree = self.repo.stage_tree()?;
-        let scratch = match tempfile::Builder::new()
-            .prefix("meta-agent-pristine-")
-            .tempdir()
-        {
-            Ok(scratch) => scratch,
-            Err(err) => return Ok(Pristine::Failed(self.unprepared(state, &err))),
+        let run = match self.pristine_gates(state, &[]).await {
+            Ok(run) => run,
+            Err(PristineError::Git(err)) => return Err(err.into()),
+            Err(PristineError::Io(err)) => {
+                return Ok(Pristine::Failed(self.unprepared(state, &err)));
+            }
         };
-        let checkout = scratch.path().join("checkout");
-        if let Err(err) = self.prepare_checkout(state, &tree, &checkout) {
-            return Ok(Pristine::Failed(self.unprepared(state, &err)));
-        }
-        let ctx = self.gate_context(&checkout);
-        let mut summary = gates::run_gates_with(&ctx, &self.config.gates, in_run()).await;
-        let flaky = self.rerun_failed_tests(&ctx, &mut summary).await;
-        state.flaky.extend(flaky);
+        let PristineRun {
+            summary,
+            tree,
+            checkout,
+            scratch: _scratch,
+        } = run;
         let failures = start_failures(&summary.records());
         let signatures = improve::signatures_of(&summary, &checkout);
         let accepted = state.signature_ids();
@@ -228,7 +317,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             (true, true) => "pristine checkout: gates passed",
             (true, false) => "pristine checkout: gates failed",
         };
-        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(0);
+        let duration_ms = elapsed_ms(started);
         self.events.emit(&Event::PhaseFinished {
             phase: StepPhase::Verify,
             iteration: state.iteration,

@@ -26,7 +26,9 @@ use crate::git::{GitError, Identity, Repository};
 use crate::protocol::builder::{ActRequest, BuildError, Builder};
 use crate::protocol::ending::EscalationReason;
 use crate::protocol::event::{Event, EventSink, LoopPhase};
-use crate::protocol::records::{Plan, ResolutionTried, RunOutcome, SignatureRecord, StepRecord};
+use crate::protocol::records::{
+    ActEnd, ChangedFile, Plan, ResolutionTried, RunOutcome, SignatureRecord, StepRecord,
+};
 use crate::protocol::task::Task;
 use crate::render::outcome;
 
@@ -71,6 +73,9 @@ pub struct StartOptions {
     pub session: String,
     pub dry_run: bool,
     pub max_iterations: u32,
+    /// The user's uncommitted work the run starts from (a local run's snapshot commit, checked
+    /// out as HEAD); `None` when the run starts from a commit of the repository.
+    pub snapshot: Option<crate::protocol::records::UserSnapshot>,
 }
 
 /// What a finished (or stopped) run produced.
@@ -103,6 +108,17 @@ pub(crate) fn now_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
+/// Commit subjects of the history read to learn the repository's style.
+const STYLE_SUBJECTS: usize = 30;
+
+/// What an act did, as its step record keeps it.
+struct Acted {
+    actions: Vec<String>,
+    resolutions: Vec<ResolutionTried>,
+    outcome: String,
+    ended: ActEnd,
+}
+
 /// A short, unique-enough session id: time and process.
 pub fn new_session_id() -> String {
     let nanos = SystemTime::now()
@@ -125,9 +141,15 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         } else {
             self.create_branch(&task, &session)?
         };
+        let subjects = self
+            .repo
+            .recent_subjects(&head.commit, STYLE_SUBJECTS)
+            .unwrap_or_default();
         let mut state = LoopState {
             dry_run: options.dry_run,
             started_unix_ms: now_ms(),
+            snapshot: options.snapshot,
+            commit_style: crate::render::subject::style_of(&subjects),
             ..LoopState::new(
                 session.clone(),
                 task,
@@ -394,14 +416,15 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let started = Instant::now();
         let started_ms = now_ms();
         let plan = state.plan.clone().unwrap_or(Plan::Build);
-        let (actions, resolutions, outcome) = match &plan {
+        let acted = match &plan {
             Plan::Hindsight => {
                 let applied = improve::apply_resolutions(self.hindsight_ctx(), state).await;
-                (
-                    applied.actions,
-                    applied.tried,
-                    "hindsight resolutions applied".to_owned(),
-                )
+                Acted {
+                    actions: applied.actions,
+                    resolutions: applied.tried,
+                    outcome: "hindsight resolutions applied".to_owned(),
+                    ended: ActEnd::Finished,
+                }
             }
             Plan::Build | Plan::AgentFix { .. } => match self.call_builder(state, &plan).await {
                 Ok(done) => done,
@@ -435,39 +458,43 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             phase,
             iteration: state.iteration,
             duration_ms,
-            outcome: outcome.clone(),
+            outcome: acted.outcome.clone(),
         });
+        let changed = self.changed_definitions(&diff);
         state.history.push(StepRecord {
             phase,
             iteration: state.iteration,
             started_unix_ms: started_ms,
             duration_ms,
-            outcome,
-            actions,
+            outcome: acted.outcome,
+            actions: acted.actions,
             diff,
             files_changed: files,
             gates: Vec::new(),
             signatures: Vec::new(),
-            resolutions,
+            resolutions: acted.resolutions,
+            ended: acted.ended,
+            changed,
         });
         state.transient_retries = 0;
         self.transition(state, LoopPhase::Observing, "run the gates");
         Ok(None)
     }
 
-    /// Calls the builder; returns actions, no resolutions, and an outcome line.
-    async fn call_builder(
-        &self,
-        state: &mut LoopState,
-        plan: &Plan,
-    ) -> Result<(Vec<String>, Vec<ResolutionTried>, String), BuildError> {
+    /// Calls the builder; what it did, with no resolutions.
+    async fn call_builder(&self, state: &mut LoopState, plan: &Plan) -> Result<Acted, BuildError> {
         if !self.builder.available(state.builder_calls) {
             let why = if *plan == Plan::Build {
                 "no builder is available (no LLM configured): the gates run on the code as it is"
             } else {
                 "no builder is available for a fix"
             };
-            return Ok((vec![why.to_owned()], Vec::new(), "skipped".into()));
+            return Ok(Acted {
+                actions: vec![why.to_owned()],
+                resolutions: Vec::new(),
+                outcome: "skipped".into(),
+                ended: ActEnd::Stopped,
+            });
         }
         let request = ActRequest {
             task: &state.task,
@@ -497,8 +524,29 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             }
         }
         state.review_missing.clear();
-        let outcome = report.gave_up.clone().unwrap_or(report.summary.clone());
-        Ok((report.actions, Vec::new(), outcome))
+        let ended = if report.gave_up.is_some() {
+            ActEnd::Stopped
+        } else {
+            ActEnd::Finished
+        };
+        Ok(Acted {
+            outcome: report.gave_up.unwrap_or(report.summary),
+            actions: report.actions,
+            resolutions: Vec::new(),
+            ended,
+        })
+    }
+
+    /// The definitions the worktree's change is in, per changed file.
+    fn changed_definitions(&self, diff: &str) -> Vec<ChangedFile> {
+        if diff.is_empty() {
+            return Vec::new();
+        }
+        let mut files = crate::code::Sources::new(&self.repo.workdir());
+        crate::code::changed::changed_definitions(&mut files, diff)
+            .into_iter()
+            .map(|(path, definitions)| ChangedFile { path, definitions })
+            .collect()
     }
 
     fn record_llm_calls(&self, calls: &[crate::protocol::builder::LlmCallRecord]) {
@@ -607,10 +655,12 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             Decision::Complete => self.review(state).await?,
             other => other,
         };
-        // The final verification: the gates on a pristine checkout of the tree to commit.
-        let (decision, verified) = match decision {
-            Decision::Complete => self.pristine_decision(state).await?,
-            other => (other, None),
+        // The final verification: the gates on a pristine checkout of the tree to commit, unless
+        // this iteration's observation already ran them there.
+        let (decision, verified) = match (decision, verified_now(state)) {
+            (Decision::Complete, Some(tree)) => (Decision::Complete, Some(tree)),
+            (Decision::Complete, None) => self.pristine_decision(state).await?,
+            (other, _) => (other, None),
         };
         match decision {
             Decision::Complete => self.complete(state, verified.as_deref()),
@@ -1001,6 +1051,15 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             duration_ms: state.usage.elapsed_ms,
         });
     }
+}
+
+/// The tree this iteration's observation verified on a pristine checkout, if it did.
+fn verified_now(state: &LoopState) -> Option<String> {
+    state
+        .verified
+        .as_ref()
+        .filter(|verified| verified.iteration == state.iteration)
+        .map(|verified| verified.tree.clone())
 }
 
 /// The escalation reason for refused paths: the change itself, or what the run recorded with it.

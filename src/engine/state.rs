@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 use crate::protocol::ending::EscalationReason;
 use crate::protocol::event::LoopPhase;
 use crate::protocol::records::{
-    GateRecord, Plan, RunOutcome, SignatureRecord, StepPhase, StepRecord, Usage,
+    CommitStyle, GateRecord, Plan, RunOutcome, SignatureRecord, StepPhase, StepRecord, Usage,
+    UserSnapshot,
 };
 use crate::protocol::task::Task;
 use crate::redact::Redactor;
@@ -50,7 +51,9 @@ pub struct LoopState {
     /// Signatures of the latest observation.
     pub signatures: Vec<SignatureRecord>,
     pub usage: Usage,
-    pub flaky: Vec<String>,
+    /// Tests that failed and then passed on an immediate re-run with no change (older sessions
+    /// hold their names as strings: they load untyped).
+    pub flaky: Vec<crate::protocol::test_id::TestId>,
     pub tamper: Vec<String>,
     /// Transient failures retried in a row.
     pub transient_retries: u32,
@@ -78,6 +81,9 @@ pub struct LoopState {
     /// of it, even when the worktree adds nothing to it.
     #[serde(default)]
     pub checkpoint: Option<String>,
+    /// How the repository writes commit subjects (read from its history at the start).
+    #[serde(default)]
+    pub commit_style: CommitStyle,
     /// What the run did to the repository's tests: the tests it added, and the test and
     /// configuration edits a maintainer allowed (see [`super::evidence`]).
     #[serde(default)]
@@ -90,6 +96,17 @@ pub struct LoopState {
     /// first shown.
     #[serde(default)]
     pub instructions: Vec<String>,
+    /// A local run's start from the user's uncommitted work: the snapshot commit that is
+    /// `base_commit`, and which paths were the user's.
+    #[serde(default)]
+    pub snapshot: Option<UserSnapshot>,
+    /// What this run's gate runs cost (see [`super::candidate`]).
+    #[serde(default)]
+    pub costs: super::candidate::GateCosts,
+    /// The tree the last observation ran the gates on in a pristine checkout: committed as it is
+    /// when the loop completes in the same iteration.
+    #[serde(default)]
+    pub verified: Option<super::candidate::VerifiedTree>,
 }
 
 /// The tests a run added and the test edits it was allowed, for the report and the PR body.
@@ -161,9 +178,13 @@ impl LoopState {
             review_missing: Vec::new(),
             interrupted: None,
             checkpoint: None,
+            commit_style: CommitStyle::Plain,
             evidence: Default::default(),
             environment: Vec::new(),
             instructions: Vec::new(),
+            snapshot: None,
+            costs: Default::default(),
+            verified: None,
         }
     }
 
@@ -175,7 +196,7 @@ impl LoopState {
         let improve: BTreeSet<u32> = self
             .history
             .iter()
-            .filter(|step| step.phase == StepPhase::Test && step.iteration > 0)
+            .filter(|step| step.phase.is_check_after_act() && step.iteration > 0)
             .map(|step| step.iteration)
             .collect();
         u32::try_from(improve.len()).unwrap_or(u32::MAX)
@@ -360,5 +381,37 @@ mod tests {
         assert_eq!(loaded.task.title, "Fix [REDACTED:secret]");
         assert_eq!(loaded.worktree_diff, "+token = \"[REDACTED:secret]\"\n");
         assert_eq!(loaded.phase, state.phase);
+    }
+
+    /// A state saved before test ids were typed names its failing and flaky tests as
+    /// `classname::name` strings: it loads, and shows them as it did.
+    #[test]
+    fn a_state_with_string_test_ids_still_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SessionStore::for_git_dir(dir.path());
+        let mut state = state_with("old");
+        state.gates = vec![GateRecord::judged(
+            "tests",
+            crate::config::raw::GateKind::Tests,
+            crate::protocol::records::GateStatus::Failed,
+            vec![],
+        )];
+        store.save(&state).unwrap();
+        let path = store.state_path("s-1");
+        let mut json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        json["gates"][0]["failing_tests"] =
+            serde_json::json!(["semver::test_version_req::test_less_than", "bare"]);
+        json["flaky"] = serde_json::json!(["tests.test_x::test_y[a::b]"]);
+        std::fs::write(&path, json.to_string()).unwrap();
+        let loaded = store.load(None).unwrap();
+        let shown: Vec<String> = loaded.gates[0]
+            .failing_tests
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(shown, ["semver::test_version_req::test_less_than", "bare"]);
+        assert!(loaded.gates[0].failing_tests[0].select.is_unknown());
+        assert_eq!(loaded.flaky[0].to_string(), "tests.test_x::test_y[a::b]");
     }
 }

@@ -247,7 +247,7 @@ impl TestRun {
             for outcome in &report.outcomes {
                 let status = run
                     .statuses
-                    .entry(outcome.id.clone())
+                    .entry(outcome.id.to_string())
                     .or_insert(outcome.status);
                 if rank(outcome.status) > rank(*status) {
                     *status = outcome.status;

@@ -1,10 +1,17 @@
 //! `eval mine`'s decisions, pure: which changed files are tests, which commits are candidates,
-//! and why a commit is skipped. The session walks the history and runs the gates.
+//! why a commit is skipped, which failing tests a task names, what the journal of finished
+//! candidates holds, and how the suite names its source. The session walks the history and runs
+//! the gates.
 
-use serde::Serialize;
+use std::path::{Component, Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::test_id::TestId;
+use crate::report::{TestOutcome, TestStatus};
 
 /// Why a commit did not become a task.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "reason")]
 pub enum Skip {
     /// A merge or a root commit.
@@ -17,6 +24,8 @@ pub enum Skip {
     TestsPassBefore,
     /// The commit's tests fail on the commit itself.
     TestsFailAfter,
+    /// The configuration has no gate of kind `tests` to run the commit's tests with.
+    NoTestGate,
 }
 
 impl Skip {
@@ -29,6 +38,7 @@ impl Skip {
             Skip::BuildBrokenBefore => "the gates already fail on the parent (build broken before)",
             Skip::TestsPassBefore => "the new tests already pass on the parent",
             Skip::TestsFailAfter => "the new tests fail on the commit itself",
+            Skip::NoTestGate => "no gate of kind `tests` to run the new tests with",
         }
     }
 }
@@ -153,6 +163,67 @@ pub fn task_text(message: &str, issues: &[LinkedIssue]) -> String {
     text
 }
 
+/// One finished candidate, as the journal (`mine-journal.jsonl` in the output directory) keeps
+/// it: a resumed `eval mine` does not try it again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JournalLine {
+    pub commit: String,
+    /// The task it became (as written in the suite).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<serde_json::Value>,
+    /// Why it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip: Option<Skip>,
+}
+
+/// The tests a task names as `fail_to_pass`: those that failed with the commit's tests on the
+/// parent and passed on the commit (a test failing on both is broken, not the commit's to fix).
+pub fn fail_to_pass(failing_before: &[TestId], after: &[TestOutcome]) -> Vec<TestId> {
+    failing_before
+        .iter()
+        .filter(|test| {
+            after
+                .iter()
+                .any(|o| o.status == TestStatus::Passed && o.id.same_test(test))
+        })
+        .cloned()
+        .collect()
+}
+
+/// `to` as a path relative to the directory `from` (both absolute or both relative, without
+/// `..`): how a suite names a repository beside it, so the two can move together.
+pub fn relative_path(from: &Path, to: &Path) -> PathBuf {
+    let (from, to) = (plain_components(from), plain_components(to));
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut relative: PathBuf = std::iter::repeat_n(Component::ParentDir, from.len() - common)
+        .chain(to[common..].iter().copied())
+        .collect();
+    if relative.as_os_str().is_empty() {
+        relative.push(".");
+    }
+    relative
+}
+
+fn plain_components(path: &Path) -> Vec<Component<'_>> {
+    path.components()
+        .filter(|c| !matches!(c, Component::CurDir))
+        .collect()
+}
+
+/// A remote's URL as a suite may show it: a network URL without its userinfo (a token in
+/// `https://x-access-token:…@github.com/...` is a credential), or `None` for a local path.
+pub fn shown_url(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    if !matches!(scheme, "https" | "http" | "ssh" | "git") {
+        return None;
+    }
+    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    Some(format!("{scheme}://{host}/{path}"))
+}
+
 /// A task id from a commit: `commit-<short id>`.
 pub fn task_id(commit: &str) -> String {
     format!("commit-{}", &commit[..commit.len().min(10)])
@@ -161,6 +232,45 @@ pub fn task_id(commit: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_task_names_the_tests_that_failed_before_and_pass_after() {
+        let id = |name: &str| TestId::junit("t", name, None);
+        let outcome = |name: &str, status| TestOutcome {
+            id: id(name),
+            status,
+        };
+        let before = [id("fixed"), id("still_broken"), id("gone")];
+        let after = [
+            outcome("fixed", TestStatus::Passed),
+            outcome("still_broken", TestStatus::Failed),
+            outcome("other", TestStatus::Passed),
+        ];
+        assert_eq!(fail_to_pass(&before, &after), [id("fixed")]);
+    }
+
+    #[test]
+    fn the_source_is_named_relative_to_the_suite() {
+        let rel = |from: &str, to: &str| relative_path(Path::new(from), Path::new(to));
+        assert_eq!(rel("/w/repo/evals/mined", "/w/repo"), Path::new("../.."));
+        assert_eq!(rel("/tmp/out", "/w/repo"), Path::new("../../w/repo"));
+        assert_eq!(rel("/w/repo", "/w/repo"), Path::new("."));
+        assert_eq!(rel("/w", "/w/repo/./x"), Path::new("repo/x"));
+    }
+
+    #[test]
+    fn a_remote_url_is_shown_without_credentials_and_a_path_not_at_all() {
+        assert_eq!(
+            shown_url("https://x-access-token:ghs_secret@github.com/o/r.git").as_deref(),
+            Some("https://github.com/o/r.git")
+        );
+        assert_eq!(
+            shown_url("ssh://git@example.com/o/r").as_deref(),
+            Some("ssh://example.com/o/r")
+        );
+        assert_eq!(shown_url("/work/.mirror/o+r/repo"), None);
+        assert_eq!(shown_url("file:///srv/r.git"), None);
+    }
 
     #[test]
     fn test_files_are_recognised_by_convention() {

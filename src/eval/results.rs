@@ -1,6 +1,7 @@
 //! One line of `results.jsonl`: a run of a task, how it ended, how it was graded and what it
 //! cost. Results are appended one whole line per write (a line cut short by a kill is ignored
-//! when read back, and that run is redone by `--resume`).
+//! when read back, and that run is redone by `--resume`); `eval mine`'s journal is kept the same
+//! way ([`read_lines`], [`append_line`]).
 
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -67,6 +68,11 @@ impl RunResult {
 /// Reads `results.jsonl` (missing: none). A last line without its newline (cut by a kill) is
 /// dropped; any other bad line is an error naming its line.
 pub fn read(path: &Path) -> Result<Vec<RunResult>, EvalError> {
+    read_lines(path)
+}
+
+/// Reads a file of JSON lines written by [`append_line`] (missing: none), as [`read`] does.
+pub fn read_lines<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>, EvalError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -104,7 +110,13 @@ pub fn finished(results: &[RunResult]) -> BTreeSet<(String, u32)> {
 
 /// Appends one result as one line, in one write, and syncs it.
 pub fn append(path: &Path, result: &RunResult) -> Result<(), EvalError> {
-    let mut line = serde_json::to_string(result).map_err(EvalError::Json)?;
+    append_line(path, result)
+}
+
+/// Appends one value as one JSON line, in one write, and syncs it: a kill leaves at most a last
+/// line cut short, which [`read_lines`] drops.
+pub fn append_line<T: Serialize>(path: &Path, value: &T) -> Result<(), EvalError> {
+    let mut line = serde_json::to_string(value).map_err(EvalError::Json)?;
     line.push('\n');
     let write = |path: &Path| -> std::io::Result<()> {
         let mut file = std::fs::OpenOptions::new()

@@ -57,15 +57,14 @@ pub struct HomeEnv {
 }
 
 impl HomeEnv {
-    /// The homes and toolchains an environment names, through `var` (the supervisor's own
-    /// environment, or the one the bot gives a command).
-    pub fn from_vars(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> HomeEnv {
+    /// The homes and toolchains `lookup` (an environment) names.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> HomeEnv {
         HomeEnv {
-            home: var("HOME").map(PathBuf::from),
-            path: var("PATH").unwrap_or_default(),
+            home: lookup("HOME").map(PathBuf::from),
+            path: lookup("PATH").unwrap_or_default(),
             toolchains: TOOLCHAIN_VARS
                 .iter()
-                .map(|(name, _)| (*name, var(name).map(PathBuf::from)))
+                .map(|(name, _)| (*name, lookup(name).map(PathBuf::from)))
                 .collect(),
         }
     }
@@ -90,29 +89,43 @@ impl HomeEnv {
 
 /// Everything a confined command may read besides what it may write: the system directories,
 /// the toolchain directories, and each `PATH` directory (for one under the real home, its
-/// top-level directory there, `~/.pyenv` for `~/.pyenv/shims`; for one named `bin`, its parent,
-/// where a virtual environment keeps its libraries).
+/// top-level directory there, `~/.pyenv` for `~/.pyenv/shims`, but under `~/.local` only
+/// [`LOCAL_PREFIX`]; for one named `bin`, its parent, where a virtual environment keeps its
+/// libraries).
 pub fn readable_dirs(env: &HomeEnv) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = SYSTEM_DIRS.iter().map(PathBuf::from).collect();
     dirs.extend(env.toolchain_env().into_iter().map(|(_, dir)| dir));
     for entry in std::env::split_paths(&env.path).filter(|dir| dir.is_absolute()) {
-        dirs.push(path_root(&entry, env.home.as_deref()));
+        dirs.extend(path_roots(&entry, env.home.as_deref()));
     }
     dirs.sort();
     dirs.dedup();
     dirs
 }
 
-fn path_root(entry: &Path, home: Option<&Path>) -> PathBuf {
+/// What a `~/.local/bin` on `PATH` needs of `~/.local`: the programs, the libraries `pip install
+/// --user` puts beside them, and the environments of pipx and uv tools. Never `~/.local/state`
+/// (shell histories, editors' undo files, meta-agent's own worktrees).
+pub const LOCAL_PREFIX: [&str; 3] = ["bin", "lib", "share"];
+
+fn path_roots(entry: &Path, home: Option<&Path>) -> Vec<PathBuf> {
     if let Some(home) = home
         && let Ok(inside) = entry.strip_prefix(home)
     {
         return match inside.components().next() {
-            Some(first) => home.join(first),
+            Some(first) if first.as_os_str() == ".local" => LOCAL_PREFIX
+                .iter()
+                .map(|dir| home.join(".local").join(dir))
+                .collect(),
+            Some(first) => vec![home.join(first)],
             // The home itself on PATH: only that directory's files, nothing below.
-            None => entry.to_owned(),
+            None => vec![entry.to_owned()],
         };
     }
+    vec![path_root(entry)]
+}
+
+fn path_root(entry: &Path) -> PathBuf {
     match (entry.file_name(), entry.parent()) {
         // Never `/` itself (for `/bin`).
         (Some(name), Some(parent)) if name == "bin" && parent.parent().is_some() => {
@@ -220,6 +233,26 @@ mod tests {
                 ("PYENV_ROOT", home.path().join(".pyenv"))
             ]
         );
+    }
+
+    #[test]
+    fn a_local_bin_on_path_opens_its_programs_and_libraries_never_local_state() {
+        let home = tempfile::tempdir().unwrap();
+        let path = std::env::join_paths([home.path().join(".local/bin")]).unwrap();
+        let env = HomeEnv::from_lookup(|name| match name {
+            "HOME" => Some(home.path().as_os_str().to_owned()),
+            "PATH" => Some(path.clone()),
+            _ => None,
+        });
+        let dirs = readable_dirs(&env);
+        for opened in ["bin", "lib", "share"] {
+            assert!(
+                dirs.contains(&home.path().join(".local").join(opened)),
+                "{dirs:?}"
+            );
+        }
+        let state = home.path().join(".local/state/meta-agent/worktrees");
+        assert!(!dirs.iter().any(|dir| state.starts_with(dir)), "{dirs:?}");
     }
 
     #[test]

@@ -180,7 +180,7 @@ impl Scratch {
 
 /// The command's own `HOME`, `PATH` and toolchain variables, as the supervisor received them.
 pub fn home_env() -> super::home::HomeEnv {
-    super::home::HomeEnv::from_vars(|name| std::env::var_os(name))
+    super::home::HomeEnv::from_lookup(|name| std::env::var_os(name))
 }
 
 fn namespace_plan(

@@ -88,7 +88,7 @@ impl CommandSpec {
         };
         detect::landlock_abi()?;
         let args = sandbox::SandboxArgs::from_policy(&self.isolation, self.timeout);
-        let env = home::HomeEnv::from_vars(|name| self.env.get(name).map(Into::into));
+        let env = home::HomeEnv::from_lookup(|name| self.env.get(name).map(Into::into));
         Some(isolate::visible_roots(&args, &self.cwd, &env))
     }
 }

@@ -275,6 +275,10 @@ fn c_path(path: &Path) -> Result<CString, NamespaceError> {
     CString::new(path.as_os_str().as_bytes()).map_err(|_| NamespaceError::Nul(path.to_owned()))
 }
 
+/// `statvfs`'s relatime bit as the kernel reports it (nix names it `ST_RELATIME` only where the C
+/// library's headers do, which musl's do not: the static release builds need the value).
+const ST_RELATIME: FsFlags = FsFlags::from_bits_retain(4096);
+
 /// The mount flags a user namespace may not drop on remount.
 fn locked_flags(flags: FsFlags) -> MsFlags {
     let pairs = [
@@ -283,7 +287,7 @@ fn locked_flags(flags: FsFlags) -> MsFlags {
         (FsFlags::ST_NOEXEC, MsFlags::MS_NOEXEC),
         (FsFlags::ST_NOATIME, MsFlags::MS_NOATIME),
         (FsFlags::ST_NODIRATIME, MsFlags::MS_NODIRATIME),
-        (FsFlags::ST_RELATIME, MsFlags::MS_RELATIME),
+        (ST_RELATIME, MsFlags::MS_RELATIME),
     ];
     pairs
         .into_iter()

@@ -28,7 +28,7 @@ use nix::fcntl::{AtFlags, OFlag, renameat};
 use nix::sys::stat::{FileStat, Mode, SFlag, fchmod, fstatat};
 use nix::unistd::{UnlinkatFlags, unlinkat};
 
-pub use atomic::write_atomic;
+pub use atomic::{lock_file, write_atomic};
 pub use resolve::Resolver;
 
 /// How deep and how long a path may be. The defaults are generous for source trees and far

@@ -1,53 +1,43 @@
-//! Fast feedback: a gate that failed with failing tests is first re-run on those tests only, with
-//! the runner's own way of selecting tests (pytest node ids, a nextest filterset, a jest name
-//! pattern, a `go test -run` expression). Only when they pass does the whole gate run again, so
-//! an improve iteration's time grows with the failures, not with the suite. The full gates always
-//! run before a commit.
+//! Re-running only failing tests: a gate that failed with failing tests can be re-run on those
+//! tests only, with the runner's own way of selecting tests ([`super::filter`]): the flaky check
+//! re-runs them unchanged, an improve iteration on a large suite re-runs them before the whole
+//! gates run again, and `eval mine` checks a commit with them. A re-run counts only when it ran
+//! exactly the tests it selected ([`run_plans`] checks, with [`super::filter::check`]); anything
+//! else is a harness problem and the whole gate runs.
 
-use std::path::Path;
-
-use crate::config::raw::{RawRerun, TestFilterFormat};
+use super::filter::{self, Unselectable};
+use super::{GateNetworkMode, GateResult, GateRunContext, run_gates_with};
 use crate::config::{GateCommand, GateSpec};
+use crate::exec::CommandRunner;
+use crate::protocol::event::Event;
+use crate::protocol::records::GateScope;
+use crate::protocol::test_id::TestId;
+use crate::report::Limits;
 
 /// The placeholder argument replaced by the failing tests.
 pub const TESTS_PLACEHOLDER: &str = "{tests}";
 
-/// A failing test as JUnit names it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FailingTest {
-    pub classname: String,
-    pub name: String,
+/// Why a gate cannot re-run its failing tests alone.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RerunUnavailable {
+    #[error("the gate has no `rerun_failed`")]
+    NotConfigured,
+    #[error("its `rerun_failed.run` has no `{TESTS_PLACEHOLDER}` argument")]
+    NoPlaceholder,
+    #[error(transparent)]
+    Unselectable(#[from] Unselectable),
 }
 
-impl FailingTest {
-    /// From `classname::name` (the form kept in history); the class part has no `::` of its own
-    /// for the runners supported here.
-    pub fn parse(id: &str) -> FailingTest {
-        match id.split_once("::") {
-            Some((classname, name)) => FailingTest {
-                classname: classname.into(),
-                name: name.into(),
-            },
-            None => FailingTest {
-                classname: String::new(),
-                name: id.into(),
-            },
-        }
+/// The gate with its command replaced by the re-run of `failing`.
+pub fn rerun_gate(gate: &GateSpec, failing: &[TestId]) -> Result<GateSpec, RerunUnavailable> {
+    let rerun = gate
+        .rerun_failed
+        .as_ref()
+        .ok_or(RerunUnavailable::NotConfigured)?;
+    if !rerun.run.iter().any(|arg| arg == TESTS_PLACEHOLDER) {
+        return Err(RerunUnavailable::NoPlaceholder);
     }
-}
-
-/// The gate with its command replaced by the re-run of `failing`, or `None` when the gate cannot
-/// re-run single tests.
-pub fn rerun_gate(
-    gate: &GateSpec,
-    failing: &[FailingTest],
-    exists: &dyn Fn(&Path) -> bool,
-) -> Option<GateSpec> {
-    let rerun = gate.rerun_failed.as_ref()?;
-    if failing.is_empty() {
-        return None;
-    }
-    let selection = select(rerun, failing, exists);
+    let selection = filter::arguments(rerun.format, failing)?;
     let argv = rerun
         .run
         .iter()
@@ -59,64 +49,149 @@ pub fn rerun_gate(
             }
         })
         .collect();
-    Some(GateSpec {
+    Ok(GateSpec {
         command: GateCommand::Argv(argv),
         ..gate.clone()
     })
 }
 
-/// The arguments that select `failing` for this runner.
-fn select(
-    rerun: &RawRerun,
-    failing: &[FailingTest],
-    exists: &dyn Fn(&Path) -> bool,
-) -> Vec<String> {
-    match rerun.format {
-        TestFilterFormat::Pytest => failing
-            .iter()
-            .map(|test| pytest_node_id(test, exists))
-            .collect(),
-        TestFilterFormat::Nextest => {
-            let terms: Vec<String> = failing
-                .iter()
-                .map(|test| format!("test(={})", test.name))
-                .collect();
-            vec![terms.join(" | ")]
+/// Test ids kept beyond the selected ones when a re-run's report is read, so a filter that
+/// selected too much shows as such.
+const SELECTION_SLACK: usize = 64;
+
+/// One gate's part of a re-run.
+pub enum Plan {
+    /// Only the failing tests, with the scope the result then has.
+    Partial(Box<Rerun>, GateScope),
+    /// The whole gate (its runner cannot select the failing tests).
+    Whole(Box<GateSpec>),
+}
+
+impl Plan {
+    pub fn name(&self) -> &str {
+        match self {
+            Plan::Partial(rerun, _) => &rerun.whole.name,
+            Plan::Whole(spec) => &spec.name,
         }
-        TestFilterFormat::Jest => vec![alternation(failing.iter().map(|t| t.name.as_str()))],
-        TestFilterFormat::Go => vec![alternation(failing.iter().map(|t| t.name.as_str()))],
     }
 }
 
-/// `^(a|b)$` with regex metacharacters escaped.
-fn alternation<'a>(names: impl Iterator<Item = &'a str>) -> String {
-    let escaped: Vec<String> = names.map(regex::escape).collect();
-    format!("^({})$", escaped.join("|"))
+/// A gate re-run on the tests it selects.
+pub struct Rerun {
+    pub whole: GateSpec,
+    pub quick: GateSpec,
+    pub selected: Vec<TestId>,
 }
 
-/// pytest's node id for a JUnit test case: the longest dotted prefix of the class name that is a
-/// `.py` file, then the rest (test classes) and the name, joined by `::`.
-pub fn pytest_node_id(test: &FailingTest, exists: &dyn Fn(&Path) -> bool) -> String {
-    let parts: Vec<&str> = test
-        .classname
-        .split('.')
-        .filter(|p| !p.is_empty())
+/// The re-run of `failing` for `spec`, when its runner can select them (the reason when it
+/// cannot, logged).
+pub fn partial(spec: &GateSpec, failing: &[TestId]) -> Option<Rerun> {
+    match rerun_gate(spec, failing) {
+        Ok(quick) => Some(Rerun {
+            whole: spec.clone(),
+            quick,
+            selected: failing.to_vec(),
+        }),
+        Err(RerunUnavailable::NotConfigured) => None,
+        Err(why) => {
+            tracing::info!(gate = %spec.name, "the failing tests cannot be re-run alone ({why}): the whole gate runs");
+            None
+        }
+    }
+}
+
+/// Runs the plans: the partial re-runs first, with every test id kept so what ran can be
+/// checked. A re-run that did not run exactly the tests it selected is rejected (a
+/// `rerun_rejected` event says why: a harness problem, never a verdict on the code nor a
+/// signature to learn) and its gate runs whole with the other whole ones. Each result comes with
+/// the scope of its partial run, or `None` when the gate ran whole; results keep the plans'
+/// order.
+pub async fn run_plans<R: CommandRunner>(
+    ctx: &GateRunContext<'_, R>,
+    plans: &[Plan],
+    mode: GateNetworkMode,
+) -> Vec<(GateResult, Option<GateScope>)> {
+    let partial: Vec<&Rerun> = plans
+        .iter()
+        .filter_map(|plan| match plan {
+            Plan::Partial(rerun, _) => Some(&**rerun),
+            Plan::Whole(_) => None,
+        })
         .collect();
-    for split in (1..=parts.len()).rev() {
-        let file = format!("{}.py", parts[..split].join("/"));
-        if exists(Path::new(&file)) {
-            let mut id = vec![file];
-            id.extend(parts[split..].iter().map(|p| (*p).to_owned()));
-            id.push(test.name.clone());
-            return id.join("::");
+    let selected = partial.iter().map(|r| r.selected.len()).sum::<usize>();
+    let counting = GateRunContext {
+        limits: Limits {
+            max_test_ids: ctx.limits.max_test_ids.max(selected + SELECTION_SLACK),
+            ..ctx.limits
+        },
+        ..*ctx
+    };
+    let quick: Vec<GateSpec> = partial.iter().map(|r| r.quick.clone()).collect();
+    let ran = run_gates_with(&counting, &quick, mode).await;
+    let mut whole: Vec<GateSpec> = Vec::new();
+    let mut checked = Vec::new();
+    for (result, rerun) in ran.gates.into_iter().zip(&partial) {
+        if exact(ctx, &result, rerun) {
+            checked.push(result);
+        } else {
+            whole.push(rerun.whole.clone());
         }
     }
-    format!("{}.py::{}", parts.join("/"), test.name)
+    whole.extend(plans.iter().filter_map(|plan| match plan {
+        Plan::Whole(spec) => Some((**spec).clone()),
+        Plan::Partial(..) => None,
+    }));
+    let rest = run_gates_with(ctx, &whole, mode).await;
+    plans
+        .iter()
+        .filter_map(|plan| {
+            let scope = match plan {
+                Plan::Partial(_, scope) => Some(*scope),
+                Plan::Whole(_) => None,
+            };
+            match checked.iter().find(|g| g.name == plan.name()) {
+                Some(result) => Some((result.clone(), scope)),
+                None => rest
+                    .gates
+                    .iter()
+                    .find(|g| g.name == plan.name())
+                    .map(|g| (g.clone(), None)),
+            }
+        })
+        .collect()
+}
+
+/// Whether the re-run `result` ran exactly what `rerun` selected; if not, says so.
+fn exact<R: CommandRunner>(
+    ctx: &GateRunContext<'_, R>,
+    result: &GateResult,
+    rerun: &Rerun,
+) -> bool {
+    let (outcomes, omitted) = result
+        .tests
+        .as_ref()
+        .map_or((&[][..], 0), |t| (&t.outcomes[..], t.outcomes_omitted));
+    let Err(mismatch) = filter::check(&rerun.selected, outcomes, omitted) else {
+        return true;
+    };
+    let reason = match result.tests {
+        Some(_) => mismatch.to_string(),
+        None => format!(
+            "{mismatch} (it wrote no JUnit report: {})",
+            result.reasons.first().cloned().unwrap_or_default()
+        ),
+    };
+    ctx.events.emit(&Event::RerunRejected {
+        gate: result.name.clone(),
+        reason,
+    });
+    false
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::raw::{RawRerun, TestFilterFormat};
 
     fn gate(format: TestFilterFormat, run: &[&str]) -> GateSpec {
         GateSpec {
@@ -148,80 +223,75 @@ mod tests {
         }
     }
 
-    #[test]
-    fn pytest_ids_find_the_module_file_and_keep_classes() {
-        let exists = |p: &Path| p == Path::new("tests/test_calc.py");
-        let plain = FailingTest::parse("tests.test_calc::test_mean");
-        assert_eq!(
-            pytest_node_id(&plain, &exists),
-            "tests/test_calc.py::test_mean"
-        );
-        let in_class = FailingTest {
-            classname: "tests.test_calc.TestMean".into(),
-            name: "test_empty".into(),
-        };
-        assert_eq!(
-            pytest_node_id(&in_class, &exists),
-            "tests/test_calc.py::TestMean::test_empty"
-        );
+    fn id(format: TestFilterFormat, classname: &str, name: &str) -> TestId {
+        let exists = |p: &std::path::Path| p == std::path::Path::new("t/test_x.py");
+        TestId::junit(classname, name, None).typed(format, &exists)
     }
 
     #[test]
-    fn each_runner_gets_its_own_selection() {
+    fn the_placeholder_becomes_the_runners_own_selection() {
+        let nextest = gate(
+            TestFilterFormat::Nextest,
+            &["cargo", "nextest", "run", "-E", "{tests}"],
+        );
         let failing = [
-            FailingTest::parse("stats::tests::mean_of_two"),
-            FailingTest::parse("stats::tests::a.b"),
+            id(TestFilterFormat::Nextest, "stats", "tests::mean_of_two"),
+            id(TestFilterFormat::Nextest, "stats::it", "a.b"),
         ];
-        let none = |_: &Path| false;
-        let nextest = rerun_gate(
-            &gate(
-                TestFilterFormat::Nextest,
-                &["cargo", "nextest", "run", "-E", "{tests}"],
-            ),
-            &failing,
-            &none,
-        )
-        .unwrap();
         assert_eq!(
-            argv(&nextest),
+            argv(&rerun_gate(&nextest, &failing).unwrap()),
             [
                 "cargo",
                 "nextest",
                 "run",
                 "-E",
-                "test(=tests::mean_of_two) | test(=tests::a.b)"
+                "(binary_id(=stats) & test(=tests::mean_of_two)) | \
+                 (binary_id(=stats::it) & test(=a\\u{2e}b))"
             ]
         );
-        let go = rerun_gate(
-            &gate(
-                TestFilterFormat::Go,
-                &["go", "test", "-run", "{tests}", "./..."],
-            ),
-            &failing,
-            &none,
-        )
-        .unwrap();
-        assert_eq!(argv(&go)[3], r"^(tests::mean_of_two|tests::a\.b)$");
-        let pytest = rerun_gate(
-            &gate(TestFilterFormat::Pytest, &["pytest", "{tests}"]),
-            &[
-                FailingTest::parse("t.test_x::test_a"),
-                FailingTest::parse("t.test_x::test_b"),
-            ],
-            &none,
-        )
-        .unwrap();
+        let pytest = gate(TestFilterFormat::Pytest, &["pytest", "{tests}", "-q"]);
+        let failing = [
+            id(TestFilterFormat::Pytest, "t.test_x", "test_a[1-2]"),
+            id(TestFilterFormat::Pytest, "t.test_x.TestB", "test_b"),
+        ];
         assert_eq!(
-            argv(&pytest),
-            ["pytest", "t/test_x.py::test_a", "t/test_x.py::test_b"]
+            argv(&rerun_gate(&pytest, &failing).unwrap()),
+            [
+                "pytest",
+                "t/test_x.py::test_a[1-2]",
+                "t/test_x.py::TestB::test_b",
+                "-q"
+            ]
         );
     }
 
     #[test]
-    fn gates_without_a_rerun_or_without_failures_have_none() {
+    fn a_gate_that_cannot_select_says_why() {
         let mut plain = gate(TestFilterFormat::Pytest, &["pytest", "{tests}"]);
-        assert!(rerun_gate(&plain, &[], &|_| true).is_none());
+        let typed = [id(TestFilterFormat::Pytest, "t.test_x", "test_a")];
+        assert_eq!(
+            rerun_gate(&plain, &[]),
+            Err(RerunUnavailable::Unselectable(Unselectable::Nothing))
+        );
+        let untyped = [TestId::junit("t.test_x", "test_a", None)];
+        assert!(matches!(
+            rerun_gate(&plain, &untyped),
+            Err(RerunUnavailable::Unselectable(
+                Unselectable::NotTyped { .. }
+            ))
+        ));
+        plain.rerun_failed = Some(RawRerun {
+            run: vec!["pytest".into()],
+            format: TestFilterFormat::Pytest,
+        });
+        assert_eq!(
+            rerun_gate(&plain, &typed),
+            Err(RerunUnavailable::NoPlaceholder)
+        );
         plain.rerun_failed = None;
-        assert!(rerun_gate(&plain, &[FailingTest::parse("a::b")], &|_| true).is_none());
+        assert_eq!(
+            rerun_gate(&plain, &typed),
+            Err(RerunUnavailable::NotConfigured)
+        );
     }
 }

@@ -6,6 +6,7 @@
 //! configuration's order, whatever order the gates finished in.
 
 pub mod fast;
+pub mod filter;
 pub mod runner;
 pub mod setup;
 pub mod start;
@@ -17,6 +18,7 @@ use crate::config::raw::GateKind;
 use crate::exec::Termination;
 use crate::protocol::records::GateStatus;
 use crate::protocol::records::{GateProblem, GateRecord, GateScope};
+use crate::protocol::test_id::TestId;
 use crate::report::{Finding, JunitSummary};
 
 pub use runner::{GateNetworkMode, GateRunContext, run_gates, run_gates_with};
@@ -78,6 +80,10 @@ pub struct GateResult {
     /// or it timed out.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<GateProblem>,
+    /// The failing tests kept in `tests.failures`, typed for the gate's runner (its
+    /// `rerun_failed.format`) so they can be selected again; not serialized (the failures are).
+    #[serde(skip)]
+    pub failing: Vec<TestId>,
 }
 
 /// All gates of one run.
@@ -115,18 +121,7 @@ impl From<&GateResult> for GateRecord {
             reasons: gate.reasons.clone(),
             tests_passed: gate.tests.as_ref().map(|t| t.passed),
             tests_total: gate.tests.as_ref().map(|t| t.tests),
-            failing_tests: gate
-                .tests
-                .iter()
-                .flat_map(|t| t.failures.iter())
-                .map(|f| {
-                    if f.classname.is_empty() {
-                        f.name.clone()
-                    } else {
-                        format!("{}::{}", f.classname, f.name)
-                    }
-                })
-                .collect(),
+            failing_tests: gate.failing.clone(),
             coverage: gate.coverage.as_ref().map(|c| c.line_percent),
             coverage_threshold: gate.coverage.as_ref().map(|c| c.threshold),
             findings: gate.lint.as_ref().map(|l| l.findings),

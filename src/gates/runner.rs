@@ -28,6 +28,7 @@ use crate::exec::sandbox::{Isolation, NetworkPolicy};
 use crate::exec::{CommandOutput, CommandRunner, CommandSpec, Program, env::child_env};
 use crate::protocol::event::{Event, EventSink};
 use crate::protocol::records::{GateProblem, GateScope, GateStatus};
+use crate::protocol::test_id::TestId;
 use crate::report::{self, Limits, ReportError};
 
 /// The placeholder for a gate's report directory.
@@ -199,6 +200,7 @@ async fn run_gate<R: CommandRunner>(
     let problem = start_problem(&prepared, &output, &evidence, readable.as_deref());
     let mut result = judged(gate, command, &output, evidence);
     result.problem = problem;
+    result.failing = typed_failures(gate, result.tests.as_ref(), &prepared.workdir);
     if network == NetworkPolicy::Off && mode == (GateNetworkMode::AsConfigured { can_cut: false }) {
         tracing::warn!(gate = %gate.name, "{NETWORK_NOT_CUT_NOTE}");
         result.reasons.push(NETWORK_NOT_CUT_NOTE.to_owned());
@@ -654,6 +656,7 @@ fn judged(
         ),
         scope: GateScope::Full,
         problem: None,
+        failing: Vec::new(),
     }
 }
 
@@ -662,6 +665,26 @@ fn could_not_start(gate: &GateSpec, command: String, reason: String) -> GateResu
     let mut result = not_run(gate, command, GateStatus::Failed, reason.clone());
     result.problem = Some(GateProblem::CouldNotStart { reason });
     result
+}
+
+/// The failures' ids typed for the gate's runner (pytest module files looked up beneath the
+/// gate's working directory, never through a link); untyped when the gate names no runner.
+fn typed_failures(
+    gate: &GateSpec,
+    tests: Option<&report::JunitSummary>,
+    workdir: &Path,
+) -> Vec<TestId> {
+    let exists = |path: &Path| {
+        std::fs::symlink_metadata(workdir.join(path)).is_ok_and(|meta| meta.is_file())
+    };
+    tests
+        .iter()
+        .flat_map(|t| t.failures.iter())
+        .map(|failure| match gate.runner() {
+            Some(runner) => failure.id().typed(runner, &exists),
+            None => failure.id(),
+        })
+        .collect()
 }
 
 fn not_run(gate: &GateSpec, command: String, status: GateStatus, reason: String) -> GateResult {
@@ -682,6 +705,7 @@ fn not_run(gate: &GateSpec, command: String, status: GateStatus, reason: String)
         log: String::new(),
         scope: GateScope::Full,
         problem: None,
+        failing: Vec::new(),
     }
 }
 

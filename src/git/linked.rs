@@ -1,12 +1,14 @@
 //! [`SessionWorktree`]: the linked worktree a local session works in, so the user's checkout
 //! (its branch, index and files) is never touched by a run.
 //!
-//! It lives under the repository's common git directory, at
-//! `<git dir>/meta-agent/worktrees/<session>`, and git knows it as the linked worktree named
-//! after the session (`git worktree list` shows it). libgit2 creates it the way `git worktree add
-//! --detach` does; no hook runs. The work branch the engine creates there is an ordinary branch
-//! of the repository. Between runs the worktree's HEAD is detached at the branch's head, so the
-//! user can switch to the branch in their own checkout while a paused or escalated session waits.
+//! Its directory is the caller's choice (the session layer puts it outside the checkout, see
+//! `session::places`); git knows it as the linked worktree named after the session (`git worktree
+//! list` shows it), and this module always finds it again through git's record, wherever it was
+//! made (older versions made it at `<git dir>/meta-agent/worktrees/<session>`). libgit2 creates
+//! it the way `git worktree add --detach` does; no hook runs. The work branch the engine creates
+//! there is an ordinary branch of the repository. Between runs the worktree's HEAD is detached at
+//! the branch's head, so the user can switch to the branch in their own checkout while a paused
+//! or escalated session waits.
 
 use std::path::{Path, PathBuf};
 
@@ -21,17 +23,34 @@ pub struct SessionWorktree {
     session: String,
 }
 
-/// Where session `session` works, for the repository whose common git dir is `git_dir`.
-pub fn worktree_path(git_dir: &Path, session: &str) -> PathBuf {
+/// Where older versions put the worktree of `session`, for the repository whose common git dir
+/// is `git_dir` (inside the checkout's `.git`): still found, listed and resumed, never made.
+pub fn legacy_path(git_dir: &Path, session: &str) -> PathBuf {
     git_dir.join("meta-agent").join("worktrees").join(session)
 }
 
+/// A linked worktree git knows of a repository, as `git worktree list` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkedWorktree {
+    /// Git's name for it (a session's worktree is named after the session).
+    pub name: String,
+    pub path: PathBuf,
+    /// Its directory is there (with its `.git` file); false when someone removed it.
+    pub present: bool,
+}
+
 impl SessionWorktree {
-    /// Adds the worktree of `session` to the repository at `checkout`, at `commit` with a detached
-    /// HEAD. A stale record of a worktree of that name (its directory gone) is pruned first.
-    pub fn add(checkout: &Path, session: &str, commit: &str) -> Result<SessionWorktree, GitError> {
+    /// Adds the worktree of `session` to the repository at `checkout`, at `path` (its parent is
+    /// created when missing), at `commit` with a detached HEAD. A stale record of a worktree of
+    /// that name (its directory gone) is pruned first.
+    pub fn add(
+        checkout: &Path,
+        session: &str,
+        commit: &str,
+        path: &Path,
+    ) -> Result<SessionWorktree, GitError> {
         let repo = open(checkout)?;
-        let path = worktree_path(repo.commondir(), session);
+        let path = path.to_owned();
         prune_stale(&repo, session)?;
         let oid = Oid::from_str(commit).map_err(GitError::op("parse", commit))?;
         let target = repo
@@ -68,28 +87,30 @@ impl SessionWorktree {
         })
     }
 
-    /// The worktree of `session` as it was left, if git still knows it and its files are there.
+    /// The worktree of `session` as it was left, wherever git's record says it is, if its files
+    /// are there.
     pub fn existing(checkout: &Path, session: &str) -> Result<Option<SessionWorktree>, GitError> {
         let repo = open(checkout)?;
-        let path = worktree_path(repo.commondir(), session);
-        let usable = repo
-            .find_worktree(session)
-            .is_ok_and(|worktree| worktree.validate().is_ok() && path.join(".git").is_file());
-        Ok(usable.then(|| SessionWorktree {
-            path,
+        let found = repo.find_worktree(session).ok().filter(|worktree| {
+            worktree.validate().is_ok() && worktree.path().join(".git").is_file()
+        });
+        Ok(found.map(|worktree| SessionWorktree {
+            path: worktree.path().to_owned(),
             session: session.to_owned(),
         }))
     }
 
-    /// The worktree of `session` as it was left, or a new one at `commit` when it is gone.
+    /// The worktree of `session` as it was left, or a new one at `path`, at `commit`, when it is
+    /// gone.
     pub fn open_or_add(
         checkout: &Path,
         session: &str,
         commit: &str,
+        path: &Path,
     ) -> Result<SessionWorktree, GitError> {
         match SessionWorktree::existing(checkout, session)? {
             Some(worktree) => Ok(worktree),
-            None => SessionWorktree::add(checkout, session, commit),
+            None => SessionWorktree::add(checkout, session, commit, path),
         }
     }
 
@@ -119,6 +140,11 @@ impl SessionWorktree {
         std::fs::remove_dir_all(&self.path).map_err(|err| GitError::UnsafeWorktree {
             detail: format!("cannot remove {}: {err}", self.path.display()),
         })?;
+        if let Some(parent) = self.path.parent() {
+            // The repository's directory of worktrees goes with its last one (a directory that
+            // still holds anything is never removed).
+            let _still_used = std::fs::remove_dir(parent);
+        }
         prune_stale(&main, &self.session)
     }
 }
@@ -143,6 +169,35 @@ fn prune_stale(repo: &Repository, name: &str) -> Result<(), GitError> {
         .map_err(GitError::op("prune worktree", name))
 }
 
+/// Every linked worktree git knows of the repository at `checkout` (not the checkout itself).
+pub fn linked_worktrees(checkout: &Path) -> Result<Vec<LinkedWorktree>, GitError> {
+    let repo = open(checkout)?;
+    let names = repo.worktrees().map_err(GitError::op(
+        "list worktrees",
+        checkout.display().to_string(),
+    ))?;
+    Ok(names
+        .iter()
+        .flatten()
+        .flatten()
+        .filter_map(|name| {
+            let worktree = repo.find_worktree(name).ok()?;
+            let path = worktree.path().to_owned();
+            Some(LinkedWorktree {
+                name: name.to_owned(),
+                present: path.join(".git").is_file(),
+                path,
+            })
+        })
+        .collect())
+}
+
+/// Forgets the worktree named `name` of the repository at `checkout` when its directory is gone
+/// (what `git worktree prune` does for it); a live one is left alone.
+pub fn forget_if_gone(checkout: &Path, name: &str) -> Result<(), GitError> {
+    prune_stale(&open(checkout)?, name)
+}
+
 /// The commit the local branch `name` of the repository at `checkout` points at, if it exists
 /// (a resume whose worktree is gone starts again from the branch).
 pub fn branch_head(checkout: &Path, name: &str) -> Result<Option<String>, GitError> {
@@ -152,6 +207,25 @@ pub fn branch_head(checkout: &Path, name: &str) -> Result<Option<String>, GitErr
         .ok()
         .and_then(|branch| branch.get().target())
         .map(|id| id.to_string()))
+}
+
+/// Deletes the local branch `name` of the repository at `checkout` when it points at `commit`
+/// and no worktree has it checked out (a run that ended with nothing to do leaves no branch).
+/// Returns whether it was deleted.
+pub fn delete_branch_at(checkout: &Path, name: &str, commit: &str) -> Result<bool, GitError> {
+    let repo = open(checkout)?;
+    let Ok(mut branch) = repo.find_branch(name, BranchType::Local) else {
+        return Ok(false);
+    };
+    let here = branch.get().target().map(|id| id.to_string());
+    let checked_out = branch.is_head() || checked_out_elsewhere(&repo, name).is_some();
+    if here.as_deref() != Some(commit) || checked_out {
+        return Ok(false);
+    }
+    branch
+        .delete()
+        .map_err(GitError::op("delete branch", name))?;
+    Ok(true)
 }
 
 /// The worktree, other than `repo`'s own, that has branch `name` checked out (the user's
@@ -205,12 +279,11 @@ mod tests {
     #[test]
     fn a_worktree_is_added_detached_without_a_leftover_branch_and_removed_cleanly() {
         let dir = tempfile::tempdir().unwrap();
+        let places = tempfile::tempdir().unwrap();
         let commit = repo_with_commit(dir.path());
-        let worktree = SessionWorktree::add(dir.path(), "s1", &commit).unwrap();
-        assert_eq!(
-            worktree.path(),
-            dir.path().join(".git/meta-agent/worktrees/s1")
-        );
+        let at = places.path().join("repo/s1");
+        let worktree = SessionWorktree::add(dir.path(), "s1", &commit, &at).unwrap();
+        assert_eq!(worktree.path(), at);
         assert_eq!(
             std::fs::read_to_string(worktree.path().join("a.txt")).unwrap(),
             "one\n"
@@ -227,18 +300,57 @@ mod tests {
             !branches.iter().any(|b| b.contains("worktree-")),
             "{branches:?}"
         );
+        let listed = linked_worktrees(dir.path()).unwrap();
+        assert_eq!(
+            listed,
+            [LinkedWorktree {
+                name: "s1".into(),
+                path: at.clone(),
+                present: true
+            }]
+        );
         worktree.remove().unwrap();
-        assert!(!dir.path().join(".git/meta-agent/worktrees/s1").exists());
+        assert!(!at.exists());
         assert!(repo.find_worktree("s1").is_err());
+        assert!(linked_worktrees(dir.path()).unwrap().is_empty());
     }
 
     #[test]
     fn a_worktree_whose_directory_was_deleted_is_made_again() {
         let dir = tempfile::tempdir().unwrap();
+        let places = tempfile::tempdir().unwrap();
         let commit = repo_with_commit(dir.path());
-        let worktree = SessionWorktree::add(dir.path(), "s2", &commit).unwrap();
+        let at = places.path().join("s2");
+        let worktree = SessionWorktree::add(dir.path(), "s2", &commit, &at).unwrap();
         std::fs::remove_dir_all(worktree.path()).unwrap();
-        let again = SessionWorktree::open_or_add(dir.path(), "s2", &commit).unwrap();
+        assert!(!linked_worktrees(dir.path()).unwrap()[0].present);
+        let again = SessionWorktree::open_or_add(dir.path(), "s2", &commit, &at).unwrap();
         assert!(again.path().join("a.txt").is_file());
+    }
+
+    #[test]
+    fn a_worktree_made_where_older_versions_made_it_is_found_through_gits_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let commit = repo_with_commit(dir.path());
+        let old = legacy_path(&dir.path().join(".git"), "s3");
+        SessionWorktree::add(dir.path(), "s3", &commit, &old).unwrap();
+        let found = SessionWorktree::existing(dir.path(), "s3")
+            .unwrap()
+            .unwrap();
+        assert_eq!(found.path(), old);
+    }
+
+    #[test]
+    fn a_branch_is_deleted_only_where_it_was_left_and_when_no_worktree_has_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let commit = repo_with_commit(dir.path());
+        let repo = Repository::open(dir.path()).unwrap();
+        let head = repo.find_commit(Oid::from_str(&commit).unwrap()).unwrap();
+        repo.branch("meta-agent/x", &head, false).unwrap();
+        assert!(!delete_branch_at(dir.path(), "meta-agent/x", &"0".repeat(40)).unwrap());
+        assert!(delete_branch_at(dir.path(), "meta-agent/x", &commit).unwrap());
+        assert!(repo.find_branch("meta-agent/x", BranchType::Local).is_err());
+        let checked_out = repo.head().unwrap().shorthand().unwrap().to_owned();
+        assert!(!delete_branch_at(dir.path(), &checked_out, &commit).unwrap());
     }
 }

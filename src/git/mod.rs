@@ -12,6 +12,7 @@ mod names;
 mod patch_check;
 mod render;
 mod repo;
+mod snapshot;
 mod trailers;
 pub mod unified;
 pub mod workspace;
@@ -248,6 +249,9 @@ pub trait Repository: Send + Sync {
     /// Switches the worktree, the index and a detached HEAD to the commit `rev`; refuses when
     /// local changes would be overwritten.
     fn checkout_detached(&self, rev: &str) -> Result<(), GitError>;
+    /// The subjects of the last `limit` commits before `rev` on its first-parent line, merges
+    /// left out, newest first.
+    fn recent_subjects(&self, rev: &str, limit: usize) -> Result<Vec<String>, GitError>;
     /// The repository's common git directory (the main `.git`, also from a linked worktree):
     /// where sessions, pristine seeds and the memory queue live.
     fn git_dir(&self) -> PathBuf;

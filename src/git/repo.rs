@@ -38,13 +38,13 @@ impl Git2Repository {
         })
     }
 
-    fn repo(&self) -> MutexGuard<'_, git2::Repository> {
+    pub(super) fn repo(&self) -> MutexGuard<'_, git2::Repository> {
         // No git2 state is left half-updated by a panic in our code, so a poisoned lock is usable.
         self.repo.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
-fn head_commit(repo: &git2::Repository) -> Result<Option<Commit<'_>>, GitError> {
+pub(super) fn head_commit(repo: &git2::Repository) -> Result<Option<Commit<'_>>, GitError> {
     match repo.head() {
         Ok(head) => head
             .peel_to_commit()
@@ -187,7 +187,7 @@ fn stage_everything(repo: &git2::Repository) -> Result<Oid, GitError> {
 
 /// Stages every change in the index (written to disk when `write`; else in memory only, the
 /// index file as it was) and returns the staged tree's id.
-fn stage(repo: &git2::Repository, write: bool) -> Result<Oid, GitError> {
+pub(super) fn stage(repo: &git2::Repository, write: bool) -> Result<Oid, GitError> {
     let mut index = repo.index().map_err(GitError::op("open", "index"))?;
     index
         .add_all(["*"], IndexAddOption::DEFAULT, None)
@@ -758,6 +758,23 @@ impl Repository for Git2Repository {
             .map_err(GitError::op("checkout", rev))?;
         repo.set_head_detached(commit.id())
             .map_err(GitError::op("detach HEAD at", rev))
+    }
+
+    fn recent_subjects(&self, rev: &str, limit: usize) -> Result<Vec<String>, GitError> {
+        let repo = self.repo();
+        let mut commit = Some(resolve_commit(&repo, rev)?);
+        let mut subjects = Vec::new();
+        while let Some(current) = commit.take() {
+            if subjects.len() >= limit {
+                break;
+            }
+            if current.parent_count() <= 1 {
+                let message = String::from_utf8_lossy(current.message_bytes()).into_owned();
+                subjects.push(message.lines().next().unwrap_or_default().trim().to_owned());
+            }
+            commit = current.parent(0).ok();
+        }
+        Ok(subjects)
     }
 
     fn git_dir(&self) -> PathBuf {

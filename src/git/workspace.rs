@@ -1,7 +1,7 @@
 //! Fresh repositories for evaluation runs and the history `eval mine` reads, through libgit2
 //! (no hooks, no user configuration): a directory copied and committed into a new repository,
-//! a clone checked out at a revision on its own branch, and the single-parent commits of a
-//! history with the paths each changed.
+//! a clone checked out at a revision on its own branch, the single-parent commits of a history
+//! with the paths each changed, and where the history came from (its `origin`).
 
 use std::path::Path;
 
@@ -85,6 +85,13 @@ pub struct HistoryCommit {
     pub message: String,
     /// Paths added or modified (not deleted), relative to the root.
     pub paths: Vec<String>,
+}
+
+/// The URL of the repository's `origin` remote, as configured (`None` without one).
+pub fn origin_url(root: &Path) -> Option<String> {
+    let repo = Repository::open(root).ok()?;
+    let remote = repo.find_remote("origin").ok()?;
+    remote.url().map(str::to_owned).ok()
 }
 
 /// The commits reachable from HEAD and not from `since`, newest first, at most `max`.

@@ -112,13 +112,7 @@ fn junit_in(files: &[(String, Vec<u8>)]) -> Vec<String> {
         Ok(summary) => summary
             .failures
             .iter()
-            .map(|failure| {
-                if failure.classname.is_empty() {
-                    failure.name.clone()
-                } else {
-                    format!("{}::{}", failure.classname, failure.name)
-                }
-            })
+            .map(|failure| failure.id().to_string())
             .collect(),
         Err(err) => {
             tracing::warn!("a JUnit artifact could not be read: {err}");

@@ -175,13 +175,7 @@ impl FileMemory {
             path: path.clone(),
             source,
         };
-        fs::create_dir_all(&self.memory_dir).map_err(io)?;
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(io)?;
+        let file = crate::fsafe::lock_file(&path).map_err(io)?;
         file.lock().map_err(io)?;
         Ok(file)
     }

@@ -5,6 +5,7 @@
 use std::future::Future;
 use std::path::Path;
 
+use crate::hindsight::SignatureKind;
 use crate::llm::LlmError;
 use crate::protocol::records::{Plan, Usage};
 use crate::protocol::task::Task;
@@ -13,8 +14,11 @@ use crate::protocol::task::Task;
 /// failed, what was tried and that it must try something different.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FailureContext {
-    /// The failures still present (parsed digests, not raw logs), one per signature.
-    pub failures: Vec<String>,
+    /// Stated requirements the last change did not meet (the requirements review's findings).
+    pub unmet: Vec<String>,
+    /// The failures still present (parsed, not raw logs): one per failing test or finding, a
+    /// failure several gates reported told once.
+    pub failures: Vec<FailureDigest>,
     /// Actions attempted in earlier iterations.
     pub attempts: Vec<String>,
     pub files_changed: Vec<String>,
@@ -26,6 +30,44 @@ pub struct FailureContext {
     pub instruction: String,
     /// Guidance from hindsight and from maintainers (untrusted text).
     pub guidance: Vec<String>,
+}
+
+/// One failure as the next act is told it: what failed, where, and what the runner said about
+/// it (a test's assertion with its diff; an error's message).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FailureDigest {
+    pub kind: SignatureKind,
+    /// The gates that reported it, in order.
+    pub gates: Vec<String>,
+    /// The failing test as its runner names it.
+    pub test: Option<String>,
+    /// One line: the test's id, or the error's first line.
+    pub headline: String,
+    /// The assertion and its diff, or the rest of the error's message (may be several lines).
+    pub detail: String,
+    /// Repository-relative `path:line` where it failed.
+    pub location: Option<String>,
+    /// The other in-repo frames, innermost first (`path:line`).
+    pub frames: Vec<String>,
+    /// The 1-based number of an earlier failure of the same shape (its family): this one's
+    /// detail then differs only in its values.
+    pub same_as: Option<usize>,
+}
+
+impl FailureDigest {
+    /// A failing test reported by one gate, as tests and benchmarks write one.
+    pub fn test(test: &str, location: Option<&str>, detail: &str) -> FailureDigest {
+        FailureDigest {
+            kind: SignatureKind::TestFailure,
+            gates: vec!["tests".to_owned()],
+            test: Some(test.to_owned()),
+            headline: test.to_owned(),
+            detail: detail.to_owned(),
+            location: location.map(str::to_owned),
+            frames: Vec::new(),
+            same_as: None,
+        }
+    }
 }
 
 /// One request to the builder.

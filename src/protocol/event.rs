@@ -119,6 +119,10 @@ pub enum Event {
     },
     /// A test failed and then passed on an immediate re-run with no change.
     FlakyTest { test: String },
+    /// A re-run of a gate's failing tests did not run exactly the tests it selected (a filter
+    /// that selects nothing, or too much): a harness problem, never a verdict on the code. The
+    /// gate ran whole instead.
+    RerunRejected { gate: String, reason: String },
     /// A command ran (gates, resolutions, agent commands) — for the audit log.
     CommandRun {
         command: String,
@@ -219,6 +223,9 @@ impl EventSink for TracingSink {
             }
             Event::GateSkipped { gate, reason } => {
                 tracing::warn!(gate = %gate, "skipped: {reason}")
+            }
+            Event::RerunRejected { gate, reason } => {
+                tracing::warn!(gate = %gate, "{reason}: a harness problem, not a verdict; running the whole gate")
             }
             Event::GateFinished {
                 gate,

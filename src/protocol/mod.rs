@@ -11,4 +11,5 @@ pub mod event;
 pub mod interrupt;
 pub mod records;
 pub mod task;
+pub mod test_id;
 pub mod untrusted;

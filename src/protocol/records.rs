@@ -43,7 +43,9 @@ pub struct GateRecord {
     pub reasons: Vec<String>,
     pub tests_passed: Option<u64>,
     pub tests_total: Option<u64>,
-    pub failing_tests: Vec<String>,
+    /// The failing tests, typed for the gate's runner (older sessions hold strings: they load
+    /// untyped).
+    pub failing_tests: Vec<crate::protocol::test_id::TestId>,
     pub coverage: Option<f64>,
     pub coverage_threshold: Option<f64>,
     pub findings: Option<u64>,
@@ -242,6 +244,56 @@ pub struct StepRecord {
     pub gates: Vec<GateRecord>,
     pub signatures: Vec<SignatureRecord>,
     pub resolutions: Vec<ResolutionTried>,
+    /// How an act ended: `outcome` is the builder's own summary only when it finished.
+    #[serde(default, skip_serializing_if = "ActEnd::is_finished")]
+    pub ended: ActEnd,
+    /// The definitions the act's change is in, per file (Acting steps).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<ChangedFile>,
+}
+
+/// How an act ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActEnd {
+    /// The builder finished (the model called `finish`): its summary describes the change.
+    #[default]
+    Finished,
+    /// The builder stopped first (the LLM budget ran out, the step cap, a refusal): the outcome
+    /// says why, not what the change is.
+    Stopped,
+}
+
+impl ActEnd {
+    pub fn is_finished(&self) -> bool {
+        *self == ActEnd::Finished
+    }
+}
+
+/// What an act changed in one file: the definitions (functions, methods, classes) holding the
+/// lines it added or changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangedFile {
+    pub path: String,
+    /// `Owner.name` for methods; empty when no grammar reads the file or the change is outside
+    /// any definition.
+    pub definitions: Vec<String>,
+}
+
+/// How the repository writes commit subjects, read from its recent history.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum CommitStyle {
+    /// Plain imperative sentences: `Use true division in mean`.
+    #[default]
+    Plain,
+    /// Conventional Commits: `fix(scope): use true division in mean`.
+    Conventional {
+        /// The scopes the history uses, most frequent first (empty when it uses none).
+        scopes: Vec<String>,
+        /// Its descriptions start with a lower-case letter.
+        lowercase: bool,
+    },
 }
 
 impl StepRecord {
@@ -267,6 +319,8 @@ impl StepRecord {
             gates: gates.to_vec(),
             signatures: signatures.to_vec(),
             resolutions: Vec::new(),
+            ended: ActEnd::Finished,
+            changed: Vec::new(),
         }
     }
 }
@@ -287,6 +341,10 @@ pub struct SignatureRecord {
     pub location: Option<String>,
     pub test: Option<String>,
     pub frames: Vec<String>,
+    /// A failing test's assertion and its diff, compact (empty when the failure shows none, and
+    /// in records written before it was kept).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub detail: String,
 }
 
 /// A hindsight resolution applied in an iteration.
@@ -364,4 +422,17 @@ impl RunOutcome {
             RunOutcome::Interrupted => "interrupted",
         }
     }
+}
+
+/// The user's uncommitted work a local run started from: a commit of its own on top of the
+/// user's `HEAD` (labelled as theirs), the run's base. The bot's changes are everything after it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserSnapshot {
+    /// The snapshot commit (the run's base commit).
+    pub commit: String,
+    /// The user's `HEAD` it was taken on (its parent).
+    pub head: String,
+    /// The paths that differed from `HEAD` (tracked changes, staged or not, and untracked files
+    /// that are not ignored), sorted.
+    pub paths: Vec<String>,
 }

@@ -28,8 +28,8 @@ pub fn test_split(state: &LoopState) -> Option<TestSplit> {
         .find(|g| g.kind == GateKind::Tests)
         .or_else(|| state.gates.iter().find(|g| g.tests_total.is_some()))?;
     let new_names = &state.evidence.new_tests;
-    let (new_failing, existing_failing): (Vec<&String>, Vec<&String>) = gate
-        .failing_tests
+    let failing: Vec<String> = gate.failing_tests.iter().map(ToString::to_string).collect();
+    let (new_failing, existing_failing): (Vec<&String>, Vec<&String>) = failing
         .iter()
         .partition(|name| is_new_test(name, new_names));
     let new = new_names
@@ -132,12 +132,13 @@ pub fn allowed_edits(state: &LoopState) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::test_id::TestId;
 
     fn state() -> LoopState {
         let mut state = crate::render::tests::state(true);
         state.gates[0].failing_tests = vec![
-            "tests.test_calc::test_mean".into(),
-            "tests.test_more::test_median".into(),
+            TestId::junit("tests.test_calc", "test_mean", None),
+            TestId::junit("tests.test_more", "test_median", None),
         ];
         state.evidence.new_tests = vec![
             "tests/test_more.py::test_median".into(),

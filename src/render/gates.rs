@@ -217,11 +217,7 @@ fn failure_text(gate: &GateResult) -> String {
     if let Some(tests) = &gate.tests {
         for failure in tests.failures.iter().take(FAILURES_SHOWN) {
             let location = failure_location(failure.file.as_deref(), failure.line);
-            let _ = writeln!(
-                out,
-                "  ✗ {}{location}",
-                test_id(&failure.classname, &failure.name)
-            );
+            let _ = writeln!(out, "  ✗ {}{location}", failure.id());
             let first = headline(&failure.message);
             if !first.is_empty() {
                 let _ = writeln!(out, "      {first}");
@@ -247,14 +243,6 @@ fn failure_text(gate: &GateResult) -> String {
         }
     }
     out
-}
-
-fn test_id(classname: &str, name: &str) -> String {
-    if classname.is_empty() {
-        name.to_owned()
-    } else {
-        format!("{classname}::{name}")
-    }
 }
 
 fn failure_location(file: Option<&str>, line: Option<u32>) -> String {
@@ -314,12 +302,7 @@ pub fn to_markdown(summary: &GatesSummary) -> String {
         {
             let location = failure_location(failure.file.as_deref(), failure.line);
             let message = headline(&failure.message);
-            let _ = writeln!(
-                out,
-                "- `{}`{location}: {}",
-                test_id(&failure.classname, &failure.name),
-                cell(&message)
-            );
+            let _ = writeln!(out, "- `{}`{location}: {}", failure.id(), cell(&message));
         }
         out.push_str("\n</details>\n");
     }

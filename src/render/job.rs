@@ -138,7 +138,7 @@ pub fn markdown_result(state: &LoopState) -> String {
     if !state.flaky.is_empty() {
         out.push_str(&format!(
             "\n**Flaky tests (reported, not fixed):** {}\n",
-            state.flaky.join(", ")
+            super::test_names(&state.flaky)
         ));
     }
     if !state.tamper.is_empty() {
@@ -166,7 +166,7 @@ fn gate_row(gate: &GateRecord) -> String {
         .failing_tests
         .iter()
         .take(5)
-        .cloned()
+        .map(ToString::to_string)
         .chain(gate.reasons.iter().take(2).cloned())
         .collect::<Vec<_>>()
         .join("; ");

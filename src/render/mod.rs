@@ -14,6 +14,8 @@
 //! what goes to GitHub
 //! within GitHub's limits; [`evidence`] existing and new tests apart, and the allowed test
 //! and configuration changes; [`environment`] gates that could not start, and what to do;
+//! [`local`] what a local run says about its worktree and the user's uncommitted work (and
+//! `meta-agent worktrees`); [`mine`] the progress and lines of `eval mine`;
 //! [`checks`] a pull request's failing checks: not reproduced, fixed on its own branch, or not
 //! pushed because it moved.
 
@@ -23,6 +25,8 @@ pub mod evidence;
 pub mod fit;
 pub mod gates;
 pub mod job;
+pub mod local;
+pub mod mine;
 pub mod outcome;
 pub mod pull;
 mod reason;
@@ -30,6 +34,12 @@ pub mod review;
 pub mod status;
 pub mod subject;
 pub mod terminal;
+
+/// Tests named in a line: `a, b, c`.
+pub fn test_names(tests: &[crate::protocol::test_id::TestId]) -> String {
+    let names: Vec<String> = tests.iter().map(ToString::to_string).collect();
+    names.join(", ")
+}
 
 #[cfg(test)]
 mod tests;

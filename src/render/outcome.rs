@@ -83,7 +83,16 @@ pub fn commit_message(state: &LoopState, trailers: bool) -> String {
         let _ = writeln!(
             body,
             "- flaky (failed, then passed unchanged): {}",
-            state.flaky.join(", ")
+            super::test_names(&state.flaky)
+        );
+    }
+    if let Some(snapshot) = &state.snapshot {
+        let _ = writeln!(
+            body,
+            "- on top of your uncommitted changes, committed apart as snapshot {} (this \
+             commit's parent; not meta-agent's work): {}",
+            short(&snapshot.commit),
+            super::local::path_list(&snapshot.paths, super::local::PATHS_IN_A_LINE)
         );
     }
     let preexisting = preexisting_failures(state);
@@ -168,11 +177,20 @@ pub fn trailer_block(state: &LoopState) -> String {
         )
     };
     format!(
-        "Meta-Agent-Iterations: {}\nMeta-Agent-Patterns-Applied: {patterns}\nMeta-Agent-Hindsight-Used: {hindsight}\nMeta-Agent-Gates: {}\nMeta-Agent-Session: {}\n",
+        "Meta-Agent-Iterations: {}\nMeta-Agent-Patterns-Applied: {patterns}\nMeta-Agent-Hindsight-Used: {hindsight}\nMeta-Agent-Gates: {}\n{}Meta-Agent-Session: {}\n",
         state.iterations_run(),
         gates_trailer(&state.gates),
+        super::local::changes_trailers(state.snapshot.as_ref(), &bot_changes(state)),
         state.session
     )
+}
+
+/// The paths the bot changed in the run, sorted.
+pub fn bot_changes(state: &LoopState) -> Vec<String> {
+    files_changed(state)
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
 }
 
 /// The escalation report for maintainers (Markdown).
@@ -376,7 +394,7 @@ fn observed_after(state: &LoopState, step: &StepRecord) -> String {
     let observation = state
         .history
         .iter()
-        .find(|test| test.phase == StepPhase::Test && test.iteration == step.iteration);
+        .find(|test| test.phase.is_check_after_act() && test.iteration == step.iteration);
     match observation {
         Some(test) if !test.gates.is_empty() => gates_trailer(&test.gates),
         Some(_) | None => "not observed".to_owned(),
@@ -485,7 +503,12 @@ pub fn final_summary(state: &LoopState, verbose: bool) -> String {
         state.usage.llm_calls
     );
     let files = files_changed(state);
-    if !files.is_empty() {
+    if state.snapshot.is_some() {
+        out.push_str(&super::local::changes_lines(
+            state.snapshot.as_ref(),
+            &bot_changes(state),
+        ));
+    } else if !files.is_empty() {
         let _ = writeln!(
             out,
             "changed: {}",
@@ -504,7 +527,7 @@ pub fn final_summary(state: &LoopState, verbose: bool) -> String {
         let _ = writeln!(
             out,
             "flaky tests (reported, not fixed): {}",
-            state.flaky.join(", ")
+            super::test_names(&state.flaky)
         );
     }
     if !state.tamper.is_empty() {

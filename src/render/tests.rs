@@ -127,6 +127,35 @@ fn commit_message() {
     );
 }
 
+/// The committed run, its last act stopped by the LLM budget after the change the gates then
+/// verified, in a repository whose history writes `fix(scope): …`.
+#[test]
+fn commit_message_after_the_budget_ran_out_in_a_conventional_repository() {
+    let mut state = state(false);
+    let last_act = state
+        .history
+        .iter_mut()
+        .rev()
+        .find(|step| step.phase.is_act())
+        .expect("an act");
+    last_act.outcome = "the LLM budget ran out: 3 of 3 LLM calls made".into();
+    last_act.ended = crate::protocol::records::ActEnd::Stopped;
+    last_act.changed = vec![crate::protocol::records::ChangedFile {
+        path: "calc.py".into(),
+        definitions: vec!["median".into()],
+    }];
+    let plain = outcome::commit_message(&state, false);
+    assert!(plain.starts_with("Fix median in calc.py\n"), "{plain}");
+    state.commit_style = crate::protocol::records::CommitStyle::Conventional {
+        scopes: vec!["calc".into()],
+        lowercase: true,
+    };
+    insta::assert_snapshot!(
+        "commit_message_budget_out_conventional",
+        stable(&outcome::commit_message(&state, true))
+    );
+}
+
 #[test]
 fn escalation_report() {
     insta::assert_snapshot!(

@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::{Limits, ReportError};
+use crate::protocol::test_id::TestId;
 
 /// The format name used in errors.
 const FORMAT: &str = "JUnit XML";
@@ -55,20 +56,10 @@ pub struct TestFailure {
 }
 
 impl TestFailure {
-    /// The test's id, as [`test_id`] writes it.
-    pub fn id(&self) -> String {
-        test_id(&self.classname, &self.name)
-    }
-}
-
-/// A test's id as the reader writes it: `classname::name`, or the name alone when the test
-/// case has no class name (pytest: `tests.test_calc::test_add`; cargo-nextest:
-/// `crate::module::test`, its binary as the class name).
-pub fn test_id(classname: &str, name: &str) -> String {
-    if classname.is_empty() {
-        name.to_owned()
-    } else {
-        format!("{classname}::{name}")
+    /// The test's id as the report names it (its runner not known here: see
+    /// [`TestId::typed`]).
+    pub fn id(&self) -> TestId {
+        TestId::junit(&self.classname, &self.name, self.file.as_deref())
     }
 }
 
@@ -85,8 +76,8 @@ pub enum TestStatus {
 /// One test case's id and how it ended: kept only when [`Limits::max_test_ids`] asks for them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TestOutcome {
-    /// As [`test_id`] writes it.
-    pub id: String,
+    /// As the report names it (its runner not known here).
+    pub id: TestId,
     pub status: TestStatus,
 }
 

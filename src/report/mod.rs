@@ -17,7 +17,7 @@ use std::path::PathBuf;
 pub use coverage::{CoverageFormat, CoverageReport, FileCoverage, parse_coverage_file};
 pub use junit::{
     FailureKind, JunitSummary, TestFailure, TestOutcome, TestStatus, parse_junit_file,
-    parse_junit_files, test_id,
+    parse_junit_files,
 };
 pub use sarif::{Finding, FindingLevel, SarifReport, parse_sarif_file};
 

@@ -187,11 +187,7 @@ fn junit_text(summary: &report::JunitSummary) -> String {
         summary.pass_rate() * 100.0
     );
     for failure in &summary.failures {
-        let id = if failure.classname.is_empty() {
-            failure.name.clone()
-        } else {
-            format!("{}::{}", failure.classname, failure.name)
-        };
+        let id = failure.id();
         out.push_str(&format!(
             "  ✗ {id}: {}\n",
             failure.message.lines().next().unwrap_or("")

@@ -3,21 +3,27 @@
 //! (scripted, offline, or the LLM agent), opens the event sinks, drives the engine and writes what
 //! it produced; the GitHub session adds the trigger, authorization and publishing around it.
 //!
-//! [`run`] is `meta-agent run`/`resume`, [`github`] one GitHub Actions step, [`commands`] the
-//! smaller commands (gates, reports, configuration, hindsight), [`memory`] the shared-memory
-//! commands, [`eval`] the evaluations. The command line (`cli/`) only
+//! [`run`] is `meta-agent run`/`resume` (a local run: where its worktree lives, [`places`]; where
+//! it starts, [`start`]; its worktree's fate, [`worktree`]; its session's lock, [`lock`]),
+//! [`worktrees`] `meta-agent worktrees list|prune`, [`github`] one GitHub Actions step,
+//! [`commands`] the smaller commands (gates, reports, configuration, hindsight), [`memory`] the
+//! shared-memory commands, [`eval`] the evaluations. The command line (`cli/`) only
 //! parses and calls in here; nothing here parses arguments or prints.
 
 pub mod builder;
 pub mod commands;
 pub mod eval;
 pub mod github;
+pub mod lock;
 pub mod memory;
+pub mod places;
 pub(crate) mod prepared;
 pub mod run;
 pub mod signals;
 mod sinks;
+pub mod start;
 pub mod worktree;
+pub mod worktrees;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -146,6 +152,8 @@ pub struct Overrides {
     /// `--fast-model`.
     pub fast_model: Option<String>,
     pub llm_base_url: Option<String>,
+    /// `--worktrees-dir` (`META_AGENT_WORKTREES_DIR`): where local runs' worktrees live.
+    pub worktrees_dir: Option<PathBuf>,
     /// More detail in what a person reads.
     pub verbose: bool,
 }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{Environment, Overrides, SessionError};
+use crate::config::raw::LlmProvider;
 use crate::config::{self, Config};
 use crate::exec::Executor;
 use crate::exec::sandbox::{Isolation, WritePolicy};
@@ -34,19 +35,34 @@ impl Prepared {
         given: Option<config::GivenFile>,
     ) -> Result<Prepared, SessionError> {
         let repo = repo_root(overrides)?;
-        Prepared::load_at(overrides, env, repo, &[], given).await
+        Prepared::load_at(overrides, env, repo, &[], given, None).await
     }
 
     /// Loads everything for a local run in `worktree`, a linked worktree of the checkout at
-    /// `--repo`: the configuration is the worktree's (the commit the run started from), and the
-    /// checkout counts as writable too when deciding which programs to trust.
+    /// `--repo`: the configuration is the worktree's (where the run started from), named in
+    /// messages by its path in the user's checkout, and the checkout and the worktrees' directory
+    /// count as writable too when deciding which programs to trust.
     pub async fn load_in_worktree(
         overrides: &Overrides,
         env: &Environment,
         worktree: &Path,
+        worktrees: &Path,
     ) -> Result<Prepared, SessionError> {
         let checkout = repo_root(overrides)?;
-        Prepared::load_at(overrides, env, worktree.to_owned(), &[checkout], None).await
+        let shown = Shown {
+            worktree,
+            checkout: &checkout,
+        };
+        let writable = [checkout.clone(), worktrees.to_owned()];
+        Prepared::load_at(
+            overrides,
+            env,
+            worktree.to_owned(),
+            &writable,
+            None,
+            Some(shown),
+        )
+        .await
     }
 
     async fn load_at(
@@ -55,9 +71,14 @@ impl Prepared {
         repo: PathBuf,
         also_writable: &[PathBuf],
         given: Option<config::GivenFile>,
+        shown: Option<Shown<'_>>,
     ) -> Result<Prepared, SessionError> {
         let executor = executor()?;
-        let config = load_config_from(overrides, &repo, &executor, env, given).await?;
+        let loaded = load_config_from(overrides, &repo, &executor, env, given).await;
+        let config = match shown {
+            Some(shown) => shown.config(loaded)?,
+            None => loaded?,
+        };
         if config.gates.is_empty() {
             return Err(SessionError::Usage(format!(
                 "no gates to verify a change with: {}",
@@ -74,6 +95,33 @@ impl Prepared {
             config,
             policy,
         })
+    }
+}
+
+/// How a local run names its worktree's files to the user: by their path in the checkout.
+#[derive(Debug, Clone, Copy)]
+struct Shown<'a> {
+    worktree: &'a Path,
+    checkout: &'a Path,
+}
+
+impl Shown<'_> {
+    /// The configuration loaded in the worktree, its errors and its preset's reason naming the
+    /// user's files.
+    fn config(self, loaded: Result<Config, SessionError>) -> Result<Config, SessionError> {
+        match loaded {
+            Ok(mut config) => {
+                config.preset_reason = config.preset_reason.replace(
+                    &*self.worktree.to_string_lossy(),
+                    &self.checkout.to_string_lossy(),
+                );
+                Ok(config)
+            }
+            Err(SessionError::Config(err)) => Err(SessionError::Config(
+                err.rebased(self.worktree, self.checkout),
+            )),
+            Err(other) => Err(other),
+        }
     }
 }
 
@@ -118,6 +166,17 @@ fn trusted_programs(
     Ok(git)
 }
 
+/// The first of `--model`, `--fast-model` and `--llm-base-url` given (by flag or variable).
+fn model_flag_without_provider(overrides: &Overrides) -> Option<&'static str> {
+    [
+        ("--model", overrides.model.is_some()),
+        ("--fast-model", overrides.fast_model.is_some()),
+        ("--llm-base-url", overrides.llm_base_url.is_some()),
+    ]
+    .into_iter()
+    .find_map(|(flag, given)| given.then_some(flag))
+}
+
 /// `--repo`, resolved.
 pub fn repo_root(overrides: &Overrides) -> Result<PathBuf, SessionError> {
     std::fs::canonicalize(&overrides.repo)
@@ -151,6 +210,15 @@ async fn load_config_from(
     let mut config = config::load(input, executor).await?;
     if let Some(provider) = overrides.llm_provider {
         config.llm.provider = provider;
+    }
+    if config.llm.provider == LlmProvider::None
+        && let Some(flag) = model_flag_without_provider(overrides)
+    {
+        return Err(SessionError::Usage(format!(
+            "{flag} is given but no LLM provider is set, so it would change nothing: add \
+             --llm-provider openai or --llm-provider anthropic (or META_AGENT_LLM_PROVIDER, or \
+             llm.provider in .meta-agent.yml)"
+        )));
     }
     if let Some(model) = &overrides.model {
         config.llm.model = Some(model.clone());

@@ -1,6 +1,8 @@
 //! `meta-agent run` and `meta-agent resume`: wire the engine to the real repository, runner,
 //! builder, hindsight and telemetry, then render what the run produced. A local run works in its
-//! own linked worktree ([`super::worktree`]), never in the user's checkout.
+//! own linked worktree ([`super::worktree`]), outside the user's checkout ([`super::places`]),
+//! from the user's uncommitted work ([`super::start`]), holding its session's lock
+//! ([`super::lock`]) throughout.
 //!
 //! Every run writes its files to its session directory (`.git/meta-agent/sessions/<id>/`):
 //! `state.json` (for resume), `trace.jsonl`, `audit.jsonl`, `metrics.prom`, `report.md` and
@@ -11,7 +13,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::builder::{KeyNeed, TaskBuilder, builder_for};
+use super::lock::{LockError, SessionLock};
+use super::places::Places;
 use super::sinks::Sinks;
+use super::start::StartRequest;
 use super::worktree;
 use super::{Done, Environment, Overrides, Prepared, SessionError};
 use crate::config::Config;
@@ -25,7 +30,7 @@ use crate::policy::Policy;
 use crate::protocol::deadline::Deadline;
 use crate::protocol::event::EventSink;
 use crate::protocol::interrupt::Interrupt;
-use crate::protocol::records::RunOutcome;
+use crate::protocol::records::{RunOutcome, UserSnapshot};
 use crate::protocol::task::Task;
 use crate::redact::Redactor;
 
@@ -52,6 +57,8 @@ pub struct Output {
 pub struct RunRequest {
     pub task: TaskInput,
     pub dry_run: bool,
+    /// `--from-head`: start from `HEAD` alone, leaving the uncommitted work out.
+    pub from_head: bool,
     /// Improve iterations before escalating (default: `loop.max_iterations`).
     pub max_iterations: Option<u32>,
     pub output: Output,
@@ -195,8 +202,9 @@ pub(super) fn redacted_task(mut task: Task, redactor: &Redactor) -> Task {
     task
 }
 
-/// Starts a new run, in a new linked worktree of the checkout at `--repo` ([`super::worktree`]):
-/// the user's branch, index and files are never touched.
+/// Starts a new run, in a new linked worktree of the checkout at `--repo`, outside it
+/// ([`super::places`]), from `HEAD` and the user's uncommitted work ([`super::start`]): the
+/// user's branch, index and files are never touched.
 pub async fn run(
     overrides: &Overrides,
     env: &Environment,
@@ -209,10 +217,10 @@ pub async fn run(
     .map_err(|err| SessionError::Usage(err.to_string()))?;
     let task = redacted_task(task, &env.redactor);
     let checkout = open_repo(&super::prepared::repo_root(overrides)?)?;
-    let base = worktree::starting_commit(&checkout)?;
+    let places = places_of(overrides, env, &checkout)?;
     let session = new_session_id();
-    let place = SessionWorktree::add(&checkout.workdir(), &session, &base)
-        .map_err(|err| SessionError::Internal(err.to_string()))?;
+    let lock = lock(&checkout, &session)?;
+    let (place, snapshot) = new_worktree(&checkout, &places, &session, request.from_head, env)?;
     let begin = |ctx: &RunContext<'_>| {
         let options = StartOptions {
             session: session.clone(),
@@ -220,6 +228,7 @@ pub async fn run(
             max_iterations: request
                 .max_iterations
                 .unwrap_or(ctx.config.loop_.max_iterations),
+            snapshot: snapshot.clone(),
         };
         let builder = builder_for(ctx, &task, KeyNeed::Now)?;
         let begin = Begin::Start {
@@ -230,12 +239,61 @@ pub async fn run(
     };
     let plan = Plan {
         session: &session,
-        base: &base,
+        base: None,
+        checkout: checkout.workdir(),
         git_dir: checkout.git_dir(),
+        worktrees: places.root.clone(),
         spent: std::time::Duration::ZERO,
         output: &request.output,
     };
-    in_worktree(overrides, env, place, plan, begin).await
+    let done = in_worktree(overrides, env, place, plan, begin).await;
+    drop(lock);
+    done
+}
+
+/// The worktree of new session `session`, at the run's starting point (with the user's
+/// uncommitted work unless `from_head`), and that work's snapshot.
+fn new_worktree(
+    checkout: &Git2Repository,
+    places: &Places,
+    session: &str,
+    from_head: bool,
+    env: &Environment,
+) -> Result<(SessionWorktree, Option<UserSnapshot>), SessionError> {
+    let request = StartRequest {
+        from_head,
+        session,
+        redactor: &env.redactor,
+    };
+    let start = super::start::starting_point(checkout, request)?;
+    places.create()?;
+    let path = places.session(session);
+    let place = SessionWorktree::add(&checkout.workdir(), session, &start.commit, &path)
+        .map_err(|err| SessionError::Internal(err.to_string()))?;
+    Ok((place, start.snapshot))
+}
+
+/// Where the worktrees of the repository at `checkout` live (`--worktrees-dir`, or the default).
+fn places_of(
+    overrides: &Overrides,
+    env: &Environment,
+    checkout: &Git2Repository,
+) -> Result<Places, SessionError> {
+    Places::for_checkout(
+        overrides.worktrees_dir.as_deref(),
+        env,
+        &checkout.workdir(),
+        &checkout.git_dir(),
+    )
+}
+
+/// Marks session `session` of `checkout` in use for as long as the lock lives.
+fn lock(checkout: &Git2Repository, session: &str) -> Result<SessionLock, SessionError> {
+    let dir = SessionStore::for_git_dir(&checkout.git_dir()).session_dir(session);
+    SessionLock::acquire(&dir).map_err(|err| match err {
+        LockError::InUse { .. } => SessionError::Usage(err.to_string()),
+        LockError::Io { .. } => SessionError::Internal(err.to_string()),
+    })
 }
 
 /// Resumes a session, in its worktree.
@@ -249,6 +307,7 @@ pub async fn resume(
     let state = sessions
         .load(request.session.as_deref())
         .map_err(|err| SessionError::Usage(err.to_string()))?;
+    let lock = lock(&checkout, &state.session)?;
     if state.phase.is_final() && request.guidance.is_none() {
         // A run killed between its commit and its clean-up left a worktree it no longer needs.
         worktree::tidy_ended(&checkout, &state)?;
@@ -258,7 +317,8 @@ pub async fn resume(
                 .to_string(),
         ));
     }
-    let place = worktree::reopen(&checkout, &state)?;
+    let places = places_of(overrides, env, &checkout)?;
+    let place = worktree::reopen(&checkout, &state, &places)?;
     let spent = std::time::Duration::from_millis(state.usage.elapsed_ms);
     let begin = |ctx: &RunContext<'_>| {
         let builder = builder_for(ctx, &state.task, KeyNeed::WhenCalled)?;
@@ -270,21 +330,31 @@ pub async fn resume(
     };
     let plan = Plan {
         session: &state.session,
-        base: &state.base_commit,
+        base: Some(&state.base_commit),
+        checkout: checkout.workdir(),
         git_dir: checkout.git_dir(),
+        worktrees: places.root.clone(),
         spent,
         output: &request.output,
     };
-    in_worktree(overrides, env, place, plan, begin).await
+    let done = in_worktree(overrides, env, place, plan, begin).await;
+    drop(lock);
+    done
 }
 
 /// What [`in_worktree`] needs besides the worktree and how the run begins.
 struct Plan<'a> {
     session: &'a str,
-    /// The commit the session started from: the repository's instructions are read there.
-    base: &'a str,
+    /// The commit a resumed session started from; `None` for a new run, which starts where its
+    /// worktree is (`HEAD`, or the snapshot of the user's uncommitted work). The repository's
+    /// instructions are read there.
+    base: Option<&'a str>,
+    /// The user's checkout (a branch with nothing done is deleted there).
+    checkout: PathBuf,
     /// The repository's common git directory (its sessions).
     git_dir: PathBuf,
+    /// The directory of the bot's worktrees.
+    worktrees: PathBuf,
     /// Time a resumed session already spent of `loop.wall_clock`.
     spent: std::time::Duration,
     output: &'a Output,
@@ -303,7 +373,8 @@ where
     F: FnOnce(&RunContext<'_>) -> Result<(TaskBuilder, Begin), SessionError>,
 {
     let ran = async {
-        let prepared = Prepared::load_in_worktree(overrides, env, place.path()).await?;
+        let prepared =
+            Prepared::load_in_worktree(overrides, env, place.path(), &plan.worktrees).await?;
         let ctx = prepared.context(overrides.verbose);
         let ctx = RunContext {
             deadline: Deadline::after(ctx.config.loop_.wall_clock.saturating_sub(plan.spent)),
@@ -311,8 +382,16 @@ where
             ..ctx
         };
         let repo = open_repo(place.path())?;
+        let base = match plan.base {
+            Some(base) => base.to_owned(),
+            None => {
+                repo.head()
+                    .map_err(|err| SessionError::Internal(err.to_string()))?
+                    .commit
+            }
+        };
         let ctx = RunContext {
-            instructions: Arc::new(read_instructions(&repo, plan.base, "the run's base commit")),
+            instructions: Arc::new(read_instructions(&repo, &base, "the run's base commit")),
             ..ctx
         };
         let (builder, begin) = begin(&ctx)?;
@@ -324,7 +403,7 @@ where
     let state = SessionStore::for_git_dir(&plan.git_dir)
         .load(Some(plan.session))
         .ok();
-    worktree::settle(place, state.as_ref())?;
+    worktree::settle(place, state.as_ref(), &plan.checkout)?;
     ran
 }
 
@@ -418,7 +497,7 @@ pub(super) async fn drive(
         .worktree
         .filter(|_| worktree::fate(Some(&report.state)) == worktree::Fate::Keep)
     {
-        rendered.push_str(&worktree::kept_line(kept, report.state.dry_run));
+        rendered.push_str(&crate::render::local::kept_line(kept, report.state.dry_run));
         outcome["worktree"] = serde_json::Value::String(kept.display().to_string());
     }
     write_file(&dir.join("report.md"), &rendered)?;
@@ -482,9 +561,15 @@ pub fn outcome_json(report: &RunReport) -> serde_json::Value {
         "commit": report.commit,
         "dry_run": state.dry_run,
         "gates": crate::render::outcome::gates_trailer(&state.gates),
-        "flaky": state.flaky,
+        "flaky": state.flaky.iter().map(ToString::to_string).collect::<Vec<_>>(),
         "refused_changes": state.tamper,
         "interrupted": state.interrupted,
         "escalation": state.escalation,
+        "user_changes": state.snapshot.as_ref().map(|snapshot| serde_json::json!({
+            "snapshot": snapshot.commit,
+            "head": snapshot.head,
+            "paths": snapshot.paths,
+        })),
+        "bot_changes": crate::render::outcome::bot_changes(state),
     })
 }

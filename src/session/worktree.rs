@@ -1,12 +1,13 @@
-//! Where a local run works: its own linked git worktree ([`SessionWorktree`]), never the user's
-//! checkout. `run` adds it at the checkout's HEAD; `resume` opens it again (or makes it anew
-//! from the session's branch); when a run ends, [`fate`] decides whether the worktree has
+//! Where a local run works: its own linked git worktree ([`SessionWorktree`]), outside the
+//! user's checkout ([`super::places`]), never the checkout itself. `run` adds it at the run's
+//! starting point ([`super::start`]); `resume` opens it again wherever it was made (or makes it
+//! anew from the session's branch); when a run ends, [`fate`] decides whether the worktree has
 //! anything left to give: a commit holds the whole result, so its worktree goes; paused,
 //! escalated, failed and dry-run sessions keep theirs, detached, for the user and for `resume`.
-
-use std::path::Path;
+//! A run with nothing to do leaves no branch either.
 
 use super::SessionError;
+use super::places::Places;
 use crate::engine::state::LoopState;
 use crate::git::{Git2Repository, GitError, Repository, SessionWorktree, linked};
 use crate::protocol::records::RunOutcome;
@@ -42,40 +43,12 @@ fn fate_of(outcome: Option<&RunOutcome>, dry_run: bool) -> Fate {
     }
 }
 
-/// The user's checkout a local run starts from: refuses a repository without a commit, and
-/// says what the run leaves out (uncommitted changes stay where they are, not in the run).
-pub(super) fn starting_commit(checkout: &Git2Repository) -> Result<String, SessionError> {
-    let root = checkout.workdir();
-    let head = match checkout.head() {
-        Ok(head) => head,
-        Err(GitError::UnbornHead) => {
-            return Err(SessionError::Usage(format!(
-                "{} has no commit yet: commit the code the bot should work on first",
-                root.display()
-            )));
-        }
-        Err(err) => return Err(SessionError::Internal(err.to_string())),
-    };
-    let changed = checkout
-        .changed_files()
-        .map_err(|err| SessionError::Internal(err.to_string()))?;
-    if !changed.is_empty() {
-        tracing::warn!(
-            "{} has {} uncommitted change(s): they stay where they are and are not part of this \
-             run, which works from HEAD {} in its own worktree",
-            root.display(),
-            changed.len(),
-            short(&head.commit)
-        );
-    }
-    Ok(head.commit)
-}
-
 /// The worktree a resumed session continues in: its own, or, when that is gone, a new one at
 /// the session's branch (or where the session started, when it has no branch yet).
 pub(super) fn reopen(
     checkout: &Git2Repository,
     state: &LoopState,
+    places: &Places,
 ) -> Result<SessionWorktree, SessionError> {
     let root = checkout.workdir();
     let branch = match state.dry_run {
@@ -86,13 +59,17 @@ pub(super) fn reopen(
         .clone()
         .or_else(|| state.checkpoint.clone())
         .unwrap_or_else(|| state.base_commit.clone());
-    let place = SessionWorktree::open_or_add(&root, &state.session, &commit).map_err(internal)?;
+    places.create()?;
+    let path = places.session(&state.session);
+    let place =
+        SessionWorktree::open_or_add(&root, &state.session, &commit, &path).map_err(internal)?;
     if branch.is_some()
         && let Some(path) =
             linked::branch_checked_out_elsewhere(place.path(), &state.branch).map_err(internal)?
     {
         return Err(SessionError::Usage(format!(
-            "branch {} is checked out in {}: switch that checkout to another branch, then resume              (a commit of the session would move it under you)",
+            "branch {} is checked out in {}: switch that checkout to another branch, then resume \
+             (a commit of the session would move it under you)",
             state.branch,
             path.display()
         )));
@@ -106,19 +83,35 @@ pub(super) fn tidy_ended(checkout: &Git2Repository, state: &LoopState) -> Result
     if fate(Some(state)) == Fate::Keep {
         return Ok(());
     }
-    match SessionWorktree::existing(&checkout.workdir(), &state.session).map_err(internal)? {
-        Some(left) => left.remove().map_err(internal),
-        None => Ok(()),
+    let root = checkout.workdir();
+    if let Some(left) = SessionWorktree::existing(&root, &state.session).map_err(internal)? {
+        left.remove().map_err(internal)?;
     }
+    forget_branch(&root, state)
 }
 
-/// Ends a run's use of its worktree as [`fate`] says; returns the worktree's path when kept.
+/// Deletes the branch of a run that ended with nothing to do (it holds nothing of the bot's).
+fn forget_branch(checkout: &std::path::Path, state: &LoopState) -> Result<(), SessionError> {
+    if nothing_done(state) {
+        linked::delete_branch_at(checkout, &state.branch, &state.base_commit).map_err(internal)?;
+    }
+    Ok(())
+}
+
+/// Ends a run's use of its worktree as [`fate`] says; returns the worktree's path when kept. A
+/// run that ended with nothing to do leaves no branch behind either (its branch holds nothing of
+/// the bot's).
 pub(super) fn settle(
     worktree: SessionWorktree,
     state: Option<&LoopState>,
+    checkout: &std::path::Path,
 ) -> Result<Option<std::path::PathBuf>, SessionError> {
     match fate(state) {
-        Fate::Remove => worktree.remove().map(|()| None).map_err(internal),
+        Fate::Remove => {
+            worktree.remove().map_err(internal)?;
+            state.map_or(Ok(()), |state| forget_branch(checkout, state))?;
+            Ok(None)
+        }
         Fate::Keep => {
             worktree.detach().map_err(internal)?;
             Ok(Some(worktree.path().to_owned()))
@@ -126,21 +119,9 @@ pub(super) fn settle(
     }
 }
 
-/// The line a person reads under the report of a run whose worktree is kept: a dry run's change
-/// waits there uncommitted; any other run's work continues there on `resume`.
-pub fn kept_line(path: &Path, dry_run: bool) -> String {
-    let why = match dry_run {
-        true => "a dry run: the change is there, uncommitted",
-        false => "`meta-agent resume` continues there",
-    };
-    format!(
-        "\nThe work is in `{}` (a git worktree of this repository; {why}).\n",
-        path.display()
-    )
-}
-
-fn short(commit: &str) -> &str {
-    commit.get(..12).unwrap_or(commit)
+/// A real run that ended with nothing to do: its branch is the bot's and holds nothing new.
+fn nothing_done(state: &LoopState) -> bool {
+    !state.dry_run && state.outcome == Some(RunOutcome::NothingToDo)
 }
 
 fn internal(err: GitError) -> SessionError {

@@ -146,6 +146,7 @@ fn audit_entry(event: &Event) -> Option<AuditEntry<'_>> {
         | Event::SignatureFound { .. }
         | Event::ResolutionOutcome { .. }
         | Event::FlakyTest { .. }
+        | Event::RerunRejected { .. }
         | Event::Decided { .. }
         | Event::RunFinished { .. } => None,
     }

@@ -175,6 +175,7 @@ fn record(event: &Event) {
         | Event::ResolutionApplied { .. }
         | Event::ResolutionOutcome { .. }
         | Event::FlakyTest { .. }
+        | Event::RerunRejected { .. }
         | Event::CommandRun { .. }
         | Event::FileChanged { .. }
         | Event::GitOperation { .. }

@@ -37,6 +37,13 @@ pub enum Reply {
     /// Opens a stream that never ends: an SSE keep-alive comment every 200 ms, no event, until the
     /// client goes away.
     KeepAlive,
+    /// `then` when the request's messages show `shown` (the text as the model reads it), else
+    /// `otherwise`: a model that can only edit lines it has been shown.
+    Oracle {
+        shown: String,
+        then: Box<Reply>,
+        otherwise: Box<Reply>,
+    },
 }
 
 impl Reply {
@@ -199,6 +206,7 @@ async fn serve(mut stream: TcpStream, state: Arc<Shared>) {
         return;
     }
     let reply = state.script.lock().expect("lock").pop_front();
+    let reply = reply.map(|reply| answer_of(reply, &request));
     let reply = reply.unwrap_or_else(|| {
         Reply::status(
             500,
@@ -206,6 +214,26 @@ async fn serve(mut stream: TcpStream, state: Arc<Shared>) {
         )
     });
     write_reply(&mut stream, reply).await;
+}
+
+/// An oracle's answer for this request; any other reply as it is.
+fn answer_of(reply: Reply, request: &Recorded) -> Reply {
+    let Reply::Oracle {
+        shown,
+        then,
+        otherwise,
+    } = reply
+    else {
+        return reply;
+    };
+    let body: Value = serde_json::from_str(&request.body).unwrap_or(Value::Null);
+    let shows = body["messages"].as_array().is_some_and(|messages| {
+        messages
+            .iter()
+            .filter_map(|m| m["content"].as_str())
+            .any(|text| text.contains(&shown))
+    });
+    if shows { *then } else { *otherwise }
 }
 
 /// The API a request is for, by its path.
@@ -252,6 +280,11 @@ async fn write_reply(stream: &mut TcpStream, reply: Reply) {
     let (status, headers, body, declared) = match reply {
         Reply::Drop => return,
         Reply::KeepAlive => return keep_alive(stream).await,
+        Reply::Oracle { .. } => {
+            let body = r#"{"error": {"message": "an oracle answers through answer_of"}}"#;
+            let headers = vec![("content-type".into(), "application/json".into())];
+            (500, headers, body.to_owned(), body.len())
+        }
         Reply::Json {
             status,
             headers,

@@ -30,11 +30,49 @@ pub fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }
 
-/// A command for the `meta-agent` binary under test, with a scrubbed environment.
+/// `shared/<name>` beside the checkout (`../shared` in CI) or beside any of its ancestors (a
+/// worktree under `/work/wt/NAME` finds `/work/shared`); `None` when there is none.
+pub fn shared(name: &str) -> Option<PathBuf> {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .skip(1)
+        .map(|dir| dir.join("shared").join(name))
+        .find(|candidate| candidate.is_dir())
+}
+
+/// A command for the `meta-agent` binary under test, with a scrubbed environment; local runs
+/// keep their worktrees in [`worktrees_root`], never in the real home.
 pub fn meta_agent() -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::new(env!("CARGO_BIN_EXE_meta-agent"));
     cmd.env_remove("RUST_LOG");
+    cmd.env_remove("XDG_STATE_HOME");
+    cmd.env(meta_agent::session::places::WORKTREES_VAR, worktrees_root());
     cmd
+}
+
+/// `program` (the binary under test, or a copy of it) as a process to spawn, with the
+/// environment [`meta_agent`] gives.
+pub fn meta_agent_process(program: &std::path::Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(program);
+    cmd.env_remove("RUST_LOG");
+    cmd.env_remove("XDG_STATE_HOME");
+    cmd.env(meta_agent::session::places::WORKTREES_VAR, worktrees_root());
+    cmd
+}
+
+/// Where the tests' local runs keep their worktrees (`META_AGENT_WORKTREES_DIR`): under the
+/// temporary directory, whose ancestors hold no project (never the target directory, inside
+/// this crate: cargo would find its `Cargo.toml` from a worktree there). Keyed by repository
+/// beneath, as everywhere; `scripts/test.sh` removes what the tests' repositories left there.
+pub fn worktrees_root() -> PathBuf {
+    std::env::temp_dir().join("meta-agent-test-worktrees")
+}
+
+/// The directory holding the worktrees of the repository checked out at `work`.
+pub fn worktrees_of(work: &std::path::Path) -> PathBuf {
+    let checkout = std::fs::canonicalize(work).expect("the checkout exists");
+    let name = meta_agent::session::places::repository_name(&checkout, &checkout.join(".git"));
+    worktrees_root().join(name)
 }
 
 /// Runs git in `dir`, panicking with its output when it fails.
@@ -139,13 +177,23 @@ pub fn session_file(work: &std::path::Path, outcome: &serde_json::Value, name: &
     std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
 }
 
-/// A local run's own worktree (`.git/meta-agent/worktrees/<session>`), where `outcome` is the
-/// run's outcome object: the run works there, never in `work`.
+/// A local run's own worktree (`<worktrees of work>/<session>`, outside `work`), where `outcome`
+/// is the run's outcome object: the run works there, never in `work`.
 pub fn session_worktree(work: &std::path::Path, outcome: &serde_json::Value) -> PathBuf {
     let session = outcome["session"]
         .as_str()
         .expect("the outcome names its session");
-    work.join(".git/meta-agent/worktrees").join(session)
+    let place = worktrees_of(work).join(session);
+    if let Some(kept) = outcome["worktree"].as_str() {
+        // A run started without the tests' worktrees directory would make every check of this
+        // place vacuous.
+        assert_eq!(
+            kept,
+            place.display().to_string(),
+            "the run kept its worktree elsewhere"
+        );
+    }
+    place
 }
 
 /// The run's work branch (from its outcome object), for `git` commands in the user's checkout.

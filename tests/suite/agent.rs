@@ -16,7 +16,9 @@ use meta_agent::config::LlmSettings;
 use meta_agent::config::raw::LlmProvider;
 use meta_agent::exec::Executor;
 use meta_agent::llm::{AnyProvider, BudgetCaps, LlmConfig, LlmEnv, LlmError, RetryPolicy, connect};
-use meta_agent::protocol::builder::{ActReport, ActRequest, BuildError, Builder, FailureContext};
+use meta_agent::protocol::builder::{
+    ActReport, ActRequest, BuildError, Builder, FailureContext, FailureDigest,
+};
 use meta_agent::protocol::records::Plan;
 use meta_agent::protocol::task::Task;
 
@@ -464,10 +466,11 @@ async fn the_opening_carries_the_digest_and_the_failing_file_within_the_token_bu
     let mut task = Task::from_text("Fix one").unwrap();
     task.requirements = "The function one must return one. ".repeat(400);
     let context = FailureContext {
-        failures: vec![
-            "[test_failure] test_one — Traceback: File \"calc.py\", line 2, in one: assert 2 == 1"
-                .into(),
-        ],
+        failures: vec![FailureDigest::test(
+            "test_one",
+            Some("calc.py:2"),
+            "assert 2 == 1",
+        )],
         attempts: (0..200)
             .map(|n| format!("iteration 0: read_file calc.py -> ok ({n} ms)"))
             .collect(),
@@ -503,12 +506,12 @@ async fn the_opening_carries_the_digest_and_the_failing_file_within_the_token_bu
     );
     assert!(
         opening.contains(
-            "<untrusted-failures>\n- [test_failure] test_one — Traceback: File \"calc.py\", line 2"
+            "<untrusted-failures>\n1. test_one (calc.py:2; gate tests)\n   assert 2 == 1\n"
         ),
         "{opening}"
     );
     assert!(
-        opening.contains("<untrusted-file>\ncalc.py (stack trace, line 2)\n    1\tdef one():\n    2\t    return 1\n"),
+        opening.contains("<untrusted-file>\ncalc.py (one, frame at line 2)\n    1\tdef one():\n    2\t    return 1\n"),
         "{opening}"
     );
     let task_cut = opening.find("tokens omitted]").unwrap_or(usize::MAX);
@@ -683,8 +686,8 @@ async fn a_failing_test_is_fixed_end_to_end_by_the_agent() {
     );
     assert!(improve_task.contains("test_mean"), "{improve_task}");
     assert!(
-        improve_task.contains("<untrusted-file>\ncalc.py (defines mean)\n"),
-        "the file of the failure is excerpted: {improve_task}"
+        improve_task.contains("<untrusted-file>\ncalc.py (mean, called by test_mean)\n"),
+        "the code under test is excerpted: {improve_task}"
     );
     let probe = tool_result(&requests[2], "call_x");
     assert!(probe.contains("probe-done"), "{probe}");

@@ -441,6 +441,11 @@ async fn run_bot(work: &Path, home: &Path, title: &str) -> Run {
         // As in CI, the bot's parent (the step's shell) holds the secrets too.
         let mut cmd = assert_cmd::Command::new("sh");
         cmd.env_remove("RUST_LOG");
+        cmd.env_remove("XDG_STATE_HOME");
+        cmd.env(
+            meta_agent::session::places::WORKTREES_VAR,
+            crate::common::worktrees_root(),
+        );
         for (name, value) in HIDDEN.iter().chain([&KNOWN]) {
             cmd.env(name, value);
         }
@@ -984,9 +989,21 @@ fn a_test_written_by_the_model_cannot_reach_the_network_during_the_gates() {
     let listener = Listener::start();
     let (dir, work) = scratch_repo(&example());
     let task = dir.path().join("task.yml");
-    // In the run's worktree, the gates' working directory: they write nowhere else (not even
-    // the shared /tmp).
-    let marker = "probe-result";
+    // In a directory the configuration makes writable (the test runs on the change's pristine
+    // checkout, which is gone when the run ends; gates write nowhere else, not even /tmp).
+    let notes = tempfile::tempdir().unwrap();
+    let config = work.join(".meta-agent.yml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "sandbox:\n  writable: [{}]\n",
+        notes.path().display()
+    ));
+    std::fs::write(&config, text).unwrap();
+    git(
+        &work,
+        &["commit", "-q", "-am", "a directory for the probe's notes"],
+    );
+    let marker = notes.path().join("probe-result");
     let probe = format!(
         "import socket\n\ndef test_probe():\n    try:\n        socket.create_connection(('127.0.0.1', {}), timeout=2).sendall(b'source')\n        outcome = 'connected'\n    except OSError as err:\n        outcome = 'refused: ' + str(err)\n    with open({:?}, 'a') as marker:\n        marker.write(outcome + '\\n')\n",
         listener.port, marker
@@ -1007,13 +1024,7 @@ fn a_test_written_by_the_model_cannot_reach_the_network_during_the_gates() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let outcome: Value = stdout
-        .lines()
-        .last()
-        .and_then(|line| serde_json::from_str(line).ok())
-        .unwrap_or_default();
-    let place = crate::common::session_worktree(&work, &outcome);
-    let ran = std::fs::read_to_string(place.join(marker)).unwrap_or_default();
+    let ran = std::fs::read_to_string(&marker).unwrap_or_default();
     assert!(
         !ran.is_empty(),
         "the probe test never ran\n{stdout}\n{stderr}"

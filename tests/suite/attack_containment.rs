@@ -431,8 +431,7 @@ fn a_bot_installed_where_commands_may_write_refuses_to_start() {
         }
         let task = parent.path().join("task.json");
         std::fs::write(&task, json!({"title": "Fix mean"}).to_string()).unwrap();
-        let out = std::process::Command::new(&bot)
-            .env_remove("RUST_LOG")
+        let out = crate::common::meta_agent_process(&bot)
             .arg("--repo")
             .arg(&work)
             .args(["run", "--json", "--task"])

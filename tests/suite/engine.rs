@@ -109,10 +109,25 @@ pub(super) fn trailer<'a>(trailers: &'a [(String, String)], key: &str) -> &'a st
         .unwrap_or_else(|| panic!("no {key} in {trailers:?}"))
 }
 
-fn task_file(dir: &Path, yaml: &str) -> String {
+pub(super) fn task_file(dir: &Path, yaml: &str) -> String {
     let path = dir.join("task.yml");
     std::fs::write(&path, yaml).unwrap();
     path.display().to_string()
+}
+
+/// `meta-agent run` of the scripted task `yaml` (written in `dir`) on `work`: it must commit
+/// after one act. Returns the events and the outcome.
+pub(super) fn committed_in_one_iteration(
+    work: &Path,
+    dir: &Path,
+    yaml: &str,
+) -> (Vec<Value>, Value) {
+    let task = task_file(dir, yaml);
+    let (code, events, outcome) = run_json(work, &["run", "--task", &task]);
+    assert_eq!(code, 0, "{outcome:#}");
+    assert_eq!(outcome["outcome"], "committed");
+    assert_eq!(outcome["iterations"], 1, "the fix passed the first time");
+    (events, outcome)
 }
 
 #[test]
@@ -298,18 +313,25 @@ fn a_persistent_failure_escalates_after_two_iterations_with_a_report() {
         .filter(|c| c.ends_with("tests/test_calc.py::test_mean"))
         .count();
     assert_eq!(
-        full, 1,
-        "fast feedback: the whole suite ran for the baseline only; after each act the failing \
-         test ran first, and it still failed: {tests_runs:#?}"
+        (full, quick),
+        (3, 1),
+        "the baseline, its flaky check of the failing test (the task is about it), then the \
+         full gates once per candidate on its pristine checkout; the failing test failed again \
+         there, twice in a row, so it was not re-run for flakiness: {tests_runs:#?}"
     );
+    let verified: Vec<&str> = events_named(&events, "phase_finished")
+        .iter()
+        .filter(|e| e["phase"] == "verify")
+        .map(|e| e["outcome"].as_str().unwrap())
+        .collect();
     assert_eq!(
-        quick, 5,
-        "the flaky checks and each act's fast feedback re-ran only the failing test: {tests_runs:#?}"
+        verified, ["pristine checkout: gates failed"; 2],
+        "each act's change was observed on its pristine checkout"
     );
     let gates = outcome["gates"].as_str().unwrap();
     assert!(
-        gates.contains("tests=fail(re-ran 1 failing of 7: 0/1 passed)"),
-        "the last observation re-ran only the failing test, and says so: {gates}"
+        gates.contains("tests=fail(6/7)"),
+        "the last observation ran the whole suite: {gates}"
     );
     let session = outcome["session"].as_str().unwrap();
     let report = session_file(&work, &outcome, "report.md");
@@ -422,7 +444,7 @@ fn a_clean_repository_has_nothing_to_do() {
 fn killed_and_resumed(point: impl Fn(&Value) -> bool) {
     use std::io::BufRead;
     let (_dir, work) = example_with(unused_import);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_meta-agent"))
+    let mut child = crate::common::meta_agent_process(env!("CARGO_BIN_EXE_meta-agent").as_ref())
         .arg("--repo")
         .arg(&work)
         .args(["run", "--text", "Make the gates pass", "--json"])
@@ -482,7 +504,7 @@ fn killed_before_the_final_reflection_resumes_to_the_same_commit() {
     killed_and_resumed(|event| {
         event["event"] == "state_changed"
             && event["to"] == "deciding"
-            && event["reason"] == "gates passed"
+            && event["reason"] == "pristine checkout: gates passed"
     });
 }
 
@@ -848,5 +870,146 @@ fn a_failing_setup_command_ends_the_run_before_the_build_and_names_the_command()
     assert!(
         report.contains("setup command `echo cannot reach"),
         "{report}"
+    );
+}
+
+/// The `tests` gate's runs of a finished run, from its trace: each run's command and where it
+/// ran (every gate run starts the tests gate once: the baseline, a flaky check, a fast re-run, a
+/// full run in the worktree, the pristine verification).
+fn tests_gate_runs(work: &Path, outcome: &Value) -> Vec<(String, String)> {
+    session_file(work, outcome, "trace.jsonl")
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|e| e["event"] == "command_run")
+        .filter(|e| {
+            let command = e["command"].as_str().unwrap_or_default();
+            command.contains("--junitxml=") && command.contains("/tests/junit.xml")
+        })
+        .map(|e| {
+            (
+                e["command"].as_str().unwrap().to_owned(),
+                e["cwd"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+const TRUE_DIVISION: &str = "title: Fix mean of floats\nedits:\n  - summary: use true division\n    changes:\n      - replace: {path: calc.py, search: 'sum(values) // len(values)', replace: 'sum(values) / len(values)'}\n";
+
+/// Issue #25's target: a one-line fix takes three gate runs from the first observation to the
+/// verified commit: the baseline, the flaky check of its failing test (the task is about it),
+/// and the full gates once on the pristine checkout of the change (the observation and the
+/// verification in one run; no full run in the worktree).
+#[test]
+fn a_one_line_fix_takes_three_gate_runs_the_last_on_its_pristine_checkout() {
+    let (dir, work) = example_with(wrong_mean);
+    let (events, outcome) = committed_in_one_iteration(&work, dir.path(), TRUE_DIVISION);
+    let runs = tests_gate_runs(&work, &outcome);
+    assert_eq!(runs.len(), 3, "{runs:#?}");
+    assert!(!runs[0].0.contains("::") && !runs[0].1.contains("meta-agent-pristine-"));
+    assert!(
+        runs[1].0.ends_with(" tests/test_calc.py::test_mean"),
+        "{runs:#?}"
+    );
+    assert!(
+        !runs[2].0.contains("::") && runs[2].1.contains("meta-agent-pristine-"),
+        "the full gates once, on the pristine checkout: {runs:#?}"
+    );
+    let after_act: Vec<(&str, &str)> = events_named(&events, "phase_finished")
+        .iter()
+        .filter(|e| e["iteration"] == 1 && e["phase"] != "build")
+        .map(|e| (e["phase"].as_str().unwrap(), e["outcome"].as_str().unwrap()))
+        .collect();
+    assert_eq!(after_act, [("verify", "pristine checkout: gates passed")]);
+    let message = crate::common::branch_message(&work, &outcome);
+    assert!(
+        message.contains("Verified by the repository's gates"),
+        "{message}"
+    );
+}
+
+/// A test that makes the whole suite slow: the full gates then cost far more than the failing
+/// test alone.
+fn with_a_slow_test(work: &Path) {
+    wrong_mean(work);
+    std::fs::write(
+        work.join("tests/test_slow.py"),
+        "import time\n\n\ndef test_slow():\n    time.sleep(16)\n",
+    )
+    .unwrap();
+    git(work, &["add", "-A"]);
+}
+
+/// On a suite much slower than its failing tests, a change is first checked by its failing tests
+/// alone in the worktree: a fix that does not work costs no full run (the persistent failure is
+/// still seen), and one that works goes on to the full gates on its pristine checkout.
+#[test]
+fn on_a_slow_suite_the_failing_test_runs_first_and_a_wrong_fix_costs_no_full_run() {
+    let (dir, work) = example_with(with_a_slow_test);
+    let wrong = task_file(
+        dir.path(),
+        "title: Fix mean\nedits:\n  - summary: reword the docstring\n    changes:\n      - replace: {path: calc.py, search: 'A tiny calculator', replace: 'A small calculator'}\n  - summary: reword it again\n    changes:\n      - replace: {path: calc.py, search: 'A small calculator', replace: 'A little calculator'}\n",
+    );
+    let (code, events, outcome) = run_json(&work, &["run", "--task", &wrong]);
+    assert_eq!(code, 4, "{outcome:#}");
+    let decided: Vec<&str> = events_named(&events, "decided")
+        .iter()
+        .map(|e| e["decision"].as_str().unwrap())
+        .collect();
+    assert_eq!(decided, ["continue", "continue", "await_guidance"]);
+    let runs = tests_gate_runs(&work, &outcome);
+    let quick = runs
+        .iter()
+        .filter(|(c, _)| c.ends_with("::test_mean"))
+        .count();
+    assert_eq!(
+        (runs.len() - quick, quick),
+        (1, 3),
+        "the baseline whole; its flaky check and each act's check of the failing test alone: \
+         {runs:#?}"
+    );
+    let (dir, work) = example_with(with_a_slow_test);
+    let (_events, outcome) = committed_in_one_iteration(&work, dir.path(), TRUE_DIVISION);
+    let runs = tests_gate_runs(&work, &outcome);
+    let places: Vec<(bool, bool)> = runs
+        .iter()
+        .map(|(c, cwd)| {
+            (
+                c.ends_with("::test_mean"),
+                cwd.contains("meta-agent-pristine-"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        places,
+        [(false, false), (true, false), (true, false), (false, true)],
+        "baseline, flaky check, the failing test after the fix, the full gates on the pristine \
+         checkout: {runs:#?}"
+    );
+}
+
+/// The flaky check runs only when the verdict hangs on it: failures a task does not ask about
+/// are pre-existing (flaky or not, they neither block the change nor are fixed), so the baseline
+/// does not re-run them, and the change's full gates run once, on its pristine checkout.
+#[test]
+fn failures_the_task_does_not_ask_about_are_not_rerun_for_flakiness() {
+    let (dir, work) = example_with(wrong_mean);
+    let (_events, outcome) = committed_in_one_iteration(
+        &work,
+        dir.path(),
+        "title: Describe the calculator better\nedits:\n  - summary: say what the calculator does\n    changes:\n      - replace: {path: calc.py, search: 'A tiny calculator', replace: 'A tiny four-function calculator'}\n",
+    );
+    let runs = tests_gate_runs(&work, &outcome);
+    assert_eq!(
+        runs.iter()
+            .map(|(c, _)| c.contains("::"))
+            .collect::<Vec<_>>(),
+        [false, false],
+        "the baseline and the pristine checkout, no re-run: {runs:#?}"
+    );
+    let message = crate::common::branch_message(&work, &outcome);
+    assert!(
+        message.contains("test_mean"),
+        "the pre-existing failure is named: {message}"
     );
 }

@@ -1257,3 +1257,227 @@ fn mined_tasks_carry_the_linked_issue_as_untrusted_text() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("issues.json:1:"), "{stderr}");
 }
+
+/// The real history `eval mine` is tried on: jpvanhal/inflection up to 88eefaa (a bundle, MIT;
+/// see fixtures/README.md), cloned into `dir`, with the configuration it is mined with (the
+/// Python preset's tests gate, its `rerun_failed` included; its lint gate off: ruff finds
+/// pre-existing issues in that history).
+fn inflection(dir: &Path) -> (PathBuf, PathBuf) {
+    let bundle = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/repos/inflection.bundle");
+    let repo = dir.join("inflection");
+    git(
+        dir,
+        &[
+            "clone",
+            "-q",
+            "-b",
+            "master",
+            bundle.to_str().unwrap(),
+            repo.to_str().unwrap(),
+        ],
+    );
+    let config = dir.join("mine.yml");
+    std::fs::write(
+        &config,
+        "version: 1\npreset: python\ngates:\n  - name: lint\n    enabled: false\n",
+    )
+    .unwrap();
+    (repo, config)
+}
+
+/// `eval mine` with `--config`, its stdout, stderr and exit code.
+fn mine_with(repo: &Path, config: &Path, out: &Path, extra: &[&str]) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_meta-agent"))
+        .env_remove("RUST_LOG")
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GITHUB_REPOSITORY")
+        .arg("--repo")
+        .arg(repo)
+        .arg("--config")
+        .arg(config)
+        .args(["eval", "mine", "--out"])
+        .arg(out)
+        .args(extra)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// The candidates' numbers in the progress lines of `stderr`.
+fn candidates_started(stderr: &str) -> Vec<String> {
+    let mut seen: Vec<String> = stderr
+        .lines()
+        .filter_map(|line| line.split("candidate ").nth(1))
+        .filter_map(|rest| rest.split_whitespace().next())
+        .map(str::to_owned)
+        .collect();
+    seen.dedup();
+    seen
+}
+
+/// Issue #24.9 on a real history: progress on stderr, one full-suite run per candidate (the
+/// failing tests alone on the commit), and a self-contained suite (its source relative to it,
+/// the configuration it was mined with beside it) that `eval run --task` runs one task of.
+#[test]
+fn mining_a_real_history_costs_one_suite_run_per_candidate_and_writes_a_self_contained_suite() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, config) = inflection(dir.path());
+    let out = dir.path().join("mined");
+    let output = mine_with(&repo, &config, &out, &["--max", "2"])
+        .wait_with_output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("e32443bb7d task   Fix titleize() capitalizing only words starting A-Z"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "88eefaacf7 skip   Fix typing errors: the new tests already pass on the parent"
+        ),
+        "{stdout}"
+    );
+    assert_eq!(
+        candidates_started(&stderr),
+        ["1/15", "2/15", "3/15", "4/15"],
+        "progress names each candidate of all: {stderr}"
+    );
+    assert!(
+        stderr.contains("re-running the 2 failing test(s) alone on the commit"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("cost: 4 candidate(s) tried in ")
+            && stdout.contains(": 4 full-suite run(s), 2 re-run(s) of failing tests;"),
+        "one full-suite run per candidate, the commit checked by its failing tests: {stdout}"
+    );
+    let text = std::fs::read_to_string(out.join("suite.yml")).unwrap();
+    assert!(
+        !text.contains(dir.path().to_str().unwrap()),
+        "no absolute local path: {text}"
+    );
+    let suite: Value = serde_yaml::from_str(&text).unwrap();
+    let task = &suite["tasks"][0];
+    assert_eq!(task["source"]["git"], "../inflection");
+    assert_eq!(task["config_file"], "config.yml");
+    assert_eq!(
+        std::fs::read_to_string(out.join("config.yml")).unwrap(),
+        std::fs::read_to_string(&config).unwrap(),
+        "the configuration it was mined with is recorded beside it"
+    );
+    assert_eq!(
+        task["graders"][0]["hidden_tests"]["fail_to_pass"],
+        json!([
+            "test_inflection::test_titleize[ana \\xedndia-Ana \\xcdndia]",
+            "test_inflection::test_titleize[Ana \\xcdndia-Ana \\xcdndia]"
+        ])
+    );
+    // Self-contained: it still loads and runs when suite and repository move together.
+    let moved = dir.path().join("elsewhere");
+    std::fs::create_dir(&moved).unwrap();
+    std::fs::rename(&out, moved.join("mined")).unwrap();
+    std::fs::rename(&repo, moved.join("inflection")).unwrap();
+    let id = task["id"].as_str().unwrap();
+    let run = meta_agent()
+        .args(["eval", "run"])
+        .arg(moved.join("mined"))
+        .args(["--task", id, "--json", "--out"])
+        .arg(dir.path().join("results"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap_or("{}"))
+        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", String::from_utf8_lossy(&run.stderr)));
+    assert_eq!(summary["runs"], 1, "one task, once: {summary:#}");
+    assert_eq!(summary["results"][0]["task"], id);
+    assert_ne!(summary["results"][0]["grade"], "error", "{summary:#}");
+}
+
+/// An interrupted `eval mine` keeps what it finished and leaves no temporary directory;
+/// `--resume` goes on without trying a finished candidate again; an earlier mining is not
+/// overwritten without it.
+#[test]
+fn an_interrupted_mining_keeps_its_finished_candidates_and_resumes() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, config) = inflection(dir.path());
+    let out = dir.path().join("mined");
+    let mut child = mine_with(&repo, &config, &out, &["--max", "2"]);
+    // Read on a thread to the end: the binary keeps writing to stderr while it stops.
+    let stderr = child.stderr.take().unwrap();
+    let (lines, received) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _gone = lines.send(line);
+        }
+    });
+    let mut seen = String::new();
+    let mut scratch = None;
+    for line in received.iter() {
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.contains("candidate 4/15") && line.contains("running the tests on the parent") {
+            scratch = Some(std::fs::read_to_string(out.join(".mine-scratch")).unwrap());
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+            nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+            break;
+        }
+    }
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    seen.extend(received.try_iter().map(|line| format!("{line}\n")));
+    assert_eq!(status.code(), Some(5), "interrupted: {seen}");
+    let scratch = scratch.unwrap_or_else(|| panic!("candidate 4 never ran: {seen}"));
+    assert!(
+        !Path::new(scratch.trim()).exists(),
+        "the candidate's temporary directory is gone: {scratch}"
+    );
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut stdout).unwrap();
+    assert!(stdout.contains("interrupted (received SIGINT"), "{stdout}");
+    assert!(
+        stdout.contains("`meta-agent eval mine --resume`"),
+        "{stdout}"
+    );
+    let journal = std::fs::read_to_string(out.join("mine-journal.jsonl")).unwrap();
+    assert_eq!(
+        journal.lines().count(),
+        3,
+        "three candidates finished (two skipped, one task): {journal}"
+    );
+    let suite: Value =
+        serde_yaml::from_str(&std::fs::read_to_string(out.join("suite.yml")).unwrap()).unwrap();
+    assert_eq!(
+        suite["tasks"].as_array().unwrap().len(),
+        1,
+        "the finished task is kept"
+    );
+    let again = mine_with(&repo, &config, &out, &["--max", "2"])
+        .wait_with_output()
+        .unwrap();
+    assert_eq!(
+        again.status.code(),
+        Some(2),
+        "an earlier mining needs --resume"
+    );
+    let resumed = mine_with(&repo, &config, &out, &["--max", "2", "--resume"])
+        .wait_with_output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&resumed.stdout);
+    let stderr = String::from_utf8_lossy(&resumed.stderr);
+    assert!(resumed.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(
+        candidates_started(&stderr),
+        ["4/15"],
+        "finished candidates are not tried again: {stderr}"
+    );
+    assert!(stdout.contains("2 tasks written"), "{stdout}");
+    assert!(stdout.contains("cost: 1 candidate(s) tried"), "{stdout}");
+}

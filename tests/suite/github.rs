@@ -949,6 +949,10 @@ fn a_plain_ci_step_leaves_its_results_as_files() {
     let artifacts = out.path().join("meta-agent");
     let result = meta_agent()
         .env_clear()
+        .env(
+            meta_agent::session::places::WORKTREES_VAR,
+            crate::common::worktrees_root(),
+        )
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env(
             "HOME",
@@ -1498,17 +1502,10 @@ fn a_rerun_through_transient_failures_finds_the_sessions_pull_request_and_refres
 /// the secret.
 #[test]
 fn a_paused_job_says_in_its_comment_what_the_patch_gate_left_out() {
-    use super::pause::{add_slow_gate, send, wait_for_gate};
+    use super::pause::{add_leaking_gate, send, wait_for_gate};
     const TOKEN: &str = "meta-agent-github-leaking-gate";
     let fixture = Fixture::new(&examples("broken-calc"), |work| {
-        // The secret is assembled by the shell: the configuration itself holds none.
-        add_slow_gate(
-            work,
-            &format!(
-                "{{ printf 'key gh%s_%s\\\\n' p 0123456789abcdefghijABCDEF > leaked.txt; sleep 300; }} # {TOKEN}"
-            ),
-            "",
-        );
+        add_leaking_gate(work, TOKEN);
     });
     let (child, files) = fixture.spawn_step("issues", &labeled("alice"), &[]);
     wait_for_gate(TOKEN);

@@ -42,7 +42,7 @@ fn fix_and_finish() -> crate::common::mock_llm::Reply {
 }
 
 /// Everything the model was sent: the messages' text and the tool schemas.
-fn prompt_text(request: &Recorded) -> String {
+pub(crate) fn prompt_text(request: &Recorded) -> String {
     let body = request.json();
     let messages: String = body["messages"]
         .as_array()
@@ -56,14 +56,14 @@ fn prompt_text(request: &Recorded) -> String {
     format!("{messages}\n{}", body["tools"])
 }
 
-fn first_user_message(request: &Recorded) -> String {
+pub(crate) fn first_user_message(request: &Recorded) -> String {
     request.json()["messages"][1]["content"]
         .as_str()
         .unwrap_or_default()
         .to_owned()
 }
 
-async fn run(work: &Path, args: &[&str]) -> (i32, Value) {
+pub(crate) async fn run(work: &Path, args: &[&str]) -> (i32, Value) {
     let work = work.to_owned();
     let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
     tokio::task::spawn_blocking(move || {
@@ -414,11 +414,52 @@ async fn a_go_module_is_detected_and_its_failing_test_read_with_file_and_line() 
     assert_eq!(requests.len(), 1);
     let opening = first_user_message(&requests[0]);
     assert!(
-        opening.contains("go test TestMean") && opening.contains("calc_test.go:13"),
+        opening.contains("1. TestMean (calc_test.go:13; gate tests)"),
         "the failure with its file:line: {opening}"
     );
     assert!(
         opening.contains("Mean([]float64{1, 2, 3, 4})"),
         "the code at the failing frame: {opening}"
+    );
+}
+
+/// The model edits `mean` and the LLM budget ends the act before it calls `finish`; the gates
+/// verify the edit: the commit is named by the definition its change is in, never by why the
+/// act stopped, and in the style of the repository's history (Conventional Commits here).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fix_verified_after_the_budget_ran_out_is_named_by_its_change_in_the_repositorys_style() {
+    let edit = json!({"path": "calc.py", "old_string": "sum(values) // len(values)",
+        "new_string": "sum(values) / len(values)"})
+    .to_string();
+    let mock = MockLlm::start(vec![openai_answer(
+        "",
+        &[("call_e", "edit_file", &edit)],
+        "tool_calls",
+    )])
+    .await;
+    let (_dir, work) = crate::suite::agent::example_with(&format!(
+        "llm: {{provider: openai, base_url: \"{}\", model: test-model, stream: false, \
+         max_calls: 1}}\n",
+        mock.base_url
+    ));
+    for subject in [
+        "feat(calc): add divide",
+        "fix(calc): divide by zero raises",
+        "docs: say how to run the tests",
+        "test(calc): cover the empty mean",
+        "chore(ci): pin ruff",
+    ] {
+        git(&work, &["commit", "-q", "--allow-empty", "-m", subject]);
+    }
+    let (code, outcome) = run(&work, &["run", "--text", "Fix mean of floats"]).await;
+    assert_eq!(code, 0, "{outcome:#}");
+    assert_eq!(outcome["outcome"], "committed", "{outcome:#}");
+    assert_eq!(mock.requests().len(), 1, "the budget allowed one call");
+    let commit = outcome["commit"].as_str().expect("a commit");
+    assert_eq!(subject(&work, commit), "fix(calc): mean in calc.py");
+    let body = git(&work, &["log", "-1", "--format=%b", commit]);
+    assert!(
+        body.contains("the LLM budget ran out: 1 of 1 LLM calls made"),
+        "the body still says how the act ended: {body}"
     );
 }

@@ -7,7 +7,7 @@
 
 use std::io::BufRead;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -44,10 +44,25 @@ pub(super) fn add_slow_gate(work: &Path, when_fixed: &str, more: &str) {
     std::fs::write(&config, text).unwrap();
 }
 
+/// A gate that, once the unused import is fixed (after the first act), writes a token-shaped
+/// secret (assembled by the shell: the configuration itself holds none) into `leaked.txt` where
+/// it runs, then sleeps (its command line carries `token`). The change is observed in the
+/// worktree (`verify.pristine: false`), so the secret lands in the run's worktree after the
+/// baseline: the change's, not the environment's (what the baseline gates wrote is never part
+/// of the change).
+pub(super) fn add_leaking_gate(work: &Path, token: &str) {
+    let config = work.join(".meta-agent.yml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "  - name: slow\n    kind: custom\n    run: \"grep -q 'import math' calc.py || {{ printf 'key gh%s_%s\\\\n' p 0123456789abcdefghijABCDEF > leaked.txt; sleep 300; }} # {token}\"\n\
+         verify:\n  pristine: false\n"
+    ));
+    std::fs::write(&config, text).unwrap();
+}
+
 /// Starts `meta-agent ARGS --json` in `work`, its stdout piped.
 fn spawn(work: &Path, args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_meta-agent"))
-        .env_remove("RUST_LOG")
+    crate::common::meta_agent_process(env!("CARGO_BIN_EXE_meta-agent").as_ref())
         .arg("--repo")
         .arg(work)
         .args(args)
@@ -86,7 +101,10 @@ fn until_slow_gate_runs(child: &mut Child) -> std::sync::mpsc::Receiver<Value> {
 
 /// Starts `run` in `work` and returns once its `slow` gate (whose command line carries
 /// `token`) runs after an act, with the rest of the event stream.
-fn run_until_slow_gate(work: &Path, token: &str) -> (Child, std::sync::mpsc::Receiver<Value>) {
+pub(super) fn run_until_slow_gate(
+    work: &Path,
+    token: &str,
+) -> (Child, std::sync::mpsc::Receiver<Value>) {
     let mut child = spawn(work, &["run", "--text", "Make the gates pass"]);
     let rest = until_slow_gate_runs(&mut child);
     std::thread::sleep(Duration::from_millis(500));
@@ -95,6 +113,22 @@ fn run_until_slow_gate(work: &Path, token: &str) -> (Child, std::sync::mpsc::Rec
         "the slow gate runs when the signal comes"
     );
     (child, rest)
+}
+
+/// SIGTERM to a running `run` (from [`run_until_slow_gate`]): it exits 5 with the outcome
+/// `interrupted`, which is returned.
+pub(super) fn interrupt(child: Child, rest: &std::sync::mpsc::Receiver<Value>) -> Value {
+    send(&child, nix::sys::signal::Signal::SIGTERM);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let outcome = rest.iter().last().expect("the outcome line");
+    assert_eq!(outcome["outcome"], "interrupted", "{outcome:#}");
+    outcome
 }
 
 /// Sends `signal` to the process.
@@ -207,7 +241,8 @@ fn sigterm_during_a_slow_gate_pauses_with_the_work_committed_and_resume_finishes
     let paused = &report[report
         .find("--- interrupted ---")
         .expect("the pause is reported")..];
-    let paused = paused.replace(work.to_str().unwrap(), "[work]");
+    let worktrees = crate::common::worktrees_of(&work);
+    let paused = paused.replace(worktrees.to_str().unwrap(), "[worktrees]");
     insta::assert_snapshot!("local_interrupted_report", stable(&paused));
 
     // Resumed with the gate fast again: verified and committed on top of the checkpoint.
@@ -323,19 +358,12 @@ const LEAKING_TOKEN: &str = "meta-agent-pause-test-leaking-gate";
 fn a_pause_whose_work_the_patch_gate_refuses_in_part_is_not_reported_as_an_escalation() {
     let (_dir, work) = example_with(|work| {
         unused_import(work);
-        // The secret is assembled by the shell: the configuration itself holds none.
-        add_slow_gate(
-            work,
-            &format!(
-                "{{ printf 'key gh%s_%s\\\\n' p 0123456789abcdefghijABCDEF > leaked.txt; sleep 300; }} # {LEAKING_TOKEN}"
-            ),
-            "",
-        );
+        add_leaking_gate(work, LEAKING_TOKEN);
     });
     let (child, rest) = run_until_slow_gate(&work, LEAKING_TOKEN);
     // The gate writes in the run's worktree (the session's id is not known yet).
     let leaked = || {
-        std::fs::read_dir(work.join(".git/meta-agent/worktrees"))
+        std::fs::read_dir(crate::common::worktrees_of(&work))
             .into_iter()
             .flatten()
             .flatten()
@@ -347,16 +375,7 @@ fn a_pause_whose_work_the_patch_gate_refuses_in_part_is_not_reported_as_an_escal
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(leaked().is_some(), "the gate wrote its file");
-    send(&child, nix::sys::signal::Signal::SIGTERM);
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(5),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let outcome = rest.iter().last().expect("the outcome line");
-    assert_eq!(outcome["outcome"], "interrupted", "{outcome:#}");
+    let outcome = interrupt(child, &rest);
     let session = outcome["session"].as_str().unwrap();
     let branch = outcome["branch"].as_str().unwrap();
     let place = crate::common::session_worktree(&work, &outcome);
@@ -371,6 +390,7 @@ fn a_pause_whose_work_the_patch_gate_refuses_in_part_is_not_reported_as_an_escal
             .unwrap();
     assert!(!report.contains("escalation"), "{report}");
     let paused = &report[report.find("--- interrupted ---").expect("the pause")..];
-    let paused = paused.replace(work.to_str().unwrap(), "[work]");
+    let worktrees = crate::common::worktrees_of(&work);
+    let paused = paused.replace(worktrees.to_str().unwrap(), "[worktrees]");
     insta::assert_snapshot!("local_interrupted_refused_report", stable(&paused));
 }

@@ -598,7 +598,7 @@ async fn an_unmet_requirement_found_by_the_review_is_acted_on_before_any_commit(
     );
     let again = user_text(&requests[2]);
     assert!(
-        again.contains("[requirement] not met yet: calc.median has no docstring"),
+        again.contains("- requirement not met yet: calc.median has no docstring"),
         "the verdict is the next act's observation: {again}"
     );
     let commit = outcome["commit"].as_str().expect("a commit");

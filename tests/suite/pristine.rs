@@ -3,10 +3,11 @@
 //! committed, and the commit is that tree.
 //!
 //! - the ignored bytecode attack: a hijacked model plants a git-ignored, unchecked-hash `.pyc` of
-//!   a correct module and commits the broken source; the worktree's gates pass on the bytecode,
-//!   the pristine checkout has none, so nothing is committed as verified;
-//! - a source file rewritten after the tests gate passed (by a later gate) is verified before it
-//!   is committed, so the rewrite cannot reach a "verified" commit;
+//!   a correct module and commits the broken source; the worktree's tests would pass on the
+//!   bytecode, but the change is observed on its pristine checkout, which has none, so nothing is
+//!   committed as verified and the report names the bytecode;
+//! - a source file rewritten after the tests gate passed (by a later gate) is rewritten only in
+//!   the checkout the gates ran on: the commit is the tree staged before any gate ran;
 //! - a normal run commits the verified tree: its gates ran outside the worktree on exactly the
 //!   committed files (none of the act's ignored files), and a rewrite of the worktree during that
 //!   verification is not committed.
@@ -86,22 +87,49 @@ async fn ignored_bytecode_cannot_make_a_broken_commit_verified() {
     let url = mock.base_url.clone();
     let run_in = work.clone();
     let (code, events, outcome) = tokio::task::spawn_blocking(move || {
-        let task = ["run", "--text", "Make mean faster", "--max-iterations", "1"];
+        let task = [
+            "run",
+            "--text",
+            "Fix the failing mean test",
+            "--max-iterations",
+            "1",
+        ];
         run_json_with_model(&run_in, &url, &task)
     })
     .await
     .unwrap();
-    let planted = crate::common::session_worktree(&work, &outcome).join("__pycache__");
+    let place = crate::common::session_worktree(&work, &outcome);
     assert!(
-        std::fs::read_dir(&planted).is_ok_and(|mut d| d.next().is_some()),
+        std::fs::read_dir(place.join("__pycache__")).is_ok_and(|mut d| d.next().is_some()),
         "the attack must have planted its bytecode, or this proves nothing: {events:#?}"
     );
-    let worktree_passed = events.iter().any(|e| {
-        e["event"] == "phase_finished" && e["iteration"] == 1 && e["outcome"] == "gates passed"
-    });
+    let in_worktree = std::process::Command::new("python3")
+        .args([
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests/test_calc.py::test_mean",
+        ])
+        .current_dir(&place)
+        .output()
+        .unwrap();
     assert!(
-        worktree_passed,
-        "the bytecode makes the worktree's gates pass: {events:#?}"
+        in_worktree.status.success(),
+        "the bytecode would make the worktree's tests pass: {}",
+        String::from_utf8_lossy(&in_worktree.stdout)
+    );
+    let after_act: Vec<&str> = events
+        .iter()
+        .filter(|e| e["event"] == "phase_finished" && e["iteration"] == 1)
+        .filter(|e| e["phase"] != "build" && e["phase"] != "improve")
+        .map(|e| e["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        after_act,
+        ["pristine checkout: gates failed"],
+        "the act's change was observed on its pristine checkout only: {events:#?}"
     );
     assert_eq!(outcome["outcome"], "escalated", "{outcome:#}");
     assert_eq!(code, 4, "escalated: {outcome:#}");
@@ -114,13 +142,13 @@ async fn ignored_bytecode_cannot_make_a_broken_commit_verified() {
     assert!(committed(&work, branch, "calc.py").contains(BUGGY));
     let report = report(&work, &outcome);
     assert!(
-        report.contains("fail on a pristine checkout") && report.contains("__pycache__/calc."),
-        "the report names the pristine failure and the bytecode: {report}"
+        report.contains("__pycache__/calc."),
+        "the report names the bytecode only the worktree holds: {report}"
     );
 }
 
 /// A last gate, after every other (one gate at a time): `script` runs with the user's checkout
-/// as `$1` (the run's worktree is `$1/.git/meta-agent/worktrees/<session>`).
+/// as `$1` (the run's worktree is elsewhere, in the bot's own directory).
 fn later_gate(work: &Path, script: &str) {
     let config = work.join(".meta-agent.yml");
     let mut text = std::fs::read_to_string(&config).unwrap();
@@ -142,28 +170,41 @@ const FIX_TASK: &str = "title: Fix mean of floats\nrequirements: mean([1, 2, 3, 
 #[test]
 fn a_source_rewritten_after_the_tests_passed_is_never_committed_as_verified() {
     let (dir, work) = example_with(wrong_mean);
-    // Once the fix is in, a later gate puts the bug back: after the tests gate passed on it.
+    // Once the fix is in, a later gate puts the bug back, after the tests gate passed on it, and
+    // notes that it did (in a directory made writable for the notes).
+    let notes = tempfile::tempdir().unwrap();
+    let marks = notes.path().join("marks");
     later_gate(
         &work,
         &format!(
-            "if grep -q '{FIXED}' calc.py; then sed -i 's|{FIXED}|{BUGGY}|' calc.py; fi; true"
+            "if grep -q '{FIXED}' calc.py; then sed -i 's|{FIXED}|{BUGGY}|' calc.py && \
+             echo rewrote >> {marks}; fi; true",
+            marks = marks.display()
         ),
+    );
+    append_config(
+        &work,
+        &format!("sandbox:\n  writable: [{}]\n", notes.path().display()),
     );
     let task = task_file(dir.path(), FIX_TASK);
     let (code, events, outcome) =
         run_json(&work, &["run", "--task", &task, "--max-iterations", "1"]);
-    let passed_in_worktree = events.iter().any(|e| {
-        e["event"] == "phase_finished" && e["iteration"] == 1 && e["outcome"] == "gates passed"
-    });
-    assert!(passed_in_worktree, "{events:#?}");
-    assert_eq!(outcome["outcome"], "escalated", "{outcome:#}");
-    assert_eq!(code, 4, "escalated: {outcome:#}");
+    assert_eq!(code, 0, "{outcome:#}");
+    assert_eq!(outcome["outcome"], "committed", "{outcome:#}");
+    assert!(
+        std::fs::read_to_string(&marks).is_ok_and(|m| m.contains("rewrote")),
+        "the later gate rewrote the source it ran on, after the tests passed: {events:#?}"
+    );
+    let branch = crate::common::run_branch(&outcome);
+    assert!(
+        committed(&work, branch, "calc.py").contains(FIXED),
+        "the commit is the tree staged before any gate ran, not the rewrite"
+    );
     let head = crate::common::branch_message(&work, &outcome);
     assert!(
-        !head.contains("Verified by the repository's gates"),
-        "the rewritten source is never committed as verified: {head}"
+        head.contains("Verified by the repository's gates"),
+        "{head}"
     );
-    assert!(report(&work, &outcome).contains("fail on a pristine checkout"));
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! JUnit test failures to candidates: one per failing or erroring test case.
 //!
-//! The template is `<test id>: <type>: <detail>`. When the body or captured output holds a shape
+//! The template is `<test id>: <type>: <detail>` (the id as [`crate::protocol::test_id::TestId`]
+//! shows it). When the body or captured output holds a shape
 //! the log scanner knows (a Rust panic under nextest, a Python traceback), its template is the
 //! detail, because reports such as nextest's put only `thread 'x' panicked at file:line` in the
 //! message. Location and frames come from the shape found, else from a pytest traceback in the
@@ -12,7 +13,7 @@ use crate::report::{FailureKind, TestFailure};
 
 /// The candidate for one failing test case.
 pub(super) fn candidate(failure: &TestFailure) -> Candidate {
-    let test = test_id(failure);
+    let test = failure.id().to_string();
     let found = [&failure.body, &failure.stderr, &failure.stdout]
         .into_iter()
         .find_map(|text| log::scan(text).into_iter().next());
@@ -50,15 +51,6 @@ pub(super) fn candidate(failure: &TestFailure) -> Candidate {
 fn traceback_frames(failure: &TestFailure) -> (Option<String>, Vec<String>) {
     let frames = log::pytest_frames(failure.body.lines());
     (frames.first().cloned(), frames)
-}
-
-/// `classname::name`, or the name alone when there is no class name.
-fn test_id(failure: &TestFailure) -> String {
-    if failure.classname.is_empty() || failure.name.starts_with(&failure.classname) {
-        failure.name.clone()
-    } else {
-        format!("{}::{}", failure.classname, failure.name)
-    }
 }
 
 fn kind_of(failure: &TestFailure, found: Option<&Candidate>) -> SignatureKind {

@@ -32,6 +32,7 @@
 //! deduplicated, keeping the first occurrence in input order; at most `limits.max_items` distinct
 //! signatures are kept per input (the first ones met).
 
+pub mod assertion;
 mod cargo;
 pub mod family;
 mod hash;
@@ -100,6 +101,10 @@ pub struct ExtractedSignature {
     pub frames: Vec<String>,
     /// The original message, trimmed, for people and prompts.
     pub excerpt: String,
+    /// A failing test's assertion and its diff, compact ([`assertion::assertion`]); empty when
+    /// the failure shows none.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub detail: String,
 }
 
 impl ExtractedSignature {
@@ -293,11 +298,23 @@ pub fn extract_log(text: &str, source: &Path, opts: &ExtractOptions) -> Vec<Extr
 pub fn from_junit(summary: &JunitSummary, opts: &ExtractOptions) -> Vec<ExtractedSignature> {
     let mut out = Vec::new();
     for failure in &summary.failures {
-        out.extend(finish(
-            vec![junit::candidate(failure)],
-            &failure.report,
-            opts,
-        ));
+        let texts = [
+            failure.body.as_str(),
+            &failure.stderr,
+            &failure.stdout,
+            &failure.message,
+        ];
+        let detail = assertion::assertion(&texts);
+        out.extend(
+            finish(vec![junit::candidate(failure)], &failure.report, opts)
+                .into_iter()
+                .map(|mut found| {
+                    if let Some(detail) = &detail {
+                        found.detail.clone_from(detail);
+                    }
+                    found
+                }),
+        );
     }
     sort_dedupe(out, opts.limits.max_items)
 }
@@ -342,11 +359,26 @@ fn finish(
                 location: c.location.as_deref().map(path),
                 test: c.test.map(|t| normalize(&t, root)),
                 frames: c.frames.iter().map(|f| path(f)).collect(),
+                detail: test_detail(c.kind, &c.excerpt),
                 excerpt: trim_to(c.excerpt.trim(), opts.limits.max_message_bytes),
             }
         })
         .collect();
     sort_dedupe(signatures, opts.limits.max_items)
+}
+
+/// The assertion a test failure's message shows (what a log gives of it); nothing for other
+/// kinds, whose message is their whole story.
+fn test_detail(kind: SignatureKind, excerpt: &str) -> String {
+    match kind {
+        SignatureKind::TestFailure | SignatureKind::TestError | SignatureKind::Crash => {
+            assertion::assertion(&[excerpt]).unwrap_or_default()
+        }
+        SignatureKind::Compile
+        | SignatureKind::Lint
+        | SignatureKind::Timeout
+        | SignatureKind::Other => String::new(),
+    }
 }
 
 /// Keeps the first occurrence (in input order) of each id, at most `max` of them, sorted by kind,

@@ -302,6 +302,12 @@ mod tests {
                 line in 1u32..9999,
                 reversed: bool,
             ) {
+                // A checkout under a library's place (`/go/src/`, `/lib/python…`) is read as
+                // installed code on purpose; such prefixes are not two runners' checkouts.
+                for prefix in [&first, &second] {
+                    let path = format!("/{}/src/pkg/app.py", prefix.join("/"));
+                    prop_assume!(!LIBRARY_MARKERS.iter().any(|m| path.contains(m)));
+                }
                 let dir = repo();
                 let mut relative = vec!["src/pkg/app.py".to_owned()];
                 relative.extend(missing.iter().map(|(d, f)| format!("zz_{d}/gen_{f}.py")));

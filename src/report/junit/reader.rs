@@ -22,7 +22,8 @@ use quick_xml::events::{BytesStart, BytesText, Event};
 use super::input::{GuardedInput, MAX_EVENT_BYTES, line_and_column};
 use super::location;
 use super::text::{RawTag, TextCapture, attribute};
-use super::{FORMAT, FailureKind, JunitSummary, TestFailure, TestOutcome, TestStatus, test_id};
+use super::{FORMAT, FailureKind, JunitSummary, TestFailure, TestOutcome, TestStatus};
+use crate::protocol::test_id::TestId;
 use crate::report::{Limits, ReportError};
 
 /// Elements nested deeper than this are refused (bounds the suite stack and quick-xml's name
@@ -273,18 +274,16 @@ impl<'a> ReportState<'a> {
 
     /// The open test case's id when outcomes are kept and there is room; nothing is read
     /// otherwise (the default: a passing test then costs no allocation).
-    fn wanted_id(&self) -> Option<String> {
+    fn wanted_id(&self) -> Option<TestId> {
         if self.summary.outcomes.len() >= self.limits.max_test_ids {
             return None;
         }
         let max = self.limits.max_message_bytes;
-        Some(test_id(
-            &self
-                .case
-                .tag
-                .attribute(b"classname", max)
-                .unwrap_or_default(),
-            &self.case.tag.attribute(b"name", max).unwrap_or_default(),
+        let attribute = |name: &[u8]| self.case.tag.attribute(name, max);
+        Some(TestId::junit(
+            &attribute(b"classname").unwrap_or_default(),
+            &attribute(b"name").unwrap_or_default(),
+            attribute(b"file").as_deref(),
         ))
     }
 
@@ -501,7 +500,7 @@ struct Held {
     /// The last attempt's failure, when it failed and there was room to keep it.
     failure: Option<TestFailure>,
     /// Its id, when outcomes are kept ([`Limits::max_test_ids`]) and there is room.
-    id: Option<String>,
+    id: Option<TestId>,
 }
 
 /// What a kept failure needs from outside its test case.

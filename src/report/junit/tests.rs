@@ -391,7 +391,7 @@ fn outcomes_are_kept_by_id_only_when_asked_and_up_to_the_cap() {
         .unwrap()
         .outcomes
         .into_iter()
-        .map(|o| (o.id, o.status))
+        .map(|o| (o.id.to_string(), o.status))
         .collect();
     let expected = [
         ("tests.test_a::test_ok", TestStatus::Passed),

@@ -83,6 +83,8 @@ pub struct EvalRunRequest {
     pub out: PathBuf,
     pub json: bool,
     pub resume: bool,
+    /// `--task`: only these tasks (all when empty).
+    pub tasks: Vec<String>,
 }
 
 /// What every run of an evaluation shares.
@@ -124,8 +126,10 @@ pub async fn run(
         results::rewrite(&results_path, &done)?;
     }
     let finished = results::finished(&done);
+    let chosen = chosen_tasks(&suite, &request.tasks)?;
     let todo: Vec<(usize, u32)> = planned(&suite, request.runs, request.shard)
         .into_iter()
+        .filter(|(task, _)| chosen.contains(task))
         .filter(|(task, run)| !finished.contains(&(suite.file.tasks[*task].id.clone(), *run)))
         .collect();
     let executor = executor()?;
@@ -161,6 +165,30 @@ pub async fn run(
         stdout: render(&summary, request.json),
         outcome: Outcome::Success,
     })
+}
+
+/// The indexes of the tasks `--task` names (every task when it names none); an id the suite
+/// does not have is a usage error listing the ones it has.
+fn chosen_tasks(
+    suite: &Suite,
+    ids: &[String],
+) -> Result<std::collections::BTreeSet<usize>, SessionError> {
+    let all = &suite.file.tasks;
+    if ids.is_empty() {
+        return Ok((0..all.len()).collect());
+    }
+    ids.iter()
+        .map(|id| {
+            all.iter().position(|t| t.id == *id).ok_or_else(|| {
+                let known: Vec<&str> = all.iter().map(|t| t.id.as_str()).collect();
+                SessionError::Usage(format!(
+                    "--task {id}: no such task in {} (its tasks: {})",
+                    suite.name,
+                    known.join(", ")
+                ))
+            })
+        })
+        .collect()
 }
 
 /// Every (task index, run) of the suite, in order, then this shard's slice of them.
@@ -452,6 +480,63 @@ pub async fn mine(
 /// `hidden_tests` are looked up among them.
 const MAX_TEST_IDS: usize = 200_000;
 
+/// Where an evaluation's gates run: a working directory with its configuration's sandbox and
+/// policy, a report directory of its own, every test id kept (up to [`MAX_TEST_IDS`]), offline
+/// unless a gate says otherwise.
+pub(crate) struct GatePlace<'a> {
+    work: &'a Path,
+    config: &'a crate::config::Config,
+    policy: crate::policy::Policy,
+    reports: tempfile::TempDir,
+    executor: &'a Executor,
+    env: &'a Environment,
+}
+
+impl<'a> GatePlace<'a> {
+    /// `None` when no report directory can be made.
+    pub(crate) fn new(
+        work: &'a Path,
+        config: &'a crate::config::Config,
+        executor: &'a Executor,
+        env: &'a Environment,
+    ) -> Option<GatePlace<'a>> {
+        Some(GatePlace {
+            work,
+            config,
+            policy: crate::policy::Policy::from_config(config, work),
+            reports: tempfile::tempdir().ok()?,
+            executor,
+            env,
+        })
+    }
+
+    /// What the gates run here share.
+    pub(crate) fn context(&self) -> crate::gates::GateRunContext<'_, Executor> {
+        crate::gates::GateRunContext {
+            repo_root: self.work,
+            parent_env: &self.env.vars,
+            sandbox: &self.config.sandbox,
+            policy: &self.policy,
+            report_root: self.reports.path(),
+            limits: crate::report::Limits {
+                max_test_ids: MAX_TEST_IDS,
+                ..crate::report::Limits::default()
+            },
+            concurrency: 1,
+            runner: self.executor,
+            events: &crate::protocol::event::TracingSink,
+            deadline: Default::default(),
+        }
+    }
+}
+
+/// The network of an evaluation's gates: offline unless a gate says `network: on`.
+pub(crate) fn offline_unless_on() -> crate::gates::GateNetworkMode {
+    crate::gates::GateNetworkMode::AsConfigured {
+        can_cut: crate::gates::runner::network_can_be_cut(),
+    }
+}
+
 /// Runs `gates` in `work` with `config`'s sandbox, offline unless a gate says otherwise; the
 /// JUnit reports keep every test's id and outcome (up to [`MAX_TEST_IDS`]).
 pub(crate) async fn gates_in(
@@ -461,27 +546,8 @@ pub(crate) async fn gates_in(
     executor: &Executor,
     env: &Environment,
 ) -> crate::gates::GatesSummary {
-    let policy = crate::policy::Policy::from_config(config, work);
-    let Ok(reports) = tempfile::tempdir() else {
+    let Some(place) = GatePlace::new(work, config, executor, env) else {
         return crate::gates::GatesSummary::from_results(Vec::new());
     };
-    let ctx = crate::gates::GateRunContext {
-        repo_root: work,
-        parent_env: &env.vars,
-        sandbox: &config.sandbox,
-        policy: &policy,
-        report_root: reports.path(),
-        limits: crate::report::Limits {
-            max_test_ids: MAX_TEST_IDS,
-            ..crate::report::Limits::default()
-        },
-        concurrency: 1,
-        runner: executor,
-        events: &crate::protocol::event::TracingSink,
-        deadline: Default::default(),
-    };
-    let mode = crate::gates::GateNetworkMode::AsConfigured {
-        can_cut: crate::gates::runner::network_can_be_cut(),
-    };
-    crate::gates::run_gates_with(&ctx, gates, mode).await
+    crate::gates::run_gates_with(&place.context(), gates, offline_unless_on()).await
 }

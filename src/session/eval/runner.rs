@@ -286,6 +286,7 @@ async fn engine(
             .max_iterations
             .or(shared.suite.file.defaults.max_iterations)
             .unwrap_or(prepared.config.loop_.max_iterations),
+        snapshot: None,
     };
     let begin = Begin::Start {
         task: Box::new(input),

@@ -431,6 +431,7 @@ impl Step<'_> {
                 .args
                 .max_iterations
                 .unwrap_or(ctx.config.loop_.max_iterations),
+            snapshot: None,
         };
         let begin = Begin::Start {
             task: Box::new(task),

@@ -195,6 +195,7 @@ impl TraceAssembler {
             | Event::ResolutionApplied { .. }
             | Event::ResolutionOutcome { .. }
             | Event::FlakyTest { .. }
+            | Event::RerunRejected { .. }
             | Event::Decided { .. }
             | Event::TamperRefused { .. }
             | Event::PatchRefused { .. }

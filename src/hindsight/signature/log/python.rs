@@ -24,8 +24,9 @@ static EXCEPTION: LazyLock<Regex> = LazyLock::new(|| {
         r"^((?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*|\w*(?:Error|Exception|Exit|Interrupt|Warning|Failed|Timeout|timeout)\w*))(?::\s*(.*))?$",
     )
 });
-/// Frames kept per failure.
-const MAX_FRAMES: usize = 3;
+/// Frames kept per failure: enough to reach the test from where an exception was raised (the
+/// fix often belongs in a caller, not in the innermost frame).
+const MAX_FRAMES: usize = 8;
 /// `~~~ Stack of MainThread (140299741715328) ~~~`: one thread of a pytest-timeout dump.
 static THREAD_STACK: LazyLock<Regex> = LazyLock::new(|| compile(r"^~+ Stack of (.+?) \(\d+\) ~+$"));
 static RUFF_CONCISE: LazyLock<Regex> =
@@ -416,6 +417,27 @@ fn formatter(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
 #[cfg(test)]
 mod coverage_section_tests {
     use crate::hindsight::signature::{ExtractOptions, InputFormat, extract_log};
+
+    #[test]
+    fn a_traceback_keeps_its_callers_up_to_the_test() {
+        let body = "tests/test_table.py:5: in test_fits\n    assert tabler.render(rows, 2) == 'ab'\n\
+tabler/table.py:8: in render\n    return _line(row, width - 1)\n\
+tabler/table.py:12: in _line\n    return cells.pad(cell, width)\n\
+tabler/cells.py:4: in pad\n    return check(text, width)\n\
+/usr/lib/python3/dist-packages/x.py:9: in helper\n    pass\n\
+tabler/cells.py:7: ValueError";
+        assert_eq!(
+            super::pytest_frames(body.lines()),
+            [
+                "tabler/cells.py:7",
+                "tabler/cells.py:4",
+                "tabler/table.py:12",
+                "tabler/table.py:8",
+                "tests/test_table.py:5"
+            ],
+            "innermost first, the fix's likely place two frames up kept, the test last"
+        );
+    }
 
     #[test]
     fn pytest_cov_headers_are_not_failures() {

@@ -1,0 +1,140 @@
+//! Source code read as code: which functions, methods and classes a file defines (with their
+//! lines), what it imports, and what a function calls, for Python, JavaScript, TypeScript, Rust
+//! and Go, parsed with the tree-sitter grammars of those languages (never regular expressions).
+//! [`resolve`] follows a failing test's calls through imports and re-exports to the definitions
+//! in the repository: the code under test.
+//!
+//! A leaf: it reads files beneath a trusted root through [`crate::fsafe`] (no link followed,
+//! bounded sizes), runs nothing, and decides nothing about what a prompt shows (that is the
+//! agent's). Stubs (`.pyi`, `.d.ts`) are never read as a definition: they only describe the
+//! source a fix must change.
+
+pub mod changed;
+mod go;
+mod items;
+mod parsed;
+mod python;
+pub mod resolve;
+mod rust;
+mod script;
+mod sources;
+
+pub use items::{Binding, Bound, Call, Def, DefKind, Import, Module, Receiver, Value};
+pub use parsed::Parsed;
+pub use resolve::{Reached, Role, Site, enclosing, under_test};
+pub use sources::Sources;
+
+use std::path::Path;
+
+/// The languages read as code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Lang {
+    Python,
+    JavaScript,
+    TypeScript,
+    /// TypeScript with JSX (`.tsx`).
+    Tsx,
+    Rust,
+    Go,
+}
+
+impl Lang {
+    /// The language of a source file by its extension; `None` for anything else, stubs included.
+    pub fn of(path: &str) -> Option<Lang> {
+        if is_stub(path) {
+            return None;
+        }
+        let ext = Path::new(path).extension()?.to_str()?;
+        Some(match ext {
+            "py" => Lang::Python,
+            "js" | "jsx" | "mjs" | "cjs" => Lang::JavaScript,
+            "ts" | "mts" | "cts" => Lang::TypeScript,
+            "tsx" => Lang::Tsx,
+            "rs" => Lang::Rust,
+            "go" => Lang::Go,
+            _ => return None,
+        })
+    }
+
+    fn grammar(self) -> tree_sitter::Language {
+        match self {
+            Lang::Python => tree_sitter_python::LANGUAGE.into(),
+            Lang::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+            Lang::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+            Lang::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
+            Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
+            Lang::Go => tree_sitter_go::LANGUAGE.into(),
+        }
+    }
+
+    /// What reads this language's structure.
+    fn reader(self) -> &'static dyn items::Reader {
+        match self {
+            Lang::Python => &python::Python,
+            Lang::JavaScript | Lang::TypeScript | Lang::Tsx => &script::Script,
+            Lang::Rust => &rust::Rust,
+            Lang::Go => &go::Go,
+        }
+    }
+}
+
+/// A type stub or declaration file (`.pyi`, `.d.ts`, `.d.mts`, `.d.cts`): it describes a source
+/// and never stands in for it.
+pub fn is_stub(path: &str) -> bool {
+    path.ends_with(".pyi")
+        || [".d.ts", ".d.mts", ".d.cts"]
+            .iter()
+            .any(|ext| path.ends_with(ext))
+}
+
+/// Why a file could not be read as code. Every variant names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum CodeError {
+    /// Not a language read as code (or a stub).
+    #[error("`{path}` is not a source file of a language read as code")]
+    NotSource { path: String },
+    #[error(transparent)]
+    Read(#[from] crate::fsafe::FsError),
+    #[error("`{path}` is not UTF-8 text")]
+    NotText { path: String },
+    /// The grammar could not be loaded (a tree-sitter version mismatch: a build problem).
+    #[error("the {lang:?} grammar could not be loaded: {source}")]
+    Grammar {
+        lang: Lang,
+        #[source]
+        source: tree_sitter::LanguageError,
+    },
+    #[error("`{path}` could not be parsed")]
+    Unparsed { path: String },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stubs_are_not_sources() {
+        assert_eq!(Lang::of("pkg/window.py"), Some(Lang::Python));
+        assert_eq!(Lang::of("pkg/window.pyi"), None);
+        assert_eq!(Lang::of("src/index.d.ts"), None);
+        assert_eq!(Lang::of("src/index.ts"), Some(Lang::TypeScript));
+        assert_eq!(Lang::of("src/app.tsx"), Some(Lang::Tsx));
+        assert_eq!(Lang::of("lib/a.cjs"), Some(Lang::JavaScript));
+        assert_eq!(Lang::of("README.md"), None);
+    }
+
+    #[test]
+    fn every_grammar_loads() {
+        for lang in [
+            Lang::Python,
+            Lang::JavaScript,
+            Lang::TypeScript,
+            Lang::Tsx,
+            Lang::Rust,
+            Lang::Go,
+        ] {
+            let mut parser = tree_sitter::Parser::new();
+            parser.set_language(&lang.grammar()).unwrap();
+        }
+    }
+}
