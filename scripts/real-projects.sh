@@ -9,6 +9,9 @@
 #   rust/strsim      strsim 0.11.1, the crate from crates.io (MIT), through `cargo fetch`
 #   go/go-cmp        github.com/google/go-cmp 0.5.9, Debian's golang-github-google-go-cmp-dev
 #                    (BSD-3-Clause; there is no Go module proxy here), through `apt-get download`
+#   node/path-to-regexp.cached  path-to-regexp's devDependencies (vitest...), into npm's cache: the
+#                    package itself is vendored at a pinned commit (fixtures/real-projects/), and a
+#                    run's setup installs them from its lockfile with `npm ci --prefer-offline`
 # Idempotent: a project already there is kept. Needs the network (scripts/test.sh runs it first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,5 +54,12 @@ if [ ! -f "$root/go/go-cmp/go.mod" ]; then
   rm -rf "$root/go/go-cmp"
   cp -r "$scratch/deb/x/usr/share/gocode/src/github.com/google/go-cmp" "$root/go/go-cmp"
   cp "$scratch/deb/x/usr/share/doc/golang-github-google-go-cmp-dev/copyright" "$root/go/go-cmp.copyright"
+fi
+if [ ! -f "$root/node/path-to-regexp.cached" ]; then
+  mkdir -p "$root/node" "$scratch/node"
+  cp fixtures/real-projects/path-to-regexp/package.json \
+    fixtures/real-projects/path-to-regexp/package-lock.json "$scratch/node/"
+  (cd "$scratch/node" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+  touch "$root/node/path-to-regexp.cached"
 fi
 echo "real-projects.sh: ready in $root" >&2

@@ -121,6 +121,7 @@ impl From<&GateResult> for GateRecord {
             reasons: gate.reasons.clone(),
             tests_passed: gate.tests.as_ref().map(|t| t.passed),
             tests_total: gate.tests.as_ref().map(|t| t.tests),
+            tests_skipped: gate.tests.as_ref().map(|t| t.skipped),
             failing_tests: gate.failing.clone(),
             coverage: gate.coverage.as_ref().map(|c| c.line_percent),
             coverage_threshold: gate.coverage.as_ref().map(|c| c.threshold),

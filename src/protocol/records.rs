@@ -43,6 +43,10 @@ pub struct GateRecord {
     pub reasons: Vec<String>,
     pub tests_passed: Option<u64>,
     pub tests_total: Option<u64>,
+    /// Tests the runner skipped (counted in `tests_total`, not in `tests_passed`); older
+    /// sessions do not hold it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tests_skipped: Option<u64>,
     /// The failing tests, typed for the gate's runner (older sessions hold strings: they load
     /// untyped).
     pub failing_tests: Vec<crate::protocol::test_id::TestId>,
@@ -159,6 +163,7 @@ impl GateRecord {
             reasons,
             tests_passed: None,
             tests_total: None,
+            tests_skipped: None,
             failing_tests: Vec::new(),
             coverage: None,
             coverage_threshold: None,

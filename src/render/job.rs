@@ -66,9 +66,12 @@ pub fn gate_table(state: &LoopState) -> String {
     let mut out =
         String::from("| Iteration | Gate | Result | Tests | Time |\n|---:|---|---|---|---:|\n");
     for (iteration, gate) in rows {
+        let skipped = super::outcome::skipped_note(gate.tests_skipped);
         let tests = match (gate.tests_passed, gate.tests_total, gate.scope.describe()) {
-            (Some(passed), Some(total), Some(scope)) => format!("{scope}: {passed}/{total} passed"),
-            (Some(passed), Some(total), None) => format!("{passed}/{total}"),
+            (Some(passed), Some(total), Some(scope)) => {
+                format!("{scope}: {passed}/{total} passed{skipped}")
+            }
+            (Some(passed), Some(total), None) => format!("{passed}/{total}{skipped}"),
             _ => String::new(),
         };
         let result = status_cell(gate.result);
@@ -154,7 +157,10 @@ pub fn markdown_result(state: &LoopState) -> String {
 fn gate_row(gate: &GateRecord) -> String {
     let result = status_cell(gate.result);
     let tests = match (gate.tests_passed, gate.tests_total) {
-        (Some(passed), Some(total)) => format!("{passed}/{total}"),
+        (Some(passed), Some(total)) => format!(
+            "{passed}/{total}{}",
+            super::outcome::skipped_note(gate.tests_skipped)
+        ),
         _ => String::new(),
     };
     let coverage = match (gate.coverage, gate.coverage_threshold) {

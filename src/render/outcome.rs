@@ -15,7 +15,8 @@ use crate::protocol::records::{
 /// `report.md`, see [`failures_beyond_report`]).
 pub const FAILURES_IN_FULL: usize = 25;
 
-/// `tests=pass(120/120) lint=pass coverage=pass(84.2%>=80%)`.
+/// `tests=pass(120/120) lint=pass coverage=pass(84.2%>=80%)`; skipped tests are named, since the
+/// total counts them: `tests=pass(549/572, 23 skipped)`.
 pub fn gates_trailer(gates: &[GateRecord]) -> String {
     gates.iter().map(gate_word).collect::<Vec<_>>().join(" ")
 }
@@ -27,10 +28,13 @@ fn gate_word(gate: &GateRecord) -> String {
         gate.coverage,
         gate.coverage_threshold,
     ) {
-        (Some(passed), Some(total), _, _) => match gate.scope.describe() {
-            Some(scope) => format!("({scope}: {passed}/{total} passed)"),
-            None => format!("({passed}/{total})"),
-        },
+        (Some(passed), Some(total), _, _) => {
+            let skipped = skipped_note(gate.tests_skipped);
+            match gate.scope.describe() {
+                Some(scope) => format!("({scope}: {passed}/{total} passed{skipped})"),
+                None => format!("({passed}/{total}{skipped})"),
+            }
+        }
         (_, _, Some(percent), Some(threshold)) => {
             let cmp = if percent >= threshold { ">=" } else { "<" };
             format!("({percent:.1}%{cmp}{threshold}%)")
@@ -38,6 +42,14 @@ fn gate_word(gate: &GateRecord) -> String {
         _ => String::new(),
     };
     format!("{}={}{detail}", gate.name, gate.result.short())
+}
+
+/// `, 23 skipped` when the runner skipped tests, else nothing.
+pub(crate) fn skipped_note(skipped: Option<u64>) -> String {
+    match skipped {
+        Some(skipped) if skipped > 0 => format!(", {skipped} skipped"),
+        _ => String::new(),
+    }
 }
 
 /// Every resolution applied in the run, in order.

@@ -373,6 +373,24 @@ fn a_partial_rerun_is_labelled_as_one() {
     insta::assert_snapshot!("partial_rerun", stable(&format!("{trailer}\n\n{table}")));
 }
 
+/// A suite whose runner skipped tests (humanize's translation tests without their `.mo` files):
+/// the trailer and the tables say so, instead of a total that looks like missing passes.
+#[test]
+fn skipped_tests_are_named_beside_the_total() {
+    let mut passing = gate("tests", "tests", "passed", 549, 572);
+    passing["tests_skipped"] = json!(23);
+    let record: crate::protocol::records::GateRecord =
+        serde_json::from_value(passing).expect("a gate record as the state file holds it");
+    let mut state = state(false);
+    state.history[3].gates = vec![record.clone()];
+    state.gates = vec![record];
+    let trailer = outcome::gates_trailer(&state.gates);
+    assert_eq!(trailer, "tests=pass(549/572, 23 skipped)");
+    let table = job::gate_table(&state);
+    assert!(table.contains("549/572, 23 skipped"), "{table}");
+    insta::assert_snapshot!("skipped_tests", stable(&format!("{trailer}\n\n{table}")));
+}
+
 /// A run paused by SIGTERM during `observing`, its checkpoint `commit` (if any).
 fn paused_report(commit: Option<&str>, refused_wip: Option<&str>) -> RunReport {
     let mut state = state(false);

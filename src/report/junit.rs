@@ -44,7 +44,13 @@ pub struct TestFailure {
     pub suite: String,
     pub classname: String,
     pub name: String,
+    /// Where the test is: the case's `file` attribute, else the file of the location the
+    /// runner wrote in its text (vitest's ` ❯ path:line:column`).
     pub file: Option<String>,
+    /// Whether `file` came from the runner's text rather than the case's attribute: a
+    /// location, not part of the test's identity (a passing run of the same test has none).
+    #[serde(skip)]
+    pub file_in_text: bool,
     pub line: Option<u32>,
     pub message: String,
     #[serde(rename = "type")]
@@ -59,7 +65,8 @@ impl TestFailure {
     /// The test's id as the report names it (its runner not known here: see
     /// [`TestId::typed`]).
     pub fn id(&self) -> TestId {
-        TestId::junit(&self.classname, &self.name, self.file.as_deref())
+        let file = self.file.as_deref().filter(|_| !self.file_in_text);
+        TestId::junit(&self.classname, &self.name, file)
     }
 }
 

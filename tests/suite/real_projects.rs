@@ -1,14 +1,17 @@
 //! The real binary on real open-source projects, as their developers have them: a Python library
 //! (humanize: hatch, a `src/` layout, pytest configured in `pyproject.toml`, ruff configured and
-//! pinned), a Rust crate (strsim: nightly-only benchmarks, unit and integration tests) and a Go
-//! module (go-cmp). Each comes from its package registry at its released version
-//! (`scripts/real-projects.sh`, which `scripts/test.sh` runs; fixtures/README.md names source,
-//! version and licence), is committed as it is into a scratch repository, and:
+//! pinned), a Rust crate (strsim: nightly-only benchmarks, unit and integration tests), a Go
+//! module (go-cmp) and a TypeScript library (path-to-regexp: npm with a lockfile, vitest). The
+//! first three come from their package registries at their released versions
+//! (`scripts/real-projects.sh`, which `scripts/test.sh` runs); path-to-regexp, whose npm tarball
+//! has no tests, is vendored at a release commit under `fixtures/real-projects/` and its
+//! devDependencies come from npm's cache (fixtures/README.md names each source, version and
+//! licence). Each is committed as it is into a scratch repository, and:
 //!
 //! - `meta-agent gates` passes at that commit with no configuration at all;
-//! - for humanize and strsim, at a real historical bug (the upstream fix reverted, the test that
-//!   came with it kept), `meta-agent run` with a scripted model that answers with the upstream
-//!   fix commits a verified fix that touches only the fixed file.
+//! - at a real historical bug (the upstream fix reverted, the test that came with it kept),
+//!   `meta-agent run` with a scripted model that answers with the upstream fix commits a
+//!   verified fix that touches only the fixed file.
 //!
 //! A project that is missing fails its test loudly, naming the script: nothing here is skipped.
 
@@ -37,6 +40,27 @@ fn project(relative: &str) -> PathBuf {
 /// The project committed as it is into a scratch repository (with a local bare remote).
 fn committed(relative: &str) -> (tempfile::TempDir, PathBuf) {
     crate::common::scratch_repo(&project(relative))
+}
+
+/// A project vendored under `fixtures/real-projects/` at a pinned upstream commit (its licence
+/// kept; fixtures/README.md names source and commit), committed into a scratch repository.
+fn vendored(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/real-projects")
+        .join(name);
+    assert!(source.join("LICENSE").is_file(), "{}", source.display());
+    crate::common::scratch_repo(&source)
+}
+
+/// Fails loudly when `program` is not on PATH, naming what installs it.
+fn require(program: &str, installed_by: &str) {
+    if std::process::Command::new(program)
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        panic!("`{program}` is not on PATH: {installed_by}; this test needs it");
+    }
 }
 
 /// `PATH` with the Python project's own environment first (its developers' virtualenv).
@@ -169,6 +193,43 @@ async fn run(work: &Path, base_url: &str, path: Option<String>, task: &str) -> (
     (out.status.code().unwrap_or(-1), outcome, seconds)
 }
 
+/// A real historical bug: the upstream fix of `file` (`fixed`) reverted to `buggy`, its test kept.
+struct Bug<'a> {
+    file: &'a str,
+    fixed: &'a str,
+    buggy: &'a str,
+    /// The scripted model's summary of the upstream fix.
+    summary: &'a str,
+    task: &'a str,
+    path: Option<String>,
+}
+
+/// Reverts `bug`'s fix in `work`, has `meta-agent run` fix it with the scripted model answering
+/// with the upstream fix, and checks that it committed a verified change of that file only.
+async fn fixed_by_upstream(work: &Path, bug: Bug<'_>) -> Fixed {
+    revert_fix(work, bug.file, bug.fixed, bug.buggy);
+    let mock = MockLlm::start(upstream_fix(bug.file, bug.buggy, bug.fixed, bug.summary)).await;
+    let (code, outcome, _) = run(work, &mock.base_url, bug.path, bug.task).await;
+    assert_eq!(code, 0, "{outcome:#}");
+    assert_eq!(outcome["outcome"], "committed", "{outcome:#}");
+    assert_eq!(
+        crate::common::committed_project_files(work, &outcome),
+        [bug.file],
+        "{outcome:#}"
+    );
+    let commit = outcome["commit"].as_str().unwrap_or_default();
+    Fixed {
+        calls: mock.requests().len(),
+        message: git(work, &["log", "-1", "--format=%B", commit]),
+    }
+}
+
+/// What the run that fixed a bug left: its model calls and its commit message.
+struct Fixed {
+    calls: usize,
+    message: String,
+}
+
 #[test]
 fn humanize_gates_pass_at_head_with_no_configuration() {
     let (_dir, work) = committed("python/humanize");
@@ -190,30 +251,24 @@ const HUMANIZE_BUGGY: &str = "\".%if\" % (precision - (exponent % 3) - 1)";
 #[tokio::test(flavor = "multi_thread")]
 async fn humanize_metric_precision_bug_is_fixed_by_the_upstream_change() {
     let (_dir, work) = committed("python/humanize");
-    let file = "src/humanize/number.py";
-    revert_fix(&work, file, HUMANIZE_FIXED, HUMANIZE_BUGGY);
-    let mock = MockLlm::start(upstream_fix(
-        file,
-        HUMANIZE_BUGGY,
-        HUMANIZE_FIXED,
-        "never give format() a negative precision in metric()",
-    ))
-    .await;
-    let (code, outcome, _) = run(
-        &work,
-        &mock.base_url,
-        Some(python_path()),
-        "Fix the failing metric tests",
-    )
-    .await;
-    assert_eq!(code, 0, "{outcome:#}");
-    assert_eq!(outcome["outcome"], "committed", "{outcome:#}");
-    assert_eq!(mock.requests().len(), 1, "{outcome:#}");
-    assert_eq!(
-        crate::common::committed_project_files(&work, &outcome),
-        [file],
-        "{outcome:#}"
-    );
+    let bug = Bug {
+        file: "src/humanize/number.py",
+        fixed: HUMANIZE_FIXED,
+        buggy: HUMANIZE_BUGGY,
+        summary: "never give format() a negative precision in metric()",
+        task: "Fix the failing metric tests",
+        path: Some(python_path()),
+    };
+    let fixed = fixed_by_upstream(&work, bug).await;
+    assert_eq!(fixed.calls, 1, "one model call");
+    // Its translation tests skip without their compiled catalogues (`.mo`, not in the sdist):
+    // the trailer's total counts them, so it names them.
+    let trailer = fixed
+        .message
+        .lines()
+        .find(|line| line.starts_with("Meta-Agent-Gates:"))
+        .unwrap_or_default();
+    assert!(trailer.contains(" skipped)"), "{}", fixed.message);
 }
 
 #[test]
@@ -241,40 +296,20 @@ const STRSIM_BUGGY: &str = ".into_iter()\n            .zip(b)";
 #[tokio::test(flavor = "multi_thread")]
 async fn strsim_jaro_winkler_prefix_bug_is_fixed_by_the_upstream_change() {
     let (_dir, work) = committed("rust/strsim");
-    let file = "src/lib.rs";
-    revert_fix(&work, file, STRSIM_FIXED, STRSIM_BUGGY);
-    let mock = MockLlm::start(upstream_fix(
-        file,
-        STRSIM_BUGGY,
-        STRSIM_FIXED,
-        "limit the Jaro-Winkler common prefix to 4 characters",
-    ))
-    .await;
-    let (code, outcome, _) = run(
-        &work,
-        &mock.base_url,
-        None,
-        "Fix the failing jaro_winkler tests",
-    )
-    .await;
-    assert_eq!(code, 0, "{outcome:#}");
-    assert_eq!(outcome["outcome"], "committed", "{outcome:#}");
-    assert_eq!(
-        crate::common::committed_project_files(&work, &outcome),
-        [file],
-        "{outcome:#}"
-    );
+    let bug = Bug {
+        file: "src/lib.rs",
+        fixed: STRSIM_FIXED,
+        buggy: STRSIM_BUGGY,
+        summary: "limit the Jaro-Winkler common prefix to 4 characters",
+        task: "Fix the failing jaro_winkler tests",
+        path: None,
+    };
+    fixed_by_upstream(&work, bug).await;
 }
 
 #[test]
 fn go_cmp_gates_pass_at_head_with_no_configuration() {
-    if std::process::Command::new("go")
-        .arg("version")
-        .output()
-        .is_err()
-    {
-        panic!("`go` is not on PATH: scripts/test.sh installs golang-go; this test needs it");
-    }
+    require("go", "scripts/test.sh installs golang-go");
     let (_dir, work) = committed("go/go-cmp");
     let (code, summary, _) = gates(&work, None);
     assert_eq!(code, 0, "{summary:#}");
@@ -282,5 +317,104 @@ fn go_cmp_gates_pass_at_head_with_no_configuration() {
         gate_results(&summary),
         [("tests".to_owned(), true)],
         "go test; no vet gate, since the module shows no `go vet` run: {summary:#}"
+    );
+}
+
+/// go-cmp fixed the reporter's test for a `[]byte` that reads as text (a rune printable *or*
+/// space, not both; upstream commit d5fcb38, released in 0.5.7) and added the case to
+/// `cmp/compare_test.go` with its expected report in `cmp/testdata/diffs`.
+const GO_CMP_FIXED: &str = "unicode.IsPrint(r) || unicode.IsSpace(r)";
+const GO_CMP_BUGGY: &str = "unicode.IsPrint(r) && unicode.IsSpace(r)";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn go_cmp_text_bytes_bug_is_fixed_by_the_upstream_change() {
+    require("go", "scripts/test.sh installs golang-go");
+    let (_dir, work) = committed("go/go-cmp");
+    let bug = Bug {
+        file: "cmp/report_reflect.go",
+        fixed: GO_CMP_FIXED,
+        buggy: GO_CMP_BUGGY,
+        summary: "a byte slice is text when each rune is printable or a space",
+        task: "Fix the failing reporter test",
+        path: None,
+    };
+    assert_eq!(
+        fixed_by_upstream(&work, bug).await.calls,
+        1,
+        "one model call"
+    );
+}
+
+/// `npm`, and the locked devDependencies of path-to-regexp in npm's cache (the run's setup
+/// installs them with `npm ci --prefer-offline`).
+fn require_npm() {
+    require("npm", "scripts/test.sh installs Debian's npm");
+    let cached = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/real-projects/node/path-to-regexp.cached");
+    assert!(
+        cached.is_file(),
+        "path-to-regexp's devDependencies are not in npm's cache: run scripts/real-projects.sh \
+         (scripts/test.sh runs it)"
+    );
+}
+
+/// The project's locked devDependencies installed as its developers have them (`meta-agent gates`
+/// runs in the checkout as it is; a run's setup installs them itself), from npm's cache only.
+fn npm_ci_offline(work: &Path) {
+    let out = std::process::Command::new("npm")
+        .args([
+            "ci",
+            "--offline",
+            "--ignore-scripts",
+            "--no-audit",
+            "--no-fund",
+        ])
+        .current_dir(work)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "npm ci --offline (run scripts/real-projects.sh): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn path_to_regexp_gates_pass_at_head_with_no_configuration() {
+    require_npm();
+    let (_dir, work) = vendored("path-to-regexp");
+    npm_ci_offline(&work);
+    let (code, summary, _) = gates(&work, None);
+    assert_eq!(code, 0, "{summary:#}");
+    assert_eq!(
+        gate_results(&summary),
+        [("tests".to_owned(), true)],
+        "vitest, installed by npm ci from the lockfile; `src/cases.spec.ts` holds only shared \
+         cases: {summary:#}"
+    );
+    assert!(tests_passed(&summary) >= 250, "{summary:#}");
+}
+
+/// path-to-regexp 8.2.x fixed `stringify` to escape a backslash in text (#390, upstream commit
+/// a4a8552) and added the cases to `src/cases.spec.ts`.
+const PATH_TO_REGEXP_FIXED: &str = r#"str.replace(/[{}()\[\]+?!:*\\]/g, "\\$&")"#;
+const PATH_TO_REGEXP_BUGGY: &str = r#"str.replace(/[{}()\[\]+?!:*]/g, "\\$&")"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn path_to_regexp_escape_backslash_bug_is_fixed_by_the_upstream_change() {
+    require_npm();
+    let (_dir, work) = vendored("path-to-regexp");
+    let bug = Bug {
+        file: "src/index.ts",
+        fixed: PATH_TO_REGEXP_FIXED,
+        buggy: PATH_TO_REGEXP_BUGGY,
+        summary: "escape backslashes in text when stringifying a path",
+        task: "Fix the failing stringify tests",
+        path: None,
+    };
+    assert_eq!(
+        fixed_by_upstream(&work, bug).await.calls,
+        1,
+        "one model call"
     );
 }

@@ -307,35 +307,56 @@ async fn the_run_trace_reaches_an_otlp_collector_as_a_span_tree_with_gen_ai_attr
     for phase in [
         "phase baseline",
         "phase build",
-        "phase test",
         "phase improve",
         "phase verify",
     ] {
         assert!(phases.contains(&phase), "{phases:?}");
     }
-    let gates: Vec<&Span> = spans.iter().filter(|s| s.name == "gate check").collect();
-    assert_eq!(
-        gates.len(),
-        4,
-        "the baseline, a failing and a passing gate, then the verification on a pristine \
-         checkout: {:?}",
+    // After an act the change's gates run once, on its pristine checkout (phase verify), after
+    // the failing tests alone in the worktree (phase test) when the measured costs say that pays:
+    // a timing, so either shape may come.
+    let gates: Vec<(Option<&str>, String)> = spans
+        .iter()
+        .filter(|s| s.name == "gate check")
+        .map(|g| {
+            (
+                parent_name(g),
+                text(&g.attributes, "meta_agent.gate.result"),
+            )
+        })
+        .collect();
+    let fail = |phase: &'static str| (Some(phase), "fail".to_owned());
+    let pass = |phase: &'static str| (Some(phase), "pass".to_owned());
+    let shapes = [
+        vec![
+            fail("phase baseline"),
+            fail("phase test"),
+            pass("phase verify"),
+        ],
+        vec![
+            fail("phase baseline"),
+            fail("phase verify"),
+            pass("phase verify"),
+        ],
+        vec![
+            fail("phase baseline"),
+            fail("phase test"),
+            pass("phase test"),
+            pass("phase verify"),
+        ],
+        vec![
+            fail("phase baseline"),
+            fail("phase verify"),
+            pass("phase test"),
+            pass("phase verify"),
+        ],
+    ];
+    assert!(
+        shapes.contains(&gates),
+        "the baseline, the failing change, then the fix's gates on its pristine checkout \
+         (after its failing tests alone when that pays): {gates:?} in {:?}",
         names(&spans)
     );
-    let parents: Vec<Option<&str>> = gates.iter().map(|g| parent_name(g)).collect();
-    assert_eq!(
-        parents,
-        [
-            Some("phase baseline"),
-            Some("phase test"),
-            Some("phase test"),
-            Some("phase verify")
-        ]
-    );
-    let results: Vec<String> = gates
-        .iter()
-        .map(|g| text(&g.attributes, "meta_agent.gate.result"))
-        .collect();
-    assert_eq!(results, ["fail", "fail", "pass", "pass"]);
 
     let llm_calls: Vec<&Span> = spans
         .iter()

@@ -603,11 +603,11 @@ impl CaseState {
             .tag
             .attribute(b"line", max)
             .and_then(|l| l.trim().parse().ok());
-        let (file, line) = match self.tag.attribute(b"file", max) {
-            Some(file) => (Some(file), line),
+        let (file, line, file_in_text) = match self.tag.attribute(b"file", max) {
+            Some(file) => (Some(file), line, false),
             None => match location::runner_location(&body) {
-                Some((file, at)) if line.is_none() => (Some(file), Some(at)),
-                Some(_) | None => (None, line),
+                Some((file, at)) if line.is_none() => (Some(file), Some(at), true),
+                Some(_) | None => (None, line, false),
             },
         };
         TestFailure {
@@ -617,6 +617,7 @@ impl CaseState {
             classname: self.tag.attribute(b"classname", max).unwrap_or_default(),
             name: self.tag.attribute(b"name", max).unwrap_or_default(),
             file,
+            file_in_text,
             line,
             message: std::mem::take(&mut self.message),
             failure_type: std::mem::take(&mut self.failure_type),
