@@ -63,6 +63,9 @@ impl Step<'_> {
         let state = &published;
         let record = SessionRecord::of(state);
         let (view, pull_url) = self.result_view(&report, state, &plan, head_push).await?;
+        if let (View::Committed { .. }, Some(pull)) = (&view, &pull_url) {
+            passed(prepared, "pull_request", pull, "open");
+        }
         let outcome = outcome_word(state, &view);
         self.post_status(status, &view, Some(&record)).await?;
         passed(prepared, "status", outcome, "posted");
