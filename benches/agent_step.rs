@@ -97,6 +97,7 @@ fn settings() -> AgentSettings {
         stream: false,
         command: CommandSettings::default(),
         policy: std::sync::Arc::new(meta_agent::policy::Policy::default()),
+        instructions: std::sync::Arc::new(meta_agent::agent::instructions::RepoInstructions::none()),
     }
 }
 
@@ -262,6 +263,7 @@ fn context(c: &mut Criterion) {
     let opening = Opening {
         files: &files,
         codebase: None,
+        instructions: "",
         budget: 24_000,
         counter: &counter,
     };

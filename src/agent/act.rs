@@ -10,6 +10,8 @@
 use std::collections::VecDeque;
 
 use super::AgentSettings;
+use super::context::INSTRUCTIONS_SHARE;
+use super::instructions::{self, Chosen};
 use super::plan::{Complexity, SubTask, TaskPlan, TaskShape, classify};
 use super::planner::{MAX_REPLANS, Planned, Planner, Revision};
 use super::prompt::{self, Opening};
@@ -62,7 +64,7 @@ impl<P: Provider, R: CommandRunner> Act<'_, P, R> {
             codebase = self.explore(&mut report).await?;
         }
         let complexity = classify(TaskShape::of(request.task));
-        let brief = self.opening(&files, codebase.as_deref());
+        let brief = self.opening(&files, codebase.as_deref(), &mut report);
         if !building || complexity == Complexity::Simple {
             let done = self.coding_loop(brief, request.max_steps).await?;
             merge(&mut report, done);
@@ -92,16 +94,49 @@ impl<P: Provider, R: CommandRunner> Act<'_, P, R> {
         self.run_plan(&planner, &brief, planned, report).await
     }
 
-    /// The opening message within the token budget.
-    fn opening(&self, files: &[FileExcerpt], codebase: Option<&str>) -> String {
+    /// The opening message within the token budget, with the repository's instructions that
+    /// apply to the files it shows and the files changed so far (noted in `report`).
+    fn opening(
+        &self,
+        files: &[FileExcerpt],
+        codebase: Option<&str>,
+        report: &mut ActReport,
+    ) -> String {
         let counter = TokenCounter::for_model(&self.settings.model);
+        let instructions = self.instructions(files, &counter);
+        report.instructions = instructions.used;
         let opening = Opening {
             files,
             codebase,
+            instructions: &instructions.text,
             budget: self.settings.context_tokens,
             counter: &counter,
         };
         prompt::task_message(self.request, &opening).text
+    }
+
+    /// The repository's instructions for the files of this act, within their share of the
+    /// opening's budget, introduced by where they were read.
+    fn instructions(&self, files: &[FileExcerpt], counter: &TokenCounter) -> Chosen {
+        let paths: Vec<String> = files
+            .iter()
+            .map(|file| file.path.clone())
+            .chain(self.request.context.files_changed.iter().cloned())
+            .collect();
+        let budget = (self.settings.context_tokens as f32 * INSTRUCTIONS_SHARE) as usize;
+        let repository = &self.settings.instructions;
+        let mut chosen = repository.choose(&paths, budget, counter);
+        for skipped in &chosen.left_out {
+            tracing::info!("instructions: {} left out: {}", skipped.path, skipped.why);
+        }
+        if !chosen.text.is_empty() {
+            chosen.text = format!(
+                "{}{}",
+                instructions::preamble(&repository.origin),
+                chosen.text
+            );
+        }
+        chosen
     }
 
     /// Sub-tasks in order; a failed one is replanned, at most [`MAX_REPLANS`] times.
@@ -270,6 +305,7 @@ fn note_plan(report: &mut ActReport, planned: &Planned, label: &str) {
 /// Appends a loop's report to the act's.
 fn merge(report: &mut ActReport, part: ActReport) {
     report.actions.extend(part.actions);
+    report.instructions.extend(part.instructions);
     if !part.summary.is_empty() {
         report.summary = part.summary;
     }

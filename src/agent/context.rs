@@ -1,6 +1,6 @@
 //! The opening context of an attempt, assembled within a token budget: sections in priority order
-//! (requirements, maintainer guidance, failure digest, relevant files, codebase summary,
-//! established patterns, history of earlier attempts), each trimmed so the whole fits, the
+//! (requirements, the repository's instructions for agents, maintainer guidance, failure digest,
+//! relevant files, codebase summary, established patterns, history of earlier attempts), each trimmed so the whole fits, the
 //! lowest-priority sections cut first, every cut marked `[... N tokens omitted]`.
 //!
 //! [`sections`] builds the sections from what the engine passed (untrusted text fenced);
@@ -67,7 +67,13 @@ pub struct ContextInput<'a> {
     pub files: &'a [FileExcerpt],
     /// The explorer's summary of a large codebase.
     pub codebase: Option<&'a str>,
+    /// The repository's instructions that apply, already fitted to their share and fenced
+    /// ([`super::instructions::RepoInstructions::choose`]); empty when none apply.
+    pub instructions: &'a str,
 }
+
+/// The share of the opening's budget the repository's instructions may take.
+pub const INSTRUCTIONS_SHARE: f32 = 0.2;
 
 /// The sections, highest priority first; empty ones are left out.
 pub fn sections(input: &ContextInput<'_>) -> Vec<Section> {
@@ -77,6 +83,11 @@ pub fn sections(input: &ContextInput<'_>) -> Vec<Section> {
             "The task",
             fenced("untrusted-task", &task_body(input.task)),
             0.5,
+        ),
+        Section::new(
+            "The repository's instructions for agents",
+            input.instructions.to_owned(),
+            INSTRUCTIONS_SHARE,
         ),
         Section::new(
             "Discussion on the issue (comments when the task was given)",

@@ -17,6 +17,7 @@ pub mod answer;
 pub mod compact;
 pub mod context;
 pub mod excerpt;
+pub mod instructions;
 pub mod metered;
 pub mod paths;
 pub mod plan;
@@ -68,6 +69,9 @@ pub struct AgentSettings {
     pub command: CommandSettings,
     /// What the agent may write: the run's one policy.
     pub policy: std::sync::Arc<crate::policy::Policy>,
+    /// The repository's instructions for agents, read from the trusted tree of the run (see
+    /// [`instructions`]); the applicable ones open every act.
+    pub instructions: std::sync::Arc<instructions::RepoInstructions>,
 }
 
 impl AgentSettings {
@@ -84,6 +88,7 @@ impl AgentSettings {
             stream: config.stream,
             command,
             policy: std::sync::Arc::new(crate::policy::Policy::default()),
+            instructions: std::sync::Arc::new(instructions::RepoInstructions::none()),
         }
     }
 }

@@ -332,5 +332,6 @@ fn report(progress: Transcript, summary: String, gave_up: Option<String>) -> Act
         usage: progress.usage,
         gave_up,
         refusal: None,
+        instructions: Vec::new(),
     }
 }

@@ -269,6 +269,54 @@ pub struct GithubArgs {
     /// into this directory, whatever the outcome: the Action uploads it as the run's artifact.
     #[arg(long, env = "META_AGENT_OUT", value_name = "DIR")]
     pub out: Option<std::path::PathBuf>,
+    /// Which failed runs of same-repository pull requests a `workflow_run` heals: `off`, runs
+    /// of `pull_request` events, or `all` (also `push` runs on an open pull request's branch).
+    #[arg(
+        long,
+        env = "META_AGENT_PULL_REQUEST_CHECKS",
+        value_enum,
+        default_value = "off"
+    )]
+    pub pull_request_checks: PullRequestChecksArg,
+    /// Where the fix for a person's same-repository pull request goes: a `stacked` pull request
+    /// into its branch, or a commit `push`ed onto its branch (fast-forward only; stacked when the
+    /// branch is protected or the default one).
+    #[arg(
+        long,
+        env = "META_AGENT_PULL_REQUEST_FIX",
+        value_enum,
+        default_value = "stacked"
+    )]
+    pub pull_request_fix: PullRequestFixArg,
+    /// Heal the failing checks of draft pull requests too.
+    #[arg(long, env = "META_AGENT_PULL_REQUEST_DRAFTS", num_args = 0..=1, default_value = "false",
+          default_missing_value = "true", value_parser = clap::builder::BoolishValueParser::new())]
+    pub pull_request_drafts: bool,
+    /// Head branches whose failing checks are never healed (comma-separated globs: `*` within a
+    /// path part, `**` across parts).
+    #[arg(
+        long,
+        env = "META_AGENT_PULL_REQUEST_EXCLUDE",
+        value_delimiter = ',',
+        value_name = "GLOBS"
+    )]
+    pub pull_request_exclude: Vec<String>,
+}
+
+/// `--pull-request-checks`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PullRequestChecksArg {
+    Off,
+    #[value(name = "pull_request")]
+    PullRequest,
+    All,
+}
+
+/// `--pull-request-fix`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PullRequestFixArg {
+    Stacked,
+    Push,
 }
 
 /// `meta-agent eval ...`.

@@ -2,9 +2,11 @@
 //! session's [`Overrides`], each subcommand's arguments its request.
 
 use super::args::{
-    Cli, Command, ConfigCommand, EvalCommand, GatesArgs, GithubArgs, OutputArgs, ReportCommand,
-    ResumeArgs, RunArgs, WorktreesCommand,
+    Cli, Command, ConfigCommand, EvalCommand, GatesArgs, GithubArgs, OutputArgs,
+    PullRequestChecksArg, PullRequestFixArg, ReportCommand, ResumeArgs, RunArgs, WorktreesCommand,
 };
+use crate::github::provenance::{FixPlace, PullPolicy};
+use crate::github::trigger::PullRequestChecks;
 use crate::session::commands::{self, GatesFormat, GatesRequest, ReportRequest};
 use crate::session::github::StepSettings;
 use crate::session::run::{self, Output, ResumeRequest, RunRequest, TaskInput};
@@ -187,5 +189,23 @@ fn step_settings(args: &GithubArgs) -> StepSettings {
         allow_bots: args.allow_bots.clone(),
         job_minutes: args.job_minutes,
         out: args.out.clone(),
+        pull_request_checks: match args.pull_request_checks {
+            PullRequestChecksArg::Off => PullRequestChecks::Off,
+            PullRequestChecksArg::PullRequest => PullRequestChecks::PullRequest,
+            PullRequestChecksArg::All => PullRequestChecks::All,
+        },
+        pull_policy: PullPolicy {
+            fix: match args.pull_request_fix {
+                PullRequestFixArg::Stacked => FixPlace::Stacked,
+                PullRequestFixArg::Push => FixPlace::HeadBranch,
+            },
+            drafts: args.pull_request_drafts,
+            exclude: args
+                .pull_request_exclude
+                .iter()
+                .map(|glob| glob.trim().to_owned())
+                .filter(|glob| !glob.is_empty())
+                .collect(),
+        },
     }
 }

@@ -20,6 +20,9 @@ pub struct BaselineInput<'a> {
     pub start_failures: &'a [StartFailure],
     /// The task is about the baseline's failures (see [`task_asks_about`]).
     pub asked: bool,
+    /// The task is a failure seen elsewhere (a failed CI run): a green baseline means it did not
+    /// reproduce here, and there is nothing to build.
+    pub reproduce: bool,
     /// A known resolution not yet tried exists for a baseline signature.
     pub hindsight_available: bool,
     pub agent_available: bool,
@@ -30,7 +33,8 @@ pub struct BaselineInput<'a> {
 /// task asks about go to hindsight first and to the model only when hindsight knows nothing; a
 /// green baseline (or failures the task does not ask about) leaves the task itself to build.
 /// Without a model, failures are hindsight's or an escalation, and only a green baseline has
-/// nothing to do.
+/// nothing to do. A failed CI run that the gates do not reproduce has nothing to do either: no
+/// model is asked to fix what nothing shows.
 pub fn after_baseline(input: &BaselineInput<'_>) -> Decision {
     if !input.start_failures.is_empty() {
         return Decision::Escalate {
@@ -39,6 +43,9 @@ pub fn after_baseline(input: &BaselineInput<'_>) -> Decision {
                 pristine: false,
             },
         };
+    }
+    if input.passed && input.reproduce {
+        return Decision::Complete;
     }
     let failing_and_asked = !input.passed && (input.asked || !input.agent_available);
     if failing_and_asked && input.hindsight_available {
@@ -201,6 +208,7 @@ mod tests {
             passed,
             start_failures: &[],
             asked,
+            reproduce: false,
             hindsight_available: hindsight,
             agent_available: agent,
         }
@@ -284,6 +292,22 @@ mod tests {
             after_baseline(&input(true, true, true, false)),
             Decision::Complete
         );
+    }
+
+    #[test]
+    fn a_failed_run_that_does_not_reproduce_asks_no_model() {
+        for (hindsight, agent) in [(true, true), (false, true), (false, false)] {
+            let decision = after_baseline(&BaselineInput {
+                reproduce: true,
+                ..input(true, true, hindsight, agent)
+            });
+            assert_eq!(decision, Decision::Complete);
+        }
+        let reproduced = after_baseline(&BaselineInput {
+            reproduce: true,
+            ..input(false, true, false, true)
+        });
+        assert_eq!(plan(reproduced), Some(Plan::Build));
     }
 
     #[test]

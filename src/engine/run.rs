@@ -515,6 +515,11 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let report = self.builder.act(request).await?;
         state.builder_calls += 1;
         state.usage.add(&report.usage);
+        for path in &report.instructions {
+            if !state.instructions.contains(path) {
+                state.instructions.push(path.clone());
+            }
+        }
         state.review_missing.clear();
         state.model_refusal = report.refusal.clone();
         let ended = if report.gave_up.is_some() {
@@ -685,6 +690,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             passed: crate::protocol::records::gates_passed(&state.gates),
             start_failures: &crate::protocol::records::start_failures(&state.gates),
             asked: self.baseline_asked(state),
+            reproduce: state.task.source.is_failing_check(),
             hindsight_available: improve::has_untried(self.hindsight_ctx(), state),
             agent_available: self.builder.available(state.builder_calls),
         })

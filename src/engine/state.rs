@@ -97,6 +97,10 @@ pub struct LoopState {
     /// environment, caches): the environment's, left out of every diff and commit.
     #[serde(default)]
     pub environment: Vec<String>,
+    /// The repository's instruction files the model was shown (`AGENTS.md`, ...), in the order
+    /// first shown.
+    #[serde(default)]
+    pub instructions: Vec<String>,
     /// A local run's start from the user's uncommitted work: the snapshot commit that is
     /// `base_commit`, and which paths were the user's.
     #[serde(default)]
@@ -183,6 +187,7 @@ impl LoopState {
             evidence: Default::default(),
             model_refusal: None,
             environment: Vec::new(),
+            instructions: Vec::new(),
             snapshot: None,
             costs: Default::default(),
             verified: None,

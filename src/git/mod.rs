@@ -231,6 +231,9 @@ pub trait Repository: Send + Sync {
     fn read_blob(&self, rev: &str, path: &str) -> Result<Option<Vec<u8>>, GitError>;
     /// Every file path (blobs and links, `/`-separated) in the tree of the commit at `rev`.
     fn tracked_files(&self, rev: &str) -> Result<Vec<String>, GitError>;
+    /// Every regular file (modes `100644` and `100755`: no link, no submodule) in the tree of the
+    /// commit at `rev`, `/`-separated: what may be read as a file's text without following links.
+    fn regular_files(&self, rev: &str) -> Result<Vec<String>, GitError>;
     /// The full message of the commit at `rev`.
     fn message(&self, rev: &str) -> Result<String, GitError>;
     /// The id (hex) of the commit `rev` names.

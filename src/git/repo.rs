@@ -763,6 +763,24 @@ impl Repository for Git2Repository {
         Ok(paths)
     }
 
+    fn regular_files(&self, rev: &str) -> Result<Vec<String>, GitError> {
+        let repo = self.repo();
+        let tree = resolve_tree(&repo, rev)?;
+        let mut paths = Vec::new();
+        tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+            let regular = matches!(entry.filemode(), 0o100644 | 0o100755);
+            if regular
+                && entry.kind() == Some(git2::ObjectType::Blob)
+                && let Ok(name) = entry.name()
+            {
+                paths.push(format!("{dir}{name}"));
+            }
+            git2::TreeWalkResult::Ok
+        })
+        .map_err(GitError::op("list", rev))?;
+        Ok(paths)
+    }
+
     fn message(&self, rev: &str) -> Result<String, GitError> {
         let repo = self.repo();
         let commit = resolve_commit(&repo, rev)?;

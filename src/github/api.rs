@@ -424,6 +424,14 @@ pub trait GitHubApi: Send + Sync {
         repo: &RepoId,
     ) -> impl Future<Output = Result<String, GitHubError>> + Send;
 
+    /// Whether GitHub protects `branch` (`GET /repos/{owner}/{repo}/branches/{branch}`,
+    /// `protected`).
+    fn branch_protected(
+        &self,
+        repo: &RepoId,
+        branch: &str,
+    ) -> impl Future<Output = Result<bool, GitHubError>> + Send;
+
     /// The text of the file at `path` on the branch `git_ref`
     /// (`GET /repos/{owner}/{repo}/contents/{path}?ref={git_ref}`), `None` when there is none;
     /// at most `cap` bytes.

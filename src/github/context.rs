@@ -121,6 +121,11 @@ impl ActionsContext {
         format!("{}/{}/issues/{number}", self.server_url, self.repository)
     }
 
+    /// The page of a pull request of this repository.
+    pub fn pull_url(&self, number: u64) -> String {
+        format!("{}/{}/pull/{number}", self.server_url, self.repository)
+    }
+
     /// The page of a workflow run of this repository.
     pub fn workflow_run_url(&self, id: u64) -> String {
         format!("{}/{}/actions/runs/{id}", self.server_url, self.repository)

@@ -3,7 +3,9 @@
 //! `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n` (never in `.git/config`, never on a
 //! command line, never in the URL). Repository hooks, fsmonitor, credential helpers, system and
 //! global configuration are all switched off; only the http(s) transports are allowed; the push
-//! is never forced and names exactly one branch, the bot's, checked first ([`check`], pure).
+//! is never forced and names exactly one branch, checked first ([`check`], pure): the bot's, or
+//! the pull request's own branch a plan allows ([`check_pull_head`]), which the push can only
+//! fast-forward.
 //!
 //! A push happens only through [`push_verified`], which takes a
 //! [`super::provenance::VerifiedPush`]: [`verify`] makes one after reading from the remote the tip
@@ -18,7 +20,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 
-use super::provenance::{self, PushCheck, PushRefusal, VerifiedPush};
+use super::provenance::{self, Onto, PushCheck, PushRefusal, VerifiedPush};
 use crate::exec::sandbox::{Isolation, WritePolicy};
 use crate::exec::{CommandRunner, CommandSpec, Program};
 use crate::git::Repository;
@@ -52,10 +54,13 @@ impl std::fmt::Debug for Remote {
 /// What protects branches from the bot.
 #[derive(Debug, Clone, Default)]
 pub struct BranchRules {
-    /// The bot's branch prefix (`meta-agent/`): it pushes nothing else.
+    /// The bot's branch prefix (`meta-agent/`): it pushes nothing else but `pull_head`.
     pub prefix: String,
     /// The default branch and any other protected branch names.
     pub protected: Vec<String>,
+    /// The pull request's own branch the plan lets the bot fast-forward with its verified fix
+    /// ([`super::provenance::PushKind::HeadBranch`]), if any.
+    pub pull_head: Option<String>,
 }
 
 /// Why a push or fetch was refused or failed.
@@ -93,15 +98,34 @@ pub fn check(branch: &str, url: &str, rules: &BranchRules) -> Result<(), PushErr
             rules.prefix
         )));
     }
-    let protected = ["main", "master"]
-        .iter()
-        .map(|name| (*name).to_owned())
-        .chain(rules.protected.iter().cloned())
-        .any(|name| name == branch);
-    if protected {
+    if is_protected(branch, rules) {
         return Err(refuse("it is a protected or default branch".into()));
     }
     check_url(url)
+}
+
+/// Checks that the bot may push `branch`, a pull request's own branch, to `url`: it is the one
+/// the rules name, a valid name, never `main`, `master` or a protected branch.
+pub fn check_pull_head(branch: &str, url: &str, rules: &BranchRules) -> Result<(), PushError> {
+    let refuse = |reason: String| PushError::Refused {
+        branch: branch.to_owned(),
+        reason,
+    };
+    crate::git::validate_branch_name(branch).map_err(|err| refuse(err.to_string()))?;
+    if rules.pull_head.as_deref() != Some(branch) {
+        return Err(refuse(
+            "it is not the pull request's branch the plan allows a push onto".into(),
+        ));
+    }
+    if is_protected(branch, rules) {
+        return Err(refuse("it is a protected or default branch".into()));
+    }
+    check_url(url)
+}
+
+/// `branch` is `main`, `master` or one the rules protect.
+fn is_protected(branch: &str, rules: &BranchRules) -> bool {
+    ["main", "master"].contains(&branch) || rules.protected.iter().any(|name| name == branch)
 }
 
 fn check_url(url: &str) -> Result<(), PushError> {
@@ -209,7 +233,10 @@ pub async fn push_verified<R: CommandRunner>(
     rules: &BranchRules,
 ) -> Result<(), PushError> {
     let target = verified.target();
-    check(target, &remote.url, rules)?;
+    match verified.onto() {
+        Onto::BotsBranch => check(target, &remote.url, rules)?,
+        Onto::PullHead => check_pull_head(target, &remote.url, rules)?,
+    }
     let commit = verified.tip();
     if commit.len() != 40 || !commit.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(PushError::Refused {
@@ -260,7 +287,7 @@ pub async fn verify<R: CommandRunner, G: Repository>(
         refusal,
     };
     let provenance::Publish::Branch(plan) = input.publish else {
-        let check = push_check(&input, &[]);
+        let check = push_check(&input, &[], None);
         return provenance::judge_push(&check, &input.rules.prefix).map_err(untrusted);
     };
     fetch_trusted(
@@ -290,13 +317,22 @@ pub async fn verify<R: CommandRunner, G: Repository>(
             branch: input.target.to_owned(),
             detail: err.to_string(),
         })?;
-    let check = push_check(&input, &commits);
+    // The target's tip now: the trusted branch's when the push goes onto it (a pull request's
+    // own branch), else the target's as fetched.
+    let tip_ref = if input.target == plan.trusted_branch {
+        Some(TRUSTED_REF)
+    } else {
+        target_read.is_ok().then_some(TARGET_REF)
+    };
+    let target_tip = tip_ref.and_then(|name| input.repo.commit_of(name).ok());
+    let check = push_check(&input, &commits, target_tip.as_deref());
     provenance::judge_push(&check, &input.rules.prefix).map_err(untrusted)
 }
 
 fn push_check<'a, R, G>(
     input: &'a VerifyInput<'a, R, G>,
     commits: &'a [crate::git::CommitSummary],
+    target_tip: Option<&'a str>,
 ) -> PushCheck<'a> {
     PushCheck {
         publish: input.publish,
@@ -305,6 +341,7 @@ fn push_check<'a, R, G>(
         session: input.session,
         bot_email: input.bot_email,
         new_commits: commits,
+        target_tip,
     }
 }
 
@@ -466,7 +503,35 @@ mod tests {
         BranchRules {
             prefix: "meta-agent/".into(),
             protected: vec!["release".into()],
+            pull_head: Some("feature/x".into()),
         }
+    }
+
+    #[test]
+    fn only_the_pull_head_the_plan_names_is_pushed_outside_the_bots_branches() {
+        let url = "https://github.com/octo/hello.git";
+        assert_eq!(check_pull_head("feature/x", url, &rules()), Ok(()));
+        for branch in [
+            "feature/y",
+            "main",
+            "release",
+            "meta-agent/x",
+            "feature/x.lock",
+        ] {
+            assert!(
+                matches!(
+                    check_pull_head(branch, url, &rules()),
+                    Err(PushError::Refused { .. })
+                ),
+                "{branch} allowed"
+            );
+        }
+        let main_head = BranchRules {
+            pull_head: Some("main".into()),
+            ..rules()
+        };
+        assert!(check_pull_head("main", url, &main_head).is_err());
+        assert!(check_pull_head("feature/x", "file:///srv/x.git", &rules()).is_err());
     }
 
     #[test]

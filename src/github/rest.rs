@@ -558,6 +558,21 @@ impl GitHubApi for RestClient {
         Ok(answer.default_branch)
     }
 
+    async fn branch_protected(&self, repo: &RepoId, branch: &str) -> Result<bool, GitHubError> {
+        #[derive(Deserialize)]
+        struct Answer {
+            #[serde(default)]
+            protected: bool,
+        }
+        let mut segments = vec!["branches"];
+        segments.extend(branch.split('/').filter(|part| !part.is_empty()));
+        let url = self.repo_url(repo, &segments);
+        let answer: Answer = self
+            .json(Call::get(url, format!("branch {branch} of {repo}")))
+            .await?;
+        Ok(answer.protected)
+    }
+
     async fn file_at(
         &self,
         repo: &RepoId,

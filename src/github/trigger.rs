@@ -43,6 +43,9 @@ pub enum Trigger {
         head_branch: String,
         head_sha: String,
         actor: Account,
+        /// Whose code failed: the default branch's, or a pull request's head (found through
+        /// the API by `head_branch`, checked against `head_sha`).
+        of: RunOf,
     },
     /// A manual dispatch with inputs.
     Dispatch {
@@ -114,6 +117,29 @@ impl Trigger {
     }
 }
 
+/// Whose code a failed run ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunOf {
+    /// The default branch's.
+    DefaultBranch,
+    /// A branch of this repository that should be an open pull request's head: a run started by
+    /// a `pull_request` event, or (with [`PullRequestChecks::All`]) a `push` run on a branch
+    /// other than the default one.
+    PullRequestHead,
+}
+
+/// Which failed runs of pull requests are healed (the Action's `pull-request-checks`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum PullRequestChecks {
+    /// None: a pull request's checks are its author's to fix.
+    #[default]
+    Off,
+    /// Runs started by `pull_request` events of same-repository pull requests.
+    PullRequest,
+    /// Those, and `push` runs on a branch that is an open same-repository pull request's head.
+    All,
+}
+
 /// The issue as the payload shows it.
 pub type IssueRef = super::api::Issue;
 
@@ -126,6 +152,8 @@ pub struct TriggerSettings {
     pub label: String,
     /// The prefix of the bot's branches (`meta-agent/`).
     pub branch_prefix: String,
+    /// Which failed runs of pull requests are healed.
+    pub pull_request_checks: PullRequestChecks,
 }
 
 /// The classification: run, or the reason for doing nothing. Made once per step, so the size
@@ -341,7 +369,7 @@ fn review_comment(event: ReviewCommentEvent, settings: &TriggerSettings) -> Clas
 }
 
 fn workflow_run(event: WorkflowRunEvent, settings: &TriggerSettings) -> Classified {
-    let run = event.workflow_run;
+    let run = &event.workflow_run;
     if event.action != "completed" || run.conclusion.as_deref() != Some("failure") {
         return Classified::Ignore(format!(
             "workflow_run/{} ({}): only failed runs are healed",
@@ -355,37 +383,14 @@ fn workflow_run(event: WorkflowRunEvent, settings: &TriggerSettings) -> Classifi
             run.head_branch
         ));
     }
-    if matches!(run.event.as_str(), "pull_request" | "pull_request_target") {
-        return Classified::Ignore(format!(
-            "the failed run was started by `{}`: a pull request's checks are its author's to fix",
-            run.event
-        ));
+    if let Some(reason) = fork_run(&event) {
+        return Classified::Ignore(reason);
     }
-    let home = event
-        .repository
-        .as_ref()
-        .and_then(|repository| repository.full_name.as_deref());
-    let head = run
-        .head_repository
-        .as_ref()
-        .and_then(|repository| repository.full_name.as_deref());
-    if let (Some(home), Some(head)) = (home, head)
-        && !home.eq_ignore_ascii_case(head)
-    {
-        return Classified::Ignore(format!(
-            "the failed run's code comes from `{head}`, not `{home}`: runs of forks are never healed"
-        ));
-    }
-    let default = event
-        .repository
-        .and_then(|repository| repository.default_branch);
-    if let Some(default) = default.filter(|default| *default != run.head_branch) {
-        return Classified::Ignore(format!(
-            "the failed run is on `{}`, not the default branch `{default}`: self-healing works on \
-             the default branch (the checkout a workflow_run gets)",
-            run.head_branch
-        ));
-    }
+    let of = match run_of(&event, settings) {
+        Heal::Run(of) => of,
+        Heal::Ignore(reason) => return Classified::Ignore(reason),
+    };
+    let run = event.workflow_run;
     let Some(actor) = run.triggering_actor.or(run.actor).or(event.sender) else {
         return Classified::Ignore(
             "the failed run names no actor (no `triggering_actor`, `actor` or `sender`): whose \
@@ -399,7 +404,77 @@ fn workflow_run(event: WorkflowRunEvent, settings: &TriggerSettings) -> Classifi
         head_branch: run.head_branch,
         head_sha: run.head_sha,
         actor,
+        of,
     })
+}
+
+/// Why a run whose code comes from another repository (a fork's) is ignored, if it does.
+fn fork_run(event: &WorkflowRunEvent) -> Option<String> {
+    let home = event
+        .repository
+        .as_ref()
+        .and_then(|repository| repository.full_name.as_deref());
+    let head = event
+        .workflow_run
+        .head_repository
+        .as_ref()
+        .and_then(|repository| repository.full_name.as_deref());
+    match (home, head) {
+        (Some(home), Some(head)) if !home.eq_ignore_ascii_case(head) => Some(format!(
+            "the failed run's code comes from `{head}`, not `{home}`: runs of forks are never healed"
+        )),
+        _ => None,
+    }
+}
+
+/// Whether a failed run is healed, and as whose code.
+enum Heal {
+    Run(RunOf),
+    /// Not healed, and why.
+    Ignore(String),
+}
+
+/// Whose code the failed run ran, or why it is not healed: `pull_request` runs and other
+/// branches' `push` runs only as `pull-request-checks` allows, never `pull_request_target` runs.
+fn run_of(event: &WorkflowRunEvent, settings: &TriggerSettings) -> Heal {
+    let run = &event.workflow_run;
+    let checks = settings.pull_request_checks;
+    match run.event.as_str() {
+        "pull_request_target" => {
+            return Heal::Ignore(
+                "the failed run was started by `pull_request_target`: such runs hold the base \
+                 branch's code, never a pull request's to heal"
+                    .to_owned(),
+            );
+        }
+        "pull_request" if checks == PullRequestChecks::Off => {
+            return Heal::Ignore(
+                "the failed run was started by `pull_request`: a pull request's checks are its \
+                 author's to fix (`pull-request-checks` heals them)"
+                    .to_owned(),
+            );
+        }
+        "pull_request" => return Heal::Run(RunOf::PullRequestHead),
+        _ => {}
+    }
+    let default = event
+        .repository
+        .as_ref()
+        .and_then(|repository| repository.default_branch.as_deref());
+    match default {
+        Some(default) if default != run.head_branch => {
+            if checks == PullRequestChecks::All && run.event == "push" {
+                return Heal::Run(RunOf::PullRequestHead);
+            }
+            Heal::Ignore(format!(
+                "the failed run is on `{}`, not the default branch `{default}`: self-healing works \
+                 on the default branch (and, with `pull-request-checks: all`, on pull requests' \
+                 branches)",
+                run.head_branch
+            ))
+        }
+        _ => Heal::Run(RunOf::DefaultBranch),
+    }
 }
 
 fn dispatch(event: DispatchEvent) -> Result<Classified, PayloadError> {
@@ -447,7 +522,16 @@ mod tests {
             phrase: "/agent".into(),
             label: "meta-agent".into(),
             branch_prefix: "meta-agent/".into(),
+            pull_request_checks: PullRequestChecks::Off,
         }
+    }
+
+    fn run_with(event: &str, payload: serde_json::Value, checks: PullRequestChecks) -> Classified {
+        let settings = TriggerSettings {
+            pull_request_checks: checks,
+            ..settings()
+        };
+        classify(event, payload.to_string().as_bytes(), &settings).unwrap()
     }
 
     fn user(login: &str) -> serde_json::Value {
@@ -572,6 +656,58 @@ mod tests {
             run("workflow_run", event("pull_request", "octo/calc")),
             Classified::Ignore(reason) if reason.contains("`pull_request`")
         ));
+    }
+
+    #[test]
+    fn failed_runs_of_pull_requests_heal_as_the_setting_says() {
+        let event = |run_event: &str, branch: &str| {
+            json!({"action": "completed", "repository": {"full_name": "octo/calc", "default_branch": "main"},
+                   "workflow_run": {"id": 5, "name": "CI", "conclusion": "failure", "event": run_event,
+                   "head_branch": branch, "head_sha": "abc", "actor": user("dave"),
+                   "head_repository": {"full_name": "octo/calc"}}})
+        };
+        let of = |classified: Classified| match classified {
+            Classified::Run(Trigger::FailedRun { of, .. }) => Ok(of),
+            Classified::Run(other) => panic!("{other:?}"),
+            Classified::Ignore(reason) => Err(reason),
+        };
+        use PullRequestChecks::{All, Off, PullRequest};
+        let cases = [
+            ("pull_request", "feature/x", Off, None),
+            (
+                "pull_request",
+                "feature/x",
+                PullRequest,
+                Some(RunOf::PullRequestHead),
+            ),
+            (
+                "pull_request",
+                "feature/x",
+                All,
+                Some(RunOf::PullRequestHead),
+            ),
+            ("push", "feature/x", Off, None),
+            ("push", "feature/x", PullRequest, None),
+            ("push", "feature/x", All, Some(RunOf::PullRequestHead)),
+            ("push", "main", Off, Some(RunOf::DefaultBranch)),
+            ("push", "main", All, Some(RunOf::DefaultBranch)),
+            ("schedule", "feature/x", All, None),
+            ("pull_request_target", "main", All, None),
+        ];
+        for (run_event, branch, checks, expected) in cases {
+            let got = of(run_with("workflow_run", event(run_event, branch), checks));
+            assert_eq!(
+                got.as_ref().ok(),
+                expected.as_ref(),
+                "{run_event} {branch} {checks:?}: {got:?}"
+            );
+        }
+        let reason = of(run_with("workflow_run", event("pull_request", "x"), Off)).unwrap_err();
+        assert!(reason.contains("pull-request-checks"), "{reason}");
+        let mut fork = event("pull_request", "feature/x");
+        fork["workflow_run"]["head_repository"]["full_name"] = json!("mallory/calc");
+        let reason = of(run_with("workflow_run", fork, All)).unwrap_err();
+        assert!(reason.contains("mallory/calc"), "{reason}");
     }
 
     /// Payloads GitHub sent before late 2021 carry no `workflow_run.actor` (one of its published

@@ -126,6 +126,8 @@ pub struct ActReport {
     pub gave_up: Option<String>,
     /// The model declined to go on: the act ended on its refusal (and the run says so).
     pub refusal: Option<ModelRefusal>,
+    /// The repository's instruction files the act's prompt showed (paths, in order).
+    pub instructions: Vec<String>,
 }
 
 /// The model declined to go on (OpenAI's `refusal`, Anthropic's `stop_reason: "refusal"`): the

@@ -70,14 +70,38 @@ pub enum TaskSource {
         url: String,
         workflow: String,
     },
-    /// A pull request (`/agent fix` in its conversation or a review of it): the work starts from
-    /// its head, `head_ref` in the repository `head_repo`.
+    /// A pull request (`/agent fix` in its conversation or a review of it, or a failed run of
+    /// its head): the work starts from its head, `head_ref` in the repository `head_repo`.
     PullRequest {
         number: u64,
         url: String,
         head_ref: String,
         head_repo: String,
+        /// The failed workflow run of its head the task is to heal (a failing check), if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        failed_run: Option<FailedRun>,
     },
+}
+
+/// A failed GitHub Actions workflow run a task heals.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedRun {
+    pub id: u64,
+    pub url: String,
+    pub workflow: String,
+}
+
+impl TaskSource {
+    /// The task is a failure seen elsewhere (a failed CI run, of the default branch or of a pull
+    /// request's head): the gates must show it before anything is built, and a green baseline
+    /// means it did not reproduce.
+    pub fn is_failing_check(&self) -> bool {
+        match self {
+            TaskSource::WorkflowRun { .. } => true,
+            TaskSource::PullRequest { failed_run, .. } => failed_run.is_some(),
+            TaskSource::File { .. } | TaskSource::Text | TaskSource::Issue { .. } => false,
+        }
+    }
 }
 
 /// What maintainers allowed for this one task, beyond the defaults.

@@ -121,6 +121,17 @@ pub fn markdown_result(state: &LoopState) -> String {
         let list: Vec<String> = files.iter().map(|file| format!("`{file}`")).collect();
         out.push_str(&format!("\n**Changed:** {}\n", list.join(", ")));
     }
+    if !state.instructions.is_empty() {
+        let list: Vec<String> = state
+            .instructions
+            .iter()
+            .map(|file| format!("`{file}`"))
+            .collect();
+        out.push_str(&format!(
+            "\n**The repository's instructions for agents, shown to the model:** {}\n",
+            list.join(", ")
+        ));
+    }
     if !state.gates.is_empty() {
         out.push_str("\n| Gate | Result | Tests | Coverage | Details |\n|---|---|---|---|---|\n");
         for gate in &state.gates {

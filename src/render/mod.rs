@@ -17,9 +17,12 @@
 //! [`checklist`] the status comment's live checklist, folded from the event stream; [`live`]
 //! the terminal's live status line and its plain lines;
 //! [`local`] what a local run says about its worktree and the user's uncommitted work (and
-//! `meta-agent worktrees`); [`mine`] the progress and lines of `eval mine`.
+//! `meta-agent worktrees`); [`mine`] the progress and lines of `eval mine`;
+//! [`checks`] a pull request's failing checks: not reproduced, fixed on its own branch, or not
+//! pushed because it moved.
 
 pub mod checklist;
+pub mod checks;
 pub mod environment;
 pub mod evidence;
 pub mod fit;

@@ -528,6 +528,13 @@ pub fn final_summary(state: &LoopState, verbose: bool) -> String {
         );
     }
     let _ = writeln!(out, "gates: {}", gates_trailer(&state.gates));
+    if !state.instructions.is_empty() {
+        let _ = writeln!(
+            out,
+            "repository instructions shown to the model: {}",
+            state.instructions.join(", ")
+        );
+    }
     if !state.flaky.is_empty() {
         let _ = writeln!(
             out,

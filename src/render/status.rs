@@ -46,7 +46,15 @@ pub enum View {
     /// A fork's pull request without a verified fix (escalated, or the job stopped): nothing is
     /// pushed, nothing kept to resume from.
     PatchNotOffered { why: String, report: String },
+    /// A failed run that the gates do not reproduce on the same commit: nothing changed.
+    NotReproduced(NotReproduced),
+    /// A verified fix pushed onto the pull request's own branch (no pull request opened).
+    PushedToHead(PushedToHead),
+    /// A verified fix not pushed because the pull request's branch moved meanwhile.
+    HeadMoved(HeadMoved),
 }
+
+pub use super::checks::{HeadMoved, NotReproduced, PushedToHead};
 
 /// What the status comment of a fork's pull request says about the fix offered.
 #[derive(Debug, Clone, PartialEq)]
@@ -152,6 +160,9 @@ fn view_text(view: &View, phrase: &str) -> String {
             out.push_str(&format!("### meta-agent status\n\n{summary}\n"));
         }
         View::PatchOffered(offered) => out.push_str(&patch_offered(offered)),
+        View::NotReproduced(view) => out.push_str(&super::checks::not_reproduced(view, phrase)),
+        View::PushedToHead(view) => out.push_str(&super::checks::pushed_to_head(view)),
+        View::HeadMoved(view) => out.push_str(&super::checks::head_moved(view, phrase)),
         View::PatchNotOffered { why, report } => {
             out.push_str(&format!(
                 "### meta-agent found no verified fix\n\n{why}. Nothing is pushed for a pull \

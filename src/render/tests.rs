@@ -374,6 +374,7 @@ fn pull_request_body() {
         url: "https://github.com/octo/calc/issues/8".into(),
         head_ref: "feature/mean".into(),
         head_repo: "octo/calc".into(),
+        failed_run: None,
     };
     insta::assert_snapshot!(
         "pull_request_body_stacked",
@@ -467,4 +468,21 @@ fn a_paused_run_whose_work_the_patch_gate_refused_is_not_an_escalation() {
     let text = terminal::render(&paused_report(None, Some(note)), false);
     assert!(!text.contains("escalation"), "{text}");
     insta::assert_snapshot!("terminal_interrupted_refused", stable(&text));
+}
+
+#[test]
+fn the_repository_instructions_shown_are_named_in_the_result_and_the_terminal() {
+    let mut shown = state(false);
+    shown.instructions = vec![
+        "AGENTS.md".into(),
+        ".github/instructions/python.instructions.md".into(),
+    ];
+    insta::assert_snapshot!(
+        "result_with_instructions",
+        stable(&job::markdown_result(&shown))
+    );
+    insta::assert_snapshot!(
+        "terminal_with_instructions",
+        stable(&terminal::render(&report(shown), false))
+    );
 }

@@ -67,6 +67,7 @@ pub fn builder_for(
         parent_env: ctx.env.vars.clone(),
         settings: AgentSettings {
             policy: ctx.policy.clone(),
+            instructions: ctx.instructions.clone(),
             ..AgentSettings::from_llm(&llm, command)
         },
     });

@@ -159,6 +159,9 @@ pub struct RunContext<'a> {
     /// A local run's own worktree ([`super::worktree`]); `None` on GitHub, which works in the
     /// job's checkout.
     pub worktree: Option<&'a Path>,
+    /// The repository's instructions for agents, read from the run's trusted tree (the base
+    /// commit locally, the default or base branch on GitHub); none until read.
+    pub instructions: Arc<crate::agent::instructions::RepoInstructions>,
 }
 
 impl Prepared {
@@ -174,6 +177,7 @@ impl Prepared {
             deadline: Deadline::after(self.config.loop_.wall_clock),
             interrupt: super::signals::interrupt(),
             worktree: None,
+            instructions: Arc::new(crate::agent::instructions::RepoInstructions::none()),
         }
     }
 }
@@ -236,6 +240,7 @@ pub async fn run(
     };
     let plan = Plan {
         session: &session,
+        base: None,
         checkout: checkout.workdir(),
         git_dir: checkout.git_dir(),
         worktrees: places.root.clone(),
@@ -326,6 +331,7 @@ pub async fn resume(
     };
     let plan = Plan {
         session: &state.session,
+        base: Some(&state.base_commit),
         checkout: checkout.workdir(),
         git_dir: checkout.git_dir(),
         worktrees: places.root.clone(),
@@ -340,6 +346,10 @@ pub async fn resume(
 /// What [`in_worktree`] needs besides the worktree and how the run begins.
 struct Plan<'a> {
     session: &'a str,
+    /// The commit a resumed session started from; `None` for a new run, which starts where its
+    /// worktree is (`HEAD`, or the snapshot of the user's uncommitted work). The repository's
+    /// instructions are read there.
+    base: Option<&'a str>,
     /// The user's checkout (a branch with nothing done is deleted there).
     checkout: PathBuf,
     /// The repository's common git directory (its sessions).
@@ -373,6 +383,18 @@ where
             ..ctx
         };
         let repo = open_repo(place.path())?;
+        let base = match plan.base {
+            Some(base) => base.to_owned(),
+            None => {
+                repo.head()
+                    .map_err(|err| SessionError::Internal(err.to_string()))?
+                    .commit
+            }
+        };
+        let ctx = RunContext {
+            instructions: Arc::new(read_instructions(&repo, &base, "the run's base commit")),
+            ..ctx
+        };
         let (builder, begin) = begin(&ctx)?;
         let shown = !overrides.quiet && !overrides.verbose;
         let display = shown.then(|| Display::start(env.redactor.clone()));
@@ -501,6 +523,30 @@ pub(super) async fn drive(
         outcome: exit_outcome(&report),
     };
     Ok((report, done))
+}
+
+/// The repository's instructions for agents in the tree of `rev` (`origin` says where that is);
+/// none, with a warning, when the tree cannot be read: the run goes on without them.
+pub(super) fn read_instructions(
+    repo: &Git2Repository,
+    rev: &str,
+    origin: &str,
+) -> crate::agent::instructions::RepoInstructions {
+    match crate::agent::instructions::load(repo, rev, origin) {
+        Ok(found) => {
+            for file in &found.files {
+                tracing::info!("instructions: {} found in {origin}", file.path);
+            }
+            for skipped in &found.skipped {
+                tracing::warn!("instructions: {} not used: {}", skipped.path, skipped.why);
+            }
+            found
+        }
+        Err(err) => {
+            tracing::warn!("the repository's instructions for agents in {origin}: {err}");
+            crate::agent::instructions::RepoInstructions::none()
+        }
+    }
 }
 
 fn write_file(path: &Path, text: &str) -> Result<(), SessionError> {

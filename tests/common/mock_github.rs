@@ -234,6 +234,8 @@ struct State {
     reviews: Vec<MockReview>,
     /// The bare repository the contents and a pull request's files are read from.
     served: Option<std::path::PathBuf>,
+    /// Branches GitHub protects.
+    protected: Vec<String>,
     requests: Vec<Recorded>,
     faults: Vec<Fault>,
     next_id: u64,
@@ -257,6 +259,7 @@ impl State {
             runs: BTreeMap::new(),
             reviews: Vec::new(),
             served: None,
+            protected: Vec::new(),
             requests: Vec::new(),
             faults: Vec::new(),
             next_id: 2_000_000_001,
@@ -420,6 +423,19 @@ impl MockGitHub {
     /// Answers contents and pull request files from the bare repository `bare`.
     pub fn serve_repository(&self, bare: &std::path::Path) {
         self.state().served = Some(bare.to_owned());
+    }
+
+    /// Makes `branch` a protected branch (`GET .../branches/{branch}` says `protected: true`).
+    pub fn protect_branch(&self, branch: &str) {
+        self.state().protected.push(branch.to_string());
+    }
+
+    /// Marks a pull request as a draft or ready for review.
+    pub fn set_pull_draft(&self, number: u64, draft: bool) {
+        let mut guard = self.state();
+        if let Some(pull) = guard.pulls.iter_mut().find(|p| p.number == number) {
+            pull.draft = draft;
+        }
     }
 
     /// Closes (or reopens) a pull request.
@@ -1292,8 +1308,14 @@ fn list_pulls(state: &State, repo: &Repo<'_>) -> Answer {
         .rev()
         .filter(|p| wanted_state == "all" || p.state == wanted_state)
         .filter(|p| {
+            // `head=owner:branch` names the branch in the owner's repository: a fork's branch of
+            // the same name is not it.
+            let owned = p
+                .head_repo
+                .as_deref()
+                .is_some_and(|r| r.split('/').next() == Some(repo.owner.as_str()));
             head.as_ref()
-                .is_none_or(|h| h.as_deref() == Some(p.head.as_str()))
+                .is_none_or(|h| h.as_deref() == Some(p.head.as_str()) && owned)
         })
         .filter(|p| base.is_none_or(|b| b == p.base))
         .collect();

@@ -16,7 +16,9 @@ use crate::common::mock_github::{Fault, MockArtifact, MockGitHub, MockJob};
 use crate::common::mock_llm::{MockLlm, streamed_tool_call as tool_call};
 use crate::common::{git, meta_agent, scratch_repo};
 use meta_agent::github::status::{MARKER, SessionRecord};
-use meta_agent::github::trigger::{Classified, Trigger, TriggerSettings, classify};
+use meta_agent::github::trigger::{
+    Classified, PullRequestChecks, Trigger, TriggerSettings, classify,
+};
 
 pub(super) const TOKEN: &str = "ghs_CanaryToken0123456789abcdefXYZ";
 pub(super) const KEY: &str = "sk-canary-github-5b1e0c";
@@ -37,7 +39,7 @@ pub(super) struct Step {
     pub(super) stdout: String,
     pub(super) stderr: String,
     outputs: String,
-    summary: String,
+    pub(super) summary: String,
     /// The files the step copied for the Action's artifact (`META_AGENT_OUT`).
     pub(super) out: Vec<(String, String)>,
 }
@@ -786,6 +788,7 @@ fn the_real_github_payloads_conform() {
         phrase: "/agent".into(),
         label: "meta-agent".into(),
         branch_prefix: "meta-agent/".into(),
+        pull_request_checks: PullRequestChecks::Off,
     };
     let mut seen = 0;
     let events = [

@@ -40,13 +40,13 @@ const CANARIES: [(&str, &str); 4] = [
 ];
 
 /// The pull request's number.
-const PULL: u64 = 8;
+pub(super) const PULL: u64 = 8;
 
 /// What the model says when it has fixed the mean.
-const FIX_SUMMARY: &str = "Divide the mean with true division";
+pub(super) const FIX_SUMMARY: &str = "Divide the mean with true division";
 
 /// Every ref of the served repository with its commit.
-fn refs(fixture: &Fixture) -> String {
+pub(super) fn refs(fixture: &Fixture) -> String {
     git(
         &fixture.bare(),
         &["for-each-ref", "--format=%(refname) %(objectname)"],
@@ -54,7 +54,7 @@ fn refs(fixture: &Fixture) -> String {
 }
 
 /// The Quickstart's calculator, green on `main`, without reflection calls.
-fn green_calc(work: &Path) {
+pub(super) fn green_calc(work: &Path) {
     let config = work.join(".meta-agent.yml");
     let mut text = std::fs::read_to_string(&config).unwrap();
     text.push_str("llm: {reflect: false}\n");
@@ -68,13 +68,40 @@ const CONFTEST: &str = "import os\nimport pathlib\n\n\ndef pytest_sessionstart(s
 /// Commits the mean bug (and `extra`) on a clone of the served repository as `author`, pushes
 /// it to `refs/pull/8/head` (and to `branch` of the served repository when given); returns the
 /// commit.
-fn pull_commit(
+pub(super) fn pull_commit(
     fixture: &Fixture,
     author: &str,
     branch: Option<&str>,
     extra: impl FnOnce(&Path),
 ) -> String {
-    let clone = fixture.scratch().join(format!("{author}-clone"));
+    push_pull_head(fixture, author, branch, |clone| {
+        let calc = clone.join("calc.py");
+        let text = std::fs::read_to_string(&calc).unwrap();
+        std::fs::write(
+            &calc,
+            text.replace("sum(values) / len(values)", "sum(values) // len(values)"),
+        )
+        .unwrap();
+        extra(clone);
+    })
+}
+
+/// Commits what `edit` changes on a fresh clone of the served repository (at `branch` when it
+/// exists there, else `main`) as `author`, pushes it to `refs/pull/8/head` (and to `branch` when
+/// given); returns the commit.
+pub(super) fn push_pull_head(
+    fixture: &Fixture,
+    author: &str,
+    branch: Option<&str>,
+    edit: impl FnOnce(&Path),
+) -> String {
+    let clone = fixture.scratch().join(format!(
+        "{author}-clone-{}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
     let bare = fixture.bare();
     git(
         fixture.scratch(),
@@ -85,14 +112,16 @@ fn pull_commit(
             clone.to_str().unwrap(),
         ],
     );
-    let calc = clone.join("calc.py");
-    let text = std::fs::read_to_string(&calc).unwrap();
-    std::fs::write(
-        &calc,
-        text.replace("sum(values) / len(values)", "sum(values) // len(values)"),
-    )
-    .unwrap();
-    extra(&clone);
+    if let Some(branch) = branch {
+        let exists = git(
+            &clone,
+            &["branch", "-r", "--list", &format!("origin/{branch}")],
+        );
+        if !exists.trim().is_empty() {
+            git(&clone, &["checkout", "-q", branch]);
+        }
+    }
+    edit(&clone);
     git(&clone, &["add", "-A"]);
     let who = format!("{author} <{author}@example.com>");
     git(
@@ -105,6 +134,7 @@ fn pull_commit(
         &[
             "push",
             "-q",
+            "-f",
             "origin",
             &format!("HEAD:refs/pull/{PULL}/head"),
         ],
@@ -134,7 +164,7 @@ fn fork_extras(clone: &Path) {
 }
 
 /// The pull request as GitHub stores it.
-fn pull(head: &str, author: &str, head_repo: &str, sha: Option<&str>) -> MockPull {
+pub(super) fn pull(head: &str, author: &str, head_repo: &str, sha: Option<&str>) -> MockPull {
     MockPull {
         number: PULL,
         head: head.into(),
@@ -219,8 +249,19 @@ async fn comment_step(
     event: Value,
     env: Vec<(&'static str, String)>,
 ) -> (Fixture, Step) {
+    event_step(fixture, "issue_comment", event, env).await
+}
+
+/// Runs one step for the event `name` off the async test's threads (the mock LLM serves on
+/// them).
+pub(super) async fn event_step(
+    fixture: Fixture,
+    name: &'static str,
+    event: Value,
+    env: Vec<(&'static str, String)>,
+) -> (Fixture, Step) {
     tokio::task::spawn_blocking(move || {
-        let step = fixture.step("issue_comment", &event, &with_env(&env));
+        let step = fixture.step(name, &event, &with_env(&env));
         (fixture, step)
     })
     .await
@@ -516,7 +557,7 @@ mod check_before_push {
     use meta_agent::git::{Git2Repository, Identity, Repository};
     use meta_agent::github::RepoId;
     use meta_agent::github::provenance::{
-        BotSide, Origin, PatchOffer, PatchOnly, Publish, PushRefusal, plan,
+        BotSide, Origin, PatchOffer, PatchOnly, PlanInput, Publish, PullPolicy, PushRefusal, plan,
     };
     use meta_agent::github::push::{self, BranchRules, PushError, Remote, VerifyInput};
 
@@ -550,6 +591,7 @@ mod check_before_push {
         BranchRules {
             prefix: "meta-agent/".into(),
             protected: vec!["main".into()],
+            pull_head: None,
         }
     }
 
@@ -559,12 +601,14 @@ mod check_before_push {
             bot_login: "github-actions[bot]".into(),
             branch_prefix: "meta-agent/".into(),
         };
-        plan(
-            &Origin::DefaultBranch {
+        plan(&PlanInput {
+            origin: &Origin::DefaultBranch {
                 branch: "main".into(),
             },
-            &bot,
-        )
+            bot: &bot,
+            policy: &PullPolicy::default(),
+            default_branch: "main",
+        })
     }
 
     /// A commit on the checkout by the bot (its identity and the session's trailer).

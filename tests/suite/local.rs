@@ -378,6 +378,51 @@ fn a_run_never_commits_on_a_branch_the_user_has_checked_out() {
     );
 }
 
+/// Locally the repository's instructions come from the run's base commit: with `--from-head`
+/// that is `HEAD`, so the committed `AGENTS.md` reaches the first prompt (fenced as the
+/// repository's) and an uncommitted edit of it does not; without it the run starts from the
+/// user's uncommitted work, their edit included.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_local_run_shows_the_agents_md_of_its_base_commit() {
+    let committed = "COMMITTED-RULE: keep calc.py free of imports.";
+    let (_dir, work) = example_with(|work| {
+        no_reflection(work);
+        std::fs::write(work.join("AGENTS.md"), format!("{committed}\n")).unwrap();
+        git(work, &["add", "AGENTS.md"]);
+    });
+    std::fs::write(
+        work.join("AGENTS.md"),
+        format!("{committed}\nUNCOMMITTED-RULE: name things plainly.\n"),
+    )
+    .unwrap();
+    for (from_head, shown) in [(true, false), (false, true)] {
+        let mock = fixing_model().await;
+        let url = mock.base_url.clone();
+        let at = work.clone();
+        let (code, events) = tokio::task::spawn_blocking(move || {
+            let mut run = vec!["run", "--text", "Fix mean"];
+            if from_head {
+                run.push("--from-head");
+            }
+            with_model(&at, &url, true, None, &run)
+        })
+        .await
+        .unwrap();
+        assert_eq!(code, Some(0), "{events:?}");
+        let first = &mock.requests()[0].body;
+        assert!(first.contains(committed), "{first}");
+        assert!(
+            first.contains("untrusted-repository-instructions"),
+            "{first}"
+        );
+        assert_eq!(
+            first.contains("UNCOMMITTED-RULE"),
+            shown,
+            "--from-head {from_head}: {first}"
+        );
+    }
+}
+
 /// The user's change in progress, uncommitted: a `median` with a bug in `calc.py`, and its test,
 /// a new file.
 fn users_median_in_progress(work: &Path) {

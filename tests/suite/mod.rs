@@ -20,6 +20,7 @@ mod git;
 mod github;
 mod github_api;
 mod github_app;
+mod github_checks;
 mod github_progress;
 mod github_pull;
 mod hindsight_signature;

@@ -27,6 +27,22 @@ const INPUT_ENV: &[(&str, &str, &str)] = &[
     ("bot-login", "run", "META_AGENT_BOT_LOGIN"),
     ("allow-bots", "run", "META_AGENT_ALLOW_BOTS"),
     ("job-minutes", "run", "META_AGENT_JOB_MINUTES"),
+    (
+        "pull-request-checks",
+        "run",
+        "META_AGENT_PULL_REQUEST_CHECKS",
+    ),
+    ("pull-request-fix", "run", "META_AGENT_PULL_REQUEST_FIX"),
+    (
+        "pull-request-drafts",
+        "run",
+        "META_AGENT_PULL_REQUEST_DRAFTS",
+    ),
+    (
+        "pull-request-exclude",
+        "run",
+        "META_AGENT_PULL_REQUEST_EXCLUDE",
+    ),
     ("github-token", "run", "GITHUB_TOKEN"),
     ("app-id", "run", "META_AGENT_APP_ID"),
     ("app-private-key", "run", "META_AGENT_APP_PRIVATE_KEY"),
@@ -740,4 +756,46 @@ fn the_job_checker_catches_broad_permissions_no_concurrency_no_timeout_and_persi
     assert!(has("persisted credentials"), "{problems:?}");
     assert!(has("agent job permissions are not"), "{problems:?}");
     assert!(has("does not name the issue"), "{problems:?}");
+}
+
+/// The failing-checks examples run only for failed runs of this repository's own branches and
+/// ask for the policy they document (stacked by default; pushed onto the branch in the other).
+#[test]
+fn the_pull_request_checks_examples_skip_forks_and_set_their_policy() {
+    let cases = [
+        ("pull-request-checks.yml", "pull_request", None),
+        ("pull-request-checks-push.yml", "all", Some("push")),
+    ];
+    for (file, checks, fix) in cases {
+        let workflow = load(&repo().join("examples/workflows").join(file));
+        let job = &workflow["jobs"]["agent"];
+        let condition = job["if"].as_str().unwrap_or_default();
+        for needed in [
+            "github.event.workflow_run.conclusion == 'failure'",
+            "github.event.workflow_run.head_repository.full_name == github.repository",
+        ] {
+            assert!(condition.contains(needed), "{file}: {condition}");
+        }
+        let steps = job["steps"].as_sequence().expect("steps");
+        let agent = steps
+            .iter()
+            .find(|step| step["uses"].as_str() == Some(EXAMPLE_ACTION))
+            .expect("the action's step");
+        assert_eq!(
+            agent["with"]["pull-request-checks"].as_str(),
+            Some(checks),
+            "{file}"
+        );
+        assert_eq!(agent["with"]["pull-request-fix"].as_str(), fix, "{file}");
+        let checkout = &steps[0]["with"];
+        assert_eq!(
+            checkout["persist-credentials"].as_bool(),
+            Some(false),
+            "{file}"
+        );
+        assert!(
+            checkout["ref"].is_null(),
+            "{file}: the default branch is checked out"
+        );
+    }
 }

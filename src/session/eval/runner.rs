@@ -272,6 +272,11 @@ async fn engine(
         interrupt: crate::protocol::interrupt::Interrupt::never(),
         // The evaluation's own clone is the work place.
         worktree: None,
+        instructions: std::sync::Arc::new(crate::session::run::read_instructions(
+            &repo,
+            &prepared.base,
+            "the evaluation's base commit",
+        )),
     };
     let builder = builder_for(&ctx, &input, crate::session::builder::KeyNeed::Now)?;
     let options = StartOptions {

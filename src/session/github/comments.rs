@@ -4,8 +4,16 @@
 use super::*;
 
 impl Step<'_> {
+    /// The status comment of the trigger's thread: its issue or pull request, or the pull
+    /// request whose failing check it is.
     pub(super) fn status_comment(&self) -> Option<StatusComment> {
-        self.trigger.thread().map(|issue| {
+        let checked = || {
+            self.work
+                .get()
+                .and_then(|work| work.pull())
+                .map(|pull| pull.number)
+        };
+        self.trigger.thread().or_else(checked).map(|issue| {
             StatusComment::new(
                 self.actions.repository.clone(),
                 issue,

@@ -36,6 +36,9 @@ impl Step<'_> {
             let guidance = self.review_guidance(guidance);
             return self.start(prepared, &mut status, guidance).await;
         }
+        if self.work()?.failing_check() {
+            return self.heal_check(prepared, &mut status, record).await;
+        }
         if let Some(record) = &record {
             if record.stopped && command.is_none() {
                 return finish_early(
@@ -76,7 +79,9 @@ impl Step<'_> {
         Ok(match self.work()?.publish {
             Publish::Branch(ref plan) => match plan.kind {
                 PushKind::BotsOwnPull { pull } => Some(pull),
-                PushKind::DefaultBranch | PushKind::Stacked { .. } => None,
+                PushKind::DefaultBranch
+                | PushKind::Stacked { .. }
+                | PushKind::HeadBranch { .. } => None,
             },
             Publish::Patch(_) | Publish::Decline(_) => None,
         })
@@ -103,7 +108,10 @@ impl Step<'_> {
         record: &SessionRecord,
         fresh_request: bool,
     ) -> Result<Option<Done>, SessionError> {
-        if record.outcome != "committed" || fresh_request || self.args.dry_run {
+        let onto_head = matches!(self.work()?.push_kind(), Some(PushKind::HeadBranch { .. }));
+        if record.outcome != "committed" || fresh_request || self.args.dry_run || onto_head {
+            // A fix pushed onto a pull request's branch is on its head now: a new run starts
+            // from there.
             return Ok(None);
         }
         let Some(state) = &record.state else {
@@ -314,16 +322,26 @@ impl Step<'_> {
             requirements,
             acceptance: vec!["the repository's gates pass on the pull request's head".into()],
             issue: None,
-            source: TaskSource::PullRequest {
-                number,
-                url: self.actions.issue_url(number),
-                head_ref: pull.head_ref.clone(),
-                head_repo: pull.head_repo.clone().unwrap_or_default(),
-            },
+            source: self.pull_source(pull, None),
             guidance,
             thread,
             permissions,
             script: Vec::new(),
+        }
+    }
+
+    /// The task source of work on `pull` (healing `failed_run` when it is a failing check).
+    pub(super) fn pull_source(
+        &self,
+        pull: &PullFacts,
+        failed_run: Option<crate::protocol::task::FailedRun>,
+    ) -> TaskSource {
+        TaskSource::PullRequest {
+            number: pull.number,
+            url: self.actions.issue_url(pull.number),
+            head_ref: pull.head_ref.clone(),
+            head_repo: pull.head_repo.clone().unwrap_or_default(),
+            failed_run,
         }
     }
 
@@ -347,6 +365,16 @@ impl Step<'_> {
         let digest = crate::github::ci_failure::digest(self.api, &self.actions.repository, *run_id)
             .await
             .map_err(internal)?;
+        let _ = self.seen.set(digest.clone());
+        if let Some(pull) = self.work()?.pull() {
+            let run = super::checks::RunFacts {
+                id: *run_id,
+                workflow,
+                head_sha,
+                digest,
+            };
+            return self.check_task(pull, run).await;
+        }
         let title = format!("Fix the failing `{workflow}` workflow on {head_branch}");
         let requirements = format!(
             "{title}\n\nThe workflow run {run_id} failed at {head_sha}. Make the repository's gates pass \
@@ -389,9 +417,12 @@ impl Step<'_> {
         let trigger = self.trigger.describe();
         self.post_status(status, &View::Working { trigger }, Some(&record))
             .await?;
-        let ctx = prepared.context(false);
         let repo = run::open_repo(&prepared.repo)?;
         self.settle_start(prepared, &repo).await?;
+        let ctx = run::RunContext {
+            instructions: std::sync::Arc::new(self.instructions(prepared, &repo).await?),
+            ..prepared.context(false)
+        };
         let builder = builder_for(&ctx, &task, KeyNeed::Now)?;
         let options = StartOptions {
             session,
@@ -450,7 +481,10 @@ impl Step<'_> {
         state.worktree_diff.clear();
         let sessions = SessionStore::for_git_dir(&repo.git_dir());
         sessions.save(&state).map_err(internal)?;
-        let ctx = prepared.context(false);
+        let ctx = run::RunContext {
+            instructions: std::sync::Arc::new(self.instructions(prepared, &repo).await?),
+            ..prepared.context(false)
+        };
         let builder = builder_for(&ctx, &state.task, KeyNeed::Now)?;
         let guidance = guidance.map(|text| {
             self.redactor
@@ -509,18 +543,28 @@ impl Step<'_> {
     }
 
     /// The bot's branches only, never the default branch nor a branch the plan trusts or
-    /// opens its pull request into (a person's branch).
+    /// opens its pull request into (a person's branch), but the pull request's own branch a plan
+    /// pushes its verified fix onto.
     pub(super) fn branch_rules(&self, repo: &Git2Repository) -> BranchRules {
         let mut protected: Vec<String> = repo.default_branch().ok().flatten().into_iter().collect();
+        let mut pull_head = None;
         if let Ok(work) = self.work() {
             protected.push(work.default_branch.clone());
             if let Ok(plan) = self.push_plan() {
-                protected.extend([plan.trusted_branch.clone(), plan.pull_into.clone()]);
+                match plan.kind {
+                    PushKind::HeadBranch { .. } => pull_head = Some(plan.pull_into.clone()),
+                    PushKind::DefaultBranch
+                    | PushKind::BotsOwnPull { .. }
+                    | PushKind::Stacked { .. } => {
+                        protected.extend([plan.trusted_branch.clone(), plan.pull_into.clone()]);
+                    }
+                }
             }
         }
         BranchRules {
             prefix: super::origin::BRANCH_PREFIX.into(),
             protected,
+            pull_head,
         }
     }
 }

@@ -38,8 +38,10 @@ use crate::render::fit;
 use crate::render::job::{self as summary, SummaryInput};
 use crate::render::status::{self, Footer, View};
 
+mod checks;
 mod comments;
 mod dispatch;
+mod head;
 mod offer;
 mod origin;
 mod progress;
@@ -66,6 +68,10 @@ pub struct StepSettings {
     pub job_minutes: u64,
     /// Where the run's files are copied for the Action's artifact, whatever the outcome.
     pub out: Option<std::path::PathBuf>,
+    /// Which failed runs of pull requests are healed.
+    pub pull_request_checks: crate::github::trigger::PullRequestChecks,
+    /// Where a person's pull request gets its fix, and which failing checks are left alone.
+    pub pull_policy: crate::github::provenance::PullPolicy,
 }
 
 /// Who writes with the workflow's `GITHUB_TOKEN`.
@@ -92,6 +98,8 @@ struct Step<'a> {
     spacing: Duration,
     /// What the step works on and may publish, decided once right after authorization.
     work: std::sync::OnceLock<origin::Work>,
+    /// What a failed run showed (the digest of its failed jobs), once read for its task.
+    seen: std::sync::OnceLock<String>,
 }
 
 /// Runs the step. The configuration is loaded only once the event needs a run.
@@ -108,6 +116,7 @@ pub async fn github(
         phrase: args.trigger_phrase.clone(),
         label: args.label.clone(),
         branch_prefix,
+        pull_request_checks: args.pull_request_checks,
     };
     let classified = trigger::classify(&actions.event_name, &payload, &settings)
         .map_err(|err| SessionError::Usage(err.to_string()))?;
@@ -163,6 +172,7 @@ pub async fn github(
         started: Instant::now(),
         spacing,
         work: std::sync::OnceLock::new(),
+        seen: std::sync::OnceLock::new(),
     };
     if let Some(refusal) = step.authorize().await? {
         return refusal;
@@ -328,7 +338,9 @@ impl Step<'_> {
     ) -> Result<Done, SessionError> {
         let work = self.decide_work().await?;
         if let crate::github::provenance::Publish::Decline(declined) = &work.publish {
-            return finish_early(self.actions, IGNORED, &declined.describe());
+            let reason = declined.describe();
+            tracing::info!("nothing to do: {reason}");
+            return finish_early(self.actions, IGNORED, &reason);
         }
         let given = self.trusted_config(overrides).await?;
         let prepared = prepare(self.args, overrides, env, given).await?;

@@ -1,15 +1,23 @@
 //! Where a step's work comes from, decided once after authorization: the trigger's origin read
-//! from GitHub's API (the default branch, or the pull request's facts; never the payload's copy
-//! of a pull request's branch names, never the checkout), the publishing plan
-//! ([`provenance::plan`]), the configuration of a pull request's run read from the default
-//! branch through the API (a pull request cannot configure the bot that works on it), the check
-//! that the work starts from the commit the trigger trusts, and the worktree moved onto a pull
-//! request's head when the workflow checked out something else.
+//! from GitHub's API (the default branch, or the pull request's facts: the one a command is on,
+//! or the open pull request whose head is a failed run's branch; never the payload's copy of a
+//! pull request's branch names, never the checkout), the publishing plan
+//! ([`provenance::plan`], with the maintainers' pull request policy), the configuration of a
+//! pull request's run read from the default branch through the API (a pull request cannot
+//! configure the bot that works on it), the check that the work starts from the commit the
+//! trigger trusts, the worktree moved onto a pull request's head when the workflow checked out
+//! something else, and the repository's instructions for agents read from the trusted tree (a
+//! pull request's base branch, fetched; else the commit the work starts from).
 
 use super::*;
+use crate::agent::instructions;
 use crate::config::{CONFIG_FILE_NAMES, GivenFile};
 use crate::github::api::PullRequest;
-use crate::github::provenance::{self, BotSide, Origin, PatchOffer, Publish, PullFacts, PushPlan};
+use crate::github::provenance::{
+    self, Asked, BotSide, FixPlace, Origin, PatchOffer, PlanInput, Publish, PullFacts, PushKind,
+    PushPlan,
+};
+use crate::github::trigger::RunOf;
 
 /// The largest configuration file read through the API.
 const MAX_CONFIG_BYTES: usize = 1 << 20;
@@ -39,8 +47,27 @@ impl Work {
     /// The pull request the trigger is about, with its facts.
     pub(super) fn pull(&self) -> Option<&PullFacts> {
         match &self.origin {
-            Origin::PullRequest(pull) => Some(pull),
-            Origin::DefaultBranch { .. } => None,
+            Origin::PullRequest { pull, .. } => Some(pull),
+            Origin::DefaultBranch { .. } | Origin::OrphanBranch { .. } => None,
+        }
+    }
+
+    /// Whether the work is a pull request's failing check (not a person's command).
+    pub(super) fn failing_check(&self) -> bool {
+        matches!(
+            &self.origin,
+            Origin::PullRequest {
+                asked: Asked::FailingCheck { .. },
+                ..
+            }
+        )
+    }
+
+    /// The push plan's kind, when the plan is a push.
+    pub(super) fn push_kind(&self) -> Option<PushKind> {
+        match &self.publish {
+            Publish::Branch(plan) => Some(plan.kind),
+            Publish::Patch(_) | Publish::Decline(_) => None,
         }
     }
 }
@@ -50,21 +77,18 @@ impl Step<'_> {
     pub(super) async fn decide_work(&self) -> Result<&Work, SessionError> {
         let repo = &self.actions.repository;
         let default_branch = self.api.default_branch(repo).await.map_err(internal)?;
-        let origin = match self.trigger.pull_request() {
-            Some(number) => {
-                let pull = self.api.pull(repo, number).await.map_err(internal)?;
-                Origin::PullRequest(facts(pull))
-            }
-            None => Origin::DefaultBranch {
-                branch: default_branch.clone(),
-            },
-        };
+        let origin = self.read_origin(&default_branch).await?;
         let bot = BotSide {
             repository: repo.clone(),
             bot_login: self.args.bot_login.clone(),
             branch_prefix: BRANCH_PREFIX.to_owned(),
         };
-        let publish = provenance::plan(&origin, &bot);
+        let publish = provenance::plan(&PlanInput {
+            origin: &origin,
+            bot: &bot,
+            policy: &self.args.pull_policy,
+            default_branch: &default_branch,
+        });
         tracing::info!("origin {origin:?}: {publish:?}");
         let work = Work {
             origin,
@@ -72,6 +96,119 @@ impl Step<'_> {
             default_branch,
         };
         Ok(self.work.get_or_init(|| work))
+    }
+
+    /// The code the trigger is about, from the API: the pull request a command is on, the open
+    /// pull request whose head is a failed run's branch, else the default branch.
+    async fn read_origin(&self, default_branch: &str) -> Result<Origin, SessionError> {
+        let repo = &self.actions.repository;
+        if let Some(number) = self.trigger.pull_request() {
+            let pull = self.api.pull(repo, number).await.map_err(internal)?;
+            return Ok(Origin::PullRequest {
+                pull: self.facts(pull).await?,
+                asked: Asked::Command,
+            });
+        }
+        let Trigger::FailedRun {
+            of: RunOf::PullRequestHead,
+            head_branch,
+            head_sha,
+            ..
+        } = &self.trigger
+        else {
+            return Ok(Origin::DefaultBranch {
+                branch: default_branch.to_owned(),
+            });
+        };
+        // The run's branch name only finds the pull request: its facts are the API's, and the
+        // plan checks that its head is the commit that failed.
+        match self.api.open_pull_for(repo, head_branch).await {
+            Ok(Some(pull)) => Ok(Origin::PullRequest {
+                pull: self.facts(pull).await?,
+                asked: Asked::FailingCheck {
+                    run_sha: head_sha.clone(),
+                },
+            }),
+            Ok(None) => Ok(Origin::OrphanBranch {
+                branch: head_branch.clone(),
+            }),
+            Err(err) => Err(internal(err)),
+        }
+    }
+
+    /// The facts of a pull request as the API answered them, with whether its branch is
+    /// protected when the policy could push onto it.
+    async fn facts(&self, pull: PullRequest) -> Result<PullFacts, SessionError> {
+        let repo = &self.actions.repository;
+        let same_repository = pull
+            .head_repo
+            .as_deref()
+            .is_some_and(|head| head.eq_ignore_ascii_case(&repo.to_string()));
+        let head_protected = if self.args.pull_policy.fix == FixPlace::HeadBranch && same_repository
+        {
+            self.api
+                .branch_protected(repo, &pull.head_ref)
+                .await
+                .map_err(internal)?
+        } else {
+            false
+        };
+        Ok(PullFacts {
+            number: pull.number,
+            head_repo: pull.head_repo,
+            head_ref: pull.head_ref,
+            head_sha: pull.head_sha,
+            base_ref: pull.base_ref,
+            maintainer_can_modify: pull.maintainer_can_modify,
+            draft: pull.draft,
+            author: pull.author,
+            open: pull.state == "open",
+            head_protected,
+        })
+    }
+
+    /// The repository's instructions for agents, from the tree the trigger trusts: a pull
+    /// request's base branch (fetched into [`instructions::INSTRUCTIONS_REF`]), else the commit
+    /// the work starts from (the default branch's, checked by [`Step::settle_start`]). What the
+    /// pull request changes is never read as instructions; its changed files only say which
+    /// instructions apply.
+    pub(super) async fn instructions(
+        &self,
+        prepared: &Prepared,
+        repo: &Git2Repository,
+    ) -> Result<instructions::RepoInstructions, SessionError> {
+        let work = self.work()?;
+        let Some(pull) = work.pull() else {
+            let head = repo.head().map_err(internal)?.commit;
+            let origin = format!("the default branch `{}`", work.default_branch);
+            return Ok(run::read_instructions(repo, &head, &origin));
+        };
+        self.keep_token_fresh().await;
+        let fetched = push::fetch_trusted(
+            &prepared.executor,
+            &self.remote(prepared),
+            &pull.base_ref,
+            instructions::INSTRUCTIONS_REF,
+        )
+        .await;
+        if let Err(err) = fetched {
+            tracing::warn!(
+                "the base branch `{}`, for its instructions: {err}",
+                pull.base_ref
+            );
+            return Ok(instructions::RepoInstructions::none());
+        }
+        let origin = format!("the base branch `{}`", pull.base_ref);
+        let mut found = run::read_instructions(repo, instructions::INSTRUCTIONS_REF, &origin);
+        match self
+            .api
+            .pull_files(&self.actions.repository, pull.number)
+            .await
+        {
+            Ok(files) => found.focus = files.into_iter().map(|file| file.filename).collect(),
+            Err(err) => tracing::warn!("the pull request's files, for its instructions: {err}"),
+        }
+        Ok(found)
     }
 
     /// What the step works on (decided by [`Step::decide_work`] right after authorization).
@@ -219,21 +356,6 @@ impl Step<'_> {
 
 /// The prefix of the bot's branches.
 pub(super) const BRANCH_PREFIX: &str = "meta-agent/";
-
-/// The facts of a pull request as the API answered them.
-fn facts(pull: PullRequest) -> PullFacts {
-    PullFacts {
-        number: pull.number,
-        head_repo: pull.head_repo,
-        head_ref: pull.head_ref,
-        head_sha: pull.head_sha,
-        base_ref: pull.base_ref,
-        maintainer_can_modify: pull.maintainer_can_modify,
-        draft: pull.draft,
-        author: pull.author,
-        open: pull.state == "open",
-    }
-}
 
 fn given(
     repo: &crate::github::RepoId,

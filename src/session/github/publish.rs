@@ -1,10 +1,14 @@
 //! Publishing a run: the push (never forced, and only what the check before every push allows:
-//! [`push::verify`]), the pull request opened or reused into the branch the plan names, the
-//! status comment, the job summary, annotations and outputs. A fork's pull request is published
-//! by [`super::offer`] instead: nothing is pushed.
+//! [`push::verify`]), the pull request opened or reused into the branch the plan names (or, under
+//! a plan that pushes onto a pull request's own branch, the verified commit pushed there by
+//! [`super::head`]), the status comment, the job summary, annotations and outputs. A fork's pull
+//! request is published by [`super::offer`] instead: nothing is pushed.
 
+use super::head::HeadPush;
 use super::*;
 use crate::github::api::PullRequest;
+use crate::github::provenance::PushKind;
+use crate::render::status::{HeadMoved, PushedToHead};
 
 impl Step<'_> {
     /// Pushes, opens or reuses the pull request, and writes the status comment, the job
@@ -26,8 +30,10 @@ impl Step<'_> {
             };
             return self.offer_patch(input, status, done).await;
         }
-        let base = self.push_plan()?.pull_into.clone();
+        let plan = self.push_plan()?.clone();
         let mut published = report.state.clone();
+        let committed = published.outcome == Some(RunOutcome::Committed) && !published.dry_run;
+        let onto_head = committed && matches!(plan.kind, PushKind::HeadBranch { .. });
         let pushed = !published.dry_run
             && matches!(
                 published.outcome,
@@ -35,6 +41,7 @@ impl Step<'_> {
                     | Some(RunOutcome::Escalated)
                     | Some(RunOutcome::Interrupted)
             );
+        let mut head_push = None;
         if pushed {
             // Recorded before the push: a kill from here on is published again, not re-run.
             self.post_status(
@@ -46,49 +53,20 @@ impl Step<'_> {
             )
             .await?;
             passed(prepared, "status", "publishing", "posted");
-            published.branch = self.push_branch(prepared, repo, &published).await?;
+            if onto_head {
+                head_push = Some(self.push_onto_head(prepared, repo, &mut published).await?);
+            } else {
+                published.branch = self.push_branch(prepared, repo, &published).await?;
+            }
             passed(prepared, "push", &published.branch, "pushed");
         }
         let state = &published;
         let record = SessionRecord::of(state);
-        let outcome = state.outcome.map_or("failed", RunOutcome::as_str);
-        let summary_text = summary::markdown_result(state);
-        let mut pull_url = None;
-        let view = match state.outcome {
-            Some(RunOutcome::Committed) if state.dry_run => View::DryRun {
-                summary: summary_text,
-            },
-            Some(RunOutcome::Committed) => {
-                let pull = self
-                    .open_or_reuse_pull(state, &base, report.commit_message.as_deref())
-                    .await
-                    .map_err(|err| SessionError::Internal(err.to_string()))?;
-                pull_url = Some(pull.clone());
-                passed(prepared, "pull_request", &pull, "open");
-                View::Committed {
-                    pull_url: pull,
-                    summary: summary_text,
-                }
-            }
-            Some(RunOutcome::Escalated) => View::Escalated {
-                report: report.escalation.clone().unwrap_or(summary_text),
-                branch: state.branch.clone(),
-            },
-            Some(RunOutcome::Interrupted) => View::Interrupted {
-                why: state
-                    .interrupted
-                    .clone()
-                    .unwrap_or_else(|| "interrupted".into()),
-                branch: state.branch.clone(),
-                refused: report.refused_wip.clone(),
-            },
-            Some(RunOutcome::NothingToDo) => View::NothingToDo {
-                summary: summary_text,
-            },
-            Some(RunOutcome::Failed) | None => View::Failed {
-                reason: summary_text,
-            },
-        };
+        let (view, pull_url) = self.result_view(&report, state, &plan, head_push).await?;
+        if let (View::Committed { .. }, Some(pull)) = (&view, &pull_url) {
+            passed(prepared, "pull_request", pull, "open");
+        }
+        let outcome = outcome_word(state, &view);
         self.post_status(status, &view, Some(&record)).await?;
         passed(prepared, "status", outcome, "posted");
         let isolation = crate::exec::detect::detect().describe();
@@ -154,8 +132,116 @@ impl Step<'_> {
         }
     }
 
+    /// The status comment's view of a published run, and the pull request to name (the one
+    /// opened or reused; the pull request itself when its own branch got the fix).
+    async fn result_view(
+        &self,
+        report: &RunReport,
+        state: &LoopState,
+        plan: &crate::github::provenance::PushPlan,
+        head_push: Option<HeadPush>,
+    ) -> Result<(View, Option<String>), SessionError> {
+        let summary_text = summary::markdown_result(state);
+        let view = match state.outcome {
+            Some(RunOutcome::Committed) if state.dry_run => View::DryRun {
+                summary: summary_text,
+            },
+            Some(RunOutcome::Committed) => {
+                return self
+                    .committed_view(report, state, plan, head_push, summary_text)
+                    .await;
+            }
+            Some(RunOutcome::Escalated) => View::Escalated {
+                report: report.escalation.clone().unwrap_or(summary_text),
+                branch: state.branch.clone(),
+            },
+            Some(RunOutcome::Interrupted) => View::Interrupted {
+                why: state
+                    .interrupted
+                    .clone()
+                    .unwrap_or_else(|| "interrupted".into()),
+                branch: state.branch.clone(),
+                refused: report.refused_wip.clone(),
+            },
+            Some(RunOutcome::NothingToDo) if state.task.source.is_failing_check() => {
+                View::NotReproduced(self.not_reproduced(state))
+            }
+            Some(RunOutcome::NothingToDo) => View::NothingToDo {
+                summary: summary_text,
+            },
+            Some(RunOutcome::Failed) | None => View::Failed {
+                reason: summary_text,
+            },
+        };
+        Ok((view, None))
+    }
+
+    /// A committed run's view: pushed onto the pull request's branch, not pushed because it
+    /// moved, or a pull request opened or reused (saying why not onto the branch when the
+    /// policy asked for that).
+    async fn committed_view(
+        &self,
+        report: &RunReport,
+        state: &LoopState,
+        plan: &crate::github::provenance::PushPlan,
+        head_push: Option<HeadPush>,
+        summary_text: String,
+    ) -> Result<(View, Option<String>), SessionError> {
+        let number = plan.kind.pull();
+        match head_push {
+            Some(HeadPush::Pushed { commit }) => {
+                let pull_url = number.map(|number| self.actions.pull_url(number));
+                let view = View::PushedToHead(PushedToHead {
+                    branch: state.branch.clone(),
+                    commit,
+                    from: state.base_commit.clone(),
+                    summary: summary_text,
+                });
+                return Ok((view, pull_url));
+            }
+            Some(HeadPush::Moved { refusal, kept_on }) => {
+                let view = View::HeadMoved(HeadMoved {
+                    branch: plan.pull_into.clone(),
+                    refusal,
+                    kept_on,
+                    summary: summary_text,
+                });
+                return Ok((view, None));
+            }
+            None => {}
+        }
+        let pull = self
+            .open_or_reuse_pull(state, &plan.pull_into, report.commit_message.as_deref())
+            .await
+            .map_err(|err| SessionError::Internal(err.to_string()))?;
+        let summary = match plan.kind {
+            PushKind::Stacked {
+                instead: Some(refusal),
+                ..
+            } => {
+                let reason = refusal.describe(&plan.pull_into);
+                tracing::info!("not pushed onto the pull request's branch: {reason}");
+                format!(
+                    "{}{summary_text}",
+                    crate::render::checks::stacked_instead(&reason)
+                )
+            }
+            PushKind::Stacked { instead: None, .. }
+            | PushKind::DefaultBranch
+            | PushKind::BotsOwnPull { .. }
+            | PushKind::HeadBranch { .. } => summary_text,
+        };
+        Ok((
+            View::Committed {
+                pull_url: pull.clone(),
+                summary,
+            },
+            Some(pull),
+        ))
+    }
+
     /// The check before every push ([`push::verify`]), then the push of exactly what it allowed.
-    async fn push_checked(
+    pub(super) async fn push_checked(
         &self,
         prepared: &Prepared,
         repo: &Git2Repository,
@@ -289,6 +375,28 @@ pub(super) async fn on_remote(
     }
     repo.message(push::PUBLISHED_REF)
         .is_ok_and(|message| crate::engine::once::carries_session(&message, &state.session))
+}
+
+/// The `outcome` output: the run's, but `not_reproduced` for a failure the gates did not show
+/// and `branch_moved` for a verified fix the pull request's moved branch did not get.
+fn outcome_word(state: &LoopState, view: &View) -> &'static str {
+    match view {
+        View::NotReproduced(_) => "not_reproduced",
+        View::HeadMoved(_) => "branch_moved",
+        View::Working { .. }
+        | View::Progress { .. }
+        | View::Interrupted { .. }
+        | View::Committed { .. }
+        | View::NothingToDo { .. }
+        | View::Escalated { .. }
+        | View::DryRun { .. }
+        | View::Failed { .. }
+        | View::Stopped { .. }
+        | View::Status { .. }
+        | View::PatchOffered(_)
+        | View::PatchNotOffered { .. }
+        | View::PushedToHead(_) => state.outcome.map_or("failed", RunOutcome::as_str),
+    }
 }
 
 pub(super) fn outputs(

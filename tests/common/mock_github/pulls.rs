@@ -4,8 +4,10 @@
 //! base), its reviews (`GET`/`POST .../reviews`, a review comment refused with GitHub's
 //! "Line could not be resolved" unless its lines lie in one of the file's hunks on the head's
 //! side), the repository itself (`GET /repos/{owner}/{repo}`) and a file's contents on a branch
-//! (`GET /repos/{owner}/{repo}/contents/{path}?ref=`, base64 in lines of 60 as GitHub sends it).
-//! Shapes follow docs.github.com/rest/pulls and /rest/repos/contents.
+//! (`GET /repos/{owner}/{repo}/contents/{path}?ref=`, base64 in lines of 60 as GitHub sends it),
+//! and a branch (`GET /repos/{owner}/{repo}/branches/{branch}`: its tip in the served repository
+//! and whether it is protected). Shapes follow docs.github.com/rest/pulls, /rest/repos/contents
+//! and /rest/branches/branches.
 
 use std::path::Path;
 use std::process::Command;
@@ -50,6 +52,9 @@ pub(super) fn route(
         ("GET", ["repos", owner, repo]) => Answer::json(200, ctx.repo(owner, repo).json()),
         ("GET", ["repos", owner, repo, "contents", path @ ..]) => {
             contents(state, &ctx.repo(owner, repo), &path.join("/"))
+        }
+        ("GET", ["repos", owner, repo, "branches", branch @ ..]) if !branch.is_empty() => {
+            branch_json(state, &ctx.repo(owner, repo), &branch.join("/"))
         }
         ("GET", ["repos", owner, repo, "pulls", number]) => {
             let repo = ctx.repo(owner, repo);
@@ -101,6 +106,28 @@ pub(super) fn head_sha(state: &State, pull: &MockPull) -> String {
         .and_then(|served| git(served, &["rev-parse", &format!("refs/heads/{}", pull.head)]))
         .map(|sha| sha.trim().to_owned())
         .unwrap_or_else(|| format!("{:040x}", stable_id(&pull.head)))
+}
+
+fn branch_json(state: &State, repo: &Repo<'_>, branch: &str) -> Answer {
+    let tip = state
+        .served
+        .as_deref()
+        .and_then(|served| git(served, &["rev-parse", &format!("refs/heads/{branch}")]));
+    let Some(tip) = tip else {
+        return Answer::error(404, "Branch not found");
+    };
+    let sha = tip.trim();
+    Answer::json(
+        200,
+        json!({
+            "name": branch,
+            "commit": {"sha": sha, "url": format!("{}/commits/{sha}", repo.api())},
+            "protected": state.protected.iter().any(|name| name == branch),
+            "protection_url": format!("{}/branches/{branch}/protection", repo.api()),
+            "_links": {"self": format!("{}/branches/{branch}", repo.api()),
+                       "html": format!("{}/tree/{branch}", repo.html())},
+        }),
+    )
 }
 
 fn contents(state: &State, repo: &Repo<'_>, path: &str) -> Answer {
