@@ -168,7 +168,8 @@ impl RepoInstructions {
         about.dedup();
         let mut chosen = Chosen::default();
         let mut body = String::new();
-        let mut left = budget;
+        // The fence's own markers (their random ids included) come out of the budget first.
+        let mut left = budget.saturating_sub(counter.count(&fenced(FENCE, "")));
         let mut shown_texts: Vec<&str> = Vec::new();
         for file in self.applicable(&about) {
             let text = file.text.trim();

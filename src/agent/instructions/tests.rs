@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::git::{Git2Repository, Identity, Repository};
+use crate::protocol::untrusted::plain_ids;
 
 fn counter() -> TokenCounter {
     TokenCounter::for_model("gpt-4.1")
@@ -83,7 +84,7 @@ fn the_nearest_agents_md_and_the_matching_globs_apply_in_priority_order() {
         }]
     );
     assert!(
-        chosen.text.starts_with(&format!("<{FENCE}>\n")),
+        plain_ids(&chosen.text).starts_with(&format!("<{FENCE} id=\"ID\">\n")),
         "{}",
         chosen.text
     );
@@ -160,7 +161,9 @@ fn repository_text_cannot_close_its_fence_or_hide_text() {
     };
     let chosen = instructions.choose(&[], 1000, &counter());
     assert_eq!(
-        chosen.text.matches(&format!("</{FENCE}>")).count(),
+        plain_ids(&chosen.text)
+            .matches(&format!("</{FENCE} id=\"ID\">"))
+            .count(),
         1,
         "{}",
         chosen.text
