@@ -10,9 +10,10 @@ use crate::common::mock_llm::{MockLlm, streamed_tool_call as tool_call};
 use meta_agent::github::status::SessionRecord;
 
 /// The least time between two content-creating writes in this test; progress edits are ten
-/// of them apart.
-const WRITE_SPACING_MS: &str = "100";
-const PROGRESS_SPACING: Duration = Duration::from_millis(1_000);
+/// of them apart (short, so that a run of two or three seconds on an idle machine still makes
+/// several progress edits).
+const WRITE_SPACING_MS: &str = "25";
+const PROGRESS_SPACING: Duration = Duration::from_millis(250);
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_status_comment_is_a_live_checklist_edited_per_step_within_the_rate_policy() {

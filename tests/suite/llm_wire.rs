@@ -289,19 +289,24 @@ async fn o_series_models_get_max_completion_tokens_the_effort_and_no_max_tokens(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_anthropic_refusal_and_an_empty_answer_never_send_an_empty_message() {
-    let mut replies = vec![
+    let mock = MockLlm::start(vec![
         anthropic_stream("", None, "end_turn"),
         anthropic_stream("", None, "refusal"),
-    ];
-    replies.extend(anthropic_fix_and_finish());
-    let mock = MockLlm::start(replies).await;
-    let (_dir, outcome, work) = committed(anthropic_llm(&mock.base_url)).await;
-    let requests = mock.requests();
+    ])
+    .await;
+    let (_dir, work) = example_with(&anthropic_llm(&mock.base_url));
+    let (code, outcome, _work) = run(work).await;
     assert_eq!(
-        requests.len(),
-        4,
-        "the refusal ended the build act; the fix came after"
+        (code, outcome["outcome"].as_str()),
+        (4, Some("escalated")),
+        "{outcome:#}"
     );
+    assert_eq!(
+        outcome["escalation"]["kind"], "model_refused",
+        "the refusal is why the run stopped: {outcome:#}"
+    );
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2, "no call after the refusal");
     let after_empty = messages(&requests[1]);
     assert_eq!(
         after_empty.len(),
@@ -315,11 +320,6 @@ async fn an_anthropic_refusal_and_an_empty_answer_never_send_an_empty_message() 
         .filter_map(|block| block["text"].as_str())
         .collect();
     assert!(said[1].starts_with("Your answer was empty."), "{said:?}");
-    let trace = session_file(&work, &outcome, "trace.jsonl");
-    assert!(
-        trace.contains("the model declined to continue (a refusal, with no text)"),
-        "the build step says why it ended"
-    );
     assert!(mock.refused().is_empty());
 }
 
