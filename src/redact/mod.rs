@@ -1,12 +1,14 @@
 //! The one outbound redactor (SECURITY.md rule 5). [`Redactor`] removes the exact values of the
 //! secrets the bot holds, in their common encodings (base64 at every alignment, hex, URL, JSON
-//! escaping, reversed), and token patterns of well-known providers, replacing each with
+//! escaping, reversed, ROT13, any letter case, spread with whitespace or zero-width characters,
+//! inside gzip+base64), and token patterns of well-known providers, replacing each with
 //! `[REDACTED:<kind>]`. [`neutralize_markdown`] makes outbound Markdown inert (foreign images and
 //! links, mass mentions). Neither decides where text goes: callers pass every outbound text
 //! through here. A redactor that holds no secret still removes the token patterns.
 
 mod encode;
 mod markdown;
+mod packed;
 pub(crate) mod patterns;
 pub mod writer;
 
@@ -139,6 +141,24 @@ impl Redactor {
     /// Redacts `text`: exact values (and their encodings) first, then token patterns. Returns the
     /// input borrowed when nothing matched.
     pub fn redact_text<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let packed = packed::runs_holding(text, |inner| self.packed_kind(inner).is_some());
+        if packed.is_empty() {
+            return self.redact_plain(text);
+        }
+        let unpacked = replace_ranges(text, &packed);
+        Cow::Owned(self.redact_plain(&unpacked).into_owned())
+    }
+
+    /// The kind of secret the unpacked text of a gzip+base64 run holds, if any.
+    fn packed_kind(&self, inner: &str) -> Option<&'static str> {
+        if matches!(self.replace_exact(inner), Cow::Owned(_)) {
+            return Some(SECRET_KIND);
+        }
+        patterns::find(inner).first().map(|(kind, _)| *kind)
+    }
+
+    /// [`Redactor::redact_text`] for text with no packed run holding a secret.
+    fn redact_plain<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let exact = self.replace_exact(text);
         match patterns::replace(&exact) {
             Cow::Borrowed(_) => exact,
@@ -170,11 +190,18 @@ impl Redactor {
                     }),
             );
         }
+        drop(exact);
         found.extend(
             patterns::find(text)
                 .into_iter()
                 .map(|(kind, range)| SecretMatch { kind, range }),
         );
+        for range in packed::runs_holding(text, |inner| self.packed_kind(inner).is_some()) {
+            let kind = packed::unpack(&text[range.clone()])
+                .and_then(|inner| self.packed_kind(&inner))
+                .unwrap_or(SECRET_KIND);
+            found.push(SecretMatch { kind, range });
+        }
         found
     }
 
@@ -328,6 +355,49 @@ mod tests {
             assert!(!redactor.find_secrets(&text).is_empty(), "{form:?}");
         }
         assert_eq!(redactor.redact_text("an ordinary text"), "an ordinary text");
+    }
+
+    #[test]
+    fn a_secret_inside_gzip_and_base64_is_redacted_and_found() {
+        use base64::Engine as _;
+        use std::io::Write as _;
+        let gzip_base64 = |text: &str, url_safe: bool| {
+            let mut encoder =
+                flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            encoder.write_all(text.as_bytes()).unwrap();
+            let packed = encoder.finish().unwrap();
+            match url_safe {
+                true => base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(packed),
+                false => base64::engine::general_purpose::STANDARD.encode(packed),
+            }
+        };
+        let redactor = Redactor::from_values([CANARY.to_owned()]);
+        let token = format!("ghp_{}", "a1B2c3D4e5".repeat(4));
+        for (inner, kind) in [
+            (format!("export KEY={CANARY}\nok\n"), "secret"),
+            (format!("{}\n", CANARY.to_lowercase()), "secret"),
+            (format!("auth: {token}\n"), "github"),
+        ] {
+            for url_safe in [false, true] {
+                let packed = gzip_base64(&inner, url_safe);
+                let text = format!("log: {packed} end");
+                assert_eq!(
+                    redactor.redact_text(&text),
+                    "log: [REDACTED:secret] end",
+                    "{inner:?}"
+                );
+                let found = redactor.find_secrets(&text);
+                assert!(
+                    found
+                        .iter()
+                        .any(|m| m.kind == kind && text[m.range.clone()] == packed),
+                    "{inner:?}: {found:?}"
+                );
+            }
+        }
+        let harmless = format!("log: {} end", gzip_base64("just a build log\n", false));
+        assert_eq!(redactor.redact_text(&harmless), harmless);
+        assert!(redactor.find_secrets(&harmless).is_empty());
     }
 
     #[test]

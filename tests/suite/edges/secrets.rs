@@ -1,7 +1,8 @@
 //! Outputs carry no secret in a simple reversible form the redactor recognises (issue #29,
 //! point 6). The issue's route: the model puts the key ROT13-encoded and with zero-width
 //! characters between its letters in its finish summary; ours: the key in capitals, reversed
-//! ROT13 and spread over spaces, in the same summary. Neither reaches stdout or a session file.
+//! ROT13 and spread over spaces, and a text holding it gzipped and base64-encoded, in the same
+//! summary. None reaches stdout or a session file.
 
 use super::{KEY, broken_example, call, finish, fix, openai_llm, run};
 use crate::common::mock_llm::MockLlm;
@@ -55,4 +56,18 @@ async fn a_rot13_or_zero_width_spread_key_never_reaches_an_output() {
 async fn a_key_in_capitals_reversed_rot13_or_spread_over_spaces_never_does_either() {
     let reversed: String = rot13(KEY).chars().rev().collect();
     assert_never_out(&[KEY.to_uppercase(), reversed, spread(" ")]).await;
+}
+
+/// `text` gzipped, then base64-encoded (standard alphabet).
+fn gzip_base64(text: &str) -> String {
+    use base64::Engine as _;
+    use std::io::Write as _;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(text.as_bytes()).unwrap();
+    base64::engine::general_purpose::STANDARD.encode(encoder.finish().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_key_inside_a_gzipped_and_base64_encoded_text_never_reaches_an_output() {
+    assert_never_out(&[gzip_base64(&format!("deploy:\n  token: {KEY}\n"))]).await;
 }
