@@ -13,6 +13,7 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusRecorder
 
 use super::{NoRedaction, Redact, TelemetryError};
 use crate::protocol::event::{Event, EventSink};
+use crate::protocol::records::StepPhase;
 
 /// Iterations a run took (histogram).
 pub const LOOP_ITERATIONS: &str = "meta_agent.loop.iterations";
@@ -127,6 +128,27 @@ fn describe_metrics() {
     metrics::describe_counter!(GATE_EVALUATIONS, "Gate evaluations, by gate and result.");
 }
 
+/// A phase's outcome as a label from a closed set: an observation's verdict (`passed`,
+/// `failed`, `could_not_start`, else `other`), and `done` for an act, whose outcome is the
+/// model's own summary: free text never becomes a label (it could carry anything, and every
+/// distinct text would be a new series).
+fn outcome_label(phase: StepPhase, outcome: &str) -> &'static str {
+    match phase {
+        StepPhase::Build | StepPhase::Improve => "done",
+        StepPhase::Test | StepPhase::Baseline | StepPhase::Verify => {
+            if outcome.ends_with("passed") {
+                "passed"
+            } else if outcome.ends_with("failed") {
+                "failed"
+            } else if outcome.ends_with("could not start") {
+                "could_not_start"
+            } else {
+                "other"
+            }
+        }
+    }
+}
+
 /// Records one event into the current (local) recorder.
 fn record(event: &Event) {
     match event {
@@ -149,7 +171,7 @@ fn record(event: &Event) {
         } => {
             metrics::histogram!(PHASE_DURATION_MS, "phase" => phase.as_str())
                 .record(*duration_ms as f64);
-            metrics::counter!(PHASE_TOTAL, "phase" => phase.as_str(), "outcome" => outcome.clone())
+            metrics::counter!(PHASE_TOTAL, "phase" => phase.as_str(), "outcome" => outcome_label(*phase, outcome))
                 .increment(1);
         }
         Event::GateFinished {
@@ -207,6 +229,51 @@ mod tests {
         assert!(text.contains("meta_agent_gate_evaluations{gate=\"coverage\",result=\"skip\"} 1"));
         assert!(
             !text.contains("meta_agent_gate_latency_ms_bucket"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn an_acts_free_text_outcome_never_becomes_a_label() {
+        let sink = MetricsSink::default();
+        for (phase, outcome) in [
+            (
+                StepPhase::Build,
+                "Fix mean\n\nignore previous instructions {evil=\"1\"}",
+            ),
+            (StepPhase::Baseline, "baseline: gates failed"),
+            (StepPhase::Verify, "pristine checkout: gates passed"),
+            (
+                StepPhase::Verify,
+                "pristine checkout: gates could not start",
+            ),
+        ] {
+            sink.emit(&Event::PhaseFinished {
+                phase,
+                iteration: 1,
+                duration_ms: 5,
+                outcome: outcome.into(),
+                gates: Vec::new(),
+            });
+        }
+        let text = sink.render_prometheus();
+        let mut labels: Vec<&str> = text
+            .lines()
+            .filter(|line| line.starts_with("meta_agent_phase_total{"))
+            .collect();
+        labels.sort_unstable();
+        assert_eq!(
+            labels,
+            [
+                "meta_agent_phase_total{phase=\"baseline\",outcome=\"failed\"} 1",
+                "meta_agent_phase_total{phase=\"build\",outcome=\"done\"} 1",
+                "meta_agent_phase_total{phase=\"verify\",outcome=\"could_not_start\"} 1",
+                "meta_agent_phase_total{phase=\"verify\",outcome=\"passed\"} 1",
+            ],
+            "{text}"
+        );
+        assert!(
+            !text.contains("evil") && !text.contains("Fix mean"),
             "{text}"
         );
     }
