@@ -141,7 +141,10 @@ impl Redactor {
     /// Redacts `text`: exact values (and their encodings) first, then token patterns. Returns the
     /// input borrowed when nothing matched.
     pub fn redact_text<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        let packed = packed::runs_holding(text, |inner| self.packed_kind(inner).is_some());
+        let packed: Vec<_> = packed::runs_holding(text, |inner| self.packed_kind(inner))
+            .into_iter()
+            .map(|(range, _)| range)
+            .collect();
         if packed.is_empty() {
             return self.redact_plain(text);
         }
@@ -196,12 +199,11 @@ impl Redactor {
                 .into_iter()
                 .map(|(kind, range)| SecretMatch { kind, range }),
         );
-        for range in packed::runs_holding(text, |inner| self.packed_kind(inner).is_some()) {
-            let kind = packed::unpack(&text[range.clone()])
-                .and_then(|inner| self.packed_kind(&inner))
-                .unwrap_or(SECRET_KIND);
-            found.push(SecretMatch { kind, range });
-        }
+        found.extend(
+            packed::runs_holding(text, |inner| self.packed_kind(inner))
+                .into_iter()
+                .map(|(range, kind)| SecretMatch { kind, range }),
+        );
         found
     }
 

@@ -19,8 +19,8 @@ const MAX_UNPACKED: u64 = 1 << 20;
 static GZIP_RUN: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"H4sI[A-Za-z0-9+/_-]{12,}={0,2}").ok());
 
-/// The byte ranges of the gzip+base64 runs in `text` whose unpacked text `holds` a secret.
-pub fn runs_holding(text: &str, holds: impl Fn(&str) -> bool) -> Vec<Range<usize>> {
+/// The gzip+base64 runs in `text` whose unpacked text `finds` something in, with what it found.
+pub fn runs_holding<T>(text: &str, finds: impl Fn(&str) -> Option<T>) -> Vec<(Range<usize>, T)> {
     if !text.contains("H4sI") {
         return Vec::new();
     }
@@ -28,14 +28,16 @@ pub fn runs_holding(text: &str, holds: impl Fn(&str) -> bool) -> Vec<Range<usize
         return Vec::new();
     };
     run.find_iter(text)
-        .filter(|found| unpack(found.as_str()).is_some_and(|inner| holds(&inner)))
-        .map(|found| found.range())
+        .filter_map(|found| {
+            let inner = unpack(found.as_str())?;
+            finds(&inner).map(|what| (found.range(), what))
+        })
         .collect()
 }
 
 /// The text of one run: decoded in whichever alphabet reads it, then gunzipped as far as the
 /// stream goes (a truncated stream still gives what it held) and the cap allows.
-pub fn unpack(run: &str) -> Option<String> {
+fn unpack(run: &str) -> Option<String> {
     let digits = run.trim_end_matches('=');
     // A final lone digit carries no whole byte.
     let digits = match digits.len() % 4 {
@@ -101,8 +103,8 @@ mod tests {
         let with = general_purpose::STANDARD.encode(gzip("key=SECRET-VALUE"));
         let without = general_purpose::STANDARD.encode(gzip("nothing here at all"));
         let text = format!("a {without} b {with} c");
-        let runs = runs_holding(&text, |inner| inner.contains("SECRET-VALUE"));
+        let runs = runs_holding(&text, |inner| inner.contains("SECRET-VALUE").then_some(()));
         assert_eq!(runs.len(), 1);
-        assert_eq!(&text[runs[0].clone()], with);
+        assert_eq!(&text[runs[0].0.clone()], with);
     }
 }
