@@ -110,6 +110,20 @@ impl TestId {
         self
     }
 
+    /// Whether the name already holds the class name, as jest-junit writes it (the full name as
+    /// both, or the describe titles then the test title). Only a jest report, or one whose
+    /// runner is not known, is read that way: a nextest test `n` in crate `n`, or a pytest
+    /// function named like its module, is `n::n`.
+    fn name_holds_class(&self) -> bool {
+        let jest_shaped = matches!(self.select, Selector::Jest { .. } | Selector::Unknown);
+        jest_shaped
+            && (self.name == self.classname
+                || self
+                    .name
+                    .strip_prefix(self.classname.as_str())
+                    .is_some_and(|rest| rest.starts_with(' ')))
+    }
+
     /// Whether `other` names the same test case (same class name, name and file), whatever
     /// either knows of its runner.
     pub fn same_test(&self, other: &TestId) -> bool {
@@ -118,16 +132,11 @@ impl TestId {
 }
 
 /// The text people, signatures and evaluation suites know a test by: `classname::name`, or the
-/// name alone when there is no class name or the name already holds it (jest-junit writes the
-/// full name as both).
+/// name alone when there is no class name or, in a jest report or one of no known runner, the
+/// name already holds it (jest-junit writes the full name as both).
 impl fmt::Display for TestId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let holds_class = self.name == self.classname
-            || self
-                .name
-                .strip_prefix(self.classname.as_str())
-                .is_some_and(|rest| rest.starts_with(' '));
-        if self.classname.is_empty() || holds_class {
+        if self.classname.is_empty() || self.name_holds_class() {
             f.write_str(&self.name)
         } else {
             write!(f, "{}::{}", self.classname, self.name)

@@ -386,8 +386,9 @@ mod properties {
         ) {
             let text = blocks.join("\n\n");
             let lines: Vec<&str> = text.lines().collect();
-            let at = pick.index(lines.len());
-            prop_assume!(lines[at] != replacement && !lines[at].trim().is_empty());
+            let filled: Vec<usize> = (0..lines.len()).filter(|&i| !lines[i].trim().is_empty()).collect();
+            let at = filled[pick.index(filled.len())];
+            prop_assume!(lines[at] != replacement);
             let mut edited: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
             edited[at] = replacement;
             let now = edited.join("\n") + "\n";
