@@ -17,6 +17,7 @@ mod digest;
 mod environment;
 pub mod evidence;
 mod evidence_guard;
+mod existing_tests;
 pub mod hints;
 pub mod improve;
 mod observe;

@@ -248,6 +248,9 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         state.costs.full_ms = Some(elapsed_ms(started));
         let check = self.flaky_check(&ctx, &mut summary, known).await;
         self.record_flaky(state, check);
+        let summary = self
+            .with_existing_tests_verdict(state, &tree, scratch.path(), summary)
+            .await?;
         tracing::info!(
             "pristine checkout of tree {tree}: gates {}",
             if summary.passed { "passed" } else { "failed" }
@@ -363,7 +366,12 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
 
     /// Seeds `checkout` from the snapshot, then writes the tree over it (the tree's files are
     /// the newest there).
-    fn prepare_checkout(&self, state: &LoopState, tree: &str, checkout: &Path) -> io::Result<()> {
+    pub(super) fn prepare_checkout(
+        &self,
+        state: &LoopState,
+        tree: &str,
+        checkout: &Path,
+    ) -> io::Result<()> {
         fs::create_dir(checkout)?;
         let seed = self.pristine_dir(state).join("seed");
         if seed.is_dir() {

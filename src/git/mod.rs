@@ -198,6 +198,10 @@ pub trait Repository: Send + Sync {
     /// `tree` with everything beneath the directory `dir` taken from `from` instead (the bot's own
     /// records added after a verification); returns the new tree's id.
     fn graft(&self, tree: &str, from: &str, dir: &Path) -> Result<String, GitError>;
+    /// `tree` with each of `paths` (files, `/`-separated) as the tree `from` has it, removed
+    /// where `from` has none: the existing tests' tree beside a change's product code. Returns
+    /// the new tree's id.
+    fn overlay(&self, tree: &str, from: &str, paths: &[String]) -> Result<String, GitError>;
     /// Commits the tree `tree` itself on the current branch (parent: HEAD), whatever the worktree
     /// holds, and makes the index that tree (the worktree's differences stay uncommitted).
     /// Returns the new commit's hex id. Never runs hooks.

@@ -293,12 +293,8 @@ fn export(repo: &git2::Repository, tree: &str, dest: &Path) -> Result<(), GitErr
 
 /// `tree` with `dir`'s contents replaced by `from`'s, built in an index of its own.
 fn graft(repo: &git2::Repository, tree: &str, from: &str, dir: &Path) -> Result<Oid, GitError> {
-    let base = tree_by_id(repo, tree)?;
     let source = tree_by_id(repo, from)?;
-    let mut index = git2::Index::new().map_err(GitError::op("create", "index"))?;
-    index
-        .read_tree(&base)
-        .map_err(GitError::op("read tree", tree))?;
+    let mut index = index_of(repo, tree)?;
     index
         .remove_dir(dir, 0)
         .map_err(GitError::op("remove", dir.display().to_string()))?;
@@ -322,6 +318,47 @@ fn graft(repo: &git2::Repository, tree: &str, from: &str, dir: &Path) -> Result<
     index
         .write_tree_to(repo)
         .map_err(GitError::op("write tree", "graft"))
+}
+
+/// `tree` with each of `paths` taken from the tree `from` (removed where `from` has no blob).
+fn overlay(
+    repo: &git2::Repository,
+    tree: &str,
+    from: &str,
+    paths: &[String],
+) -> Result<Oid, GitError> {
+    let source = tree_by_id(repo, from)?;
+    let mut index = index_of(repo, tree)?;
+    for path in paths {
+        let at = Path::new(path);
+        if index.get_path(at, 0).is_some() {
+            index
+                .remove_path(at)
+                .map_err(GitError::op("remove", path.clone()))?;
+        }
+        let entry = source
+            .get_path(at)
+            .ok()
+            .filter(|e| e.kind() == Some(git2::ObjectType::Blob));
+        if let Some(entry) = entry {
+            index
+                .add(&index_entry(path.clone(), entry.filemode(), entry.id()))
+                .map_err(GitError::op("add", path.clone()))?;
+        }
+    }
+    index
+        .write_tree_to(repo)
+        .map_err(GitError::op("write tree", "overlay"))
+}
+
+/// A new in-memory index holding the tree `tree`.
+fn index_of(repo: &git2::Repository, tree: &str) -> Result<git2::Index, GitError> {
+    let base = tree_by_id(repo, tree)?;
+    let mut index = git2::Index::new().map_err(GitError::op("create", "index"))?;
+    index
+        .read_tree(&base)
+        .map_err(GitError::op("read tree", tree))?;
+    Ok(index)
 }
 
 /// An index entry for a blob at `path`.
@@ -700,6 +737,10 @@ impl Repository for Git2Repository {
 
     fn graft(&self, tree: &str, from: &str, dir: &Path) -> Result<String, GitError> {
         Ok(graft(&self.repo(), tree, from, dir)?.to_string())
+    }
+
+    fn overlay(&self, tree: &str, from: &str, paths: &[String]) -> Result<String, GitError> {
+        Ok(overlay(&self.repo(), tree, from, paths)?.to_string())
     }
 
     fn commit_tree(

@@ -50,6 +50,26 @@ pub fn test_split(state: &LoopState) -> Option<TestSplit> {
     })
 }
 
+/// Why a test gate that passed with the change's tests failed without them: the paths left out
+/// (at most five named), and what that means.
+pub fn existing_tests_note(left_out: &[String]) -> String {
+    const NAMED: usize = 5;
+    let mut named = left_out
+        .iter()
+        .take(NAMED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if left_out.len() > NAMED {
+        let _ = write!(named, " and {} more", left_out.len() - NAMED);
+    }
+    format!(
+        "the existing tests fail without the test files the change wrote ({named}): their \
+         verdict comes from the repository's own tests and the change's product code alone, so \
+         the product code must make them pass (a test the change added must not alter them)"
+    )
+}
+
 /// One line for the terminal: `existing tests: 4 ran, all pass · new tests: 2 (1 failing)`.
 pub fn split_line(state: &LoopState) -> Option<String> {
     let split = test_split(state)?;
@@ -176,5 +196,12 @@ mod tests {
             "{text}"
         );
         insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn the_existing_tests_note_names_what_was_left_out() {
+        let few = existing_tests_note(&["tests/test_aaa.py".into()]);
+        let many: Vec<String> = (0..7).map(|i| format!("tests/test_{i}.py")).collect();
+        insta::assert_snapshot!(format!("{few}\n{}", existing_tests_note(&many)));
     }
 }

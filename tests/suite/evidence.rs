@@ -429,3 +429,62 @@ async fn the_model_is_told_why_its_test_edit_was_refused_and_its_honest_fix_is_v
         "{report}"
     );
 }
+
+/// Runs a task whose change passes the gates only through the tests it writes (`changes`, with no
+/// fix of `calc.py`): the existing tests' verdict comes from a run without them, so nothing is
+/// committed or claimed verified, and the report names what was left out and why (#29 point 1).
+/// The pytest gate cannot re-run failing tests alone here, so every observation after an act is
+/// the pristine run (with the failing tests first, the worktree's re-run of the existing test
+/// alone would be the one that fails, and the second run would not be reached).
+fn rebinding_change_is_not_evidence(extra: &[(&str, &str)], changes: Value, left_out: &str) {
+    let config = "version: 1\ngates:\n  - name: tests\n    kind: tests\n    run: [python3, -m, pytest, -q, -p, no:cacheprovider, -o, junit_family=xunit2, \"--junitxml={report_dir}/junit.xml\"]\n    junit: \"{report_dir}/junit.xml\"\n    env:\n      PYTHONDONTWRITEBYTECODE: \"1\"\n";
+    let mut extra = extra.to_vec();
+    extra.push((".meta-agent.yml", config));
+    let (dir, work) = base_with(&extra);
+    let task = task(dir.path(), changes);
+    let (code, _events, outcome) = run_json(&work, &["run", "--task", &task]);
+    assert_ne!(code, 0, "{outcome:#}");
+    assert_eq!(outcome["outcome"], "escalated", "{outcome:#}");
+    assert_eq!(
+        outcome["refused_changes"],
+        json!([]),
+        "the change itself is welcome: {outcome:#}"
+    );
+    let report = session_file(&work, &outcome, "report.md");
+    assert!(
+        report.contains("the existing tests fail without the test files the change wrote")
+            && report.contains(left_out),
+        "{report}"
+    );
+    let log = crate::common::branch_message(&work, &outcome);
+    assert!(
+        !log.contains("Verified by"),
+        "nothing claims verification: {log}"
+    );
+}
+
+/// The route: a new test file that pytest collects before the existing one rebinds the
+/// function under test when it is imported.
+#[test]
+fn a_new_test_file_that_rebinds_the_code_under_test_at_import_is_no_evidence() {
+    let rebinding = "import calc\n\ncalc.mean = lambda values: sum(values) / len(values)\n\n\ndef test_aaa():\n    assert True\n";
+    rebinding_change_is_not_evidence(
+        &[],
+        json!([write("tests/test_aaa.py", rebinding)]),
+        "tests/test_aaa.py",
+    );
+}
+
+/// A second route: a new test appended to an existing test file collected first, whose body
+/// (not its import) rebinds the function for every test after it.
+#[test]
+fn a_new_test_appended_to_an_earlier_file_that_rebinds_the_code_is_no_evidence() {
+    let earlier = "import calc\n\n\ndef test_mean_of_one():\n    assert calc.mean([4]) == 4\n";
+    let appended =
+        "\n\ndef test_zz_setup():\n    calc.mean = lambda values: sum(values) / len(values)\n";
+    rebinding_change_is_not_evidence(
+        &[("tests/test_a_first.py", earlier)],
+        json!([{"write": {"path": "tests/test_a_first.py", "content": format!("{earlier}{appended}")}}]),
+        "tests/test_a_first.py",
+    );
+}

@@ -302,6 +302,57 @@ fn quote_at(text: &str, line: usize) -> String {
     }
 }
 
+/// The changed paths of the test tree: what a run of the existing tests takes from the base
+/// commit instead of the change (SECURITY.md, "Honest edges", property 7). Every changed test file
+/// (new ones too: a test added before the existing ones in discovery order could rebind the code
+/// under test), test data, test configuration and start-up hook; a shared file whose test part
+/// changed; a new package marker; and any new file, whatever its name, that declares a test. What
+/// is left of the change is its product code. Path order.
+pub fn test_tree_paths(changes: &[Change]) -> Vec<String> {
+    let mut paths: Vec<String> = changes
+        .iter()
+        .filter(|c| c.base != c.now && in_test_tree(c))
+        .map(|c| c.path.clone())
+        .collect();
+    paths.sort();
+    paths.dedup();
+    paths
+}
+
+fn in_test_tree(change: &Change) -> bool {
+    match paths::role(&change.path) {
+        PathRole::TestCode | PathRole::TestData | PathRole::TestConfig | PathRole::Hook => true,
+        PathRole::SharedConfig(kind) => {
+            let part = |text: &Option<String>| {
+                text.as_deref()
+                    .map(|t| shared::test_part(t, kind))
+                    .unwrap_or_default()
+            };
+            part(&change.base) != part(&change.now)
+        }
+        PathRole::Other => match (&change.base, &change.now) {
+            (None, Some(now)) => {
+                change.path.rsplit('/').next() == Some("__init__.py")
+                    || Lang::of(&change.path).is_some_and(|lang| {
+                        collects_by_content(lang) && !declared(now, lang).is_empty()
+                    })
+            }
+            (Some(_), Some(_)) | (Some(_), None) | (None, None) => false,
+        },
+    }
+}
+
+/// Whether a runner of `lang` may collect tests from a file whatever its name (pytest's and
+/// Jest's collection patterns are configurable). Rust and Go collect by attribute and file name
+/// (their new test files are test code by name); a new Rust module carries its own test module,
+/// which cannot be left out without the module.
+fn collects_by_content(lang: Lang) -> bool {
+    match lang {
+        Lang::Python | Lang::Js | Lang::Ruby => true,
+        Lang::Rust | Lang::Go => false,
+    }
+}
+
 /// The tests `changes` add: `path::name` for every test declared in the candidate and not at the
 /// base commit (new files and new tests in existing files alike).
 pub fn new_tests(changes: &[Change]) -> Vec<String> {

@@ -363,6 +363,66 @@ fn junit_names_are_matched_to_new_tests() {
     assert!(!is_new_test("tests.test_calc::test_median_old", &new));
 }
 
+/// The existing tests' run leaves out every test file the change wrote, new ones included, and
+/// keeps its product code: what a shared file's product part gains stays, a new module that
+/// declares tests under a product name goes, a new Rust module (its test module inside) stays.
+#[test]
+fn the_test_tree_is_every_test_file_the_change_wrote_and_nothing_else() {
+    let rebinding = "import calc\ncalc.mean = lambda v: sum(v) / len(v)\n\n\ndef test_aaa():\n    assert True\n";
+    let changes = [
+        change(
+            "calc.py",
+            Some("def mean(v):\n    return sum(v) // len(v)\n"),
+            Some("def mean(v):\n    return sum(v) / len(v)\n"),
+        ),
+        change("tests/test_aaa.py", None, Some(rebinding)),
+        edited(
+            "\n\n\ndef test_add",
+            "\n\n\ndef test_new():\n    assert True\n\n\ndef test_add",
+        ),
+        change("tests/snapshots/new.snap", None, Some("x")),
+        change("checks/verify_calc.py", None, Some(rebinding)),
+        change(
+            "src/lib/util.py",
+            None,
+            Some("def helper():\n    return 1\n"),
+        ),
+        change(
+            "src/extra.rs",
+            None,
+            Some(
+                "pub fn one() -> u8 { 1 }\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn one() {}\n}\n",
+            ),
+        ),
+        change(
+            "pyproject.toml",
+            Some("[project]\nname = \"c\"\n"),
+            Some("[project]\nname = \"c\"\ndependencies = [\"attrs\"]\n"),
+        ),
+        change(
+            "setup.cfg",
+            Some("[metadata]\nname = c\n"),
+            Some("[metadata]\nname = c\n[tool:pytest]\naddopts = -p calc_patch\n"),
+        ),
+        change("web/sum.test.ts", None, Some("test('adds', () => {});\n")),
+        change("pkg/__init__.py", None, Some("")),
+    ];
+    assert_eq!(
+        test_tree_paths(&changes),
+        [
+            "checks/verify_calc.py",
+            "pkg/__init__.py",
+            "setup.cfg",
+            "tests/snapshots/new.snap",
+            "tests/test_aaa.py",
+            "tests/test_calc.py",
+            "web/sum.test.ts",
+        ]
+    );
+    let unchanged = change("tests/test_calc.py", Some(TEST_CALC), Some(TEST_CALC));
+    assert!(test_tree_paths(&[unchanged]).is_empty());
+}
+
 mod properties {
     use super::*;
     use proptest::prelude::*;
