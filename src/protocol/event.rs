@@ -4,14 +4,14 @@
 //! (summary, report, commit message, comments, job summary) are not rendered from events but
 //! from the run's state and records, in [`crate::render`].
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::hindsight::SignatureKind;
 use crate::protocol::ending::DecisionKind;
 use crate::protocol::records::{GateCounts, GateOutcome, RunOutcome, StepPhase};
 
 /// The states of the build-test-improve loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LoopPhase {
     Idle,
@@ -58,8 +58,9 @@ impl LoopPhase {
     }
 }
 
-/// Something that happened. Serialized with an `event` tag (snake_case variant name).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// Something that happened. Serialized with an `event` tag (snake_case variant name); read back
+/// from a trace by [`crate::telemetry::read_trace`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
     /// A run began (or resumed: see [`Event::Recovered`]).

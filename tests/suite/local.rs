@@ -231,7 +231,7 @@ fn an_escalated_run_keeps_its_worktree_detached_and_resume_continues_there() {
 }
 
 /// The LLM-driven fix of `wrong_mean`, as the mock model answers it.
-async fn fixing_model() -> MockLlm {
+pub(super) async fn fixing_model() -> MockLlm {
     MockLlm::start(vec![
         streamed_tool_call(
             "call_e",

@@ -37,6 +37,7 @@ mod planning;
 mod pristine;
 mod real_projects;
 mod redact;
+mod replay;
 mod report_coverage;
 mod report_junit;
 mod report_sarif;
