@@ -20,7 +20,7 @@
 //! `meta-agent worktrees`); [`mine`] the progress and lines of `eval mine`;
 //! [`checks`] a pull request's failing checks: not reproduced, fixed on its own branch, or not
 //! pushed because it moved; [`timeline`] a run's trace as a timeline (`trace show`, `trace
-//! replay`).
+//! replay`); [`html`] the run's `report.html`.
 
 pub mod checklist;
 pub mod checks;
@@ -28,6 +28,7 @@ pub mod environment;
 pub mod evidence;
 pub mod fit;
 pub mod gates;
+pub mod html;
 pub mod job;
 pub mod live;
 pub mod local;

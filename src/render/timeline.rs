@@ -403,7 +403,7 @@ pub fn decision_name(decision: DecisionKind) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::time::SystemTime;
 
     use super::*;

@@ -39,6 +39,7 @@ mod real_projects;
 mod redact;
 mod replay;
 mod report_coverage;
+mod report_html;
 mod report_junit;
 mod report_sarif;
 mod rerun;

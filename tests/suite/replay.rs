@@ -16,17 +16,25 @@ use meta_agent::replay::{
 use meta_agent::telemetry::{TraceEntry, Traced};
 use serde_json::Value;
 
-use super::local::{fixing_model, no_reflection, with_model};
+use super::local::{fixing_model_saying, no_reflection, with_model};
 use crate::common::meta_agent;
 
 /// A committed run of the example with the mock model: its checkout and outcome object.
 async fn recorded_run() -> (tempfile::TempDir, PathBuf, Value) {
+    recorded_run_of("Fix mean", "true division").await
+}
+
+/// A committed run of `task` (the mock model fixes `mean`, closing with `summary`).
+pub(super) async fn recorded_run_of(
+    task: &str,
+    summary: &str,
+) -> (tempfile::TempDir, PathBuf, Value) {
     let (dir, work) = super::engine::example_with(no_reflection);
-    let mock = fixing_model().await;
+    let mock = fixing_model_saying(summary).await;
     let url = mock.base_url.clone();
-    let place = work.clone();
+    let (place, task) = (work.clone(), task.to_owned());
     let (code, lines) = tokio::task::spawn_blocking(move || {
-        with_model(&place, &url, true, None, &["run", "--text", "Fix mean"])
+        with_model(&place, &url, true, None, &["run", "--text", &task])
     })
     .await
     .unwrap();
