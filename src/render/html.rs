@@ -2,7 +2,7 @@
 //! file (no script at all, no external style, font or image: it opens from a downloaded zip),
 //! under a strict content security policy in a meta tag (`default-src 'none'`, its one inline
 //! style allowed by hash). It shows the outcome, the timeline, each act (what it did, its model
-//! and tool calls, its diff) folded in `<details>`, the gates with their failing tests, and the
+//! and tool calls, each call's prompt and answer, its diff) folded in `<details>`, the gates with their failing tests, and the
 //! decision at each step.
 //!
 //! Every text from the run is untrusted (task, test output, model answers, tool inputs): maud's
@@ -153,6 +153,7 @@ fn acts(input: &HtmlInput<'_>) -> Markup {
 
 fn act(step: &StepRecord, trace: &[TraceEntry]) -> Markup {
     let calls = calls_during(step, trace);
+    let exchanges = exchanges_during(step, trace);
     html! {
         details class="act" {
             summary {
@@ -167,6 +168,15 @@ fn act(step: &StepRecord, trace: &[TraceEntry]) -> Markup {
                 h4 { "Model and tool calls" }
                 ul class="calls" { @for call in &calls { li { (call) } } }
             }
+            @for (number, (model, prompt, answer)) in exchanges.iter().enumerate() {
+                details class="exchange" {
+                    summary { "model call " (number + 1) " (" (model) "): prompt and answer" }
+                    h5 { "What the model was shown (since its previous answer)" }
+                    pre class="text" { (prompt) }
+                    h5 { "What it answered" }
+                    pre class="text" { (answer) }
+                }
+            }
             @if !step.diff.is_empty() {
                 h4 { "Diff" }
                 (diff(&step.diff))
@@ -176,13 +186,35 @@ fn act(step: &StepRecord, trace: &[TraceEntry]) -> Markup {
     }
 }
 
-/// The model and tool calls (their row texts) the trace holds within the step's time.
-fn calls_during(step: &StepRecord, trace: &[TraceEntry]) -> Vec<String> {
+/// The trace's entries written within the step's time.
+fn during<'a>(step: &StepRecord, trace: &'a [TraceEntry]) -> impl Iterator<Item = &'a TraceEntry> {
     let start = SystemTime::UNIX_EPOCH + Duration::from_millis(step.started_unix_ms);
     let end = start + Duration::from_millis(step.duration_ms);
-    let inside: Vec<TraceEntry> = trace
+    trace
         .iter()
-        .filter(|entry| entry.time >= start && entry.time <= end)
+        .filter(move |entry| entry.time >= start && entry.time <= end)
+}
+
+/// The step's model exchanges: (model, prompt, answer).
+fn exchanges_during<'a>(
+    step: &StepRecord,
+    trace: &'a [TraceEntry],
+) -> Vec<(&'a str, &'a str, &'a str)> {
+    during(step, trace)
+        .filter_map(|entry| match &entry.event {
+            Traced::Known(Event::ModelExchange {
+                model,
+                prompt,
+                answer,
+            }) => Some((model.as_str(), prompt.as_str(), answer.as_str())),
+            Traced::Known(_) | Traced::Unknown { .. } => None,
+        })
+        .collect()
+}
+
+/// The model and tool calls (their row texts) the trace holds within the step's time.
+fn calls_during(step: &StepRecord, trace: &[TraceEntry]) -> Vec<String> {
+    let inside: Vec<TraceEntry> = during(step, trace)
         .filter(|entry| {
             matches!(
                 entry.event,

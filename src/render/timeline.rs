@@ -358,7 +358,7 @@ fn describe_event(event: &Event) -> Described {
             format!("escalated: {}", one_line(reason)),
             true,
         )),
-        Event::CommandRun { .. } => None,
+        Event::CommandRun { .. } | Event::ModelExchange { .. } => None,
     }
 }
 

@@ -134,6 +134,7 @@ pub fn marks(traced: &Traced) -> Vec<Location> {
         | Event::ResolutionApplied { .. }
         | Event::ResolutionOutcome { .. }
         | Event::FlakyTest { .. }
+        | Event::ModelExchange { .. }
         | Event::RerunRejected { .. }
         | Event::CommandRun { .. }
         | Event::FileChanged { .. }

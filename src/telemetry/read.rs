@@ -118,6 +118,14 @@ mod tests {
     #[test]
     fn reads_back_what_the_trace_file_wrote() {
         let events = vec![
+            // No gates: the field is left out of the line, and read back empty.
+            Event::PhaseFinished {
+                phase: crate::protocol::records::StepPhase::Build,
+                iteration: 1,
+                duration_ms: 3,
+                outcome: "changed".into(),
+                gates: Vec::new(),
+            },
             Event::StateChanged {
                 from: LoopPhase::Idle,
                 to: LoopPhase::Planning,
@@ -142,7 +150,7 @@ mod tests {
             read,
             events.into_iter().map(Traced::Known).collect::<Vec<_>>()
         );
-        assert_eq!(entries[1].seq, 2);
+        assert_eq!(entries[2].seq, 3);
         assert_eq!(
             entries[0].time,
             SystemTime::UNIX_EPOCH + Duration::from_millis(1_795_314_548_007)

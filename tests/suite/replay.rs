@@ -101,6 +101,10 @@ async fn trace_show_prints_the_timeline_of_a_recorded_run_from_its_session_direc
         );
     }
     assert!(
+        !by_session.contains(" event "),
+        "every event of the run reads back as itself:\n{by_session}"
+    );
+    assert!(
         by_session.contains(" !gate     tests FAILED"),
         "the baseline's failure is marked:\n{by_session}"
     );

@@ -87,6 +87,22 @@ async fn report_html_of_a_committed_run_opens_clean_in_chromium_with_hostile_tex
     let opened = chromium::open(&page);
     assert_clean(&opened, "committed");
     assert!(
+        opened
+            .dom
+            .contains("model call 1 (test-model): prompt and answer"),
+        "each model call's prompt and answer, folded"
+    );
+    assert!(
+        opened.dom.contains("[system]\n") && opened.dom.contains("[user]\n"),
+        "the first call's prompt: the system and user messages"
+    );
+    assert!(
+        opened
+            .dom
+            .contains("→ finish({\"summary\":\"true division &lt;script&gt;"),
+        "the model's answer, as text"
+    );
+    assert!(
         opened.dom.contains("true division &lt;script&gt;"),
         "the model's answer is there"
     );
