@@ -35,6 +35,7 @@ apt_install_missing gotestsum gotestsum "the go re-run filter test"
 apt_install_missing javac default-jdk-headless "the sandbox's JVM test"
 apt_install_missing node nodejs "the sandbox's WebAssembly test"
 apt_install_missing npm npm "the GitHub payload tests (npm installs their reference data)"
+apt_install_missing chromium chromium "the report.html tests in a headless browser"
 
 # GitHub's published webhook examples (MIT, from octokit/webhooks), the reference shapes of the
 # GitHub tests: an npm package, pinned, installed under target/. Named in the environment, so

@@ -8,6 +8,8 @@
 //!   the layers below, builds the redactor once;
 //! - [`render`]: every text a person reads (terminal summary, report, commit message, status
 //!   comment, pull request body, job summary), pure functions of typed records;
+//! - [`replay`]: a recorded run read back: `trace show`, `trace replay` (clock and keys as
+//!   traits);
 //! - [`eval`]: evaluation suites, their graders and statistics (`meta-agent eval`);
 //! - [`engine`]: the build-test-improve loop, its pure decisions and persisted state;
 //! - [`agent`]: the LLM-driven coding agent that implements the protocol's builder contract;
@@ -50,6 +52,7 @@ pub mod policy;
 pub mod protocol;
 pub mod redact;
 pub mod render;
+pub mod replay;
 pub mod report;
 pub mod session;
 pub mod telemetry;

@@ -1,6 +1,7 @@
 //! [`Metered`]: the provider as one act sees it: every call (model, tokens, cost, duration) is
 //! reported on the run's event stream as an `LlmCall` event the moment it answers or fails, and
-//! summed up so the act can report its usage.
+//! summed up so the act can report its usage; an answered call is followed by its
+//! `ModelExchange` (what the model was shown since its previous answer, what it answered).
 //!
 //! A thin wrapper: it neither retries nor refuses; a call the budget refused before sending is
 //! not a call and is neither reported nor counted.
@@ -8,9 +9,9 @@
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
-use crate::llm::{ChatRequest, Completion, LlmError, Provider};
+use crate::llm::{ChatRequest, Completion, LlmError, Message, Provider};
 use crate::protocol::builder::Progress;
-use crate::protocol::event::Event;
+use crate::protocol::event::{EXCHANGE_CHARS, Event};
 use crate::protocol::records::Usage;
 
 /// Reports and counts the calls made through it.
@@ -78,12 +79,58 @@ impl<P: Provider> Provider for Metered<'_, P> {
             started_unix_ms,
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         });
+        if let Ok(completion) = &result {
+            self.progress.emit(&exchange(request, completion));
+        }
         result
     }
 
     fn name(&self) -> &str {
         self.inner.name()
     }
+}
+
+/// The call's [`Event::ModelExchange`]: the messages since the model's previous answer (all of
+/// them on a first call), and its answer with its tool calls.
+fn exchange(request: &ChatRequest, completion: &Completion) -> Event {
+    let since = request
+        .messages
+        .iter()
+        .rposition(|message| matches!(message, Message::Assistant { .. }))
+        .map_or(0, |last| last + 1);
+    let prompt: Vec<String> = request.messages[since..].iter().map(shown).collect();
+    let mut answer = completion.text.clone();
+    for call in &completion.tool_calls {
+        answer.push_str(&format!("\n→ {}({})", call.name, call.arguments));
+    }
+    Event::ModelExchange {
+        model: request.model.clone(),
+        prompt: cut(&prompt.join("\n\n")),
+        answer: cut(answer.trim_start()),
+    }
+}
+
+/// One message as the exchange shows it: its role, then its text.
+fn shown(message: &Message) -> String {
+    match message {
+        Message::System { text } => format!("[system]\n{text}"),
+        Message::User { text } => format!("[user]\n{text}"),
+        Message::Assistant { text, .. } => format!("[assistant]\n{text}"),
+        Message::Tool(result) => {
+            let failed = if result.is_error { ", failed" } else { "" };
+            format!("[tool result{failed}]\n{}", result.content)
+        }
+    }
+}
+
+/// `text` cut at [`EXCHANGE_CHARS`], saying how much was left out.
+fn cut(text: &str) -> String {
+    let total = text.chars().count();
+    if total <= EXCHANGE_CHARS {
+        return text.to_owned();
+    }
+    let kept: String = text.chars().take(EXCHANGE_CHARS).collect();
+    format!("{kept}\n[… {} more characters]", total - EXCHANGE_CHARS)
 }
 
 #[cfg(test)]
@@ -126,6 +173,62 @@ mod tests {
         }
     }
 
+    #[test]
+    fn an_exchange_holds_the_messages_since_the_last_answer_and_the_answer_cut() {
+        use crate::llm::{StopReason, ToolCall, ToolResult};
+        let request = ChatRequest {
+            model: "m".into(),
+            messages: vec![
+                Message::system("rules"),
+                Message::user("the task"),
+                Message::Assistant {
+                    text: "looking".into(),
+                    tool_calls: Vec::new(),
+                },
+                Message::Tool(ToolResult {
+                    call_id: "c1".into(),
+                    content: "file text".into(),
+                    is_error: true,
+                }),
+            ],
+            tools: Vec::new(),
+            max_tokens: 10,
+            temperature: None,
+            stream: false,
+        };
+        let completion = Completion {
+            text: "x".repeat(EXCHANGE_CHARS + 5),
+            tool_calls: vec![ToolCall {
+                id: "c2".into(),
+                name: "finish".into(),
+                arguments: serde_json::json!({"summary": "done"}),
+            }],
+            usage: TokenUsage::default(),
+            cost_usd: 0.0,
+            stop_reason: StopReason::EndTurn,
+            cut_call: None,
+        };
+        let Event::ModelExchange { prompt, answer, .. } = exchange(&request, &completion) else {
+            panic!("an exchange");
+        };
+        assert_eq!(prompt, "[tool result, failed]\nfile text");
+        let whole = format!(
+            "{}\n→ finish({{\"summary\":\"done\"}})",
+            "x".repeat(EXCHANGE_CHARS + 5)
+        );
+        let left = whole.chars().count() - EXCHANGE_CHARS;
+        assert_eq!(
+            answer,
+            format!("{}\n[… {left} more characters]", "x".repeat(EXCHANGE_CHARS))
+        );
+        let mut first = request.clone();
+        first.messages.truncate(2);
+        let Event::ModelExchange { prompt, .. } = exchange(&first, &completion) else {
+            panic!("an exchange");
+        };
+        assert_eq!(prompt, "[system]\nrules\n\n[user]\nthe task");
+    }
+
     #[tokio::test]
     async fn answered_and_failed_calls_are_recorded_refused_ones_are_not() {
         let inner = Scripted(Mutex::new(0));
@@ -142,8 +245,20 @@ mod tests {
         for _ in 0..3 {
             let _ = metered.chat(&request).await;
         }
-        let calls = events.events();
+        let (exchanges, calls): (Vec<Event>, Vec<Event>) = events
+            .events()
+            .into_iter()
+            .partition(|event| matches!(event, Event::ModelExchange { .. }));
         assert_eq!(calls.len(), 2, "{calls:?}");
+        assert_eq!(
+            exchanges,
+            vec![Event::ModelExchange {
+                model: "fast".into(),
+                prompt: String::new(),
+                answer: "ok".into(),
+            }],
+            "only the answered call has an exchange"
+        );
         let Event::LlmCall {
             provider,
             model,

@@ -3,7 +3,7 @@
 //!
 //! Command names and JSON shapes are a contract other tools rely on: `run`, `resume`, `gates`,
 //! `github`, `report junit`, `report coverage`, `report sarif`, `config check`, `config schema`,
-//! `hindsight ...`, `eval run|grade|merge|compare|mine|schema`, `worktrees list|prune`.
+//! `hindsight ...`, `eval run|grade|merge|compare|mine|schema`, `worktrees list|prune`, `trace show|replay`.
 
 use std::path::PathBuf;
 
@@ -112,6 +112,9 @@ pub enum Command {
     /// session ended.
     #[command(subcommand)]
     Worktrees(WorktreesCommand),
+    /// A recorded run read back: its timeline, or a replay in real time.
+    #[command(subcommand)]
+    Trace(TraceCommand),
     /// Runs one command under supervision (internal: used by meta-agent for every child process).
     #[command(name = "__supervise", hide = true)]
     Supervise(SupervisorArgs),
@@ -166,6 +169,40 @@ pub enum ConfigCommand {
 }
 
 /// `meta-agent worktrees ...`.
+#[derive(Debug, Subcommand)]
+pub enum TraceCommand {
+    /// Print the run as a timeline: phases, model calls (tokens, latency), tool calls, gates,
+    /// decisions, the outcome.
+    Show {
+        /// A run's directory, the artifact's zip as GitHub serves it, a trace.jsonl, or a session
+        /// of the repository.
+        #[arg(value_name = "DIR|ZIP|SESSION")]
+        run: String,
+    },
+    /// Play the run back in real time: space pauses and goes on, n steps, q quits.
+    Replay {
+        /// A run's directory, the artifact's zip as GitHub serves it, a trace.jsonl, or a session
+        /// of the repository.
+        #[arg(value_name = "DIR|ZIP|SESSION")]
+        run: String,
+        /// How many times faster than the run: 1, 2 or 4.
+        #[arg(long, default_value = "1", value_parser = parse_speed)]
+        speed: crate::replay::Speed,
+        /// Pause at every event that marks this pause-point location (repeatable; without a
+        /// terminal to read keys from, the replay ends there).
+        #[arg(long, value_name = "LOCATION", value_parser = parse_location)]
+        until: Vec<crate::replay::Location>,
+    },
+}
+
+fn parse_speed(given: &str) -> Result<crate::replay::Speed, crate::replay::player::UnknownSpeed> {
+    given.parse()
+}
+
+fn parse_location(given: &str) -> Result<crate::replay::Location, crate::replay::UnknownLocation> {
+    given.parse()
+}
+
 #[derive(Debug, Subcommand)]
 pub enum WorktreesCommand {
     /// Each kept worktree: its session, branch, state (in use, the outcome, paused), age and

@@ -3,7 +3,8 @@
 
 use super::args::{
     Cli, Command, ConfigCommand, EvalCommand, GatesArgs, GithubArgs, OutputArgs,
-    PullRequestChecksArg, PullRequestFixArg, ReportCommand, ResumeArgs, RunArgs, WorktreesCommand,
+    PullRequestChecksArg, PullRequestFixArg, ReportCommand, ResumeArgs, RunArgs, TraceCommand,
+    WorktreesCommand,
 };
 use crate::github::provenance::{FixPlace, PullPolicy};
 use crate::github::trigger::PullRequestChecks;
@@ -33,6 +34,17 @@ pub async fn run(cli: &Cli, env: &Environment) -> Result<Done, SessionError> {
         }
         Command::Worktrees(WorktreesCommand::Prune) => {
             crate::session::worktrees::prune(&overrides, env)
+        }
+        Command::Trace(TraceCommand::Show { run }) => crate::session::trace::show(&overrides, run),
+        Command::Trace(TraceCommand::Replay { run, speed, until }) => {
+            crate::session::trace::replay(
+                &overrides,
+                &crate::session::trace::ReplayRequest {
+                    run: run.clone(),
+                    speed: *speed,
+                    until: until.clone(),
+                },
+            )
         }
         Command::Supervise(_) => Err(SessionError::Internal(
             "the supervisor runs without a runtime".into(),

@@ -22,3 +22,4 @@ pub mod thread;
 pub mod trigger;
 
 pub use api::{GitHubApi, GitHubError, Permission, RepoId};
+pub use rest::unzip;

@@ -35,7 +35,8 @@ mod answer;
 mod apps;
 mod failure;
 
-use self::answer::{decode, page, read_capped, read_tail, unzip};
+pub use self::answer::unzip;
+use self::answer::{decode, page, read_capped, read_tail};
 use self::failure::{status_error, unreachable};
 use super::api::{
     Artifact, Comment, GitHubApi, GitHubError, Issue, Job, NewPullRequest, NewReview, Permission,

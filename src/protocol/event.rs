@@ -4,14 +4,17 @@
 //! (summary, report, commit message, comments, job summary) are not rendered from events but
 //! from the run's state and records, in [`crate::render`].
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::hindsight::SignatureKind;
 use crate::protocol::ending::DecisionKind;
 use crate::protocol::records::{GateCounts, GateOutcome, RunOutcome, StepPhase};
 
+/// The most characters a [`Event::ModelExchange`] keeps of a prompt or an answer.
+pub const EXCHANGE_CHARS: usize = 4000;
+
 /// The states of the build-test-improve loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LoopPhase {
     Idle,
@@ -58,8 +61,9 @@ impl LoopPhase {
     }
 }
 
-/// Something that happened. Serialized with an `event` tag (snake_case variant name).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// Something that happened. Serialized with an `event` tag (snake_case variant name); read back
+/// from a trace by [`crate::telemetry::read_trace`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
     /// A run began (or resumed: see [`Event::Recovered`]).
@@ -90,7 +94,7 @@ pub enum Event {
         iteration: u32,
         duration_ms: u64,
         outcome: String,
-        #[serde(skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         gates: Vec<GateOutcome>,
     },
     /// A gate's command is about to run.
@@ -155,6 +159,14 @@ pub enum Event {
         /// When the request was sent, in milliseconds since the Unix epoch.
         started_unix_ms: u64,
         duration_ms: u64,
+    },
+    /// What the model was shown for a call (the messages since its previous answer) and what it
+    /// answered, each cut at [`EXCHANGE_CHARS`]: for the trace and `report.html`, which show each
+    /// act's prompts and answers.
+    ModelExchange {
+        model: String,
+        prompt: String,
+        answer: String,
     },
     /// An agent tool call — for the audit log.
     ToolCalled {

@@ -9,7 +9,7 @@
 //! logs); it only shapes what the model reads.
 
 /// Characters that hide text or reorder it on screen.
-fn hidden(c: char) -> bool {
+pub fn hidden(c: char) -> bool {
     matches!(
         c,
         '\u{200B}'..='\u{200F}'

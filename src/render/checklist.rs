@@ -82,6 +82,7 @@ impl Checklist {
             | Event::GateSkipped { .. }
             | Event::ResolutionOutcome { .. }
             | Event::FlakyTest { .. }
+            | Event::ModelExchange { .. }
             | Event::RerunRejected { .. }
             | Event::CommandRun { .. }
             | Event::FileChanged { .. }

@@ -48,6 +48,7 @@ impl Live {
             | Event::SignatureFound { .. }
             | Event::ResolutionOutcome { .. }
             | Event::FlakyTest { .. }
+            | Event::ModelExchange { .. }
             | Event::RerunRejected { .. }
             | Event::CommandRun { .. }
             | Event::FileChanged { .. }
@@ -114,6 +115,7 @@ pub fn plain_line(event: &Event) -> Option<String> {
         | Event::ResolutionApplied { .. }
         | Event::ResolutionOutcome { .. }
         | Event::FlakyTest { .. }
+        | Event::ModelExchange { .. }
         | Event::RerunRejected { .. }
         | Event::CommandRun { .. }
         | Event::FileChanged { .. }

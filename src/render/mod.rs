@@ -19,7 +19,8 @@
 //! [`local`] what a local run says about its worktree and the user's uncommitted work (and
 //! `meta-agent worktrees`); [`mine`] the progress and lines of `eval mine`;
 //! [`checks`] a pull request's failing checks: not reproduced, fixed on its own branch, or not
-//! pushed because it moved.
+//! pushed because it moved; [`timeline`] a run's trace as a timeline (`trace show`, `trace
+//! replay`); [`html`] the run's `report.html`.
 
 pub mod checklist;
 pub mod checks;
@@ -27,6 +28,7 @@ pub mod environment;
 pub mod evidence;
 pub mod fit;
 pub mod gates;
+pub mod html;
 pub mod job;
 pub mod live;
 pub mod local;
@@ -38,6 +40,7 @@ pub mod review;
 pub mod status;
 pub mod subject;
 pub mod terminal;
+pub mod timeline;
 
 /// Tests named in a line: `a, b, c`.
 pub fn test_names(tests: &[crate::protocol::test_id::TestId]) -> String {

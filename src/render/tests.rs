@@ -486,3 +486,60 @@ fn the_repository_instructions_shown_are_named_in_the_result_and_the_terminal() 
         stable(&terminal::render(&report(shown), false))
     );
 }
+
+/// A report whose untrusted texts are hostile: the task's title, an action, a diff line and a
+/// failing test's name carry markup that must stay text.
+fn hostile_report(escalated: bool) -> RunReport {
+    let mut state = state(escalated);
+    state.task.title = "Fix <script>alert(1)</script> mean".into();
+    state.history[0]
+        .actions
+        .push("said </details><img src=x onerror=alert(2)>".into());
+    state.history[0].diff = "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n\
+        @@ -1,2 +1,2 @@\n def mean(values):\n-    return sum(values) // len(values)\n\
+        +    return sum(values) / len(values)  # <script>x</script>\n"
+        .into();
+    state.gates[0].failing_tests = vec![crate::protocol::test_id::TestId::junit(
+        "tests.test_calc",
+        "test_<b>bold</b>",
+        None,
+    )];
+    report(state)
+}
+
+fn html_of(report: &RunReport) -> String {
+    let trace = super::timeline::tests::sample();
+    let page = super::html::report_html(&super::html::HtmlInput {
+        report,
+        trace: &trace,
+    });
+    page.replace(include_str!("html.css"), "[the style]")
+}
+
+#[test]
+fn report_html_committed_and_escalated() {
+    // One tag a line, for a snapshot a person can review.
+    let lines = |page: String| page.replace("><", ">\n<");
+    insta::assert_snapshot!(
+        "report_html_committed",
+        lines(html_of(&hostile_report(false)))
+    );
+    insta::assert_snapshot!(
+        "report_html_escalated",
+        lines(html_of(&hostile_report(true)))
+    );
+}
+
+#[test]
+fn report_html_keeps_hostile_text_as_text() {
+    let page = html_of(&hostile_report(true));
+    assert!(!page.contains("<script"), "{page}");
+    assert!(!page.contains("<img"), "{page}");
+    assert!(!page.contains("<b>"), "{page}");
+    assert_eq!(
+        page.matches("</details>").count(),
+        page.matches("<details").count()
+    );
+    assert!(page.contains("Fix &lt;script&gt;alert(1)&lt;/script&gt; mean"));
+    assert!(page.contains("said &lt;/details&gt;&lt;img src=x onerror=alert(2)&gt;"));
+}

@@ -23,6 +23,7 @@ pub mod run;
 pub mod signals;
 mod sinks;
 pub mod start;
+pub mod trace;
 pub mod worktree;
 pub mod worktrees;
 
@@ -49,6 +50,8 @@ pub enum SessionError {
     Hindsight(#[from] HindsightError),
     #[error(transparent)]
     Memory(#[from] crate::memory::MemoryError),
+    #[error(transparent)]
+    Replay(#[from] crate::replay::ReplayError),
     #[error("{0}")]
     Usage(String),
     #[error("{0}")]
@@ -60,9 +63,10 @@ impl SessionError {
     pub fn class(&self) -> FailureClass {
         match self {
             SessionError::Config(ConfigError::BadPreset { .. }) => FailureClass::Internal,
-            SessionError::Config(_) | SessionError::Report(_) | SessionError::Usage(_) => {
-                FailureClass::Usage
-            }
+            SessionError::Config(_)
+            | SessionError::Report(_)
+            | SessionError::Replay(_)
+            | SessionError::Usage(_) => FailureClass::Usage,
             SessionError::Hindsight(err) => hindsight_class(err),
             SessionError::Memory(err) => crate::memory::cli::failure_class(err),
             SessionError::Internal(_) => FailureClass::Internal,

@@ -5,8 +5,8 @@
 //! ([`super::lock`]) throughout.
 //!
 //! Every run writes its files to its session directory (`.git/meta-agent/sessions/<id>/`):
-//! `state.json` (for resume), `trace.jsonl`, `audit.jsonl`, `metrics.prom`, `report.md` and
-//! `outcome.json`. With `--json`, events stream to stdout as JSON lines and the last line is the
+//! `state.json` (for resume), `trace.jsonl`, `audit.jsonl`, `metrics.prom`, `report.md`,
+//! `report.html` and `outcome.json`. With `--json`, events stream to stdout as JSON lines and the last line is the
 //! outcome object.
 
 use std::path::{Path, PathBuf};
@@ -110,8 +110,9 @@ impl Begin {
 
 /// The files of a run that `--out` copies (the memory queue only when the database was
 /// unreachable).
-pub const RESULT_FILES: [&str; 6] = [
+pub const RESULT_FILES: [&str; 7] = [
     "report.md",
+    "report.html",
     "outcome.json",
     "metrics.prom",
     "trace.jsonl",
@@ -515,6 +516,7 @@ pub(super) async fn drive(
         outcome["worktree"] = serde_json::Value::String(kept.display().to_string());
     }
     write_file(&dir.join("report.md"), &rendered)?;
+    write_html(&dir, &report, &redactor)?;
     let outcome = redactor.redact_text(&format!("{outcome}\n")).into_owned();
     write_file(&dir.join("outcome.json"), &outcome)?;
     let stdout = if json { outcome } else { rendered };
@@ -547,6 +549,23 @@ pub(super) fn read_instructions(
             crate::agent::instructions::RepoInstructions::none()
         }
     }
+}
+
+/// `report.html` beside `report.md`, from the report and the session's whole trace (a trace that
+/// cannot be read leaves the page without its timeline, with a warning).
+fn write_html(dir: &Path, report: &RunReport, redactor: &Redactor) -> Result<(), SessionError> {
+    let trace = match crate::replay::source::load(dir) {
+        Ok(trace) => trace,
+        Err(err) => {
+            tracing::warn!("report.html without its timeline: {err}");
+            Vec::new()
+        }
+    };
+    let html = crate::render::html::report_html(&crate::render::html::HtmlInput {
+        report,
+        trace: &trace,
+    });
+    write_file(&dir.join("report.html"), &redactor.redact_text(&html))
 }
 
 fn write_file(path: &Path, text: &str) -> Result<(), SessionError> {

@@ -147,6 +147,7 @@ fn audit_entry(event: &Event) -> Option<AuditEntry<'_>> {
         | Event::SignatureFound { .. }
         | Event::ResolutionOutcome { .. }
         | Event::FlakyTest { .. }
+        | Event::ModelExchange { .. }
         | Event::RerunRejected { .. }
         | Event::Decided { .. }
         | Event::RunFinished { .. } => None,

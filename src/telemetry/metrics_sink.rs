@@ -200,6 +200,7 @@ fn record(event: &Event) {
         | Event::ResolutionApplied { .. }
         | Event::ResolutionOutcome { .. }
         | Event::FlakyTest { .. }
+        | Event::ModelExchange { .. }
         | Event::RerunRejected { .. }
         | Event::CommandRun { .. }
         | Event::FileChanged { .. }

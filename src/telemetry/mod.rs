@@ -1,4 +1,5 @@
-//! Consumers of the event stream that leave a record: Prometheus metrics (a file, and a push
+//! Consumers of the event stream that leave a record (and [`read_trace`], which reads the trace
+//! back for `trace show`, `trace replay` and `report.html`): Prometheus metrics (a file, and a push
 //! gateway), the audit log, the trace file, the OpenTelemetry trace (OTLP) and the `--json`
 //! stream on stdout. Each implements [`crate::protocol::event::EventSink`]; none of them decides anything or
 //! can stop a run: a sink that cannot write logs one `tracing` warning and keeps going. Every text
@@ -13,6 +14,7 @@ mod line_writer;
 mod metrics_sink;
 pub mod otlp;
 mod push;
+mod read;
 mod trace;
 
 use std::borrow::Cow;
@@ -24,6 +26,7 @@ pub use json_lines::JsonLines;
 pub use metrics_sink::MetricsSink;
 pub use otlp::OtlpTrace;
 pub use push::{PUSH_TIMEOUT, PushGateway, push_url};
+pub use read::{TraceEntry, TraceReadError, Traced, read_trace};
 pub use trace::TraceFile;
 
 /// Why a telemetry file could not be opened or written. Every variant names the destination.

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+pub mod chromium;
 pub mod collector;
 pub mod file_server;
 pub mod git_http;

@@ -232,6 +232,11 @@ fn an_escalated_run_keeps_its_worktree_detached_and_resume_continues_there() {
 
 /// The LLM-driven fix of `wrong_mean`, as the mock model answers it.
 async fn fixing_model() -> MockLlm {
+    fixing_model_saying("true division").await
+}
+
+/// [`fixing_model`] whose closing summary is `summary`.
+pub(super) async fn fixing_model_saying(summary: &str) -> MockLlm {
     MockLlm::start(vec![
         streamed_tool_call(
             "call_e",
@@ -242,7 +247,7 @@ async fn fixing_model() -> MockLlm {
         streamed_tool_call(
             "call_f",
             "finish",
-            serde_json::json!({"summary": "true division"}),
+            serde_json::json!({ "summary": summary }),
         ),
     ])
     .await

@@ -143,11 +143,7 @@ pub(super) async fn page<T: DeserializeOwned>(
 
 /// The regular files of a zip archive, refusing more than `cap` bytes unpacked; entries with an
 /// absolute path or a `..` component are skipped, as are directories and symbolic links.
-pub(super) fn unzip(
-    zipped: &[u8],
-    cap: usize,
-    what: &str,
-) -> Result<Vec<(String, Vec<u8>)>, GitHubError> {
+pub fn unzip(zipped: &[u8], cap: usize, what: &str) -> Result<Vec<(String, Vec<u8>)>, GitHubError> {
     let broken = |message: String| GitHubError::Decode {
         what: what.to_owned(),
         message,

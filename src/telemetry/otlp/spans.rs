@@ -198,6 +198,7 @@ impl TraceAssembler {
             | Event::ResolutionApplied { .. }
             | Event::ResolutionOutcome { .. }
             | Event::FlakyTest { .. }
+            | Event::ModelExchange { .. }
             | Event::RerunRejected { .. }
             | Event::Decided { .. }
             | Event::TamperRefused { .. }
