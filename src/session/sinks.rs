@@ -6,7 +6,9 @@
 //! would: no unwinding, no saving) right after the `N`th event (from 1) reached every other sink,
 //! so the end-to-end tests can kill a run at every event boundary and resume it. The GitHub
 //! session's publishing steps after the run (the session recorded, the branch pushed, the pull
-//! request opened, the status posted) count as events too ([`published`]).
+//! request opened, the status posted) count as events too ([`published`]);
+//! `META_AGENT_TEST_KILL_AT_EVENT=published:N` counts only those (a run's own event count varies
+//! with the gate plan its measured costs choose).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -41,6 +43,17 @@ pub const KILL_AT_EVENT: &str = "META_AGENT_TEST_KILL_AT_EVENT";
 struct KillAt {
     at: u64,
     seen: AtomicU64,
+    /// Which events count.
+    scope: KillScope,
+}
+
+/// Which events the test hook counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum KillScope {
+    /// Every event of the run, then the publishing steps.
+    Every,
+    /// Only the GitHub session's publishing steps.
+    Publishing,
 }
 
 /// The process's one hook: events of the run and publishing steps share its count.
@@ -54,25 +67,39 @@ fn kill_hook(vars: &[(String, String)]) -> Option<&'static KillAt> {
 pub(super) fn published(vars: &[(String, String)], event: &Event) {
     TracingSink.emit(event);
     if let Some(hook) = kill_hook(vars) {
-        hook.emit(event);
+        hook.count();
     }
 }
 
 impl KillAt {
     fn from_env(vars: &[(String, String)]) -> Option<KillAt> {
         let (_, value) = vars.iter().find(|(name, _)| name == KILL_AT_EVENT)?;
-        let at = value.trim().parse().ok().filter(|&at| at > 0)?;
+        let value = value.trim();
+        let (scope, number) = match value.strip_prefix("published:") {
+            Some(number) => (KillScope::Publishing, number),
+            None => (KillScope::Every, value),
+        };
+        let at = number.parse().ok().filter(|&at| at > 0)?;
         Some(KillAt {
             at,
             seen: AtomicU64::new(0),
+            scope,
         })
+    }
+
+    /// One more counted event: the process ends at the `at`th.
+    fn count(&self) {
+        if self.seen.fetch_add(1, Ordering::SeqCst) + 1 == self.at {
+            std::process::abort();
+        }
     }
 }
 
 impl EventSink for KillAt {
     fn emit(&self, _event: &Event) {
-        if self.seen.fetch_add(1, Ordering::SeqCst) + 1 == self.at {
-            std::process::abort();
+        match self.scope {
+            KillScope::Every => self.count(),
+            KillScope::Publishing => {}
         }
     }
 }

@@ -136,21 +136,12 @@ fn killed_at_and_resumed(n: usize, branch: &str, expected_gates: &str) {
 #[test]
 fn a_github_step_killed_at_every_publishing_event_publishes_exactly_once() {
     use super::github::{Fixture, examples, labeled, remote_branches};
-    let whole = Fixture::new(&examples("broken-calc"), |_| {});
-    let done = whole.step("issues", &labeled("alice"), &[]);
-    assert_eq!(done.code, 0, "{}\n{}", done.stdout, done.stderr);
-    let trace = &done
-        .out
-        .iter()
-        .find(|(name, _)| name == "trace.jsonl")
-        .expect("the trace is among the run's files")
-        .1;
-    let engine_events = trace.lines().count();
+    // Counted among the publishing steps alone: the run's own events vary with the gate plan its
+    // measured costs choose (a loaded machine may observe a change differently).
     const PUBLISHING_EVENTS: usize = 4;
-    println!("the run emits {engine_events} events, then {PUBLISHING_EVENTS} publishing events");
-    for n in engine_events + 1..=engine_events + PUBLISHING_EVENTS {
+    for n in 1..=PUBLISHING_EVENTS {
         let mut fixture = Fixture::new(&examples("broken-calc"), |_| {});
-        let kill = n.to_string();
+        let kill = format!("published:{n}");
         let killed = fixture.step(
             "issues",
             &labeled("alice"),
