@@ -14,6 +14,7 @@
 //! again after the resume goes on without pausing.
 
 pub mod condition;
+pub mod context;
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -148,7 +149,7 @@ pub enum Field {
     Path,
     /// A gate's name.
     Gate,
-    /// A gate's result: `passed`, `failed`, `error`, `skipped`.
+    /// A gate's result: `passed`, `failed`, `skipped`.
     Result,
     /// How many files the commit changes.
     Files,
@@ -309,7 +310,7 @@ impl Rule {
 
     /// Whether the `hit`-th hit pauses.
     fn pauses_at(&self, hit: u32) -> bool {
-        hit > self.after && (hit - self.after) % self.every == 0
+        hit > self.after && (hit - self.after).is_multiple_of(self.every)
     }
 
     /// The rule as a person writes it: `before_llm_call when call == 2 (every 2)`.
@@ -342,9 +343,9 @@ pub struct PauseCounts {
     /// Arrivals per location.
     #[serde(default)]
     pub arrivals: BTreeMap<Location, u32>,
-    /// Hits per rule, in the order of the rules.
+    /// Hits per rule (by [`Rule::describe`]: a rule added or removed on resume counts alone).
     #[serde(default)]
-    pub hits: Vec<u32>,
+    pub hits: BTreeMap<String, u32>,
     #[serde(default)]
     pub passed: Option<Passed>,
     /// `resume --step`: pause at the next arrival at this location, whatever the rules say.
@@ -374,7 +375,6 @@ pub struct PauseHit {
 /// Counts `arrival` against `rules`; `Some` when the run pauses there. An arrival the counts
 /// record as passed goes on (and is counted as it was the first time).
 pub fn reach(counts: &mut PauseCounts, rules: &[Rule], arrival: &Arrival) -> Option<PauseHit> {
-    counts.hits.resize(rules.len(), 0);
     let number = counts.arrivals.get(&arrival.at).copied().unwrap_or(0) + 1;
     let matching: Vec<usize> = (0..rules.len())
         .filter(|&i| rules[i].matches(arrival))
@@ -390,7 +390,7 @@ pub fn reach(counts: &mut PauseCounts, rules: &[Rule], arrival: &Arrival) -> Opt
         Some(Cause::Step)
     } else {
         matching.iter().find_map(|&i| {
-            let hit = counts.hits[i] + 1;
+            let hit = counts.hits.get(&rules[i].describe()).copied().unwrap_or(0) + 1;
             rules[i].pauses_at(hit).then(|| Cause::Rule {
                 rule: rules[i].describe(),
                 hit,
@@ -404,7 +404,7 @@ pub fn reach(counts: &mut PauseCounts, rules: &[Rule], arrival: &Arrival) -> Opt
     if !again {
         counts.arrivals.insert(arrival.at, number);
         for &i in &matching {
-            counts.hits[i] += 1;
+            *counts.hits.entry(rules[i].describe()).or_insert(0) += 1;
         }
     }
     let cause = cause?;
@@ -488,6 +488,11 @@ impl PauseGate {
         };
         state.hit = Some((hit, view()));
         true
+    }
+
+    /// Whether an arrival paused (the act under way is stopping).
+    pub fn stopping(&self) -> bool {
+        self.lock().hit.is_some()
     }
 
     /// The pause hit, once (the engine takes it to pause the run).

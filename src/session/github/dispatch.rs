@@ -493,7 +493,10 @@ impl Step<'_> {
         });
         let begin = Begin::Resume {
             session: state.session.clone(),
-            guidance,
+            options: crate::engine::run::ResumeOptions {
+                guidance,
+                step: false,
+            },
         };
         let (report, done) = self
             .drive_watched(&ctx, &repo, &builder, begin, status)
