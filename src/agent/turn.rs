@@ -122,7 +122,6 @@ async fn turn<P: Provider, R: CommandRunner>(
         Err(err) => return Err(BuildError::Llm(err)),
     };
     count(&mut progress.usage, &completion);
-    arrive(session, progress, Location::AfterLlmAnswer, call, None)?;
     if completion.stop_reason == StopReason::Refusal {
         return Ok(TurnEnd::Refused(answer::refusal(&completion)));
     }
@@ -138,6 +137,7 @@ async fn turn<P: Provider, R: CommandRunner>(
     };
     let mut sorted = answer::sort(&completion);
     progress.messages.extend(sorted.echo.clone());
+    arrive(session, progress, Location::AfterLlmAnswer, call, None)?;
     if sorted.calls.is_empty() && sorted.note.is_none() {
         let nudge = answer::nudge(&completion, NUDGE);
         let text = cut_again.map_or(nudge.clone(), |stuck| format!("{nudge}\n{stuck}"));

@@ -85,15 +85,17 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         paused
     }
 
-    /// Pauses the run at a pause point: the hit recorded (and the arrival passed on resume when
-    /// the run comes back to it), the context written, then the pause of [`Engine::pause`].
+    /// Pauses the run at a pause point: the hit recorded (the arrivals up to it replayed when the
+    /// run comes back to them on resume), the context written, then the pause of [`Engine::pause`].
     pub(super) fn pause_at(
         &self,
         state: &mut LoopState,
         hit: PauseHit,
         view: Option<AgentView>,
     ) -> Result<Ending, EngineError> {
-        state.pauses.passed = hit.at.reached_again_on_resume().then_some(hit.passed);
+        if hit.at.reached_again_on_resume() {
+            state.pauses.replay = hit.replay.clone();
+        }
         state.pauses.step = None;
         let why = crate::render::pause::why(&hit);
         self.events.emit(&Event::Paused {

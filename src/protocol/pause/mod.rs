@@ -9,9 +9,10 @@
 //!
 //! Counting: every arrival whose location and condition match a rule is one hit of that rule. A
 //! rule pauses at hit `after + every`, `after + 2 * every`, ... (`after` defaults to 0, `every`
-//! to 1: every hit). An arrival the run comes back to on resume (the act is redone, the decision
-//! taken again) is counted once: the pause records it as passed ([`Passed`]), and reaching it
-//! again after the resume goes on without pausing.
+//! to 1: every hit). A pause inside an act stops the act, which is redone on resume (its edits
+//! kept); a pause before the commit takes the decision again: the arrivals the run went through
+//! up to the pause are replayed then ([`PauseCounts::replay`]), counted but never paused at, so
+//! the run goes on past the pause.
 
 pub mod condition;
 pub mod context;
@@ -114,7 +115,7 @@ impl Location {
     }
 
     /// Whether a run paused here comes back to this location when it resumes (the act is redone;
-    /// the decision to commit is taken again), so that arrival must be passed.
+    /// the decision to commit is taken again), so that arrival is replayed.
     pub fn reached_again_on_resume(self) -> bool {
         match self {
             Location::BeforeLlmCall
@@ -329,14 +330,6 @@ impl Rule {
     }
 }
 
-/// The arrival a pause stopped at, to be passed when the run comes back to it on resume.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Passed {
-    pub at: Location,
-    /// Its number among the arrivals at that location.
-    pub arrival: u32,
-}
-
 /// The counts a run keeps across pauses and resumes (saved in the session).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PauseCounts {
@@ -346,8 +339,11 @@ pub struct PauseCounts {
     /// Hits per rule (by [`Rule::describe`]: a rule added or removed on resume counts alone).
     #[serde(default)]
     pub hits: BTreeMap<String, u32>,
+    /// Arrivals the run already went through before its last pause, per location: reached again
+    /// after the resume (the act redone, the decision taken again), they are counted but never
+    /// pause.
     #[serde(default)]
-    pub passed: Option<Passed>,
+    pub replay: BTreeMap<Location, u32>,
     /// `resume --step`: pause at the next arrival at this location, whatever the rules say.
     #[serde(default)]
     pub step: Option<Location>,
@@ -355,6 +351,7 @@ pub struct PauseCounts {
 
 /// Why a run paused.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Cause {
     /// A configured rule (as [`Rule::describe`] says it), at its `hit`-th hit.
     Rule { rule: String, hit: u32 },
@@ -366,55 +363,58 @@ pub enum Cause {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PauseHit {
     pub at: Location,
+    /// The arrival's number at its location.
+    pub arrival: u32,
     /// The values at the arrival (the first alternative's).
     pub values: Values,
     pub cause: Cause,
-    pub passed: Passed,
+    /// The arrivals gone through up to this one, this one included: replayed, not paused at,
+    /// when the run comes back to them on resume.
+    pub replay: BTreeMap<Location, u32>,
 }
 
-/// Counts `arrival` against `rules`; `Some` when the run pauses there. An arrival the counts
-/// record as passed goes on (and is counted as it was the first time).
+/// Counts `arrival` against `rules`; `Some` when the run pauses there. An arrival the run went
+/// through before its last pause (see [`PauseCounts::replay`]) is counted and goes on.
 pub fn reach(counts: &mut PauseCounts, rules: &[Rule], arrival: &Arrival) -> Option<PauseHit> {
     let number = counts.arrivals.get(&arrival.at).copied().unwrap_or(0) + 1;
-    let matching: Vec<usize> = (0..rules.len())
-        .filter(|&i| rules[i].matches(arrival))
-        .collect();
-    let passed = Passed {
-        at: arrival.at,
-        arrival: number,
-    };
-    let is_passed = counts.passed == Some(passed);
-    let cause = if is_passed {
+    let matching: Vec<&Rule> = rules.iter().filter(|rule| rule.matches(arrival)).collect();
+    let replayed = counts
+        .replay
+        .get(&arrival.at)
+        .is_some_and(|&through| number <= through);
+    let cause = if replayed {
         None
     } else if counts.step == Some(arrival.at) {
         Some(Cause::Step)
     } else {
-        matching.iter().find_map(|&i| {
-            let hit = counts.hits.get(&rules[i].describe()).copied().unwrap_or(0) + 1;
-            rules[i].pauses_at(hit).then(|| Cause::Rule {
-                rule: rules[i].describe(),
+        matching.iter().find_map(|rule| {
+            let hit = counts.hits.get(&rule.describe()).copied().unwrap_or(0) + 1;
+            rule.pauses_at(hit).then(|| Cause::Rule {
+                rule: rule.describe(),
                 hit,
             })
         })
     };
     let again = cause.is_some() && arrival.at.reached_again_on_resume();
-    if is_passed {
-        counts.passed = None;
-    }
+    let mut replay = counts.arrivals.clone();
+    replay.insert(arrival.at, number);
     if !again {
         counts.arrivals.insert(arrival.at, number);
-        for &i in &matching {
-            *counts.hits.entry(rules[i].describe()).or_insert(0) += 1;
+        for rule in &matching {
+            *counts.hits.entry(rule.describe()).or_insert(0) += 1;
         }
     }
     let cause = cause?;
     counts.step = None;
-    counts.passed = again.then_some(passed);
+    if again {
+        counts.replay = replay.clone();
+    }
     Some(PauseHit {
         at: arrival.at,
+        arrival: number,
         values: arrival.alternatives.first().cloned().unwrap_or_default(),
         cause,
-        passed,
+        replay,
     })
 }
 

@@ -1,4 +1,4 @@
-//! Counting arrivals and hits: `after`/`every`, conditions, a passed arrival on resume, `--step`.
+//! Counting arrivals and hits: `after`/`every`, conditions, the arrivals replayed on resume, `--step`.
 
 use super::*;
 
@@ -27,7 +27,7 @@ fn pauses(rules: &[Rule], arrivals: &[Arrival]) -> Vec<usize> {
             if arrival.at.reached_again_on_resume() {
                 assert!(
                     reach(&mut counts, rules, arrival).is_none(),
-                    "passed on resume"
+                    "replayed on resume"
                 );
             }
         }
@@ -59,24 +59,43 @@ fn a_false_condition_never_pauses() {
 }
 
 #[test]
-fn the_arrival_a_pause_stopped_at_is_passed_once_on_resume() {
-    let rules = [Rule::new(Location::OnToolCall, None, 0, 1).unwrap()];
-    let mut counts = PauseCounts::default();
-    let hit = reach(&mut counts, &rules, &tool("a")).unwrap();
+fn the_arrivals_up_to_a_pause_are_replayed_on_resume() {
+    let rules = [
+        Rule::new(Location::OnToolCall, None, 0, 1).unwrap(),
+        Rule::new(Location::BeforeLlmCall, Some("call == 1"), 0, 1).unwrap(),
+    ];
+    let call = |n: u64| {
+        Arrival::one(
+            Location::BeforeLlmCall,
+            Values::default().number_of(Field::Call, n),
+        )
+    };
+    // The act: call 1 pauses; resumed, the act is redone from the counts it began with.
+    let begun = PauseCounts::default();
+    let mut counts = begun.clone();
+    let first = reach(&mut counts, &rules, &call(1)).unwrap();
+    assert_eq!(first.arrival, 1);
+    let mut counts = PauseCounts {
+        replay: first.replay.clone(),
+        ..begun.clone()
+    };
+    assert!(reach(&mut counts, &rules, &call(1)).is_none(), "replayed");
+    let tool_hit = reach(&mut counts, &rules, &tool("edit")).unwrap();
     assert_eq!(
-        hit.passed,
-        Passed {
-            at: Location::OnToolCall,
-            arrival: 1
+        tool_hit.cause,
+        Cause::Rule {
+            rule: "on_tool_call".into(),
+            hit: 1
         }
     );
-    assert_eq!(counts.passed, Some(hit.passed));
-    assert!(
-        reach(&mut counts, &rules, &tool("a")).is_none(),
-        "the same arrival again"
-    );
-    assert_eq!(counts.passed, None);
-    let next = reach(&mut counts, &rules, &tool("b")).unwrap();
+    // Redone again: the call and the tool call are replayed, the next tool call pauses.
+    let mut counts = PauseCounts {
+        replay: tool_hit.replay.clone(),
+        ..begun
+    };
+    assert!(reach(&mut counts, &rules, &call(1)).is_none());
+    assert!(reach(&mut counts, &rules, &tool("edit")).is_none());
+    let next = reach(&mut counts, &rules, &tool("read")).unwrap();
     assert_eq!(
         next.cause,
         Cause::Rule {
@@ -84,6 +103,16 @@ fn the_arrival_a_pause_stopped_at_is_passed_once_on_resume() {
             hit: 2
         }
     );
+}
+
+#[test]
+fn a_pause_before_the_commit_is_replayed_when_the_decision_is_taken_again() {
+    let rules = [Rule::new(Location::BeforeCommit, None, 0, 1).unwrap()];
+    let commit = Arrival::one(Location::BeforeCommit, Values::default());
+    let mut counts = PauseCounts::default();
+    assert!(reach(&mut counts, &rules, &commit).is_some());
+    assert!(reach(&mut counts, &rules, &commit).is_none());
+    assert_eq!(counts.arrivals[&Location::BeforeCommit], 1, "counted once");
 }
 
 #[test]

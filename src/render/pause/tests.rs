@@ -4,8 +4,8 @@
 use super::*;
 use crate::llm::ToolCall;
 use crate::protocol::event::LoopPhase;
+use crate::protocol::pause::Field;
 use crate::protocol::pause::context::{ModelSettings, StepLine};
-use crate::protocol::pause::{Field, Passed};
 use crate::protocol::records::{Plan, ResolutionTried, Usage};
 use crate::protocol::task::Task;
 
@@ -17,7 +17,8 @@ fn hit(at: Location, values: Values) -> PauseHit {
             rule: format!("{} when tool == \"edit_file\"", at.as_str()),
             hit: 1,
         },
-        passed: Passed { at, arrival: 3 },
+        arrival: 3,
+        replay: Default::default(),
     }
 }
 
