@@ -80,8 +80,9 @@ fn task_section(out: &mut String, ctx: &PauseContext) {
     }
 }
 
-fn progress_section(out: &mut String, ctx: &PauseContext) {
-    let plan = match &ctx.plan {
+/// The plan in words.
+fn plan_words(plan: Option<&Plan>) -> &'static str {
+    match plan {
         Some(Plan::Build) => "build from the requirements",
         Some(Plan::Hindsight) => "apply known resolutions (hindsight)",
         Some(Plan::AgentFix {
@@ -91,13 +92,37 @@ fn progress_section(out: &mut String, ctx: &PauseContext) {
             different_approach: true,
         }) => "ask the agent for a fix, a different approach",
         None => "none yet",
-    };
+    }
+}
+
+/// The plan and the steps so far, as the status comment of a paused run shows them (Markdown).
+pub fn plan_and_progress(state: &crate::engine::state::LoopState) -> String {
+    let mut out = format!(
+        "- plan: {} (iteration {} of {})\n",
+        plan_words(state.plan.as_ref()),
+        state.iteration,
+        state.max_iterations
+    );
+    for step in &state.history {
+        let _ = writeln!(
+            out,
+            "- {} (iteration {}): {}",
+            step.phase.as_str(),
+            step.iteration,
+            step.outcome.lines().next().unwrap_or_default()
+        );
+    }
+    out.trim_end().to_owned()
+}
+
+fn progress_section(out: &mut String, ctx: &PauseContext) {
     let _ = writeln!(
         out,
-        "\n## Plan and progress\nphase {}, iteration {} of {}, plan {plan}",
+        "\n## Plan and progress\nphase {}, iteration {} of {}, plan {}",
         ctx.phase.as_str(),
         ctx.iteration,
-        ctx.max_iterations
+        ctx.max_iterations,
+        plan_words(ctx.plan.as_ref())
     );
     for step in &ctx.progress {
         let files = if step.files_changed.is_empty() {

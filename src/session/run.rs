@@ -114,7 +114,8 @@ impl Begin {
 
 /// The files of a run that `--out` copies (the memory queue only when the database was
 /// unreachable).
-pub const RESULT_FILES: [&str; 6] = [
+pub const RESULT_FILES: [&str; 7] = [
+    crate::protocol::pause::context::CONTEXT_FILE,
     "report.md",
     "outcome.json",
     "metrics.prom",

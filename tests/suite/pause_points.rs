@@ -509,3 +509,97 @@ fn pause_at_names_an_unknown_location_and_a_bad_condition() {
         assert!(stderr.contains(says), "{stderr}");
     }
 }
+
+/// On GitHub: a pause point pauses the job (exit 5) with the work pushed; the status comment
+/// says where and why, shows the plan and the steps so far and how to go on; the context is in
+/// the run's artifact; `/agent continue GUIDANCE` on another runner goes on from the pause with
+/// the guidance in the next prompt, and commits.
+#[tokio::test(flavor = "multi_thread")]
+async fn on_github_a_pause_shows_the_plan_and_agent_continue_goes_on_with_the_guidance() {
+    use super::github::{
+        Fixture, comment_event, examples, labeled, llm_env, with_env, wrong_mean as broken,
+    };
+    let mut fixture = Fixture::new(&examples("python-calc"), |work| {
+        broken(work);
+        let config = work.join(".meta-agent.yml");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str("pause: [{at: on_tool_call, when: 'tool == \"edit_file\"'}]\n");
+        std::fs::write(&config, text).unwrap();
+    });
+    let mock = MockLlm::start(vec![fix(), fix(), finish()]).await;
+    let env = llm_env(&mock);
+    let (fixture, first, second) = tokio::task::spawn_blocking(move || {
+        let first = fixture.step("issues", &labeled("alice"), &with_env(&env));
+        let event = comment_event(&fixture, "alice", "/agent continue keep the integer API");
+        fixture.new_runner("after-pause");
+        let second = fixture.step("issue_comment", &event, &with_env(&env));
+        (fixture, first, second)
+    })
+    .await
+    .unwrap();
+    assert_eq!(first.code, 5, "{}\n{}", first.stdout, first.stderr);
+    assert_eq!(first.output("outcome"), "interrupted");
+    assert!(
+        first.out.iter().any(|(name, _)| name == "context.json"),
+        "the context is in the artifact: {:?}",
+        first.out.iter().map(|(name, _)| name).collect::<Vec<_>>()
+    );
+    assert_eq!(second.code, 0, "{}\n{}", second.stdout, second.stderr);
+    assert_eq!(second.output("outcome"), "committed");
+    let requests = mock.requests();
+    assert_eq!(
+        requests.len(),
+        3,
+        "the act redone: its edit replayed, then finish"
+    );
+    assert!(
+        requests[1].body.contains("keep the integer API"),
+        "{}",
+        requests[1].body
+    );
+    let comments = fixture.bot_comments();
+    assert_eq!(comments.len(), 1, "edited in place");
+    assert_eq!(fixture.github.pulls().len(), 1);
+}
+
+/// The status comment of a paused job (kept apart: the comment above is edited in place).
+#[tokio::test(flavor = "multi_thread")]
+async fn on_github_the_paused_comment_says_where_why_and_how_to_go_on() {
+    use super::github::{
+        Fixture, examples, labeled, llm_env, stable, with_env, wrong_mean as broken,
+    };
+    let fixture = Fixture::new(&examples("python-calc"), |work| {
+        broken(work);
+        let config = work.join(".meta-agent.yml");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str("pause: [after_plan]\n");
+        std::fs::write(&config, text).unwrap();
+    });
+    let mock = MockLlm::start(vec![]).await;
+    let env = llm_env(&mock);
+    let (fixture, first) = tokio::task::spawn_blocking(move || {
+        let first = fixture.step("issues", &labeled("alice"), &with_env(&env));
+        (fixture, first)
+    })
+    .await
+    .unwrap();
+    assert_eq!(first.code, 5, "{}\n{}", first.stdout, first.stderr);
+    assert!(mock.requests().is_empty(), "paused before any model call");
+    let comments = fixture.bot_comments();
+    let body = &comments[0].body;
+    assert!(
+        body.contains("### meta-agent paused: paused at `after_plan`"),
+        "{body}"
+    );
+    assert!(
+        body.contains("- plan: build from the requirements (iteration 1 of 3)"),
+        "{body}"
+    );
+    assert!(
+        body.contains("`/agent step` to go on to the next `after_plan`"),
+        "{body}"
+    );
+    let record = meta_agent::github::status::SessionRecord::decode(body).unwrap();
+    assert_eq!(record.outcome, "interrupted");
+    insta::assert_snapshot!("github_paused_comment", stable(body));
+}
