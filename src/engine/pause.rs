@@ -217,8 +217,13 @@ pub(super) fn after_gates(state: &LoopState) -> Arrival {
     }
 }
 
-/// The arrival before a commit: one alternative per changed file.
-pub(super) fn before_commit(state: &LoopState, files: &[String]) -> Arrival {
+/// The arrival before a commit: one alternative per file the run changed (over all its acts).
+pub(super) fn before_commit(state: &LoopState) -> Arrival {
+    let files: std::collections::BTreeSet<&String> = state
+        .history
+        .iter()
+        .flat_map(|step| &step.files_changed)
+        .collect();
     let count = u64::try_from(files.len()).unwrap_or(u64::MAX);
     let base = iteration(state).number_of(Field::Files, count);
     let alternatives: Vec<Values> = files

@@ -690,8 +690,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         };
         match decision {
             Decision::Complete => {
-                let files = self.files_to_commit()?;
-                if self.arrive(state, &super::pause::before_commit(state, &files)) {
+                if self.arrive(state, &super::pause::before_commit(state)) {
                     return Ok(Ending::default());
                 }
                 self.complete(state, verified.as_deref())
@@ -952,16 +951,6 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
 
     /// Whether the run's deadline passed before a step that takes time (a decision, which may
     /// commit gates that passed, still happens).
-    /// The files the commit would change (the worktree's against HEAD).
-    fn files_to_commit(&self) -> Result<Vec<String>, EngineError> {
-        Ok(self
-            .repo
-            .changed_files()?
-            .into_iter()
-            .map(|change| change.path)
-            .collect())
-    }
-
     fn deadline_passed(&self, state: &LoopState) -> bool {
         let costly = match state.phase {
             LoopPhase::Idle | LoopPhase::Planning | LoopPhase::Acting | LoopPhase::Observing => {

@@ -151,6 +151,24 @@ fn check_paused(paused: &Paused, at: &str) {
     assert_eq!(paused.context["task"]["title"], "Fix mean");
 }
 
+/// The structure of a JSON value: every leaf replaced by its type, an array by its first
+/// element's structure (the schema the `--json` form keeps).
+fn shape(value: &Value) -> Value {
+    match value {
+        Value::Null => json!("null"),
+        Value::Bool(_) => json!("bool"),
+        Value::Number(_) => json!("number"),
+        Value::String(_) => json!("string"),
+        Value::Array(items) => json!([items.first().map_or(json!("empty"), shape)]),
+        Value::Object(fields) => Value::Object(
+            fields
+                .iter()
+                .map(|(key, field)| (key.clone(), shape(field)))
+                .collect(),
+        ),
+    }
+}
+
 fn messages(context: &Value) -> &Vec<Value> {
     context["messages"].as_array().unwrap()
 }
@@ -219,6 +237,7 @@ async fn on_tool_call_pauses_before_the_edit_and_resume_goes_on_with_the_guidanc
     let context = &paused.context;
     assert_eq!(context["tool_call"]["name"], "edit_file");
     assert!(context["tool_result"].is_null(), "the call has not run");
+    insta::assert_json_snapshot!("debug_context_json_shape", shape(context));
     let head = git(
         &paused.work,
         &["show", &format!("{}:calc.py", paused.branch)],
@@ -318,7 +337,7 @@ async fn after_gates_pauses_with_the_gates() {
 #[tokio::test(flavor = "multi_thread")]
 async fn before_commit_pauses_with_the_change_kept_and_resume_commits_it() {
     let (_dir, paused, mock) = pauses_at(
-        r#"[{at: before_commit, when: 'path ~ "calc.py" && files >= 1'}]"#,
+        r#"[{at: before_commit, when: 'path ~ "calc.py" && files == 1'}]"#,
         "before_commit",
         vec![fix(), finish()],
         2,
