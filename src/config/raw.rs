@@ -77,8 +77,7 @@ pub enum RawPause {
 #[serde(deny_unknown_fields)]
 pub struct RawPausePoint {
     /// The location (`after_plan`, `before_llm_call`, `after_llm_answer`, `on_tool_call`,
-    /// `after_tool_call`, `on_tool_error`, `after_gates`, `before_commit`, `before_push`,
-    /// `on_delegate`).
+    /// `after_tool_call`, `on_tool_error`, `after_gates`, `before_commit`, `on_delegate`).
     pub at: crate::protocol::pause::Location,
     /// A condition over the location's fields (`tool == "edit_file" && path ~ "src/**"`).
     pub when: Option<String>,

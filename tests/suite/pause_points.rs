@@ -388,7 +388,6 @@ async fn conditions_that_do_not_hold_never_pause() {
         "on_tool_error",
         "after_gates",
         "before_commit",
-        "before_push",
         "on_delegate",
     ]
     .iter()

@@ -56,15 +56,13 @@ pub enum Location {
     AfterGates,
     /// Verified work is about to be committed.
     BeforeCommit,
-    /// The bot's branch is about to be pushed (GitHub).
-    BeforePush,
     /// A sub-task is about to be handed to the read-only explorer.
     OnDelegate,
 }
 
 impl Location {
     /// Every location, in the order of a run.
-    pub const ALL: [Location; 10] = [
+    pub const ALL: [Location; 9] = [
         Location::AfterPlan,
         Location::OnDelegate,
         Location::BeforeLlmCall,
@@ -74,7 +72,6 @@ impl Location {
         Location::OnToolError,
         Location::AfterGates,
         Location::BeforeCommit,
-        Location::BeforePush,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -87,7 +84,6 @@ impl Location {
             Location::OnToolError => "on_tool_error",
             Location::AfterGates => "after_gates",
             Location::BeforeCommit => "before_commit",
-            Location::BeforePush => "before_push",
             Location::OnDelegate => "on_delegate",
         }
     }
@@ -109,7 +105,6 @@ impl Location {
             }
             Location::AfterGates => &[Field::Iteration, Field::Gate, Field::Result],
             Location::BeforeCommit => &[Field::Iteration, Field::Path, Field::Files],
-            Location::BeforePush => &[Field::Iteration, Field::Branch],
             Location::OnDelegate => &[Field::Iteration, Field::Role],
         }
     }
@@ -124,8 +119,7 @@ impl Location {
             | Location::AfterToolCall
             | Location::OnToolError
             | Location::OnDelegate
-            | Location::BeforeCommit
-            | Location::BeforePush => true,
+            | Location::BeforeCommit => true,
             Location::AfterPlan | Location::AfterGates => false,
         }
     }
@@ -154,8 +148,6 @@ pub enum Field {
     Result,
     /// How many files the commit changes.
     Files,
-    /// The branch to push.
-    Branch,
 }
 
 /// The type of a field.
@@ -166,7 +158,7 @@ pub enum FieldKind {
 }
 
 impl Field {
-    const ALL: [Field; 11] = [
+    const ALL: [Field; 10] = [
         Field::Iteration,
         Field::Plan,
         Field::Call,
@@ -177,7 +169,6 @@ impl Field {
         Field::Gate,
         Field::Result,
         Field::Files,
-        Field::Branch,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -192,7 +183,6 @@ impl Field {
             Field::Gate => "gate",
             Field::Result => "result",
             Field::Files => "files",
-            Field::Branch => "branch",
         }
     }
 
@@ -209,8 +199,7 @@ impl Field {
             | Field::Tool
             | Field::Path
             | Field::Gate
-            | Field::Result
-            | Field::Branch => FieldKind::Text,
+            | Field::Result => FieldKind::Text,
         }
     }
 }
