@@ -297,6 +297,22 @@ async fn after_tool_call_pauses_with_the_result_and_keeps_the_edit() {
     let message = git(&paused.work, &["log", "-1", "--format=%B", &paused.branch]);
     assert!(message.starts_with("WIP: meta-agent"), "{message}");
     assert!(message.contains(&paused.session), "{message}");
+    let report = std::fs::read_to_string(
+        paused
+            .work
+            .join(".git/meta-agent/sessions")
+            .join(&paused.session)
+            .join("report.md"),
+    )
+    .unwrap();
+    assert!(
+        report.contains("--- paused ---\nStopped: paused at `after_tool_call`"),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!("`meta-agent debug context {}`", paused.session)),
+        "{report}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -620,4 +636,38 @@ async fn on_github_the_paused_comment_says_where_why_and_how_to_go_on() {
     let record = meta_agent::github::status::SessionRecord::decode(body).unwrap();
     assert_eq!(record.outcome, "interrupted");
     insta::assert_snapshot!("github_paused_comment", stable(body));
+}
+
+/// The context at a pause passes the one redactor: a token-shaped secret in the code the model
+/// is shown (assembled here, so no file of this repository holds one) is redacted in
+/// `context.json`, in both forms of `debug context`.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_context_at_a_pause_passes_the_redactor() {
+    let secret = format!("ghp_{}", "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6");
+    let planted = secret.clone();
+    let (_dir, work) = repo_pausing("[{at: before_llm_call, when: 'call == 1'}]", move |work| {
+        super::engine::edit(
+            &work.join("calc.py"),
+            "sum(values) // len(values)",
+            &format!("sum(values) // len(values)  # deploy key {planted}"),
+        );
+    });
+    let mock = MockLlm::start(vec![]).await;
+    let paused = run_paused(work, &mock.base_url, &["run", "--text", "Fix mean"]).await;
+    check_paused(&paused, "before_llm_call");
+    let json = paused.context.to_string();
+    assert!(!json.contains(&secret), "{json}");
+    assert!(
+        json.contains("deploy key [REDACTED:"),
+        "the code is shown, redacted: {json}"
+    );
+    let text = meta_agent()
+        .arg("--repo")
+        .arg(&paused.work)
+        .args(["debug", "context", &paused.session])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("## Messages ("), "{text}");
+    assert!(!text.contains(&secret), "{text}");
 }
