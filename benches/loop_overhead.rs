@@ -136,6 +136,7 @@ fn bench(c: &mut Criterion) {
                 let policy = meta_agent::policy::Policy::from_config(&config, dir.path());
                 let sessions = SessionStore::for_git_dir(&repo.git_dir());
                 let events = Recorder::default();
+                let pauses = meta_agent::protocol::pause::PauseGate::default();
                 let engine = Engine {
                     config: &config,
                     policy: &policy,
@@ -150,6 +151,7 @@ fn bench(c: &mut Criterion) {
                     identity: Identity::default(),
                     deadline: Default::default(),
                     interrupt: Default::default(),
+                    pauses: &pauses,
                 };
                 let options = StartOptions {
                     session: "bench".into(),

@@ -22,6 +22,7 @@ use super::turn;
 use crate::exec::CommandRunner;
 use crate::llm::{LlmError, Message, Provider};
 use crate::protocol::builder::{ActReport, ActRequest, BuildError};
+use crate::protocol::pause::{AgentView, Arrival, Field, Location, Values};
 use crate::protocol::records::Plan;
 use crate::protocol::untrusted::fenced;
 
@@ -205,6 +206,7 @@ impl<P: Provider, R: CommandRunner> Act<'_, P, R> {
                 &format!("Title: {}\n{}", task.title, task.requirements)
             )
         );
+        self.delegate(&user)?;
         let explored = self.run_loop(Role::Explorer, user, EXPLORE_STEPS).await?;
         let summary = explored.gave_up.is_none().then(|| explored.summary.clone());
         let mut explored = explored;
@@ -217,6 +219,33 @@ impl<P: Provider, R: CommandRunner> Act<'_, P, R> {
         explored.gave_up = None;
         merge(report, explored);
         Ok(summary)
+    }
+
+    /// Arrives at `on_delegate` with the explorer's opening (`user`); stops the act when the run
+    /// pauses there.
+    fn delegate(&self, user: &str) -> Result<(), BuildError> {
+        let values = Values::default()
+            .number_of(Field::Iteration, u64::from(self.request.iteration))
+            .text_of(Field::Role, "explorer");
+        let view = || {
+            Some(AgentView {
+                role: "explorer".to_owned(),
+                model: self.settings.fast_model.clone(),
+                max_tokens: self.settings.max_output_tokens,
+                temperature: self.settings.temperature,
+                messages: vec![
+                    Message::system(prompt::explorer_system()),
+                    Message::user(user),
+                ],
+                tool_call: None,
+                tool_result: None,
+            })
+        };
+        let arrival = Arrival::one(Location::OnDelegate, values);
+        if self.request.progress.arrive(&arrival, view) {
+            return Err(BuildError::Paused);
+        }
+        Ok(())
     }
 
     async fn coding_loop(&self, user: String, steps: u32) -> Result<ActReport, BuildError> {
@@ -262,6 +291,11 @@ impl<P: Provider, R: CommandRunner> Act<'_, P, R> {
             },
             max_steps: steps,
             progress: self.request.progress,
+            role: match role {
+                Role::Coder => "builder",
+                Role::Explorer => "explorer",
+            },
+            iteration: self.request.iteration,
         };
         turn::run(&session, vec![Message::system(system), Message::user(user)]).await
     }

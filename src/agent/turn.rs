@@ -13,10 +13,12 @@ use super::answer::{self, Sorted};
 use super::compact;
 use super::tools::{Observation, Outcome, ToolBox};
 use crate::exec::CommandRunner;
+use crate::llm::ToolCall;
 use crate::llm::{
     ChatRequest, Completion, LlmError, Message, Provider, StopReason, ToolResult, ToolSpec,
 };
 use crate::protocol::builder::{ActReport, BuildError, ModelRefusal, Progress};
+use crate::protocol::pause::{AgentView, Arrival, Field, Location, Values};
 use crate::protocol::records::Usage;
 
 /// Malformed turns re-prompted in a row before the act ends.
@@ -46,8 +48,11 @@ pub struct Session<'a, P: Provider, R: CommandRunner> {
     pub shape: RequestShape<'a>,
     pub tools: ToolBox<'a, R>,
     pub max_steps: u32,
-    /// Where each tool call is reported as it ends.
+    /// Where each tool call is reported as it ends, and where the act arrives at pause points.
     pub progress: Progress<'a>,
+    /// Who asks (`builder`, `explorer`) and in which iteration, for pause points' conditions.
+    pub role: &'static str,
+    pub iteration: u32,
 }
 
 /// The conversation and what was recorded so far.
@@ -107,6 +112,8 @@ async fn turn<P: Provider, R: CommandRunner>(
     session: &Session<'_, P, R>,
     progress: &mut Transcript,
 ) -> Result<TurnEnd, BuildError> {
+    let call = u64::from(progress.usage.llm_calls) + 1;
+    arrive(session, progress, Location::BeforeLlmCall, call, None)?;
     let completion = match ask_fitting(session, progress).await {
         Ok(completion) => completion,
         Err(LlmError::BudgetExceeded { what }) => {
@@ -130,6 +137,7 @@ async fn turn<P: Provider, R: CommandRunner>(
     };
     let mut sorted = answer::sort(&completion);
     progress.messages.extend(sorted.echo.clone());
+    arrive(session, progress, Location::AfterLlmAnswer, call, None)?;
     if sorted.calls.is_empty() && sorted.note.is_none() {
         let nudge = answer::nudge(&completion, NUDGE);
         let text = cut_again.map_or(nudge.clone(), |stuck| format!("{nudge}\n{stuck}"));
@@ -196,8 +204,27 @@ async fn carry_out<P: Provider, R: CommandRunner>(
                 )));
             }
         }
+        let number = u64::from(progress.usage.llm_calls);
+        arrive(
+            session,
+            progress,
+            Location::OnToolCall,
+            number,
+            Some((call, None)),
+        )?;
         let (outcome, observation) = session.tools.dispatch(call).await;
         session.progress.emit(&observation.event());
+        let after = match &outcome {
+            Outcome::Answered { is_error: true, .. } | Outcome::Malformed(_) => {
+                Location::OnToolError
+            }
+            Outcome::Answered {
+                is_error: false, ..
+            }
+            | Outcome::Finished(_) => Location::AfterToolCall,
+        };
+        let result = outcome_text(&outcome);
+        arrive(session, progress, after, number, Some((call, Some(result))))?;
         progress.observations.push(observation);
         let (content, is_error) = match outcome {
             Outcome::Finished(summary) => return Ok(TurnEnd::Finished(summary)),
@@ -311,6 +338,60 @@ async fn ask<P: Provider, R: CommandRunner>(
         stream: shape.stream,
     };
     session.provider.chat(&request).await
+}
+
+/// Arrives at a pause point of the act (`tool`: the call and, after it ran, its result); the act
+/// stops with [`BuildError::Paused`] when the run pauses there.
+fn arrive<P: Provider, R: CommandRunner>(
+    session: &Session<'_, P, R>,
+    progress: &Transcript,
+    at: Location,
+    call: u64,
+    tool: Option<(&ToolCall, Option<String>)>,
+) -> Result<(), BuildError> {
+    if !session.progress.watched() {
+        return Ok(());
+    }
+    let mut values = Values::default()
+        .number_of(Field::Iteration, u64::from(session.iteration))
+        .number_of(Field::Call, call)
+        .text_of(Field::Role, session.role)
+        .text_of(Field::Model, session.shape.model);
+    if let Some((tool_call, _)) = &tool {
+        values = values
+            .text_of(Field::Tool, tool_call.name.as_str())
+            .text_of(
+                Field::Path,
+                tool_call.arguments["path"].as_str().unwrap_or_default(),
+            );
+    }
+    let arrival = Arrival::one(at, values);
+    let view = || {
+        let (tool_call, tool_result) = tool
+            .clone()
+            .map_or((None, None), |(c, r)| (Some(c.clone()), r));
+        Some(AgentView {
+            role: session.role.to_owned(),
+            model: session.shape.model.to_owned(),
+            max_tokens: session.shape.max_tokens,
+            temperature: session.shape.temperature,
+            messages: progress.messages.clone(),
+            tool_call,
+            tool_result,
+        })
+    };
+    if session.progress.arrive(&arrival, view) {
+        return Err(BuildError::Paused);
+    }
+    Ok(())
+}
+
+/// What a tool call answered, as the model is told it.
+fn outcome_text(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Finished(summary) => summary.clone(),
+        Outcome::Answered { content, .. } | Outcome::Malformed(content) => content.clone(),
+    }
 }
 
 fn count(usage: &mut Usage, completion: &Completion) {

@@ -78,6 +78,10 @@ pub struct Cli {
         hide_env_values = true
     )]
     pub worktrees_dir: Option<PathBuf>,
+    /// A pause point, added to `pause:` (repeatable): `LOCATION` or `LOCATION:CONDITION`, e.g.
+    /// `--pause-at after_plan` or `--pause-at 'on_tool_call:tool == "edit_file"'`.
+    #[arg(long, global = true, value_name = "LOCATION[:CONDITION]")]
+    pub pause_at: Vec<String>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -108,6 +112,9 @@ pub enum Command {
     Eval(EvalCommand),
     /// Shared memory (PostgreSQL): migrate, status, export, import.
     Memory(crate::memory::cli::MemoryArgs),
+    /// Look inside a run: the context of a session paused at a pause point.
+    #[command(subcommand)]
+    Debug(DebugCommand),
     /// The worktrees local runs kept (escalated, paused, dry runs): list them, prune those whose
     /// session ended.
     #[command(subcommand)]
@@ -168,6 +175,21 @@ pub enum ConfigCommand {
     Schema,
 }
 
+/// `meta-agent debug ...`.
+#[derive(Debug, Subcommand)]
+pub enum DebugCommand {
+    /// What a run paused at a pause point holds there: the task, the plan and its progress, the
+    /// model and its parameters, the messages as sent (redacted), the pending tool call, the
+    /// gates so far, the hindsight and memory consulted.
+    Context {
+        /// The session (default: the latest).
+        session: Option<String>,
+        /// Print the context as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
 /// `meta-agent worktrees ...`.
 #[derive(Debug, Subcommand)]
 pub enum TraceCommand {
@@ -200,7 +222,7 @@ fn parse_speed(given: &str) -> Result<crate::replay::Speed, crate::replay::playe
 }
 
 fn parse_location(given: &str) -> Result<crate::replay::Location, crate::replay::UnknownLocation> {
-    given.parse()
+    crate::replay::location::parse(given)
 }
 
 #[derive(Debug, Subcommand)]
@@ -265,9 +287,13 @@ pub struct OutputArgs {
 pub struct ResumeArgs {
     /// The session to resume (default: the latest).
     pub session: Option<String>,
-    /// Guidance for the next plan (resumes a run that awaits guidance or escalated).
+    /// Guidance for the next plan (resumes a run that awaits guidance or escalated); at a pause
+    /// point, for the next prompt.
     #[arg(long, value_name = "TEXT")]
     pub guidance: Option<String>,
+    /// At a pause point: pause again at the next arrival at the same location.
+    #[arg(long)]
+    pub step: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }

@@ -2,7 +2,7 @@
 //! session's [`Overrides`], each subcommand's arguments its request.
 
 use super::args::{
-    Cli, Command, ConfigCommand, EvalCommand, GatesArgs, GithubArgs, OutputArgs,
+    Cli, Command, ConfigCommand, DebugCommand, EvalCommand, GatesArgs, GithubArgs, OutputArgs,
     PullRequestChecksArg, PullRequestFixArg, ReportCommand, ResumeArgs, RunArgs, TraceCommand,
     WorktreesCommand,
 };
@@ -26,6 +26,9 @@ pub async fn run(cli: &Cli, env: &Environment) -> Result<Done, SessionError> {
         Command::Report(command) => commands::report(&report_request(command)),
         Command::Config(ConfigCommand::Check) => commands::config_check(&overrides, env).await,
         Command::Config(ConfigCommand::Schema) => Ok(commands::config_schema()),
+        Command::Debug(DebugCommand::Context { session, json }) => {
+            commands::debug_context(&overrides, session.as_deref(), *json)
+        }
         Command::Hindsight(args) => commands::hindsight(&overrides, env, args).await,
         Command::Eval(command) => eval(command, &overrides, env).await,
         Command::Memory(args) => crate::session::memory::memory(&overrides, env, args).await,
@@ -119,6 +122,7 @@ fn overrides(cli: &Cli) -> Overrides {
         fast_model: cli.fast_model.clone(),
         llm_base_url: cli.llm_base_url.clone(),
         worktrees_dir: cli.worktrees_dir.clone(),
+        pause_at: cli.pause_at.clone(),
         verbose: cli.verbose > 0,
         quiet: cli.quiet,
     }
@@ -154,6 +158,7 @@ fn resume_request(args: &ResumeArgs) -> ResumeRequest {
     ResumeRequest {
         session: args.session.clone(),
         guidance: args.guidance.clone(),
+        step: args.step,
         output: output(&args.output),
     }
 }

@@ -57,6 +57,34 @@ pub struct RawConfig {
     /// Shared memory across repositories (PostgreSQL); without it, memory stays in files.
     #[serde(default)]
     pub memory: Option<crate::memory::settings::RawMemory>,
+    /// Pause points: where the run stops on purpose and waits for `meta-agent resume` (`/agent
+    /// continue` on GitHub). Each is a location's name, or `{at, when, after, every}`.
+    #[serde(default)]
+    pub pause: Option<Vec<RawPause>>,
+}
+
+/// One pause point: a location's name (`after_plan`), or the location with a condition and a
+/// hit count.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum RawPause {
+    At(crate::protocol::pause::Location),
+    Point(RawPausePoint),
+}
+
+/// `pause: [{at: ..., when: ..., after: ..., every: ...}]`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawPausePoint {
+    /// The location (`after_plan`, `before_llm_call`, `after_llm_answer`, `on_tool_call`,
+    /// `after_tool_call`, `on_tool_error`, `after_gates`, `before_commit`, `on_delegate`).
+    pub at: crate::protocol::pause::Location,
+    /// A condition over the location's fields (`tool == "edit_file" && path ~ "src/**"`).
+    pub when: Option<String>,
+    /// Hits that pass before the first pause (default 0).
+    pub after: Option<u32>,
+    /// Pause at every N-th hit after those (default 1: every hit).
+    pub every: Option<u32>,
 }
 
 /// `verify:`: the verification that justifies a commit.

@@ -12,9 +12,11 @@ use std::time::Duration;
 use super::ConfigError;
 use super::raw::{
     FailOn, GateKind, GateNetwork, LlmCompat, LlmProvider, RawCommand, RawCommit, RawConfig,
-    RawGate, RawHindsight, RawLlm, RawLoop, RawRerun, RawSandbox, RawSetup, ReasoningEffort,
+    RawGate, RawHindsight, RawLlm, RawLoop, RawPause, RawRerun, RawSandbox, RawSetup,
+    ReasoningEffort,
 };
 use crate::exec::env::is_secret_name;
+use crate::protocol::pause::Rule;
 use crate::report::FindingLevel;
 
 /// Default improve iterations before escalating.
@@ -62,6 +64,8 @@ pub struct Config {
     /// Shared memory (`memory:`); the database URL's password only ever comes from the
     /// environment.
     pub memory: crate::memory::settings::MemorySettings,
+    /// Pause points (`pause:`), in the file's order.
+    pub pause: Vec<Rule>,
 }
 
 /// The verification that justifies a commit.
@@ -261,7 +265,37 @@ pub fn resolve(input: ResolveInput<'_>) -> Result<Config, ConfigError> {
         },
         memory: crate::memory::settings::resolve(raw.memory.clone().unwrap_or_default())
             .map_err(|err| ctx.invalid(err.key, &err.needle, err.message))?,
+        pause: resolve_pause(raw.pause.as_deref().unwrap_or_default(), &ctx)?,
     })
+}
+
+/// `pause:`: each point's condition parsed and checked against its location's fields.
+fn resolve_pause(raw: &[RawPause], ctx: &ErrorContext<'_>) -> Result<Vec<Rule>, ConfigError> {
+    raw.iter()
+        .enumerate()
+        .map(|(index, point)| {
+            let (at, when, after, every) = match point {
+                RawPause::At(at) => (*at, None, None, None),
+                RawPause::Point(point) => {
+                    (point.at, point.when.as_deref(), point.after, point.every)
+                }
+            };
+            if every == Some(0) {
+                return Err(ctx.invalid(
+                    format!("pause[{index}].every"),
+                    "every:",
+                    "must be at least 1".into(),
+                ));
+            }
+            Rule::new(at, when, after.unwrap_or(0), every.unwrap_or(1)).map_err(|bad| {
+                ctx.invalid(
+                    format!("pause[{index}].when"),
+                    when.unwrap_or("when:"),
+                    format!("`{}` {bad}", when.unwrap_or_default()),
+                )
+            })
+        })
+        .collect()
 }
 
 /// The file and its text, for error messages that name a line.

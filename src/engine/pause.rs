@@ -15,8 +15,10 @@ use super::state::LoopState;
 use crate::exec::CommandRunner;
 use crate::git::Repository;
 use crate::protocol::builder::Builder;
-use crate::protocol::event::LoopPhase;
-use crate::protocol::records::RunOutcome;
+use crate::protocol::event::{Event, LoopPhase};
+use crate::protocol::pause::context::{ModelSettings, PauseContext, StepLine};
+use crate::protocol::pause::{AgentView, Arrival, Field, Location, PauseHit, Values};
+use crate::protocol::records::{GateStatus, Plan, RunOutcome};
 use crate::render::outcome;
 
 /// How long a step may go on after the interruption (its command being stopped by the
@@ -74,6 +76,89 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         Ok(ending)
     }
 
+    /// Arrives at a pause point of the loop (not of an act); true when the run pauses there (the
+    /// loop takes the hit at its next turn).
+    pub(super) fn arrive(&self, state: &mut LoopState, arrival: &Arrival) -> bool {
+        self.pauses.load(&state.pauses);
+        let paused = self.pauses.reach(arrival, || None);
+        state.pauses = self.pauses.counts();
+        paused
+    }
+
+    /// Pauses the run at a pause point: the hit recorded (the arrivals up to it replayed when the
+    /// run comes back to them on resume), the context written, then the pause of [`Engine::pause`].
+    pub(super) fn pause_at(
+        &self,
+        state: &mut LoopState,
+        hit: PauseHit,
+        view: Option<AgentView>,
+    ) -> Result<Ending, EngineError> {
+        if hit.at.reached_again_on_resume() {
+            state.pauses.replay = hit.replay.clone();
+        }
+        state.pauses.step = None;
+        let why = crate::render::pause::why(&hit);
+        self.events.emit(&Event::Paused {
+            location: hit.at,
+            why: why.clone(),
+            iteration: state.iteration,
+        });
+        let context = self.pause_context(state, &hit, view, &why);
+        self.sessions.save_context(&context)?;
+        state.paused = Some(hit);
+        self.pause(state, &why)
+    }
+
+    /// What the run holds at the pause.
+    fn pause_context(
+        &self,
+        state: &LoopState,
+        hit: &PauseHit,
+        view: Option<AgentView>,
+        why: &str,
+    ) -> PauseContext {
+        let view = view.unwrap_or_default();
+        let llm = &self.config.llm;
+        let model = ModelSettings {
+            role: view.role,
+            provider: serde_json::to_value(llm.provider)
+                .ok()
+                .and_then(|name| name.as_str().map(str::to_owned))
+                .unwrap_or_default(),
+            model: if view.model.is_empty() {
+                llm.model.clone().unwrap_or_default()
+            } else {
+                view.model
+            },
+            max_tokens: (view.max_tokens > 0).then_some(view.max_tokens),
+            temperature: view.temperature,
+        };
+        PauseContext {
+            session: state.session.clone(),
+            hit: hit.clone(),
+            why: why.to_owned(),
+            phase: state.phase,
+            iteration: state.iteration,
+            max_iterations: state.max_iterations,
+            task: state.task.clone(),
+            plan: state.plan.clone(),
+            progress: state.history.iter().map(step_line).collect(),
+            usage: state.usage.clone(),
+            model,
+            messages: view.messages,
+            tool_call: view.tool_call,
+            tool_result: view.tool_result,
+            gates: state.gates.clone(),
+            signatures: state.signatures.clone(),
+            hindsight: state
+                .history
+                .iter()
+                .flat_map(|step| step.resolutions.iter().cloned())
+                .collect(),
+            instructions: state.instructions.clone(),
+        }
+    }
+
     fn pause_message(&self, state: &LoopState, why: &str) -> String {
         self.redacted(&format!(
             "WIP: meta-agent: {}\n\nInterrupted: {why}.\nThe gates have not verified this yet; \
@@ -82,4 +167,79 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             outcome::trailer_block(state)
         ))
     }
+}
+
+fn step_line(step: &crate::protocol::records::StepRecord) -> StepLine {
+    StepLine {
+        phase: step.phase.as_str().to_owned(),
+        iteration: step.iteration,
+        outcome: step.outcome.clone(),
+        files_changed: step.files_changed.clone(),
+    }
+}
+
+/// The arrival after a plan is chosen.
+pub(super) fn after_plan(state: &LoopState) -> Arrival {
+    let plan = match state.plan.as_ref().unwrap_or(&Plan::Build) {
+        Plan::Build => "build",
+        Plan::Hindsight => "hindsight",
+        Plan::AgentFix { .. } => "agent_fix",
+    };
+    Arrival::one(
+        Location::AfterPlan,
+        iteration(state).text_of(Field::Plan, plan),
+    )
+}
+
+/// The arrival after an observation: one alternative per gate.
+pub(super) fn after_gates(state: &LoopState) -> Arrival {
+    let alternatives = state
+        .gates
+        .iter()
+        .map(|gate| {
+            let result = match gate.result {
+                GateStatus::Passed => "passed",
+                GateStatus::Failed => "failed",
+                GateStatus::Skipped => "skipped",
+            };
+            iteration(state)
+                .text_of(Field::Gate, gate.name.as_str())
+                .text_of(Field::Result, result)
+        })
+        .collect::<Vec<_>>();
+    Arrival {
+        at: Location::AfterGates,
+        alternatives: if alternatives.is_empty() {
+            vec![iteration(state)]
+        } else {
+            alternatives
+        },
+    }
+}
+
+/// The arrival before a commit: one alternative per file the run changed (over all its acts).
+pub(super) fn before_commit(state: &LoopState) -> Arrival {
+    let files: std::collections::BTreeSet<&String> = state
+        .history
+        .iter()
+        .flat_map(|step| &step.files_changed)
+        .collect();
+    let count = u64::try_from(files.len()).unwrap_or(u64::MAX);
+    let base = iteration(state).number_of(Field::Files, count);
+    let alternatives: Vec<Values> = files
+        .iter()
+        .map(|path| base.clone().text_of(Field::Path, path.as_str()))
+        .collect();
+    Arrival {
+        at: Location::BeforeCommit,
+        alternatives: if alternatives.is_empty() {
+            vec![base]
+        } else {
+            alternatives
+        },
+    }
+}
+
+fn iteration(state: &LoopState) -> Values {
+    Values::default().number_of(Field::Iteration, u64::from(state.iteration))
 }

@@ -64,6 +64,17 @@ pub struct Engine<'a, R: CommandRunner, G: Repository, B: Builder> {
     pub deadline: crate::protocol::deadline::Deadline,
     /// A SIGTERM/SIGINT: the run pauses at once (see [`super::pause`]).
     pub interrupt: crate::protocol::interrupt::Interrupt,
+    /// The pause points (`pause:`, `--pause-at`) and their counts, shared with the builder.
+    pub pauses: &'a crate::protocol::pause::PauseGate,
+}
+
+/// How a session is resumed.
+#[derive(Debug, Clone, Default)]
+pub struct ResumeOptions {
+    /// Guidance from a maintainer, for the next prompt.
+    pub guidance: Option<String>,
+    /// Pause again at the next arrival at the location the run paused at (`--step`).
+    pub step: bool,
 }
 
 /// How to start a run.
@@ -179,8 +190,9 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     pub async fn resume(
         &self,
         session: Option<&str>,
-        guidance: Option<String>,
+        options: ResumeOptions,
     ) -> Result<RunReport, EngineError> {
+        let ResumeOptions { guidance, step } = options;
         let mut state = self.sessions.load(session)?;
         let ended = matches!(
             state.phase,
@@ -198,6 +210,10 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             state.outcome = None;
             state.interrupted = None;
         }
+        let paused = state.paused.take();
+        if step {
+            state.pauses.step = paused.as_ref().map(|hit| hit.at);
+        }
         state.recoveries.push(Recovery {
             phase: state.phase,
             iteration: state.iteration,
@@ -214,7 +230,9 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         self.restore_last_completed(&state)?;
         if let Some(text) = guidance {
             state.task.guidance.push(text);
-            if state.phase != LoopPhase::Planning {
+            // At a pause point the run goes on from where it stopped; the guidance reaches the
+            // next prompt.
+            if state.phase != LoopPhase::Planning && paused.is_none() {
                 state.iteration += 1;
                 state.max_iterations = state.max_iterations.max(state.iteration);
                 state.plan = Some(Plan::AgentFix {
@@ -319,6 +337,10 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 ending = self.pause(state, &why)?;
                 break;
             }
+            if let Some((hit, view)) = self.pauses.take_hit() {
+                ending = self.pause_at(state, hit, view)?;
+                break;
+            }
             if self.deadline_passed(state) {
                 ending = self.time_spent(state)?;
             }
@@ -337,12 +359,15 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                     self.seed_before_first_act(state);
                     let before = state.clone();
                     match self.unless_interrupted(self.act(state)).await {
-                        Some(acted) if self.interrupt.reason().is_none() => {
+                        Some(acted)
+                            if self.interrupt.reason().is_none() && !self.pauses.stopping() =>
+                        {
                             if let Some(refused) = acted? {
                                 ending = refused;
                             }
                         }
-                        // Stopped: the step is redone on resume (its edits are kept).
+                        // Stopped (a signal, a pause point): the step is redone on resume (its
+                        // edits are kept).
                         Some(_) | None => *state = before,
                     }
                 }
@@ -351,6 +376,9 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                     match self.unless_interrupted(self.observe(state)).await {
                         Some(gates) if self.interrupt.reason().is_none() => {
                             last_gates = Some(gates);
+                            if super::pause::running(state.phase) {
+                                self.arrive(state, &super::pause::after_gates(state));
+                            }
                         }
                         // Gates cut short say nothing: they run again on resume.
                         Some(_) | None => *state = before,
@@ -409,6 +437,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         };
         state.plan = Some(plan);
         self.transition(state, LoopPhase::Acting, &reason);
+        self.arrive(state, &super::pause::after_plan(state));
     }
 
     /// One Acting step; `Some` when the LLM provider refused for good and the run escalated.
@@ -433,6 +462,8 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             }
             Plan::Build | Plan::AgentFix { .. } => match self.call_builder(state, &plan).await {
                 Ok(done) => done,
+                // The loop pauses and forgets this act (it is redone on resume).
+                Err(BuildError::Paused) => return Ok(None),
                 Err(error) if error.is_transient() => {
                     state.transient_error = Some(error.to_string());
                     self.transition(
@@ -510,9 +541,11 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             repo_root: &self.repo.workdir(),
             context: self.failure_context(state),
             max_steps: self.config.loop_.max_agent_steps,
-            progress: Progress::to(self.events),
+            progress: Progress::pausing(self.events, self.pauses),
         };
+        self.pauses.load(&state.pauses);
         let report = self.builder.act(request).await?;
+        state.pauses = self.pauses.counts();
         state.builder_calls += 1;
         state.usage.add(&report.usage);
         for path in &report.instructions {
@@ -656,7 +689,12 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             (other, _) => (other, None),
         };
         match decision {
-            Decision::Complete => self.complete(state, verified.as_deref()),
+            Decision::Complete => {
+                if self.arrive(state, &super::pause::before_commit(state)) {
+                    return Ok(Ending::default());
+                }
+                self.complete(state, verified.as_deref())
+            }
             Decision::Continue { plan, reason } => {
                 // Every act is an iteration: the baseline observation is iteration 0, the first
                 // act after it iteration 1, so `--max-iterations N` allows N acts.

@@ -74,9 +74,16 @@ pub struct LoopState {
     /// What the requirements review found missing: the next act's first failures.
     #[serde(default)]
     pub review_missing: Vec<String>,
-    /// Why a signal paused the run (with outcome `interrupted`), until it is resumed.
+    /// Why a signal or a pause point paused the run (with outcome `interrupted`), until it is
+    /// resumed.
     #[serde(default)]
     pub interrupted: Option<String>,
+    /// The pause point the run paused at, until it is resumed.
+    #[serde(default)]
+    pub paused: Option<crate::protocol::pause::PauseHit>,
+    /// Arrivals at pause points and hits of their rules so far (see [`crate::protocol::pause`]).
+    #[serde(default)]
+    pub pauses: crate::protocol::pause::PauseCounts,
     /// This session's own work-in-progress commit the worktree diff is relative to (a paused
     /// run's, or the pushed tip a GitHub resume continues from): the verified commit goes on top
     /// of it, even when the worktree adds nothing to it.
@@ -182,6 +189,8 @@ impl LoopState {
             reviewed: false,
             review_missing: Vec::new(),
             interrupted: None,
+            paused: None,
+            pauses: Default::default(),
             checkpoint: None,
             commit_style: CommitStyle::Plain,
             evidence: Default::default(),
@@ -267,6 +276,8 @@ pub enum SessionError {
     NoneYet(PathBuf),
     #[error("session {0} already ended ({1}); nothing to resume")]
     Ended(String, String),
+    #[error("session {0} is not paused at a pause point (no context to show)")]
+    NotPaused(String),
 }
 
 /// Where sessions are kept: one directory per session, and a `latest` pointer. Every state file
@@ -318,6 +329,41 @@ impl SessionStore {
         let json = self.redactor.redact_text(&json);
         write_atomic(&path, json.as_bytes())?;
         write_atomic(&self.dir.join("latest"), state.session.as_bytes())
+    }
+
+    /// Writes the context of a pause (`context.json` in the session directory), redacted.
+    pub fn save_context(
+        &self,
+        context: &crate::protocol::pause::context::PauseContext,
+    ) -> Result<(), SessionError> {
+        let path = self
+            .session_dir(&context.session)
+            .join(crate::protocol::pause::context::CONTEXT_FILE);
+        let json =
+            serde_json::to_string_pretty(context).map_err(|source| SessionError::Corrupt {
+                path: path.clone(),
+                source,
+            })?;
+        write_atomic(&path, self.redactor.redact_text(&json).as_bytes())
+    }
+
+    /// The context of a session paused at a pause point (the latest session by default).
+    pub fn load_context(
+        &self,
+        session: Option<&str>,
+    ) -> Result<crate::protocol::pause::context::PauseContext, SessionError> {
+        let state = self.load(session)?;
+        if state.paused.is_none() {
+            return Err(SessionError::NotPaused(state.session));
+        }
+        let path = self
+            .session_dir(&state.session)
+            .join(crate::protocol::pause::context::CONTEXT_FILE);
+        let text = std::fs::read_to_string(&path).map_err(|source| SessionError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        serde_json::from_str(&text).map_err(|source| SessionError::Corrupt { path, source })
     }
 
     /// Loads a session, or the latest one.

@@ -1,5 +1,5 @@
 //! The slash-command parser: `/agent fix [--allow-test-edits] [guidance]`, `/agent retry`,
-//! `/agent stop`,
+//! `/agent continue [guidance]` and `/agent step` (a run paused at a pause point), `/agent stop`,
 //! `/agent status`. Small and strict: the command is the comment's first non-blank line and must
 //! start with the trigger phrase at the start of the line (a quoted `> /agent fix` or one inside
 //! a code block is not a command); anything else is natural language and ignored. Pure.
@@ -16,6 +16,12 @@ pub enum Command {
     },
     /// Run again from the issue (or resume an escalated session without new guidance).
     Retry,
+    /// Go on from a pause (`/agent continue [guidance]`), or to the next arrival at the same
+    /// pause point (`/agent step`).
+    Continue {
+        guidance: Option<String>,
+        step: bool,
+    },
     /// Stop: no further automatic runs for this issue until `/agent fix`.
     Stop,
     /// Report the current state in the status comment.
@@ -27,6 +33,8 @@ impl Command {
         match self {
             Self::Fix { .. } => "fix",
             Self::Retry => "retry",
+            Self::Continue { step: false, .. } => "continue",
+            Self::Continue { step: true, .. } => "step",
             Self::Stop => "stop",
             Self::Status => "status",
         }
@@ -89,9 +97,17 @@ pub fn parse(body: &str, phrase: &str) -> Parsed {
                 allow_test_edits,
             })
         }
-        "retry" | "stop" | "status" if tail.is_empty() => Parsed::Command(match word {
+        "continue" => Parsed::Command(Command::Continue {
+            guidance: guidance(tail, &following),
+            step: false,
+        }),
+        "retry" | "stop" | "status" | "step" if tail.is_empty() => Parsed::Command(match word {
             "retry" => Command::Retry,
             "stop" => Command::Stop,
+            "step" => Command::Continue {
+                guidance: None,
+                step: true,
+            },
             _ => Command::Status,
         }),
         _ => Parsed::Unknown {
@@ -114,13 +130,43 @@ fn guidance(tail: &str, following: &[&str]) -> Option<String> {
 pub fn help(phrase: &str) -> String {
     format!(
         "Commands: `{phrase} fix [guidance]` (start, or resume with guidance), `{phrase} retry`, \
-         `{phrase} stop`, `{phrase} status`."
+         `{phrase} continue [guidance]` and `{phrase} step` (a paused run), `{phrase} stop`, \
+         `{phrase} status`."
     )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn continue_takes_guidance_and_step_takes_nothing() {
+        assert_eq!(
+            parse("/agent continue\nuse a guard\nfor empty lists", "/agent"),
+            Parsed::Command(Command::Continue {
+                guidance: Some("use a guard\nfor empty lists".into()),
+                step: false,
+            })
+        );
+        assert_eq!(
+            parse("/agent continue", "/agent"),
+            Parsed::Command(Command::Continue {
+                guidance: None,
+                step: false,
+            })
+        );
+        assert_eq!(
+            parse("/agent step", "/agent"),
+            Parsed::Command(Command::Continue {
+                guidance: None,
+                step: true,
+            })
+        );
+        assert!(matches!(
+            parse("/agent step now", "/agent"),
+            Parsed::Unknown { .. }
+        ));
+    }
 
     fn fix(guidance: Option<&str>) -> Parsed {
         Parsed::Command(Command::Fix {

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::hindsight::SignatureKind;
 use crate::llm::LlmError;
 use crate::protocol::event::{Discard, Event, EventSink};
+use crate::protocol::pause::{AgentView, Arrival, PauseGate};
 use crate::protocol::records::{Plan, Usage};
 use crate::protocol::task::Task;
 
@@ -38,21 +39,45 @@ pub struct FailureContext {
 /// Where a builder reports what it does while it does it: each tool call as it ends, each model
 /// call as it answers (`ToolCalled`, `LlmCall`), on the run's one event stream. Nothing else
 /// reports them: the act's report only sums them up.
+/// It is also where the act arrives at pause points (see [`crate::protocol::pause`]): an arrival
+/// that pauses tells the builder to stop its act at once.
 #[derive(Clone, Copy)]
-pub struct Progress<'a>(&'a dyn EventSink);
+pub struct Progress<'a> {
+    sink: &'a dyn EventSink,
+    pauses: Option<&'a PauseGate>,
+}
 
 impl<'a> Progress<'a> {
     pub fn to(sink: &'a dyn EventSink) -> Self {
-        Progress(sink)
+        Progress { sink, pauses: None }
+    }
+
+    /// Reports to `sink` and arrives at the run's pause points.
+    pub fn pausing(sink: &'a dyn EventSink, pauses: &'a PauseGate) -> Self {
+        Progress {
+            sink,
+            pauses: Some(pauses),
+        }
     }
 
     /// Reports nowhere (tools, benchmarks and tests that watch nothing).
     pub fn nowhere() -> Progress<'static> {
-        Progress(&Discard)
+        Progress::to(&Discard)
     }
 
     pub fn emit(&self, event: &Event) {
-        self.0.emit(event);
+        self.sink.emit(event);
+    }
+
+    /// Arrives at a pause point; true when the act must stop there (`view`: what the agent holds,
+    /// for the context at the pause; asked only then).
+    pub fn arrive(&self, arrival: &Arrival, view: impl FnOnce() -> Option<AgentView>) -> bool {
+        self.pauses.is_some_and(|gate| gate.reach(arrival, view))
+    }
+
+    /// Whether arrivals are counted at all (building their values can then be skipped).
+    pub fn watched(&self) -> bool {
+        self.pauses.is_some_and(PauseGate::armed)
     }
 }
 
@@ -165,6 +190,10 @@ pub enum BuildError {
     /// succeed later.
     #[error(transparent)]
     Llm(#[from] LlmError),
+    /// The act reached a pause point and stopped there (the engine pauses the run; the act is
+    /// redone on resume).
+    #[error("the act stopped at a pause point")]
+    Paused,
 }
 
 impl BuildError {
@@ -174,6 +203,7 @@ impl BuildError {
         match self {
             BuildError::Llm(LlmError::RetriesExhausted { last, .. }) => last.is_transient(),
             BuildError::Llm(other) => other.is_transient(),
+            BuildError::Paused => false,
         }
     }
 
@@ -187,6 +217,7 @@ impl BuildError {
     pub fn is_refusal(&self) -> bool {
         match self {
             BuildError::Llm(error) => error.fault() == crate::llm::Fault::Refused,
+            BuildError::Paused => false,
         }
     }
 }

@@ -203,6 +203,13 @@ pub enum Event {
         reason: String,
         branch: Option<String>,
     },
+    /// The run reached a pause point and pauses there (`resume` continues): where, why, and the
+    /// location's values.
+    Paused {
+        location: crate::protocol::pause::Location,
+        why: String,
+        iteration: u32,
+    },
     /// The run is over.
     RunFinished {
         outcome: RunOutcome,

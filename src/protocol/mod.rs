@@ -9,6 +9,7 @@ pub mod deadline;
 pub mod ending;
 pub mod event;
 pub mod interrupt;
+pub mod pause;
 pub mod records;
 pub mod task;
 pub mod test_id;

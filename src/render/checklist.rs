@@ -78,6 +78,7 @@ impl Checklist {
             Event::RunFinished { outcome, .. } => self.outcome = Some(*outcome),
             Event::RunStarted { .. }
             | Event::Recovered { .. }
+            | Event::Paused { .. }
             | Event::StateChanged { .. }
             | Event::GateSkipped { .. }
             | Event::ResolutionOutcome { .. }

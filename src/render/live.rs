@@ -44,6 +44,7 @@ impl Live {
             Event::ResolutionApplied { .. } => self.last_call = Some("applied a known fix".into()),
             Event::RunStarted { .. }
             | Event::Recovered { .. }
+            | Event::Paused { .. }
             | Event::StateChanged { .. }
             | Event::SignatureFound { .. }
             | Event::ResolutionOutcome { .. }
@@ -108,6 +109,7 @@ pub fn plain_line(event: &Event) -> Option<String> {
         } => Some(format!("  {}", tool_line(tool, input, *success))),
         Event::RunStarted { .. }
         | Event::Recovered { .. }
+        | Event::Paused { .. }
         | Event::StateChanged { .. }
         | Event::PhaseFinished { .. }
         | Event::GateStarted { .. }

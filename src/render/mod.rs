@@ -34,6 +34,7 @@ pub mod live;
 pub mod local;
 pub mod mine;
 pub mod outcome;
+pub mod pause;
 pub mod pull;
 mod reason;
 pub mod review;

@@ -26,6 +26,17 @@ pub enum View {
         branch: String,
         refused: Option<String>,
     },
+    /// The run paused at a pause point a maintainer asked for (`pause:`): where and why, the
+    /// plan and the steps so far, and how to go on; the work is kept and pushed.
+    Paused {
+        why: String,
+        branch: String,
+        /// The location, for `/agent step`.
+        at: crate::protocol::pause::Location,
+        /// The plan and the steps so far (Markdown lines).
+        plan: String,
+        refused: Option<String>,
+    },
     /// Verified and committed; the pull request is open.
     Committed { pull_url: String, summary: String },
     /// Nothing to change: the gates already pass.
@@ -116,6 +127,30 @@ fn view_text(view: &View, phrase: &str) -> String {
                 "### meta-agent stopped: {why}; `{phrase} fix` continues\n\nThe work so far is kept on \
                  `{branch}` and the session is recorded below: reply `{phrase} fix` (with guidance if you \
                  like) to continue from there.\n"
+            ));
+            if let Some(note) = refused {
+                out.push_str(&format!(
+                    "\n#### Left out of the work kept\n\n{}\n",
+                    note.trim()
+                ));
+            }
+        }
+        View::Paused {
+            why,
+            branch,
+            at,
+            plan,
+            refused,
+        } => {
+            out.push_str(&format!(
+                "### meta-agent paused: {why}\n\nThe run stopped at a pause point of this \
+                 repository's configuration. The work so far is kept on `{branch}` and the session \
+                 is recorded below; the run's context here (the model, the messages as sent, the \
+                 pending tool call, the gates) is `context.json` in the run's artifact.\n\n\
+                 #### Plan and progress\n\n{plan}\n\nReply `{phrase} continue` (with guidance on \
+                 the same line or below if you like: it reaches the next prompt) to go on, `{phrase} \
+                 step` to go on to the next `{}`, or `{phrase} stop`.\n",
+                at.as_str()
             ));
             if let Some(note) = refused {
                 out.push_str(&format!(

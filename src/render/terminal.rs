@@ -21,12 +21,20 @@ fn paused(report: &RunReport, why: &str) -> String {
         ),
         (None, false, None) => format!("`{}` as it was (nothing new to commit)", state.branch),
     };
-    let mut out = format!(
-        "\n--- interrupted ---\nStopped: {why}, during {}.\nKept: {kept}; the session is saved.\n\
-         `meta-agent resume {}` continues from there.\n",
-        state.phase.as_str(),
-        state.session
-    );
+    let mut out = match &state.paused {
+        None => format!(
+            "\n--- interrupted ---\nStopped: {why}, during {}.\nKept: {kept}; the session is saved.\n\
+             `meta-agent resume {}` continues from there.\n",
+            state.phase.as_str(),
+            state.session
+        ),
+        Some(hit) => format!(
+            "\n--- paused ---\nStopped: {why}.\nKept: {kept}; the session is saved.\n{}.\n\
+             `meta-agent debug context {}` shows what the run holds here.\n",
+            super::pause::how_to_continue(&state.session, hit.at),
+            state.session
+        ),
+    };
     if let Some(note) = refused {
         out.push_str(&format!(
             "\n--- work in progress refused by the patch gate ---{note}"

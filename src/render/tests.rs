@@ -312,6 +312,17 @@ fn status_comments_and_the_escalation_comment() {
         "status_interrupted_refused",
         stable(&status::render(&refused, &footer))
     );
+    let paused = status::View::Paused {
+        why: "paused at `after_plan` (iteration=1, plan=build): pause point `after_plan`, hit 1"
+            .into(),
+        branch: "meta-agent/make-the-gates-pass".into(),
+        at: crate::protocol::pause::Location::AfterPlan,
+        plan: "- plan: build from the requirements (iteration 1 of 3)\n- baseline (iteration 0): \
+               baseline: gates failed"
+            .into(),
+        refused: None,
+    };
+    insta::assert_snapshot!("status_paused", stable(&status::render(&paused, &footer)));
 }
 
 #[test]

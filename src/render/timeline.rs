@@ -110,7 +110,10 @@ pub fn replay_ending(ending: crate::replay::Ending) -> String {
         Ending::Finished => "replay finished\n".to_owned(),
         Ending::Quit => "replay stopped (q)\n".to_owned(),
         Ending::StoppedAt { location, seq } => {
-            format!("replay stopped at {location} (trace line {seq}): no keyboard to go on\n")
+            format!(
+                "replay stopped at {} (trace line {seq}): no keyboard to go on\n",
+                location.as_str()
+            )
         }
     }
 }
@@ -357,6 +360,19 @@ fn describe_event(event: &Event) -> Described {
             RowKind::Outcome,
             format!("escalated: {}", one_line(reason)),
             true,
+        )),
+        Event::Paused {
+            location,
+            why,
+            iteration,
+        } => Some((
+            RowKind::Outcome,
+            format!(
+                "paused at {} (iteration {iteration}): {}",
+                location.as_str(),
+                one_line(why)
+            ),
+            false,
         )),
         Event::CommandRun { .. } | Event::ModelExchange { .. } => None,
     }

@@ -1,70 +1,14 @@
-//! The pause-point locations of issue #28 (`after_plan`, `before_llm_call`, …, `on_delegate`) as
-//! the replay sees them: a location is *marked* in a trace by the events that happen there.
+//! The pause-point locations of issue #28 ([`Location`], owned by `protocol::pause`) as the
+//! replay sees them: a location is *marked* in a trace by the events that happen there.
 //!
-//! The seam: pause points (the live runs that stop and wait) own these names and, as they land,
-//! their own events; until then [`marks`] keys each location on the events that exist today,
-//! and `on_delegate` is marked by none (the explorer's sub-task emits no event yet). When a
-//! location gets an event of its own, [`marks`] is the one function to change.
-
-use std::fmt;
-use std::str::FromStr;
+//! A pause writes its own [`Event::Paused`]; the other locations are keyed on the events that
+//! happen there ([`marks`], the one function to change when a location gets an event of its
+//! own). `on_delegate` is marked by a pause there only (the explorer's sub-task emits no event).
 
 use crate::protocol::event::{Event, LoopPhase};
+pub use crate::protocol::pause::Location;
 use crate::protocol::records::StepPhase;
 use crate::telemetry::Traced;
-
-/// A named place in a run where a pause point can stop it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Location {
-    AfterPlan,
-    BeforeLlmCall,
-    AfterLlmAnswer,
-    OnToolCall,
-    AfterToolCall,
-    OnToolError,
-    AfterGates,
-    BeforeCommit,
-    BeforePush,
-    OnDelegate,
-}
-
-/// Every location, in the order a run meets them.
-pub const LOCATIONS: [Location; 10] = [
-    Location::AfterPlan,
-    Location::BeforeLlmCall,
-    Location::AfterLlmAnswer,
-    Location::OnToolCall,
-    Location::AfterToolCall,
-    Location::OnToolError,
-    Location::AfterGates,
-    Location::BeforeCommit,
-    Location::BeforePush,
-    Location::OnDelegate,
-];
-
-impl Location {
-    /// The name used on the command line and in `.meta-agent.yml`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Location::AfterPlan => "after_plan",
-            Location::BeforeLlmCall => "before_llm_call",
-            Location::AfterLlmAnswer => "after_llm_answer",
-            Location::OnToolCall => "on_tool_call",
-            Location::AfterToolCall => "after_tool_call",
-            Location::OnToolError => "on_tool_error",
-            Location::AfterGates => "after_gates",
-            Location::BeforeCommit => "before_commit",
-            Location::BeforePush => "before_push",
-            Location::OnDelegate => "on_delegate",
-        }
-    }
-}
-
-impl fmt::Display for Location {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// A name that is not a location.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -74,20 +18,14 @@ pub struct UnknownLocation {
 }
 
 fn names() -> String {
-    LOCATIONS.map(Location::name).join(", ")
+    Location::ALL.map(Location::as_str).join(", ")
 }
 
-impl FromStr for Location {
-    type Err = UnknownLocation;
-
-    fn from_str(given: &str) -> Result<Self, Self::Err> {
-        LOCATIONS
-            .into_iter()
-            .find(|location| location.name() == given)
-            .ok_or_else(|| UnknownLocation {
-                given: given.to_owned(),
-            })
-    }
+/// The location named `given`.
+pub fn parse(given: &str) -> Result<Location, UnknownLocation> {
+    Location::named(given).ok_or_else(|| UnknownLocation {
+        given: given.to_owned(),
+    })
 }
 
 /// The locations an event of a trace marks (most mark none). A model call's one event marks
@@ -119,9 +57,7 @@ pub fn marks(traced: &Traced) -> Vec<Location> {
             ..
         } => vec![Location::AfterGates],
         Event::Committed { .. } => vec![Location::BeforeCommit],
-        Event::GitOperation { operation, .. } if operation.starts_with("push") => {
-            vec![Location::BeforePush]
-        }
+        Event::Paused { location, .. } => vec![*location],
         Event::RunStarted { .. }
         | Event::Recovered { .. }
         | Event::StateChanged { .. }
@@ -153,13 +89,13 @@ mod tests {
 
     #[test]
     fn every_name_reads_back_and_a_wrong_one_lists_them() {
-        for location in LOCATIONS {
-            assert_eq!(location.name().parse::<Location>(), Ok(location));
+        for location in Location::ALL {
+            assert_eq!(parse(location.as_str()), Ok(location));
         }
-        let error = "before_lunch".parse::<Location>().unwrap_err().to_string();
+        let error = parse("before_lunch").unwrap_err().to_string();
         assert!(
             error.starts_with(
-                "`before_lunch` is not a pause-point location (one of: after_plan, before_llm_call"
+                "`before_lunch` is not a pause-point location (one of: after_plan, on_delegate"
             ),
             "{error}"
         );

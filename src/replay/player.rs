@@ -155,7 +155,8 @@ pub fn play(entries: &[TraceEntry], play: &Play, devices: Devices<'_>) -> Ending
                 };
             }
             player.screen.show(&format!(
-                "-- paused at {location} (space goes on, n steps, q quits)\n"
+                "-- paused at {} (space goes on, n steps, q quits)\n",
+                location.as_str()
             ));
             player.mode = Mode::Paused;
         }

@@ -299,7 +299,34 @@ pub async fn config_check(overrides: &Overrides, env: &Environment) -> Result<Do
             out.push_str(&format!("  - {}\n", command_line(&step.command)));
         }
     }
+    if !config.pause.is_empty() {
+        out.push_str("pause points:\n");
+        for rule in &config.pause {
+            out.push_str(&format!("  - {}\n", rule.describe()));
+        }
+    }
     Ok(Done::ok(out))
+}
+
+/// `meta-agent debug context [SESSION] [--json]`: the context of a session paused at a pause
+/// point, as its session directory holds it (redacted when written).
+pub fn debug_context(
+    overrides: &Overrides,
+    session: Option<&str>,
+    json: bool,
+) -> Result<Done, SessionError> {
+    let repo = super::run::open_repo(&repo_root(overrides)?)?;
+    let sessions =
+        crate::engine::state::SessionStore::for_git_dir(&crate::git::Repository::git_dir(&repo));
+    let context = sessions
+        .load_context(session)
+        .map_err(|err| SessionError::Usage(err.to_string()))?;
+    if json {
+        let value = serde_json::to_value(&context)
+            .map_err(|err| SessionError::Internal(err.to_string()))?;
+        return Ok(Done::ok(pretty(&value)));
+    }
+    Ok(Done::ok(crate::render::pause::context(&context)))
 }
 
 fn command_line(command: &config::GateCommand) -> String {

@@ -159,6 +159,8 @@ pub struct Overrides {
     pub llm_base_url: Option<String>,
     /// `--worktrees-dir` (`META_AGENT_WORKTREES_DIR`): where local runs' worktrees live.
     pub worktrees_dir: Option<PathBuf>,
+    /// `--pause-at`: pause points added to the configuration's.
+    pub pause_at: Vec<String>,
     /// More detail in what a person reads.
     pub verbose: bool,
     /// `-q`: no live display, only the outcome on stdout.

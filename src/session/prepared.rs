@@ -229,5 +229,26 @@ async fn load_config_from(
     if let Some(url) = &overrides.llm_base_url {
         config.llm.base_url = Some(url.clone());
     }
+    for point in &overrides.pause_at {
+        config.pause.push(pause_at(point)?);
+    }
     Ok(config)
+}
+
+/// One `--pause-at LOCATION[:CONDITION]`.
+fn pause_at(point: &str) -> Result<crate::protocol::pause::Rule, SessionError> {
+    use crate::protocol::pause::{Location, Rule};
+    let (name, condition) = match point.split_once(':') {
+        Some((name, condition)) => (name.trim(), Some(condition)),
+        None => (point.trim(), None),
+    };
+    let Some(at) = Location::named(name) else {
+        let known: Vec<&str> = Location::ALL.iter().map(|l| l.as_str()).collect();
+        return Err(SessionError::Usage(format!(
+            "--pause-at {point}: unknown location `{name}` (known: {})",
+            known.join(", ")
+        )));
+    };
+    Rule::new(at, condition, 0, 1)
+        .map_err(|bad| SessionError::Usage(format!("--pause-at {point}: the condition, {bad}")))
 }

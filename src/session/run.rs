@@ -22,7 +22,9 @@ use super::worktree;
 use super::{Done, Environment, Overrides, Prepared, SessionError};
 use crate::config::Config;
 use crate::engine::improve::HindsightView;
-use crate::engine::run::{Engine, EngineError, RunReport, StartOptions, new_session_id};
+use crate::engine::run::{
+    Engine, EngineError, ResumeOptions, RunReport, StartOptions, new_session_id,
+};
 use crate::engine::state::SessionStore;
 use crate::exec::Executor;
 use crate::exit::Outcome;
@@ -72,6 +74,8 @@ pub struct ResumeRequest {
     pub session: Option<String>,
     /// Guidance for the next plan.
     pub guidance: Option<String>,
+    /// Pause again at the next arrival at the location the run paused at.
+    pub step: bool,
     pub output: Output,
 }
 
@@ -84,7 +88,7 @@ pub enum Begin {
     },
     Resume {
         session: String,
-        guidance: Option<String>,
+        options: ResumeOptions,
     },
 }
 
@@ -103,14 +107,15 @@ impl Begin {
     ) -> Result<RunReport, EngineError> {
         match self {
             Begin::Start { task, options } => engine.start(*task, options).await,
-            Begin::Resume { session, guidance } => engine.resume(Some(&session), guidance).await,
+            Begin::Resume { session, options } => engine.resume(Some(&session), options).await,
         }
     }
 }
 
 /// The files of a run that `--out` copies (the memory queue only when the database was
 /// unreachable).
-pub const RESULT_FILES: [&str; 7] = [
+pub const RESULT_FILES: [&str; 8] = [
+    crate::protocol::pause::context::CONTEXT_FILE,
     "report.md",
     "report.html",
     "outcome.json",
@@ -326,7 +331,10 @@ pub async fn resume(
         let builder = builder_for(ctx, &state.task, KeyNeed::WhenCalled)?;
         let begin = Begin::Resume {
             session: state.session.clone(),
-            guidance: request.guidance.clone(),
+            options: ResumeOptions {
+                guidance: request.guidance.clone(),
+                step: request.step,
+            },
         };
         Ok((builder, begin))
     };
@@ -479,6 +487,7 @@ pub(super) async fn drive(
     // The engine's commands stop on an interruption; the caller's executor (pushing the work
     // kept after one) does not.
     let runner = ctx.executor.interruptible(ctx.interrupt.clone());
+    let pauses = crate::protocol::pause::PauseGate::new(ctx.config.pause.clone());
     let engine = Engine {
         config: ctx.config,
         policy: ctx.policy,
@@ -493,6 +502,7 @@ pub(super) async fn drive(
         identity: Identity::default(),
         deadline: ctx.deadline,
         interrupt: ctx.interrupt.clone(),
+        pauses: &pauses,
     };
     let report = begin
         .drive(&engine)

@@ -138,6 +138,7 @@ fn audit_entry(event: &Event) -> Option<AuditEntry<'_>> {
         }
         Event::RunStarted { .. }
         | Event::Recovered { .. }
+        | Event::Paused { .. }
         | Event::StateChanged { .. }
         | Event::PhaseStarted { .. }
         | Event::PhaseFinished { .. }

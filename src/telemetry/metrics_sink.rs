@@ -193,6 +193,7 @@ fn record(event: &Event) {
         }
         Event::RunStarted { .. }
         | Event::Recovered { .. }
+        | Event::Paused { .. }
         | Event::StateChanged { .. }
         | Event::PhaseStarted { .. }
         | Event::GateStarted { .. }

@@ -33,6 +33,7 @@ mod local_worktrees;
 mod memory;
 mod observe;
 mod pause;
+mod pause_points;
 mod planning;
 mod pristine;
 mod real_projects;

@@ -62,7 +62,9 @@ impl Step<'_> {
         if record.outcome == "interrupted"
             && let Some(state) = record.state.clone()
         {
-            return self.resume(prepared, status, state, None).await;
+            return self
+                .resume(prepared, status, state, Default::default())
+                .await;
         }
         let reason = format!(
             "the pull request's head {} was handled already (session {}: {}); `{} fix` runs again",

@@ -28,7 +28,9 @@ impl Step<'_> {
             _ => {}
         }
         let guidance = match (&command, &self.trigger) {
-            (Some(Command::Fix { guidance, .. }), _) => guidance.clone(),
+            (Some(Command::Fix { guidance, .. } | Command::Continue { guidance, .. }), _) => {
+                guidance.clone()
+            }
             (_, Trigger::Dispatch { guidance, .. }) => guidance.clone(),
             _ => None,
         };
@@ -64,8 +66,11 @@ impl Step<'_> {
         });
         match resumable.and_then(|record| record.state.clone()) {
             Some(state) => {
-                let guidance = self.review_guidance(guidance);
-                self.resume(prepared, &mut status, state, guidance).await
+                let options = crate::engine::run::ResumeOptions {
+                    guidance: self.review_guidance(guidance),
+                    step: matches!(command, Some(Command::Continue { step: true, .. })),
+                };
+                self.resume(prepared, &mut status, state, options).await
             }
             None => {
                 let guidance = self.review_guidance(guidance);
@@ -453,8 +458,9 @@ impl Step<'_> {
         prepared: &Prepared,
         status: &mut Option<StatusComment>,
         mut state: LoopState,
-        guidance: Option<String>,
+        options: crate::engine::run::ResumeOptions,
     ) -> Result<Done, SessionError> {
+        let crate::engine::run::ResumeOptions { guidance, step } = options;
         let trigger = self.trigger.describe();
         self.post_status(status, &View::Working { trigger }, None)
             .await?;
@@ -493,7 +499,7 @@ impl Step<'_> {
         });
         let begin = Begin::Resume {
             session: state.session.clone(),
-            guidance,
+            options: crate::engine::run::ResumeOptions { guidance, step },
         };
         let (report, done) = self
             .drive_watched(&ctx, &repo, &builder, begin, status)

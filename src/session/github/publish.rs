@@ -155,6 +155,16 @@ impl Step<'_> {
                 report: report.escalation.clone().unwrap_or(summary_text),
                 branch: state.branch.clone(),
             },
+            Some(RunOutcome::Interrupted) if state.paused.is_some() => View::Paused {
+                why: state.interrupted.clone().unwrap_or_default(),
+                branch: state.branch.clone(),
+                at: state
+                    .paused
+                    .as_ref()
+                    .map_or(crate::protocol::pause::Location::AfterPlan, |hit| hit.at),
+                plan: crate::render::pause::plan_and_progress(state),
+                refused: report.refused_wip.clone(),
+            },
             Some(RunOutcome::Interrupted) => View::Interrupted {
                 why: state
                     .interrupted
@@ -386,6 +396,7 @@ fn outcome_word(state: &LoopState, view: &View) -> &'static str {
         View::Working { .. }
         | View::Progress { .. }
         | View::Interrupted { .. }
+        | View::Paused { .. }
         | View::Committed { .. }
         | View::NothingToDo { .. }
         | View::Escalated { .. }

@@ -204,7 +204,8 @@ impl TraceAssembler {
             | Event::TamperRefused { .. }
             | Event::PatchRefused { .. }
             | Event::Committed { .. }
-            | Event::Escalated { .. } => {
+            | Event::Escalated { .. }
+            | Event::Paused { .. } => {
                 self.annotate(event, now);
                 Vec::new()
             }

@@ -1,0 +1,673 @@
+//! End to end: pause points (`pause:` in `.meta-agent.yml`, `--pause-at`) through the real
+//! binary, the loopback mock LLM and the real gates of the example repository. Each location
+//! pauses where its condition holds (exit 5, the work and the session kept, a `paused` event) and
+//! `debug context` holds what the location promises; conditions that do not hold never pause;
+//! hit counts pick the hit; `resume --guidance` goes on from the pause with the guidance in the
+//! next prompt, `resume --step` stops at the next arrival at the same location.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::engine::{events_named, example_with, run_json_with_model, wrong_mean};
+use crate::common::mock_llm::{MockLlm, Reply, streamed_tool_call};
+use crate::common::{git, meta_agent};
+
+/// The model's fix of `wrong_mean`.
+fn fix() -> Reply {
+    streamed_tool_call(
+        "call_fix",
+        "edit_file",
+        json!({"path": "calc.py", "old_string": "sum(values) // len(values)",
+               "new_string": "sum(values) / len(values)"}),
+    )
+}
+
+/// An edit whose text is not in the file: the tool fails.
+fn bad_edit() -> Reply {
+    streamed_tool_call(
+        "call_bad",
+        "edit_file",
+        json!({"path": "calc.py", "old_string": "no such text", "new_string": "x"}),
+    )
+}
+
+fn read(path: &str) -> Reply {
+    streamed_tool_call("call_read", "read_file", json!({ "path": path }))
+}
+
+fn finish() -> Reply {
+    streamed_tool_call("call_done", "finish", json!({"summary": "true division"}))
+}
+
+/// The example with the wrong mean, no requirements review, and `pause` (YAML, the value of
+/// `pause:`); `more` runs on the worktree before the commit.
+fn repo_pausing(pause: &str, more: impl FnOnce(&Path)) -> (tempfile::TempDir, PathBuf) {
+    example_with(|work| {
+        wrong_mean(work);
+        let config = work.join(".meta-agent.yml");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str(&format!("llm: {{reflect: false}}\npause: {pause}\n"));
+        std::fs::write(&config, text).unwrap();
+        more(work);
+    })
+}
+
+/// A paused run as a test sees it.
+struct Paused {
+    work: PathBuf,
+    session: String,
+    branch: String,
+    /// The `paused` events of the run.
+    paused: Vec<Value>,
+    /// `debug context --json`.
+    context: Value,
+}
+
+/// Runs `meta-agent ARGS` (with the model at `url`) on `work` off the async runtime; it must
+/// pause (exit 5, outcome `interrupted`).
+async fn run_paused(work: PathBuf, url: &str, args: &[&str]) -> Paused {
+    let url = url.to_owned();
+    let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, events, outcome) = run_json_with_model(&work, &url, &args);
+        assert_eq!(code, 5, "a pause exits 5: {outcome:#}");
+        assert_eq!(outcome["outcome"], "interrupted", "{outcome:#}");
+        let session = outcome["session"].as_str().unwrap().to_owned();
+        let branch = outcome["branch"].as_str().unwrap().to_owned();
+        let paused = events_named(&events, "paused")
+            .into_iter()
+            .cloned()
+            .collect();
+        let context = debug_context(&work, &session);
+        Paused {
+            work,
+            session,
+            branch,
+            paused,
+            context,
+        }
+    })
+    .await
+    .unwrap()
+}
+
+/// `meta-agent debug context SESSION --json`.
+fn debug_context(work: &Path, session: &str) -> Value {
+    let out = meta_agent()
+        .arg("--repo")
+        .arg(work)
+        .args(["debug", "context", session, "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// `meta-agent resume SESSION ARGS` with the model at `url`: the exit code, events and outcome.
+async fn resume(work: &Path, url: &str, session: &str, args: &[&str]) -> (i32, Vec<Value>, Value) {
+    let work = work.to_owned();
+    let url = url.to_owned();
+    let mut all: Vec<String> = vec!["resume".into(), session.to_owned()];
+    all.extend(args.iter().map(|a| (*a).to_owned()));
+    tokio::task::spawn_blocking(move || {
+        let all: Vec<&str> = all.iter().map(String::as_str).collect();
+        run_json_with_model(&work, &url, &all)
+    })
+    .await
+    .unwrap()
+}
+
+/// Runs the example pausing at `pause` with the model answering `replies`; the run pauses once,
+/// at `at`, after `requests` model requests.
+async fn pauses_at(
+    pause: &str,
+    at: &str,
+    replies: Vec<Reply>,
+    requests: usize,
+) -> (tempfile::TempDir, Paused, MockLlm) {
+    let (dir, work) = repo_pausing(pause, |_| {});
+    let mock = MockLlm::start(replies).await;
+    let paused = run_paused(work, &mock.base_url, &["run", "--text", "Fix mean"]).await;
+    check_paused(&paused, at);
+    assert_eq!(
+        mock.requests().len(),
+        requests,
+        "model requests before the pause"
+    );
+    (dir, paused, mock)
+}
+
+/// One `paused` event at `at`, and the context's hit there.
+fn check_paused(paused: &Paused, at: &str) {
+    assert_eq!(paused.paused.len(), 1, "{:#?}", paused.paused);
+    assert_eq!(paused.paused[0]["location"], at);
+    assert_eq!(paused.context["hit"]["at"], at, "{:#}", paused.context);
+    assert_eq!(paused.context["task"]["title"], "Fix mean");
+}
+
+/// The structure of a JSON value: every leaf replaced by its type, an array by its first
+/// element's structure (the schema the `--json` form keeps).
+fn shape(value: &Value) -> Value {
+    match value {
+        Value::Null => json!("null"),
+        Value::Bool(_) => json!("bool"),
+        Value::Number(_) => json!("number"),
+        Value::String(_) => json!("string"),
+        Value::Array(items) => json!([items.first().map_or(json!("empty"), shape)]),
+        Value::Object(fields) => Value::Object(
+            fields
+                .iter()
+                .map(|(key, field)| (key.clone(), shape(field)))
+                .collect(),
+        ),
+    }
+}
+
+fn messages(context: &Value) -> &Vec<Value> {
+    context["messages"].as_array().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn after_plan_pauses_with_the_plan_and_no_conversation() {
+    let (_dir, paused, _mock) = pauses_at(
+        r#"[{at: after_plan, when: 'plan == "build" && iteration == 1'}]"#,
+        "after_plan",
+        vec![],
+        0,
+    )
+    .await;
+    assert_eq!(paused.context["plan"]["kind"], "build");
+    assert_eq!(paused.context["hit"]["values"]["texts"]["plan"], "build");
+    assert!(messages(&paused.context).is_empty());
+    let gates = paused.context["gates"].as_array().unwrap();
+    assert!(gates.iter().any(|g| g["result"] == "failed"), "{gates:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn before_llm_call_pauses_with_the_messages_about_to_be_sent() {
+    let (_dir, paused, _mock) = pauses_at(
+        r#"[{at: before_llm_call, when: 'call == 1 && role == "builder" && model ~ "test-*"'}]"#,
+        "before_llm_call",
+        vec![],
+        0,
+    )
+    .await;
+    let context = &paused.context;
+    assert_eq!(context["model"]["model"], "test-model");
+    assert_eq!(context["model"]["provider"], "openai");
+    assert_eq!(context["model"]["role"], "builder");
+    let sent = messages(context);
+    assert_eq!(sent[0]["role"], "system");
+    assert!(
+        sent[1]["text"].as_str().unwrap().contains("Fix mean"),
+        "{sent:#?}"
+    );
+    assert!(context["tool_call"].is_null());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn after_llm_answer_pauses_with_the_answer() {
+    let (_dir, paused, _mock) = pauses_at(
+        "[{at: after_llm_answer, when: 'call == 1'}]",
+        "after_llm_answer",
+        vec![fix()],
+        1,
+    )
+    .await;
+    let last = messages(&paused.context).last().unwrap().clone();
+    assert_eq!(last["role"], "assistant", "{last:#}");
+    assert_eq!(last["tool_calls"][0]["name"], "edit_file");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn on_tool_call_pauses_before_the_edit_and_resume_goes_on_with_the_guidance() {
+    let (_dir, paused, mock) = pauses_at(
+        r#"[{at: on_tool_call, when: 'tool == "edit_file" && path ~ "*.py"'}]"#,
+        "on_tool_call",
+        vec![fix(), fix(), finish()],
+        1,
+    )
+    .await;
+    let context = &paused.context;
+    assert_eq!(context["tool_call"]["name"], "edit_file");
+    assert!(context["tool_result"].is_null(), "the call has not run");
+    insta::assert_json_snapshot!("debug_context_json_shape", shape(context));
+    let head = git(
+        &paused.work,
+        &["show", &format!("{}:calc.py", paused.branch)],
+    );
+    assert!(head.contains("// len"), "nothing edited before the pause");
+    let (code, _events, outcome) = resume(
+        &paused.work,
+        &mock.base_url,
+        &paused.session,
+        &["--guidance", "keep the integer API"],
+    )
+    .await;
+    assert_eq!(code, 0, "{outcome:#}");
+    assert_eq!(outcome["outcome"], "committed");
+    let requests = mock.requests();
+    assert_eq!(
+        requests.len(),
+        3,
+        "the act redone: its edit replayed, then finish"
+    );
+    assert!(
+        requests[1].body.contains("keep the integer API"),
+        "the guidance reaches the next prompt: {}",
+        requests[1].body
+    );
+    assert!(!requests[0].body.contains("keep the integer API"));
+    let fixed = git(
+        &paused.work,
+        &["show", &format!("{}:calc.py", paused.branch)],
+    );
+    assert!(fixed.contains("sum(values) / len(values)"), "{fixed}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn after_tool_call_pauses_with_the_result_and_keeps_the_edit() {
+    let (_dir, paused, _mock) = pauses_at(
+        r#"[{at: after_tool_call, when: 'tool == "edit_file"'}]"#,
+        "after_tool_call",
+        vec![fix()],
+        1,
+    )
+    .await;
+    assert_eq!(paused.context["tool_call"]["name"], "edit_file");
+    assert!(
+        paused.context["tool_result"].is_string(),
+        "{:#}",
+        paused.context
+    );
+    let kept = git(
+        &paused.work,
+        &["show", &format!("{}:calc.py", paused.branch)],
+    );
+    assert!(
+        kept.contains("sum(values) / len(values)"),
+        "the work is kept: {kept}"
+    );
+    let message = git(&paused.work, &["log", "-1", "--format=%B", &paused.branch]);
+    assert!(message.starts_with("WIP: meta-agent"), "{message}");
+    assert!(message.contains(&paused.session), "{message}");
+    let report = std::fs::read_to_string(
+        paused
+            .work
+            .join(".git/meta-agent/sessions")
+            .join(&paused.session)
+            .join("report.md"),
+    )
+    .unwrap();
+    assert!(
+        report.contains("--- paused ---\nStopped: paused at `after_tool_call`"),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!("`meta-agent debug context {}`", paused.session)),
+        "{report}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn on_tool_error_pauses_with_the_error() {
+    let (_dir, paused, _mock) = pauses_at(
+        r#"[{at: on_tool_error, when: 'tool == "edit_file"'}]"#,
+        "on_tool_error",
+        vec![bad_edit()],
+        1,
+    )
+    .await;
+    let result = paused.context["tool_result"].as_str().unwrap();
+    assert!(
+        result.contains("no such text") || result.contains("not found"),
+        "{result}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn after_gates_pauses_with_the_gates() {
+    let (_dir, paused, _mock) = pauses_at(
+        r#"[{at: after_gates, when: 'gate == "tests" && result == "failed" && iteration == 0'}]"#,
+        "after_gates",
+        vec![],
+        0,
+    )
+    .await;
+    let gates = paused.context["gates"].as_array().unwrap();
+    assert!(
+        gates
+            .iter()
+            .any(|g| g["name"] == "tests" && g["result"] == "failed"),
+        "{gates:#?}"
+    );
+    assert!(!paused.context["signatures"].as_array().unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn before_commit_pauses_with_the_change_kept_and_resume_commits_it() {
+    let (_dir, paused, mock) = pauses_at(
+        r#"[{at: before_commit, when: 'path ~ "calc.py" && files == 1'}]"#,
+        "before_commit",
+        vec![fix(), finish()],
+        2,
+    )
+    .await;
+    let gates = paused.context["gates"].as_array().unwrap();
+    assert!(gates.iter().all(|g| g["result"] != "failed"), "{gates:#?}");
+    let kept = git(
+        &paused.work,
+        &["show", &format!("{}:calc.py", paused.branch)],
+    );
+    assert!(kept.contains("sum(values) / len(values)"), "{kept}");
+    let (code, _events, outcome) = resume(&paused.work, &mock.base_url, &paused.session, &[]).await;
+    assert_eq!(code, 0, "{outcome:#}");
+    assert_eq!(outcome["outcome"], "committed");
+    assert_eq!(mock.requests().len(), 2, "the commit needs no model call");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn on_delegate_pauses_before_the_explorer_with_its_opening() {
+    let (_dir, work) = repo_pausing(
+        r#"[{at: on_delegate, when: 'role == "explorer"'}]"#,
+        |work| {
+            let docs = work.join("docs");
+            std::fs::create_dir_all(&docs).unwrap();
+            for n in 0..410 {
+                std::fs::write(docs.join(format!("note{n}.txt")), format!("note {n}\n")).unwrap();
+            }
+            git(work, &["add", "docs"]);
+        },
+    );
+    let mock = MockLlm::start(vec![]).await;
+    let paused = run_paused(work, &mock.base_url, &["run", "--text", "Fix mean"]).await;
+    check_paused(&paused, "on_delegate");
+    assert_eq!(mock.requests().len(), 0);
+    assert_eq!(paused.context["model"]["role"], "explorer");
+    assert_eq!(messages(&paused.context).len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn conditions_that_do_not_hold_never_pause() {
+    let never: Vec<String> = [
+        "after_plan",
+        "before_llm_call",
+        "after_llm_answer",
+        "on_tool_call",
+        "after_tool_call",
+        "on_tool_error",
+        "after_gates",
+        "before_commit",
+        "on_delegate",
+    ]
+    .iter()
+    .map(|at| format!("{{at: {at}, when: 'iteration == 99'}}"))
+    .collect();
+    let (_dir, work) = repo_pausing(&format!("[{}]", never.join(", ")), |_| {});
+    let mock = MockLlm::start(vec![fix(), finish()]).await;
+    let url = mock.base_url.clone();
+    let (code, events, outcome) = tokio::task::spawn_blocking(move || {
+        run_json_with_model(&work, &url, &["run", "--text", "Fix mean"])
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 0, "{outcome:#}");
+    assert_eq!(outcome["outcome"], "committed");
+    assert!(events_named(&events, "paused").is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hit_count_pauses_at_the_chosen_hit() {
+    // after 1, every 2: hits 1 and 2 go on, hit 3 pauses.
+    let (_dir, paused, _mock) = pauses_at(
+        "[{at: before_llm_call, after: 1, every: 2}]",
+        "before_llm_call",
+        vec![read("calc.py"), read("tests/test_calc.py")],
+        2,
+    )
+    .await;
+    assert_eq!(paused.context["hit"]["arrival"], 3);
+    assert_eq!(paused.context["hit"]["cause"]["rule"]["hit"], 3);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pause_at_on_the_command_line_then_step_then_guidance() {
+    let (_dir, work) = repo_pausing("[]", |_| {});
+    let mock = MockLlm::start(vec![fix(), bad_edit(), finish()]).await;
+    let url = mock.base_url.clone();
+    let first = run_paused(
+        work,
+        &url,
+        &[
+            "--pause-at",
+            "before_llm_call:call == 1",
+            "run",
+            "--text",
+            "Fix mean",
+        ],
+    )
+    .await;
+    check_paused(&first, "before_llm_call");
+    assert_eq!(mock.requests().len(), 0);
+    // --step: the act is redone, its first call replayed; the next call pauses.
+    let (code, events, outcome) = resume(&first.work, &url, &first.session, &["--step"]).await;
+    assert_eq!(code, 5, "{outcome:#}");
+    let stepped = events_named(&events, "paused");
+    assert_eq!(stepped.len(), 1);
+    assert_eq!(stepped[0]["location"], "before_llm_call");
+    let context = debug_context(&first.work, &first.session);
+    assert_eq!(context["hit"]["cause"], "step", "{context:#}");
+    assert_eq!(context["hit"]["arrival"], 2);
+    assert_eq!(mock.requests().len(), 1);
+    let (code, _events, outcome) = resume(
+        &first.work,
+        &url,
+        &first.session,
+        &["--guidance", "mind empty lists"],
+    )
+    .await;
+    assert_eq!(code, 0, "{outcome:#}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(
+        requests[1].body.contains("mind empty lists"),
+        "{}",
+        requests[1].body
+    );
+}
+
+#[test]
+fn config_check_names_the_column_of_a_bad_condition() {
+    let (_dir, work) = repo_pausing(
+        r#"[{at: on_tool_call, when: 'tool == "x" && gate == "y"'}]"#,
+        |_| {},
+    );
+    let out = meta_agent()
+        .arg("--repo")
+        .arg(&work)
+        .args(["config", "check"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("pause[0].when"), "{stderr}");
+    assert!(
+        stderr.contains("column 16: `gate` is not a field of `on_tool_call`"),
+        "{stderr}"
+    );
+    let (_dir, good) = repo_pausing(
+        r#"[after_plan, {at: after_gates, when: 'result == "failed"', every: 2}]"#,
+        |_| {},
+    );
+    let out = meta_agent()
+        .arg("--repo")
+        .arg(&good)
+        .args(["config", "check"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains(
+            "pause points:\n  - after_plan\n  - after_gates when result == \"failed\", every 2"
+        ),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn pause_at_names_an_unknown_location_and_a_bad_condition() {
+    let (_dir, work) = repo_pausing("[]", |_| {});
+    for (flag, says) in [
+        ("before_lunch", "unknown location `before_lunch`"),
+        ("on_tool_call:tool ==", "column 8"),
+    ] {
+        let out = meta_agent()
+            .arg("--repo")
+            .arg(&work)
+            .args(["--pause-at", flag, "config", "check"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{stderr}");
+    }
+}
+
+/// On GitHub: a pause point pauses the job (exit 5) with the work pushed; the status comment
+/// says where and why, shows the plan and the steps so far and how to go on; the context is in
+/// the run's artifact; `/agent continue GUIDANCE` on another runner goes on from the pause with
+/// the guidance in the next prompt, and commits.
+#[tokio::test(flavor = "multi_thread")]
+async fn on_github_a_pause_shows_the_plan_and_agent_continue_goes_on_with_the_guidance() {
+    use super::github::{
+        Fixture, comment_event, examples, labeled, llm_env, with_env, wrong_mean as broken,
+    };
+    let mut fixture = Fixture::new(&examples("python-calc"), |work| {
+        broken(work);
+        let config = work.join(".meta-agent.yml");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str("pause: [{at: on_tool_call, when: 'tool == \"edit_file\"'}]\n");
+        std::fs::write(&config, text).unwrap();
+    });
+    let mock = MockLlm::start(vec![fix(), fix(), finish()]).await;
+    let env = llm_env(&mock);
+    let (fixture, first, second) = tokio::task::spawn_blocking(move || {
+        let first = fixture.step("issues", &labeled("alice"), &with_env(&env));
+        let event = comment_event(&fixture, "alice", "/agent continue keep the integer API");
+        fixture.new_runner("after-pause");
+        let second = fixture.step("issue_comment", &event, &with_env(&env));
+        (fixture, first, second)
+    })
+    .await
+    .unwrap();
+    assert_eq!(first.code, 5, "{}\n{}", first.stdout, first.stderr);
+    assert_eq!(first.output("outcome"), "interrupted");
+    assert!(
+        first.out.iter().any(|(name, _)| name == "context.json"),
+        "the context is in the artifact: {:?}",
+        first.out.iter().map(|(name, _)| name).collect::<Vec<_>>()
+    );
+    assert_eq!(second.code, 0, "{}\n{}", second.stdout, second.stderr);
+    assert_eq!(second.output("outcome"), "committed");
+    let requests = mock.requests();
+    assert_eq!(
+        requests.len(),
+        3,
+        "the act redone: its edit replayed, then finish"
+    );
+    assert!(
+        requests[1].body.contains("keep the integer API"),
+        "{}",
+        requests[1].body
+    );
+    let comments = fixture.bot_comments();
+    assert_eq!(comments.len(), 1, "edited in place");
+    assert_eq!(fixture.github.pulls().len(), 1);
+}
+
+/// The status comment of a paused job (kept apart: the comment above is edited in place).
+#[tokio::test(flavor = "multi_thread")]
+async fn on_github_the_paused_comment_says_where_why_and_how_to_go_on() {
+    use super::github::{
+        Fixture, examples, labeled, llm_env, stable, with_env, wrong_mean as broken,
+    };
+    let fixture = Fixture::new(&examples("python-calc"), |work| {
+        broken(work);
+        let config = work.join(".meta-agent.yml");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str("pause: [after_plan]\n");
+        std::fs::write(&config, text).unwrap();
+    });
+    let mock = MockLlm::start(vec![]).await;
+    let env = llm_env(&mock);
+    let (fixture, first) = tokio::task::spawn_blocking(move || {
+        let first = fixture.step("issues", &labeled("alice"), &with_env(&env));
+        (fixture, first)
+    })
+    .await
+    .unwrap();
+    assert_eq!(first.code, 5, "{}\n{}", first.stdout, first.stderr);
+    assert!(mock.requests().is_empty(), "paused before any model call");
+    let comments = fixture.bot_comments();
+    let body = &comments[0].body;
+    assert!(
+        body.contains("### meta-agent paused: paused at `after_plan`"),
+        "{body}"
+    );
+    assert!(
+        body.contains("- plan: build from the requirements (iteration 1 of 3)"),
+        "{body}"
+    );
+    assert!(
+        body.contains("`/agent step` to go on to the next `after_plan`"),
+        "{body}"
+    );
+    let record = meta_agent::github::status::SessionRecord::decode(body).unwrap();
+    assert_eq!(record.outcome, "interrupted");
+    insta::assert_snapshot!("github_paused_comment", stable(body));
+}
+
+/// The context at a pause passes the one redactor: a token-shaped secret in the code the model
+/// is shown (assembled here, so no file of this repository holds one) is redacted in
+/// `context.json`, in both forms of `debug context`.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_context_at_a_pause_passes_the_redactor() {
+    let secret = format!("ghp_{}", "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6");
+    let planted = secret.clone();
+    let (_dir, work) = repo_pausing("[{at: before_llm_call, when: 'call == 1'}]", move |work| {
+        super::engine::edit(
+            &work.join("calc.py"),
+            "sum(values) // len(values)",
+            &format!("sum(values) // len(values)  # deploy key {planted}"),
+        );
+    });
+    let mock = MockLlm::start(vec![]).await;
+    let paused = run_paused(work, &mock.base_url, &["run", "--text", "Fix mean"]).await;
+    check_paused(&paused, "before_llm_call");
+    let json = paused.context.to_string();
+    assert!(!json.contains(&secret), "{json}");
+    assert!(
+        json.contains("deploy key [REDACTED:"),
+        "the code is shown, redacted: {json}"
+    );
+    let text = meta_agent()
+        .arg("--repo")
+        .arg(&paused.work)
+        .args(["debug", "context", &paused.session])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("## Messages ("), "{text}");
+    assert!(!text.contains(&secret), "{text}");
+}
