@@ -97,7 +97,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     /// Every path the worktree changes (renames as a deletion and an addition), with its text at
     /// the `base` commit and now. (HEAD is the base commit, or a work-in-progress commit of this
     /// run whose changes were checked when they were made.)
-    pub(super) fn evidence_changes(&self, base: &str) -> Result<Vec<Change>, EngineError> {
+    fn evidence_changes(&self, base: &str) -> Result<Vec<Change>, EngineError> {
         let workdir = self.repo.workdir();
         let files = crate::fsafe::Beneath::open(&workdir).ok();
         let read_now = |path: &str| -> Option<String> {

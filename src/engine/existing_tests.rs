@@ -43,10 +43,21 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         if self.test_edits_allowed(state) {
             return Ok(full);
         }
-        // What the change wrote cannot be read: the verification is unprepared (fails closed).
-        let changes = self
-            .evidence_changes(&state.base_commit)
-            .map_err(io::Error::other)?;
+        // What the candidate changes from the base commit's tree, read from git alone (the
+        // run's own checkpoint commits included, the worktree never read again). Unreadable:
+        // the verification is unprepared (fails closed).
+        let base_tree = self.repo.tree_of(&state.base_commit)?;
+        let changes: Vec<evidence::Change> = self
+            .repo
+            .tree_changes(&base_tree, tree)
+            .map_err(io::Error::other)?
+            .into_iter()
+            .map(|c| evidence::Change {
+                path: c.path,
+                base: c.before.map(|b| String::from_utf8_lossy(&b).into_owned()),
+                now: c.after.map(|b| String::from_utf8_lossy(&b).into_owned()),
+            })
+            .collect();
         let left_out = evidence::test_tree_paths(&changes);
         let specs: Vec<GateSpec> = self
             .config
@@ -58,7 +69,6 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         if left_out.is_empty() || specs.is_empty() {
             return Ok(full);
         }
-        let base_tree = self.repo.tree_of(&state.base_commit)?;
         // A tree the change's paths cannot be laid over (a file where the base has a directory)
         // leaves the verification unprepared, never an internal error.
         let existing = self

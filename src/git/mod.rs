@@ -51,6 +51,15 @@ pub struct FileChange {
     pub status: ChangeStatus,
 }
 
+/// One path that differs between two trees, with its bytes on each side (`None`: absent there,
+/// or not a file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeChange {
+    pub path: String,
+    pub before: Option<Vec<u8>>,
+    pub after: Option<Vec<u8>>,
+}
+
 /// A commit as the check before a push reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommitSummary {
@@ -198,6 +207,10 @@ pub trait Repository: Send + Sync {
     /// `tree` with everything beneath the directory `dir` taken from `from` instead (the bot's own
     /// records added after a verification); returns the new tree's id.
     fn graft(&self, tree: &str, from: &str, dir: &Path) -> Result<String, GitError>;
+    /// Every file path that differs between the trees `from` and `to` (ids), with its bytes on
+    /// each side: what a candidate tree changes from the base commit's, whatever commits (a
+    /// run's own checkpoints) lie between them.
+    fn tree_changes(&self, from: &str, to: &str) -> Result<Vec<TreeChange>, GitError>;
     /// `tree` with each of `paths` (files, `/`-separated) as the tree `from` has it, removed
     /// where `from` has none: the existing tests' tree beside a change's product code. Returns
     /// the new tree's id.

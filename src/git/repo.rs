@@ -13,7 +13,7 @@ use git2::{
 use super::patch_check::workdir_conflict;
 use super::render::{file_changes, patch_text};
 use super::{
-    CommitSummary, FileChange, GitError, Head, Identity, Repository, Uncommitted,
+    CommitSummary, FileChange, GitError, Head, Identity, Repository, TreeChange, Uncommitted,
     validate_branch_name,
 };
 
@@ -349,6 +349,38 @@ fn overlay(
     index
         .write_tree_to(repo)
         .map_err(GitError::op("write tree", "overlay"))
+}
+
+/// The files that differ between the trees `from` and `to`, with their blobs on each side.
+fn tree_changes(
+    repo: &git2::Repository,
+    from: &str,
+    to: &str,
+) -> Result<Vec<TreeChange>, GitError> {
+    let before = tree_by_id(repo, from)?;
+    let after = tree_by_id(repo, to)?;
+    let diff = repo
+        .diff_tree_to_tree(Some(&before), Some(&after), None)
+        .map_err(GitError::op("diff trees", to))?;
+    let blob = |file: git2::DiffFile<'_>| -> Option<Vec<u8>> {
+        let is_file = matches!(
+            file.mode(),
+            git2::FileMode::Blob | git2::FileMode::BlobExecutable
+        );
+        let found = is_file.then(|| repo.find_blob(file.id()).ok()).flatten()?;
+        Some(found.content().to_vec())
+    };
+    let mut changes = Vec::new();
+    for delta in diff.deltas() {
+        let path = delta.new_file().path().or_else(|| delta.old_file().path());
+        let Some(path) = path else { continue };
+        changes.push(TreeChange {
+            path: path.to_string_lossy().into_owned(),
+            before: blob(delta.old_file()),
+            after: blob(delta.new_file()),
+        });
+    }
+    Ok(changes)
 }
 
 /// A new in-memory index holding the tree `tree`.
@@ -739,6 +771,10 @@ impl Repository for Git2Repository {
         Ok(graft(&self.repo(), tree, from, dir)?.to_string())
     }
 
+    fn tree_changes(&self, from: &str, to: &str) -> Result<Vec<TreeChange>, GitError> {
+        tree_changes(&self.repo(), from, to)
+    }
+
     fn overlay(&self, tree: &str, from: &str, paths: &[String]) -> Result<String, GitError> {
         Ok(overlay(&self.repo(), tree, from, paths)?.to_string())
     }
@@ -937,6 +973,57 @@ mod hostile_tests {
             .unwrap();
         drop(tree);
         repo
+    }
+
+    /// The files two trees differ in, with both sides' bytes, and the overlay that puts some of
+    /// them back: what the existing tests' run is built from.
+    #[test]
+    fn tree_changes_name_each_file_and_overlay_puts_them_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = repo_with_commit(dir.path());
+        let base = repo
+            .head()
+            .unwrap()
+            .peel_to_tree()
+            .unwrap()
+            .id()
+            .to_string();
+        let blob = |text: &str| repo.blob(text.as_bytes()).unwrap();
+        let mut index = index_of(&repo, &base).unwrap();
+        index
+            .add(&index_entry("a.txt".into(), 0o100_644, blob("two\n")))
+            .unwrap();
+        index
+            .add(&index_entry(
+                "tests/test_new.py".into(),
+                0o100_644,
+                blob("def test_x():\n    pass\n"),
+            ))
+            .unwrap();
+        let candidate = index.write_tree_to(&repo).unwrap().to_string();
+        let mut changes = tree_changes(&repo, &base, &candidate).unwrap();
+        changes.sort_by(|a, b| a.path.cmp(&b.path));
+        assert_eq!(
+            changes,
+            [
+                TreeChange {
+                    path: "a.txt".into(),
+                    before: Some(b"one\n".to_vec()),
+                    after: Some(b"two\n".to_vec())
+                },
+                TreeChange {
+                    path: "tests/test_new.py".into(),
+                    before: None,
+                    after: Some(b"def test_x():\n    pass\n".to_vec())
+                },
+            ]
+        );
+        let back = overlay(&repo, &candidate, &base, &["tests/test_new.py".into()])
+            .unwrap()
+            .to_string();
+        let left = tree_changes(&repo, &base, &back).unwrap();
+        assert_eq!(left.len(), 1, "only the product change is left: {left:?}");
+        assert_eq!(left[0].path, "a.txt");
     }
 
     /// What one hostile entry is.
