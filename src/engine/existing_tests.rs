@@ -27,7 +27,7 @@ use crate::exec::CommandRunner;
 use crate::gates::{self, GateResult, GatesSummary};
 use crate::git::Repository;
 use crate::protocol::builder::Builder;
-use crate::protocol::records::GateStatus;
+use crate::protocol::records::{GateScope, GateStatus};
 
 impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     /// `full` (the gates of the candidate tree `tree`) with the existing tests' verdict in it:
@@ -108,6 +108,7 @@ fn merged(full: GatesSummary, existing: GatesSummary, left_out: &[String]) -> Ga
             match alone {
                 Some(alone) if gate.passed && fails(alone) => {
                     let mut result = alone.clone();
+                    result.scope = GateScope::ExistingTests;
                     result
                         .reasons
                         .insert(0, crate::render::evidence::existing_tests_note(left_out));
@@ -152,7 +153,7 @@ mod tests {
             output_tail: String::new(),
             descendants_killed: 0,
             log: String::new(),
-            scope: crate::protocol::records::GateScope::Full,
+            scope: GateScope::Full,
             problem: None,
             failing: Vec::new(),
         }

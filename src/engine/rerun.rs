@@ -97,7 +97,7 @@ pub(super) fn rerun_scope(record: &GateRecord) -> GateScope {
     let ran = u64::try_from(record.failing_tests.len()).unwrap_or(u64::MAX);
     let of = match record.scope {
         GateScope::Rerun { of, .. } => of,
-        GateScope::Full => record.tests_total.unwrap_or(ran),
+        GateScope::Full | GateScope::ExistingTests => record.tests_total.unwrap_or(ran),
     };
     GateScope::Rerun { ran, of }
 }

@@ -70,6 +70,9 @@ pub enum GateScope {
     Full,
     /// Fast feedback: only the `ran` tests that failed before, of the `of` the suite ran then.
     Rerun { ran: u64, of: u64 },
+    /// The whole suite without the test files the change wrote: the existing tests' verdict
+    /// (`engine/existing_tests.rs`), none of the change's new tests among its counts.
+    ExistingTests,
 }
 
 impl GateScope {
@@ -82,6 +85,7 @@ impl GateScope {
         match self {
             GateScope::Full => None,
             GateScope::Rerun { ran, of } => Some(format!("re-ran {ran} failing of {of}")),
+            GateScope::ExistingTests => Some("the existing tests alone".to_owned()),
         }
     }
 }

@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use crate::config::raw::GateKind;
 use crate::engine::evidence::is_new_test;
 use crate::engine::state::LoopState;
+use crate::protocol::records::GateScope;
 
 /// The latest test verdicts split by whether the test existed at the base commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,8 +44,13 @@ pub fn test_split(state: &LoopState) -> Option<TestSplit> {
         })
         .collect::<Vec<_>>();
     let total = gate.tests_total.unwrap_or(0);
+    // A verdict of the existing tests alone counts none of the new ones.
+    let existing_total = match gate.scope {
+        GateScope::ExistingTests => total,
+        GateScope::Full | GateScope::Rerun { .. } => total.saturating_sub(new.len() as u64),
+    };
     Some(TestSplit {
-        existing_total: total.saturating_sub(new.len() as u64),
+        existing_total,
         existing_failing: existing_failing.into_iter().cloned().collect(),
         new,
     })
@@ -196,6 +202,22 @@ mod tests {
             "{text}"
         );
         insta::assert_snapshot!(text);
+    }
+
+    /// A verdict of the existing tests alone (the run without the change's test files) counts
+    /// none of the new tests: nothing is taken off its total for them.
+    #[test]
+    fn the_existing_tests_alone_are_counted_whole() {
+        let mut state = state();
+        let gate = state
+            .gates
+            .iter()
+            .position(|g| g.tests_total.is_some())
+            .unwrap();
+        state.gates[gate].tests_total = Some(9);
+        assert_eq!(test_split(&state).unwrap().existing_total, 7);
+        state.gates[gate].scope = GateScope::ExistingTests;
+        assert_eq!(test_split(&state).unwrap().existing_total, 9);
     }
 
     #[test]
