@@ -427,7 +427,7 @@ const HUMANIZE_REBINDING_TEST: &str = "import inspect\n\nimport humanize\nimport
 /// Tests are evidence whatever the change adds, on a real project (#29 point 1): humanize's real
 /// metric bug, and a model that only adds a test file rebinding the function under test. The
 /// existing tests are judged without that file, so nothing is committed and the report says
-/// why; the existing tests are counted whole (572 at 4.12.3, the new one apart).
+/// why; the existing tests are counted whole (572 at 4.10.0, the new one apart).
 #[tokio::test(flavor = "multi_thread")]
 async fn humanize_existing_tests_are_judged_without_a_new_test_that_rebinds_the_code() {
     let (_dir, work) = committed("python/humanize");
