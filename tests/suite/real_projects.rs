@@ -431,6 +431,12 @@ const HUMANIZE_REBINDING_TEST: &str = "import inspect\n\nimport humanize\nimport
 #[tokio::test(flavor = "multi_thread")]
 async fn humanize_existing_tests_are_judged_without_a_new_test_that_rebinds_the_code() {
     let (_dir, work) = committed("python/humanize");
+    // The preset's pytest gate without `rerun_failed`: every observation after the act is the
+    // pristine run (with the failing tests re-run first in the worktree, that re-run alone would
+    // fail, the new file not selected, and the second run would not be reached).
+    let config = "version: 1\ngates:\n  - name: tests\n    kind: tests\n    run: [python3, -m, pytest, -q, -p, no:cacheprovider, -o, junit_family=xunit2, \"--junitxml={report_dir}/junit.xml\"]\n    junit: \"{report_dir}/junit.xml\"\n    env:\n      PYTHONPATH: src\n      PYTHONDONTWRITEBYTECODE: \"1\"\n";
+    std::fs::write(work.join(".meta-agent.yml"), config).unwrap();
+    git(&work, &["add", ".meta-agent.yml"]);
     revert_fix(
         &work,
         "src/humanize/number.py",
