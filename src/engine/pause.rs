@@ -155,8 +155,43 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 .iter()
                 .flat_map(|step| step.resolutions.iter().cloned())
                 .collect(),
+            memory: self.memory_consulted(state),
             instructions: state.instructions.clone(),
         }
+    }
+
+    /// What hindsight and the shared memory give the next prompt for the current failures.
+    fn memory_consulted(&self, state: &LoopState) -> Vec<String> {
+        let mut consulted = super::improve::guidance_for(self.hindsight_ctx(), state);
+        consulted.extend(super::hints::family_hints(
+            self.hindsight.store.entries(),
+            &state.signatures,
+            crate::hindsight::signature::family::family_key,
+        ));
+        consulted
+    }
+
+    /// Holds the verified commit before its push: the run ends paused at `before_push` (outcome
+    /// `interrupted`, exit code 5) with its commit made and nothing else to do; the session layer
+    /// keeps the commit in the run's artifact instead of pushing it, and pushes it when a
+    /// maintainer says go on. Nothing here touches the worktree (the commit is the work).
+    pub(super) fn hold_before_push(&self, state: &mut LoopState) -> Result<(), EngineError> {
+        let Some((hit, view)) = self.pauses.take_hit() else {
+            return Ok(());
+        };
+        let why = crate::render::pause::why(&hit);
+        self.events.emit(&Event::Paused {
+            location: hit.at,
+            why: why.clone(),
+            iteration: state.iteration,
+        });
+        tracing::warn!("{why}: the verified commit is held, not pushed");
+        let context = self.pause_context(state, &hit, view, &why);
+        self.sessions.save_context(&context)?;
+        state.paused = Some(hit);
+        state.outcome = Some(RunOutcome::Interrupted);
+        state.interrupted = Some(why);
+        Ok(())
     }
 
     fn pause_message(&self, state: &LoopState, why: &str) -> String {
@@ -219,6 +254,16 @@ pub(super) fn after_gates(state: &LoopState) -> Arrival {
 
 /// The arrival before a commit: one alternative per file the run changed (over all its acts).
 pub(super) fn before_commit(state: &LoopState) -> Arrival {
+    with_changed_files(state, Location::BeforeCommit)
+}
+
+/// The arrival before the verified commit is pushed: as [`before_commit`].
+pub(super) fn before_push(state: &LoopState) -> Arrival {
+    with_changed_files(state, Location::BeforePush)
+}
+
+/// An arrival at `at` with one alternative per file the run changed (over all its acts).
+fn with_changed_files(state: &LoopState, at: Location) -> Arrival {
     let files: std::collections::BTreeSet<&String> = state
         .history
         .iter()
@@ -231,7 +276,7 @@ pub(super) fn before_commit(state: &LoopState) -> Arrival {
         .map(|path| base.clone().text_of(Field::Path, path.as_str()))
         .collect();
     Arrival {
-        at: Location::BeforeCommit,
+        at,
         alternatives: if alternatives.is_empty() {
             vec![base]
         } else {

@@ -870,6 +870,9 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         };
         state.outcome = Some(RunOutcome::Committed);
         self.transition(state, LoopPhase::Complete, "all gates passed");
+        if commit.is_some() && self.arrive(state, &super::pause::before_push(state)) {
+            self.hold_before_push(state)?;
+        }
         Ok(Ending {
             commit_message: Some(message),
             commit,

@@ -12,6 +12,7 @@ pub mod authz;
 pub mod ci_failure;
 pub mod command;
 pub mod context;
+pub mod held;
 pub mod provenance;
 pub mod push;
 pub mod rate;

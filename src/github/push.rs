@@ -128,7 +128,7 @@ fn is_protected(branch: &str, rules: &BranchRules) -> bool {
     ["main", "master"].contains(&branch) || rules.protected.iter().any(|name| name == branch)
 }
 
-fn check_url(url: &str) -> Result<(), PushError> {
+pub(super) fn check_url(url: &str) -> Result<(), PushError> {
     let bad = |reason: &str| PushError::BadRemote {
         url: url.to_owned(),
         reason: reason.to_owned(),
@@ -446,7 +446,7 @@ pub async fn fetch_pull_head<R: CommandRunner>(
 }
 
 /// `git fetch <url> +<source>:<into>` (`into` is the bot's own ref, overwritten).
-async fn fetch_ref<R: CommandRunner>(
+pub(super) async fn fetch_ref<R: CommandRunner>(
     runner: &R,
     remote: &Remote,
     source: &str,
@@ -470,6 +470,19 @@ async fn run<R: CommandRunner>(
     branch: &str,
     args: Vec<String>,
 ) -> Result<(), PushError> {
+    run_output(runner, remote, operation, branch, args)
+        .await
+        .map(drop)
+}
+
+/// Runs the trusted git with `args` in the working repository; its standard output.
+pub(super) async fn run_output<R: CommandRunner>(
+    runner: &R,
+    remote: &Remote,
+    operation: &'static str,
+    branch: &str,
+    args: Vec<String>,
+) -> Result<String, PushError> {
     let failed = |detail: String| PushError::Failed {
         operation,
         branch: branch.to_owned(),
@@ -482,7 +495,7 @@ async fn run<R: CommandRunner>(
         .await
         .map_err(|err| failed(err.to_string()))?;
     if output.termination.success() {
-        return Ok(());
+        return Ok(output.stdout.text);
     }
     let text = format!("{}\n{}", output.stdout.text, output.stderr.text);
     let tail: String = text

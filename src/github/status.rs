@@ -51,6 +51,9 @@ pub struct SessionRecord {
     /// The loop state without its diffs (the pushed branch holds the change).
     #[serde(default)]
     pub state: Option<LoopState>,
+    /// A run paused at `before_push`: where its verified commit is held instead of pushed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<super::held::HeldCommit>,
 }
 
 impl SessionRecord {
@@ -71,6 +74,7 @@ impl SessionRecord {
                 .to_owned(),
             stopped: false,
             state: Some(compact),
+            held: None,
         }
     }
 
@@ -214,6 +218,12 @@ mod tests {
             outcome: "escalated".into(),
             stopped: false,
             state: None,
+            held: Some(crate::github::held::HeldCommit {
+                commit: "0123456789abcdef0123456789abcdef01234567".into(),
+                base: "89abcdef0123456789abcdef0123456789abcdef".into(),
+                run_id: 4242,
+                artifact: "meta-agent-4242-1".into(),
+            }),
         };
         let body = render(
             &View::Failed { reason: "x".into() },
@@ -239,6 +249,7 @@ mod tests {
             outcome: "escalated".into(),
             stopped: false,
             state: None,
+            held: None,
         };
         let forged = SessionRecord {
             session: "forged".into(),

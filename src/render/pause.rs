@@ -244,7 +244,7 @@ fn gates_section(out: &mut String, ctx: &PauseContext) {
 
 fn memory_section(out: &mut String, ctx: &PauseContext) {
     let _ = writeln!(out, "\n## Hindsight and memory consulted");
-    if ctx.hindsight.is_empty() && ctx.instructions.is_empty() {
+    if ctx.hindsight.is_empty() && ctx.memory.is_empty() && ctx.instructions.is_empty() {
         let _ = writeln!(out, "none");
     }
     for tried in &ctx.hindsight {
@@ -258,6 +258,9 @@ fn memory_section(out: &mut String, ctx: &PauseContext) {
             "- hindsight {} for {}: {} ({cured})",
             tried.resolution, tried.signature, tried.description
         );
+    }
+    for text in &ctx.memory {
+        let _ = writeln!(out, "- memory: {}", text.trim().replace('\n', "\n  "));
     }
     for path in &ctx.instructions {
         let _ = writeln!(out, "- instructions: {path}");

@@ -37,6 +37,9 @@ pub enum View {
         plan: String,
         refused: Option<String>,
     },
+    /// The run paused at `before_push`: its verified commit is held in the run's artifact, not
+    /// pushed.
+    Held(Held),
     /// Verified and committed; the pull request is open.
     Committed { pull_url: String, summary: String },
     /// Nothing to change: the gates already pass.
@@ -81,6 +84,23 @@ pub struct PatchOffered {
     pub summary: String,
 }
 
+/// A verified commit held before its push (`before_push`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Held {
+    /// Where and why the run paused.
+    pub why: String,
+    pub commit: String,
+    /// The session's branch, as the bundle names it.
+    pub branch: String,
+    /// The branch it would be pushed to (the session's, or a pull request's own).
+    pub target: String,
+    /// The run's artifact holding it, and the bundle's name there.
+    pub artifact: String,
+    pub bundle: String,
+    /// The run's result (gates, iterations).
+    pub summary: String,
+}
+
 /// The review that carries suggestions.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Suggested {
@@ -101,6 +121,29 @@ pub struct Footer {
     pub run_url: Option<String>,
     /// The hidden session record line.
     pub record: Option<String>,
+}
+
+/// A held commit: where it is, how to look at it, how to go on.
+fn held_text(held: &Held, phrase: &str) -> String {
+    let Held {
+        why,
+        commit,
+        branch,
+        target,
+        artifact,
+        bundle,
+        summary,
+    } = held;
+    let short: String = commit.chars().take(12).collect();
+    format!(
+        "### meta-agent paused before its push: {why}\n\nThe gates passed and the change is \
+         committed as `{short}`, but nothing is pushed: the commit is held in this run's \
+         artifact `{artifact}` as `{bundle}` (with the run's context, `context.json`). To look at \
+         it, download the artifact and run `git fetch {bundle} refs/heads/{branch}` then `git \
+         show FETCH_HEAD`.\n\n{summary}\n\nReply `{phrase} continue` to push it to `{target}` \
+         as it is (guidance given here is not used: the commit was verified as it is; ask for \
+         changes on the pull request), or `{phrase} stop` to leave it unpublished.\n"
+    )
 }
 
 /// What a view says, without the marker and the footer.
@@ -159,6 +202,7 @@ fn view_text(view: &View, phrase: &str) -> String {
                 ));
             }
         }
+        View::Held(held) => out.push_str(&held_text(held, phrase)),
         View::Committed { pull_url, summary } => {
             out.push_str(&format!(
                 "### meta-agent: gates pass, pull request ready\n\n{pull_url}\n\n{summary}\n"

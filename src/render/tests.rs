@@ -323,6 +323,18 @@ fn status_comments_and_the_escalation_comment() {
         refused: None,
     };
     insta::assert_snapshot!("status_paused", stable(&status::render(&paused, &footer)));
+    let held = status::View::Held(status::Held {
+        why: "paused at `before_push` (files=1, iteration=1, path=calc.py): pause point \
+              `before_push`, hit 1"
+            .into(),
+        commit: "89abcdef0123456789abcdef0123456789abcdef".into(),
+        branch: "meta-agent/make-the-gates-pass".into(),
+        target: "meta-agent/make-the-gates-pass".into(),
+        artifact: "meta-agent-4242-1".into(),
+        bundle: "verified.bundle".into(),
+        summary: job::markdown_result(&state(false)),
+    });
+    insta::assert_snapshot!("status_held", stable(&status::render(&held, &footer)));
 }
 
 #[test]

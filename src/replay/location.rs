@@ -3,7 +3,8 @@
 //!
 //! A pause writes its own [`Event::Paused`]; the other locations are keyed on the events that
 //! happen there ([`marks`], the one function to change when a location gets an event of its
-//! own). `on_delegate` is marked by a pause there only (the explorer's sub-task emits no event).
+//! own). `on_delegate` and `before_push` are marked by a pause there only (the explorer's sub-task
+//! emits no event; the push happens after the engine's trace ends).
 
 use crate::protocol::event::{Event, LoopPhase};
 pub use crate::protocol::pause::Location;

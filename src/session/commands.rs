@@ -302,7 +302,12 @@ pub async fn config_check(overrides: &Overrides, env: &Environment) -> Result<Do
     if !config.pause.is_empty() {
         out.push_str("pause points:\n");
         for rule in &config.pause {
-            out.push_str(&format!("  - {}\n", rule.describe()));
+            let only = if rule.at == crate::protocol::pause::Location::BeforePush {
+                " (GitHub runs that push only: a local run never pushes)"
+            } else {
+                ""
+            };
+            out.push_str(&format!("  - {}{only}\n", rule.describe()));
         }
     }
     Ok(Done::ok(out))

@@ -249,6 +249,13 @@ fn pause_at(point: &str) -> Result<crate::protocol::pause::Rule, SessionError> {
             known.join(", ")
         )));
     };
+    if at == Location::BeforePush {
+        return Err(SessionError::Usage(format!(
+            "--pause-at {point}: a local run never pushes, so it never reaches `before_push` (a \
+             pause point of runs on GitHub: `pause:` in .meta-agent.yml); `before_commit` is the \
+             last one of a local run"
+        )));
+    }
     Rule::new(at, condition, 0, 1)
         .map_err(|bad| SessionError::Usage(format!("--pause-at {point}: the condition, {bad}")))
 }

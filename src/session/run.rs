@@ -168,6 +168,10 @@ pub struct RunContext<'a> {
     /// The repository's instructions for agents, read from the run's trusted tree (the base
     /// commit locally, the default or base branch on GitHub); none until read.
     pub instructions: Arc<crate::agent::instructions::RepoInstructions>,
+    /// Whether the run's verified commit can be held before its push (`before_push`): a GitHub
+    /// run that pushes and has the run's files to hold it in. Elsewhere `before_push` rules are
+    /// left out (a local run never pushes).
+    pub holds_before_push: bool,
 }
 
 impl Prepared {
@@ -184,6 +188,7 @@ impl Prepared {
             interrupt: super::signals::interrupt(),
             worktree: None,
             instructions: Arc::new(crate::agent::instructions::RepoInstructions::none()),
+            holds_before_push: false,
         }
     }
 }
@@ -487,7 +492,7 @@ pub(super) async fn drive(
     // The engine's commands stop on an interruption; the caller's executor (pushing the work
     // kept after one) does not.
     let runner = ctx.executor.interruptible(ctx.interrupt.clone());
-    let pauses = crate::protocol::pause::PauseGate::new(ctx.config.pause.clone());
+    let pauses = crate::protocol::pause::PauseGate::new(pause_rules(ctx));
     let engine = Engine {
         config: ctx.config,
         policy: ctx.policy,
@@ -535,6 +540,24 @@ pub(super) async fn drive(
         outcome: exit_outcome(&report),
     };
     Ok((report, done))
+}
+
+/// The run's pause points: `before_push` only where the commit can be held before its push.
+fn pause_rules(ctx: &RunContext<'_>) -> Vec<crate::protocol::pause::Rule> {
+    use crate::protocol::pause::Location;
+    let (kept, left): (Vec<_>, Vec<_>) = ctx
+        .config
+        .pause
+        .iter()
+        .cloned()
+        .partition(|rule| rule.at != Location::BeforePush || ctx.holds_before_push);
+    for rule in left {
+        tracing::info!(
+            "pause point `{}` left out: this run pushes nothing it could hold back",
+            rule.describe()
+        );
+    }
+    kept
 }
 
 /// The repository's instructions for agents in the tree of `rev` (`origin` says where that is);

@@ -42,6 +42,8 @@ pub(super) struct Step {
     pub(super) summary: String,
     /// The files the step copied for the Action's artifact (`META_AGENT_OUT`).
     pub(super) out: Vec<(String, String)>,
+    /// The same files as bytes, as the Action uploads them.
+    pub(super) artifact: Vec<(String, Vec<u8>)>,
 }
 
 impl Step {
@@ -124,6 +126,38 @@ impl Fixture {
             ],
         );
         self.work = checkout;
+    }
+
+    /// A shallow checkout of the default branch (`actions/checkout`'s default depth of 1), as a
+    /// new runner has it.
+    pub(super) fn new_shallow_runner(&mut self, name: &str) {
+        let checkout = self.dir.path().join(name);
+        let url = format!("file://{}", self.bare().display());
+        git(
+            self.dir.path(),
+            &[
+                "clone",
+                "-q",
+                "--depth",
+                "1",
+                &url,
+                checkout.to_str().unwrap(),
+            ],
+        );
+        self.work = checkout;
+    }
+
+    /// A commit on the served default branch (someone else's work, merged meanwhile).
+    pub(super) fn advance_default_branch(&self) {
+        let bare = self.bare();
+        let head = git(&bare, &["symbolic-ref", "HEAD"]);
+        let head = head.trim();
+        let tree = format!("{head}^{{tree}}");
+        let commit = git(
+            &bare,
+            &["commit-tree", &tree, "-p", head, "-m", "meanwhile on main"],
+        );
+        git(&bare, &["update-ref", head, commit.trim()]);
     }
 
     /// The directory holding the served repository and every runner's checkout.
@@ -247,22 +281,27 @@ impl Fixture {
 /// Waits for a step started by [`Fixture::spawn_step`] and collects what it left.
 fn finish_step(child: std::process::Child, files: &tempfile::TempDir) -> Step {
     let out = child.wait_with_output().unwrap();
-    let mut files_out: Vec<(String, String)> = std::fs::read_dir(files.path().join("out"))
+    let mut artifact: Vec<(String, Vec<u8>)> = std::fs::read_dir(files.path().join("out"))
         .map(|dir| {
             dir.flatten()
                 .map(|entry| {
                     let name = entry.file_name().to_string_lossy().into_owned();
-                    (
-                        name,
-                        std::fs::read_to_string(entry.path()).unwrap_or_default(),
-                    )
+                    (name, std::fs::read(entry.path()).unwrap_or_default())
                 })
                 .collect()
         })
         .unwrap_or_default();
-    files_out.sort();
+    artifact.sort();
+    let files_out = artifact
+        .iter()
+        .map(|(name, bytes)| {
+            let text = String::from_utf8(bytes.clone()).unwrap_or_default();
+            (name.clone(), text)
+        })
+        .collect();
     Step {
         out: files_out,
+        artifact,
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -499,6 +538,7 @@ fn a_marker_in_someone_elses_comment_is_not_the_status_and_status_reads_through_
         outcome: "committed".into(),
         stopped: false,
         state: None,
+        held: None,
     };
     fixture.github.add_comment(
         7,

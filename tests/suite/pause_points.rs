@@ -209,6 +209,15 @@ async fn before_llm_call_pauses_with_the_messages_about_to_be_sent() {
         "{sent:#?}"
     );
     assert!(context["tool_call"].is_null());
+    // The memory consulted for the baseline's failure: the bundled catalog's guidance for a
+    // pytest assertion, as the prompt gets it.
+    let memory = context["memory"].as_array().unwrap();
+    assert!(
+        memory
+            .iter()
+            .any(|text| text.as_str().unwrap().contains("A pytest assertion failed")),
+        "{memory:#?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -502,7 +511,7 @@ fn config_check_names_the_column_of_a_bad_condition() {
         "{stderr}"
     );
     let (_dir, good) = repo_pausing(
-        r#"[after_plan, {at: after_gates, when: 'result == "failed"', every: 2}]"#,
+        r#"[after_plan, {at: after_gates, when: 'result == "failed"', every: 2}, before_push]"#,
         |_| {},
     );
     let out = meta_agent()
@@ -519,7 +528,8 @@ fn config_check_names_the_column_of_a_bad_condition() {
     );
     assert!(
         stdout.contains(
-            "pause points:\n  - after_plan\n  - after_gates when result == \"failed\", every 2"
+            "pause points:\n  - after_plan\n  - after_gates when result == \"failed\", every 2\n  \
+             - before_push (GitHub runs that push only: a local run never pushes)"
         ),
         "{stdout}"
     );
@@ -531,6 +541,7 @@ fn pause_at_names_an_unknown_location_and_a_bad_condition() {
     for (flag, says) in [
         ("before_lunch", "unknown location `before_lunch`"),
         ("on_tool_call:tool ==", "column 8"),
+        ("before_push", "a local run never pushes"),
     ] {
         let out = meta_agent()
             .arg("--repo")
@@ -670,4 +681,216 @@ async fn the_context_at_a_pause_passes_the_redactor() {
     let text = String::from_utf8(text.stdout).unwrap();
     assert!(text.contains("## Messages ("), "{text}");
     assert!(!text.contains(&secret), "{text}");
+}
+
+/// The example on GitHub with `pause: [before_push]`, its first job run (it must pause there
+/// with nothing pushed and no pull request), and the status comment's record.
+fn held_on_github(
+    llm: &[(&'static str, String)],
+) -> (
+    super::github::Fixture,
+    super::github::Step,
+    meta_agent::github::status::SessionRecord,
+) {
+    use super::github::{Fixture, examples, labeled, with_env, wrong_mean as broken};
+    let fixture = Fixture::new(&examples("python-calc"), |work| {
+        broken(work);
+        let config = work.join(".meta-agent.yml");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str("pause: [before_push]\n");
+        std::fs::write(&config, text).unwrap();
+    });
+    let first = fixture.step("issues", &labeled("alice"), &with_env(llm));
+    assert_eq!(first.code, 5, "{}\n{}", first.stdout, first.stderr);
+    assert_eq!(first.output("outcome"), "interrupted");
+    assert!(
+        fixture.pushes().is_empty(),
+        "nothing pushed before the word"
+    );
+    assert!(fixture.github.pulls().is_empty());
+    let body = fixture.bot_comments()[0].body.clone();
+    assert!(
+        body.contains("### meta-agent paused before its push: paused at `before_push`"),
+        "{body}"
+    );
+    assert!(
+        body.contains("git fetch verified.bundle refs/heads/"),
+        "{body}"
+    );
+    let record = meta_agent::github::status::SessionRecord::decode(&body).unwrap();
+    let held = record
+        .held
+        .clone()
+        .expect("the record says where the commit is");
+    assert!(body.contains(&held.commit[..12]), "{body}");
+    (fixture, first, record)
+}
+
+/// Serves `files` as run 4242's artifact `name` (what the Action uploaded).
+fn serve_artifact(fixture: &super::github::Fixture, name: &str, files: Vec<(String, Vec<u8>)>) {
+    fixture.github.add_workflow_run(
+        4242,
+        Vec::new(),
+        vec![crate::common::mock_github::MockArtifact {
+            id: 31,
+            name: name.to_owned(),
+            files,
+        }],
+    );
+}
+
+/// `/agent continue` on GitHub, from a runner of run 4243.
+fn continue_on_github(
+    fixture: &super::github::Fixture,
+    llm: &[(&'static str, String)],
+) -> super::github::Step {
+    use super::github::{comment_event, with_env};
+    let event = comment_event(fixture, "alice", "/agent continue");
+    let mut env = with_env(llm);
+    env.push(("GITHUB_RUN_ID", "4243"));
+    fixture.step("issue_comment", &event, &env)
+}
+
+/// `before_push` on GitHub: the job ends paused (exit 5) with the verified commit made but not
+/// pushed, held as a bundle in the run's artifact beside the context; the status comment says
+/// where it is and how to look at it. `/agent continue` on a new runner (a shallow checkout of a
+/// default branch that moved meanwhile, so the bundle's base is fetched first) reads it back
+/// from that artifact and pushes exactly that commit, opening the pull request, with no model
+/// call.
+#[tokio::test(flavor = "multi_thread")]
+async fn on_github_before_push_holds_the_verified_commit_and_continue_pushes_exactly_it() {
+    let mock = MockLlm::start(vec![fix(), finish()]).await;
+    let model = super::github::llm_env(&mock);
+    let (fixture, first, record, second) = tokio::task::spawn_blocking(move || {
+        let (mut fixture, first, record) = held_on_github(&model);
+        let held = record
+            .held
+            .clone()
+            .expect("the record says where the commit is");
+        serve_artifact(&fixture, &held.artifact, first.artifact.clone());
+        fixture.advance_default_branch();
+        fixture.new_shallow_runner("after-pause");
+        let second = continue_on_github(&fixture, &model);
+        (fixture, first, record, second)
+    })
+    .await
+    .unwrap();
+    let held = record.held.clone().unwrap();
+    assert_eq!(held.artifact, "meta-agent-4242-1");
+    let names: Vec<&str> = first.artifact.iter().map(|(n, _)| n.as_str()).collect();
+    assert!(names.contains(&"verified.bundle"), "{names:?}");
+    let context: Value = serde_json::from_str(
+        &first
+            .out
+            .iter()
+            .find(|(name, _)| name == "context.json")
+            .expect("the context is in the artifact")
+            .1,
+    )
+    .unwrap();
+    assert_eq!(context["hit"]["at"], "before_push", "{context}");
+    let comments = fixture.bot_comments();
+    assert_eq!(second.code, 0, "{}\n{}", second.stdout, second.stderr);
+    assert_eq!(second.output("outcome"), "committed");
+    let posts = fixture
+        .pushes()
+        .into_iter()
+        .filter(|push| push.method == "POST")
+        .count();
+    assert_eq!(posts, 1, "one push, on the word");
+    let tip = git(
+        &fixture.bare(),
+        &["rev-parse", &format!("refs/heads/{}", record.branch)],
+    );
+    assert_eq!(tip.trim(), held.commit, "exactly the commit that was held");
+    assert_eq!(fixture.github.pulls().len(), 1);
+    assert_eq!(mock.requests().len(), 2, "no model call after the pause");
+    let record = meta_agent::github::status::SessionRecord::decode(&comments[0].body).unwrap();
+    assert_eq!(record.outcome, "committed");
+    assert_eq!(record.held, None);
+}
+
+/// A held commit is pushed only as the status comment recorded it: with no artifact to read it
+/// from, `/agent continue` says so and keeps the session; with a bundle that names another
+/// commit for the session's branch (an artifact is a file like any other), nothing is pushed.
+#[tokio::test(flavor = "multi_thread")]
+async fn on_github_a_held_commit_is_pushed_only_as_the_record_names_it() {
+    let mock = MockLlm::start(vec![fix(), finish()]).await;
+    let model = super::github::llm_env(&mock);
+    let (fixture, missing, forged, record) = tokio::task::spawn_blocking(move || {
+        let (mut fixture, first, record) = held_on_github(&model);
+        let held = record.held.clone().unwrap();
+        fixture.new_runner("after-pause");
+        fixture
+            .github
+            .add_workflow_run(4242, Vec::new(), Vec::new());
+        let missing = continue_on_github(&fixture, &model);
+        // Another commit on the session's branch, bundled as the held one was.
+        let forger = fixture.scratch().join("forger");
+        let url = format!("file://{}", fixture.bare().display());
+        git(
+            fixture.scratch(),
+            &["clone", "-q", &url, forger.to_str().unwrap()],
+        );
+        git(
+            &forger,
+            &["checkout", "-q", "-b", &record.branch, &held.base],
+        );
+        std::fs::write(forger.join("calc.py"), "def mean(values):\n    return 0\n").unwrap();
+        git(&forger, &["commit", "-q", "-am", "not the verified one"]);
+        let bundle = forger.join("forged.bundle");
+        git(
+            &forger,
+            &[
+                "bundle",
+                "create",
+                "-q",
+                bundle.to_str().unwrap(),
+                &format!("refs/heads/{}", record.branch),
+                &format!("^{}", held.base),
+            ],
+        );
+        let mut files = first.artifact.clone();
+        for (name, bytes) in &mut files {
+            if name == "verified.bundle" {
+                *bytes = std::fs::read(&bundle).unwrap();
+            }
+        }
+        serve_artifact(&fixture, &held.artifact, files);
+        let forged = continue_on_github(&fixture, &model);
+        (fixture, missing, forged, record)
+    })
+    .await
+    .unwrap();
+    assert_ne!(missing.code, 0, "{}", missing.stdout);
+    assert_ne!(forged.code, 0, "{}", forged.stdout);
+    let posts = fixture
+        .pushes()
+        .into_iter()
+        .filter(|push| push.method == "POST")
+        .count();
+    assert_eq!(
+        posts, 0,
+        "nothing pushed: {}\n{}\n{}",
+        missing.stderr, forged.stdout, forged.stderr
+    );
+    assert!(fixture.github.pulls().is_empty());
+    let body = &fixture.bot_comments()[0].body;
+    assert!(
+        body.contains("not the verified commit")
+            && body.contains(&record.held.clone().unwrap().commit),
+        "{body}"
+    );
+    let kept = meta_agent::github::status::SessionRecord::decode(body).unwrap();
+    assert_eq!(
+        kept.held, record.held,
+        "the session is kept for another try"
+    );
+    assert!(
+        missing
+            .stderr
+            .contains("run 4242 has no artifact `meta-agent-4242-1`"),
+        "the missing artifact is named: {}",
+        missing.stderr
+    );
 }

@@ -43,6 +43,11 @@ pub struct PauseContext {
     pub signatures: Vec<SignatureRecord>,
     /// The hindsight resolutions tried so far.
     pub hindsight: Vec<ResolutionTried>,
+    /// What hindsight and the shared memory hold for the current failures, as the next prompt
+    /// gets it: guidance from the store and the catalog, hints from the organisation's memory and
+    /// from fixes of the same family, the notes recalled from earlier conversations.
+    #[serde(default)]
+    pub memory: Vec<String>,
     /// The repository's instruction files the model was shown.
     pub instructions: Vec<String>,
 }

@@ -56,13 +56,16 @@ pub enum Location {
     AfterGates,
     /// Verified work is about to be committed.
     BeforeCommit,
+    /// The verified commit is about to be pushed (a GitHub run that pushes; a local run never
+    /// does). The commit is held in the run's artifact until a maintainer says go on.
+    BeforePush,
     /// A sub-task is about to be handed to the read-only explorer.
     OnDelegate,
 }
 
 impl Location {
     /// Every location, in the order of a run.
-    pub const ALL: [Location; 9] = [
+    pub const ALL: [Location; 10] = [
         Location::AfterPlan,
         Location::OnDelegate,
         Location::BeforeLlmCall,
@@ -72,6 +75,7 @@ impl Location {
         Location::OnToolError,
         Location::AfterGates,
         Location::BeforeCommit,
+        Location::BeforePush,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -84,6 +88,7 @@ impl Location {
             Location::OnToolError => "on_tool_error",
             Location::AfterGates => "after_gates",
             Location::BeforeCommit => "before_commit",
+            Location::BeforePush => "before_push",
             Location::OnDelegate => "on_delegate",
         }
     }
@@ -104,7 +109,9 @@ impl Location {
                 &[Field::Iteration, Field::Call, Field::Tool, Field::Path]
             }
             Location::AfterGates => &[Field::Iteration, Field::Gate, Field::Result],
-            Location::BeforeCommit => &[Field::Iteration, Field::Path, Field::Files],
+            Location::BeforeCommit | Location::BeforePush => {
+                &[Field::Iteration, Field::Path, Field::Files]
+            }
             Location::OnDelegate => &[Field::Iteration, Field::Role],
         }
     }
@@ -120,7 +127,7 @@ impl Location {
             | Location::OnToolError
             | Location::OnDelegate
             | Location::BeforeCommit => true,
-            Location::AfterPlan | Location::AfterGates => false,
+            Location::AfterPlan | Location::AfterGates | Location::BeforePush => false,
         }
     }
 }

@@ -87,6 +87,11 @@ fn context_at(hit: PauseHit, inside_act: bool) -> PauseContext {
             description: "remove the unused import".into(),
             cured: Some(false),
         }],
+        memory: vec![
+            "A pytest assertion failed: the report shows the compared values.\nDo not weaken \
+             the assertion."
+                .into(),
+        ],
         instructions: vec!["AGENTS.md".into()],
     }
 }

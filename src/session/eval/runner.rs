@@ -272,6 +272,7 @@ async fn engine(
         interrupt: crate::protocol::interrupt::Interrupt::never(),
         // The evaluation's own clone is the work place.
         worktree: None,
+        holds_before_push: false,
         instructions: std::sync::Arc::new(crate::session::run::read_instructions(
             &repo,
             &prepared.base,

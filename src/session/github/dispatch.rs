@@ -27,6 +27,14 @@ impl Step<'_> {
             Some(Command::Stop) => return self.stop(&mut status, record).await,
             _ => {}
         }
+        if let Some(record) = &record
+            && let Some(held) = &record.held
+            && record.outcome == "interrupted"
+            && !matches!(command, Some(Command::Retry))
+            && !(record.stopped && command.is_none())
+        {
+            return self.release(prepared, &mut status, record, held).await;
+        }
         let guidance = match (&command, &self.trigger) {
             (Some(Command::Fix { guidance, .. } | Command::Continue { guidance, .. }), _) => {
                 guidance.clone()
@@ -418,6 +426,7 @@ impl Step<'_> {
             outcome: "running".into(),
             stopped: false,
             state: None,
+            held: None,
         };
         let trigger = self.trigger.describe();
         self.post_status(status, &View::Working { trigger }, Some(&record))
@@ -426,6 +435,7 @@ impl Step<'_> {
         self.settle_start(prepared, &repo).await?;
         let ctx = run::RunContext {
             instructions: std::sync::Arc::new(self.instructions(prepared, &repo).await?),
+            holds_before_push: self.holds_before_push(),
             ..prepared.context(false)
         };
         let builder = builder_for(&ctx, &task, KeyNeed::Now)?;
@@ -489,6 +499,7 @@ impl Step<'_> {
         sessions.save(&state).map_err(internal)?;
         let ctx = run::RunContext {
             instructions: std::sync::Arc::new(self.instructions(prepared, &repo).await?),
+            holds_before_push: self.holds_before_push(),
             ..prepared.context(false)
         };
         let builder = builder_for(&ctx, &state.task, KeyNeed::Now)?;

@@ -42,6 +42,7 @@ mod checks;
 mod comments;
 mod dispatch;
 mod head;
+mod hold;
 mod offer;
 mod origin;
 mod progress;

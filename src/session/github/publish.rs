@@ -30,6 +30,9 @@ impl Step<'_> {
             };
             return self.offer_patch(input, status, done).await;
         }
+        if super::hold::held_at_push(&report.state) {
+            return self.hold(prepared, repo, status, &report.state, done).await;
+        }
         let plan = self.push_plan()?.clone();
         let mut published = report.state.clone();
         let committed = published.outcome == Some(RunOutcome::Committed) && !published.dry_run;
@@ -352,7 +355,7 @@ impl Step<'_> {
 }
 
 /// A publishing step is done (logged; the kill-at-event test hook counts it).
-fn passed(prepared: &Prepared, operation: &str, target: &str, result: &str) {
+pub(super) fn passed(prepared: &Prepared, operation: &str, target: &str, result: &str) {
     crate::session::sinks::published(
         &prepared.env.vars,
         &crate::protocol::event::Event::GitOperation {
@@ -397,6 +400,7 @@ fn outcome_word(state: &LoopState, view: &View) -> &'static str {
         | View::Progress { .. }
         | View::Interrupted { .. }
         | View::Paused { .. }
+        | View::Held(_)
         | View::Committed { .. }
         | View::NothingToDo { .. }
         | View::Escalated { .. }

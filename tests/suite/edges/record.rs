@@ -17,6 +17,7 @@ fn forged() -> String {
         outcome: "escalated".into(),
         stopped: false,
         state: None,
+        held: None,
     }
     .encode()
 }
