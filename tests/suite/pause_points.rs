@@ -683,8 +683,21 @@ async fn the_context_at_a_pause_passes_the_redactor() {
     assert!(!text.contains(&secret), "{text}");
 }
 
-/// The example on GitHub with `pause: [before_push]`, its first job run (it must pause there
-/// with nothing pushed and no pull request), and the status comment's record.
+/// The example with the wrong mean on GitHub, with `pause` (YAML, the value of `pause:`).
+fn on_github_pausing(pause: &str) -> super::github::Fixture {
+    use super::github::{Fixture, examples, wrong_mean as broken};
+    Fixture::new(&examples("python-calc"), |work| {
+        broken(work);
+        let config = work.join(".meta-agent.yml");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str(&format!("pause: {pause}\n"));
+        std::fs::write(&config, text).unwrap();
+    })
+}
+
+/// The example on GitHub pausing at `before_push` (a condition that holds), its first job run
+/// (it must pause there with nothing pushed and no pull request), and the status comment's
+/// record.
 fn held_on_github(
     llm: &[(&'static str, String)],
 ) -> (
@@ -692,14 +705,8 @@ fn held_on_github(
     super::github::Step,
     meta_agent::github::status::SessionRecord,
 ) {
-    use super::github::{Fixture, examples, labeled, with_env, wrong_mean as broken};
-    let fixture = Fixture::new(&examples("python-calc"), |work| {
-        broken(work);
-        let config = work.join(".meta-agent.yml");
-        let mut text = std::fs::read_to_string(&config).unwrap();
-        text.push_str("pause: [before_push]\n");
-        std::fs::write(&config, text).unwrap();
-    });
+    use super::github::{labeled, with_env};
+    let fixture = on_github_pausing(r#"[{at: before_push, when: 'path ~ "*.py" && files == 1'}]"#);
     let first = fixture.step("issues", &labeled("alice"), &with_env(llm));
     assert_eq!(first.code, 5, "{}\n{}", first.stdout, first.stderr);
     assert_eq!(first.output("outcome"), "interrupted");
@@ -893,4 +900,35 @@ async fn on_github_a_held_commit_is_pushed_only_as_the_record_names_it() {
         "the missing artifact is named: {}",
         missing.stderr
     );
+}
+
+/// `before_push` rules that do not hold (a condition false, a hit count not reached) never
+/// hold the commit back: the job pushes and opens the pull request as always.
+#[tokio::test(flavor = "multi_thread")]
+async fn on_github_before_push_whose_condition_or_count_does_not_hold_pushes_as_always() {
+    use super::github::{labeled, with_env};
+    let mock = MockLlm::start(vec![fix(), finish()]).await;
+    let llm = super::github::llm_env(&mock);
+    let (fixture, step) = tokio::task::spawn_blocking(move || {
+        let fixture = on_github_pausing(
+            r#"[{at: before_push, when: 'files > 1 || path ~ "tests/**"'}, {at: before_push, after: 1}]"#,
+        );
+        let step = fixture.step("issues", &labeled("alice"), &with_env(&llm));
+        (fixture, step)
+    })
+    .await
+    .unwrap();
+    assert_eq!(step.code, 0, "{}\n{}", step.stdout, step.stderr);
+    assert_eq!(step.output("outcome"), "committed");
+    assert!(
+        !step
+            .artifact
+            .iter()
+            .any(|(name, _)| name == "verified.bundle"),
+        "nothing held"
+    );
+    assert_eq!(fixture.github.pulls().len(), 1);
+    let record =
+        meta_agent::github::status::SessionRecord::decode(&fixture.bot_comments()[0].body).unwrap();
+    assert_eq!(record.held, None);
 }
