@@ -132,6 +132,7 @@ fn step(c: &mut Criterion) {
                     context: FailureContext::default(),
                     max_steps: STEPS + 5,
                     progress: meta_agent::protocol::builder::Progress::nowhere(),
+                    approved_plan: None,
                 };
                 let report = runtime.block_on(agent.act(request)).expect("act");
                 assert_eq!(report.summary, "done");
@@ -259,6 +260,7 @@ fn context(c: &mut Criterion) {
         context: failure_context,
         max_steps: 15,
         progress: meta_agent::protocol::builder::Progress::nowhere(),
+        approved_plan: None,
     };
     let opening = Opening {
         files: &files,

@@ -78,9 +78,19 @@ impl<P: Provider, R: CommandRunner> Act<'_, P, R> {
             stream: self.settings.stream,
             complexity,
         };
-        let planned = match planner.plan(request.task, &brief).await {
-            Ok(planned) => planned,
-            Err(err) => return stopped(report, err),
+        let planned = match request.approved_plan {
+            // The plan the maintainers saw at `after_plan` and let go on, as it is.
+            Some(plan) => Planned {
+                plan: plan.clone(),
+                fell_back: None,
+            },
+            None => match planner.plan(request.task, &brief).await {
+                Ok(planned) => {
+                    self.planned(&planned.plan)?;
+                    planned
+                }
+                Err(err) => return stopped(report, err),
+            },
         };
         let mut brief = brief;
         if planned.plan.explore
@@ -221,6 +231,32 @@ impl<P: Provider, R: CommandRunner> Act<'_, P, R> {
         Ok(summary)
     }
 
+    /// Arrives at `after_plan` with the sub-task plan the planner made (`plan` is `subtasks`);
+    /// stops the act when the run pauses there (the plan kept for the maintainers to approve).
+    fn planned(&self, plan: &TaskPlan) -> Result<(), BuildError> {
+        let values = Values::default()
+            .number_of(Field::Iteration, u64::from(self.request.iteration))
+            .text_of(Field::Plan, "subtasks");
+        let view = || {
+            Some(AgentView {
+                role: "planner".to_owned(),
+                model: self.settings.fast_model.clone(),
+                max_tokens: self.settings.max_output_tokens,
+                temperature: self.settings.temperature,
+                sub_plan: Some(plan.clone()),
+                ..AgentView::default()
+            })
+        };
+        if self
+            .request
+            .progress
+            .arrive(&Arrival::one(Location::AfterPlan, values), view)
+        {
+            return Err(BuildError::Paused);
+        }
+        Ok(())
+    }
+
     /// Arrives at `on_delegate` with the explorer's opening (`user`); stops the act when the run
     /// pauses there.
     fn delegate(&self, user: &str) -> Result<(), BuildError> {
@@ -239,6 +275,7 @@ impl<P: Provider, R: CommandRunner> Act<'_, P, R> {
                 ],
                 tool_call: None,
                 tool_result: None,
+                sub_plan: None,
             })
         };
         let arrival = Arrival::one(Location::OnDelegate, values);

@@ -149,6 +149,7 @@ mod tests {
             context,
             max_steps: 5,
             progress: crate::protocol::builder::Progress::nowhere(),
+            approved_plan: None,
         };
         let counter = TokenCounter::for_model("gpt-4.1");
         let opening = Opening {
@@ -203,6 +204,7 @@ mod tests {
             context,
             max_steps: 15,
             progress: crate::protocol::builder::Progress::nowhere(),
+            approved_plan: None,
         };
         let counter = TokenCounter::for_model("gpt-4.1");
         let opening = Opening {

@@ -378,6 +378,7 @@ fn arrive<P: Provider, R: CommandRunner>(
             messages: progress.messages.clone(),
             tool_call,
             tool_result,
+            sub_plan: None,
         })
     };
     if session.progress.arrive(&arrival, view) {

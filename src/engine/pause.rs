@@ -97,6 +97,10 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             state.pauses.replay = hit.replay.clone();
         }
         state.pauses.step = None;
+        if let Some(plan) = view.as_ref().and_then(|view| view.sub_plan.clone()) {
+            // The plan the maintainers are shown is the plan the act runs if they let it go on.
+            state.sub_plan = Some(plan);
+        }
         let why = crate::render::pause::why(&hit);
         self.events.emit(&Event::Paused {
             location: hit.at,
@@ -142,6 +146,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             max_iterations: state.max_iterations,
             task: state.task.clone(),
             plan: state.plan.clone(),
+            sub_plan: state.sub_plan.clone(),
             progress: state.history.iter().map(step_line).collect(),
             usage: state.usage.clone(),
             model,

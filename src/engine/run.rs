@@ -230,6 +230,8 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         self.restore_last_completed(&state)?;
         if let Some(text) = guidance {
             state.task.guidance.push(text);
+            // Guidance at a sub-task plan is a word against it: the act plans again with it.
+            state.sub_plan = None;
             // At a pause point the run goes on from where it stopped; the guidance reaches the
             // next prompt.
             if state.phase != LoopPhase::Planning && paused.is_none() {
@@ -542,10 +544,12 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             context: self.failure_context(state),
             max_steps: self.config.loop_.max_agent_steps,
             progress: Progress::pausing(self.events, self.pauses),
+            approved_plan: state.sub_plan.as_ref(),
         };
         self.pauses.load(&state.pauses);
         let report = self.builder.act(request).await?;
         state.pauses = self.pauses.counts();
+        state.sub_plan = None;
         state.builder_calls += 1;
         state.usage.add(&report.usage);
         for path in &report.instructions {

@@ -154,6 +154,7 @@ mod tests {
             context: FailureContext::default(),
             max_steps: 15,
             progress: crate::protocol::builder::Progress::nowhere(),
+            approved_plan: None,
         };
         let report = builder.act(request.clone()).await.unwrap();
         assert_eq!(

@@ -119,6 +119,11 @@ pub struct LoopState {
     /// when the loop completes in the same iteration.
     #[serde(default)]
     pub verified: Option<super::candidate::VerifiedTree>,
+    /// The sub-task plan the run paused on at `after_plan` inside a build act: when it goes on
+    /// without new guidance, the act runs this plan (the one the maintainers saw); with
+    /// guidance, or once the act is done, it is dropped.
+    #[serde(default)]
+    pub sub_plan: Option<crate::protocol::subplan::TaskPlan>,
 }
 
 /// The tests a run added and the test edits it was allowed, for the report and the PR body.
@@ -200,6 +205,7 @@ impl LoopState {
             snapshot: None,
             costs: Default::default(),
             verified: None,
+            sub_plan: None,
         }
     }
 

@@ -139,6 +139,9 @@ pub struct ActRequest<'a> {
     pub max_steps: u32,
     /// Where the act's tool and model calls are reported as they happen.
     pub progress: Progress<'a>,
+    /// The sub-task plan the maintainers saw at an `after_plan` pause and let go on: the act
+    /// runs it as it is instead of asking the planner again.
+    pub approved_plan: Option<&'a crate::protocol::subplan::TaskPlan>,
 }
 
 /// What the builder did.

@@ -11,6 +11,7 @@ pub mod event;
 pub mod interrupt;
 pub mod pause;
 pub mod records;
+pub mod subplan;
 pub mod task;
 pub mod test_id;
 pub mod untrusted;

@@ -95,6 +95,26 @@ fn plan_words(plan: Option<&Plan>) -> &'static str {
     }
 }
 
+/// The agent planner's sub-tasks, one line each under a heading line, each line after `indent`:
+/// what a maintainer approves by letting the run go on.
+fn sub_plan_lines(plan: &crate::protocol::subplan::TaskPlan, indent: &str) -> String {
+    let explore = if plan.explore {
+        ", after a survey of the codebase"
+    } else {
+        ""
+    };
+    let mut out = format!(
+        "{}the agent's plan, {} sub-tasks in this order{explore} (going on without guidance runs \
+         it as it is; guidance asks for a new one):\n",
+        if indent.is_empty() { "" } else { "- " },
+        plan.subtasks.len()
+    );
+    for line in plan.outline().lines() {
+        let _ = writeln!(out, "{indent}{line}");
+    }
+    out
+}
+
 /// The plan and the steps so far, as the status comment of a paused run shows them (Markdown).
 pub fn plan_and_progress(state: &crate::engine::state::LoopState) -> String {
     let mut out = format!(
@@ -103,6 +123,9 @@ pub fn plan_and_progress(state: &crate::engine::state::LoopState) -> String {
         state.iteration,
         state.max_iterations
     );
+    if let Some(plan) = &state.sub_plan {
+        out.push_str(&sub_plan_lines(plan, "  "));
+    }
     for step in &state.history {
         let _ = writeln!(
             out,
@@ -124,6 +147,9 @@ fn progress_section(out: &mut String, ctx: &PauseContext) {
         ctx.max_iterations,
         plan_words(ctx.plan.as_ref())
     );
+    if let Some(plan) = &ctx.sub_plan {
+        out.push_str(&sub_plan_lines(plan, ""));
+    }
     for step in &ctx.progress {
         let files = if step.files_changed.is_empty() {
             String::new()

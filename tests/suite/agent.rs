@@ -185,6 +185,7 @@ async fn act_with(
         context: FailureContext::default(),
         max_steps,
         progress: meta_agent::protocol::builder::Progress::nowhere(),
+        approved_plan: None,
     };
     agent.act(request).await
 }
@@ -491,6 +492,7 @@ async fn the_opening_carries_the_digest_and_the_failing_file_within_the_token_bu
         context,
         max_steps: 3,
         progress: meta_agent::protocol::builder::Progress::to(&events),
+        approved_plan: None,
     };
     let report = agent.act(request).await.unwrap();
     assert_eq!(report.summary, "looked");

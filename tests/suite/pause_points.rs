@@ -189,6 +189,91 @@ async fn after_plan_pauses_with_the_plan_and_no_conversation() {
     assert!(gates.iter().any(|g| g["result"] == "failed"), "{gates:#?}");
 }
 
+/// A task the agent plans in sub-tasks (three requirement items: not simple).
+const PLANNED_TASK: &str = "Fix mean\n- the mean of integers is a float\n- keep the integer API \
+                            of add\n- add no dependency";
+
+/// A plan approval: `after_plan` inside the build act pauses once the planner made its sub-task
+/// plan (`plan == "subtasks"`), before any sub-task runs; the context and the terminal show the
+/// plan. Going on without guidance runs that plan as it is (no second planning call, the model
+/// told the plan that was shown).
+#[tokio::test(flavor = "multi_thread")]
+async fn after_plan_inside_the_act_shows_the_agents_plan_and_going_on_runs_it_as_it_is() {
+    let (_dir, work) = repo_pausing(r#"[{at: after_plan, when: 'plan == "subtasks"'}]"#, |_| {});
+    let plan = streamed_tool_call(
+        "call_plan",
+        "plan",
+        json!({"subtasks": [
+            {"id": "divide", "description": "use true division in calc.mean"},
+            {"id": "check", "description": "check the integer API of add", "depends_on": ["divide"]}
+        ]}),
+    );
+    let mock = MockLlm::start(vec![plan, fix(), finish(), finish()]).await;
+    let paused = run_paused(work, &mock.base_url, &["run", "--text", PLANNED_TASK]).await;
+    check_paused(&paused, "after_plan");
+    assert_eq!(mock.requests().len(), 1, "the planner's call only");
+    let context = &paused.context;
+    assert_eq!(context["hit"]["values"]["texts"]["plan"], "subtasks");
+    assert_eq!(context["model"]["role"], "planner");
+    let subtasks = context["sub_plan"]["subtasks"].as_array().unwrap();
+    let ids: Vec<&str> = subtasks.iter().map(|s| s["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["divide", "check"]);
+    let text = meta_agent()
+        .arg("--repo")
+        .arg(&paused.work)
+        .args(["debug", "context", &paused.session])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.contains("1. [divide] use true division in calc.mean\n2. [check] check the integer API of add (after divide)"),
+        "{text}"
+    );
+    let (code, _, outcome) = resume(&paused.work, &mock.base_url, &paused.session, &[]).await;
+    assert_eq!(code, 0, "{outcome:#}");
+    assert_eq!(outcome["outcome"], "committed");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 4, "no second planning call");
+    assert!(
+        requests[1]
+            .body
+            .contains("[divide] use true division in calc.mean"),
+        "the approved plan is the one run: {}",
+        requests[1].body
+    );
+}
+
+/// Guidance at the agent's plan is a word against it: the act plans again with the guidance,
+/// and the new plan pauses for approval again.
+#[tokio::test(flavor = "multi_thread")]
+async fn guidance_at_the_agents_plan_asks_for_a_new_one() {
+    let (_dir, work) = repo_pausing(r#"[{at: after_plan, when: 'plan == "subtasks"'}]"#, |_| {});
+    let plan = |id: &str| {
+        streamed_tool_call(
+            "call_plan",
+            "plan",
+            json!({"subtasks": [{"id": id, "description": "fix calc.mean"}]}),
+        )
+    };
+    let mock = MockLlm::start(vec![plan("first"), plan("second")]).await;
+    let paused = run_paused(work, &mock.base_url, &["run", "--text", PLANNED_TASK]).await;
+    check_paused(&paused, "after_plan");
+    let guidance = ["--guidance", "one sub-task per requirement"];
+    let (code, events, outcome) =
+        resume(&paused.work, &mock.base_url, &paused.session, &guidance).await;
+    assert_eq!(code, 5, "paused again at the new plan: {outcome:#}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2, "planned again");
+    assert!(
+        requests[1].body.contains("one sub-task per requirement"),
+        "{}",
+        requests[1].body
+    );
+    assert_eq!(events_named(&events, "paused").len(), 1);
+    let context = debug_context(&paused.work, &paused.session);
+    assert_eq!(context["sub_plan"]["subtasks"][0]["id"], "second");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn before_llm_call_pauses_with_the_messages_about_to_be_sent() {
     let (_dir, paused, _mock) = pauses_at(

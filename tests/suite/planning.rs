@@ -154,6 +154,7 @@ async fn build_watched(
         context: FailureContext::default(),
         max_steps: 6,
         progress: meta_agent::protocol::builder::Progress::to(events),
+        approved_plan: None,
     };
     agent.act(request).await.unwrap()
 }

@@ -27,6 +27,9 @@ pub struct PauseContext {
     pub task: Task,
     /// The plan of the act under way (or the next one).
     pub plan: Option<Plan>,
+    /// The sub-task plan the agent's planner made in the act (at `after_plan` inside it).
+    #[serde(default)]
+    pub sub_plan: Option<crate::protocol::subplan::TaskPlan>,
     /// The steps taken so far, one line each.
     pub progress: Vec<StepLine>,
     pub usage: Usage,

@@ -40,7 +40,8 @@ pub use condition::{ConditionError, Expr};
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Location {
-    /// The plan of the next act is chosen (build, hindsight, agent fix), before the act.
+    /// The plan of the next act is chosen (build, hindsight, agent fix), before the act; and,
+    /// inside a build act, the agent's planner made its sub-task plan, before any sub-task runs.
     AfterPlan,
     /// A request to the model is about to be sent.
     BeforeLlmCall,
@@ -137,7 +138,8 @@ impl Location {
 pub enum Field {
     /// The loop's iteration (0 is the build).
     Iteration,
-    /// The plan: `build`, `hindsight`, `agent_fix`.
+    /// The plan: `build`, `hindsight`, `agent_fix` (the loop's, before the act), `subtasks` (the
+    /// agent's planner made a sub-task plan, inside a build act).
     Plan,
     /// The model call's number within the act (1-based).
     Call,
@@ -427,6 +429,9 @@ pub struct AgentView {
     pub tool_call: Option<crate::llm::ToolCall>,
     /// Its result, after it ran.
     pub tool_result: Option<String>,
+    /// The sub-task plan the agent's planner made (`after_plan` inside a build act).
+    #[serde(default)]
+    pub sub_plan: Option<crate::protocol::subplan::TaskPlan>,
 }
 
 /// The rules and counts shared by the engine and the agent during a run.

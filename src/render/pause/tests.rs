@@ -47,6 +47,7 @@ fn context_at(hit: PauseHit, inside_act: bool) -> PauseContext {
         plan: Some(Plan::AgentFix {
             different_approach: false,
         }),
+        sub_plan: None,
         progress: vec![StepLine {
             phase: "baseline".into(),
             iteration: 0,
@@ -120,6 +121,50 @@ fn context_after_the_gates() {
         "pause_context_after_gates",
         context(&context_at(hit(Location::AfterGates, values), false))
     );
+}
+
+/// A plan to approve: the agent's sub-tasks, in order, with their dependencies.
+fn sub_plan() -> crate::protocol::subplan::TaskPlan {
+    use crate::protocol::subplan::{SubTask, TaskPlan};
+    let sub = |id: &str, description: &str, after: &[&str]| SubTask {
+        id: id.into(),
+        description: description.into(),
+        depends_on: after.iter().map(|id| (*id).to_owned()).collect(),
+        estimated_iterations: 2,
+    };
+    TaskPlan {
+        subtasks: vec![
+            sub("divide", "use true division in calc.mean", &[]),
+            sub("check", "check the integer API of add", &["divide"]),
+        ],
+        explore: true,
+    }
+}
+
+#[test]
+fn context_at_the_agents_plan() {
+    let values = Values::default()
+        .number_of(Field::Iteration, 1)
+        .text_of(Field::Plan, "subtasks");
+    let mut ctx = context_at(hit(Location::AfterPlan, values), false);
+    ctx.plan = Some(Plan::Build);
+    ctx.sub_plan = Some(sub_plan());
+    insta::assert_snapshot!("pause_context_after_plan_subtasks", context(&ctx));
+}
+
+#[test]
+fn the_status_comment_shows_the_agents_plan() {
+    let mut state = crate::engine::state::LoopState::new(
+        "abc-1".into(),
+        Task::from_text("Fix the mean").unwrap(),
+        "meta-agent/fix-the-mean".into(),
+        "0123456789abcdef0123456789abcdef01234567".into(),
+        3,
+    );
+    state.iteration = 1;
+    state.plan = Some(Plan::Build);
+    state.sub_plan = Some(sub_plan());
+    insta::assert_snapshot!("status_plan_with_subtasks", plan_and_progress(&state));
 }
 
 #[test]
