@@ -394,6 +394,6 @@ fn stopped(mut report: ActReport, err: LlmError) -> Result<ActReport, BuildError
             report.gave_up = Some(reason);
             Ok(report)
         }
-        other => Err(BuildError::Llm(other)),
+        other => Err(other.into()),
     }
 }

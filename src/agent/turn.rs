@@ -119,7 +119,7 @@ async fn turn<P: Provider, R: CommandRunner>(
         Err(LlmError::BudgetExceeded { what }) => {
             return Ok(TurnEnd::Stopped(format!("the LLM budget ran out: {what}")));
         }
-        Err(err) => return Err(BuildError::Llm(err)),
+        Err(err) => return Err(err.into()),
     };
     count(&mut progress.usage, &completion);
     if completion.stop_reason == StopReason::Refusal {

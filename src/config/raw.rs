@@ -5,6 +5,7 @@
 //! carry a location too. Nothing here applies defaults or presets: see [`super::resolve`]. The JSON
 //! Schema printed by `meta-agent config schema` is generated from these types.
 
+pub use crate::protocol::kinds::{GateKind, TestFilterFormat};
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
@@ -265,18 +266,6 @@ impl OneOrMany {
     }
 }
 
-/// What a gate is for; shown in summaries. Inferred from its reports when not written.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize, JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum GateKind {
-    Tests,
-    Lint,
-    Coverage,
-    Custom,
-}
-
 /// `gates[]`: one quality gate.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -327,28 +316,6 @@ pub struct RawRerun {
     pub run: Vec<String>,
     /// How the runner names tests.
     pub format: TestFilterFormat,
-}
-
-/// The test runner a gate runs, which says how its JUnit report names tests and how `{tests}`
-/// selects them again (see [`crate::gates::filter`]).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, Serialize, JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum TestFilterFormat {
-    /// pytest: node ids, one argument each (`tests/test_x.py::TestA::test_y[1-2]`).
-    Pytest,
-    /// cargo-nextest: one filterset (`(binary_id(=crate::it) & test(=m::t)) | ...`), after `-E`.
-    Nextest,
-    /// `cargo test` (libtest): test paths, one argument each, after `-- --exact`.
-    Cargo,
-    /// jest: a `--testNamePattern` regular expression of full names (after `-t`), then the
-    /// test files as path patterns.
-    Jest,
-    /// vitest: a `-t` regular expression of full names (after `-t`), then the test files.
-    Vitest,
-    /// go test: a `-run` expression (`^TestA$|^TestB$/^sub$`, after `-run`), then the packages.
-    Go,
 }
 
 /// SARIF level at which a lint gate fails.

@@ -6,8 +6,8 @@
 use serde_json::{Value, json};
 
 use super::transport::Answer;
-use super::types::CutCall;
 use super::{Completion, LlmError, StopReason, ToolCall, Usage, price};
+use crate::protocol::chat::CutCall;
 
 /// A streamed answer being folded into a [`Draft`], one event's data at a time.
 pub trait Assembly: Default {

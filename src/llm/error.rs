@@ -161,6 +161,37 @@ impl LlmError {
     }
 }
 
+impl From<LlmError> for crate::protocol::builder::ModelFailure {
+    /// What the loop needs of a failed call: whether another act may succeed (a transient fault,
+    /// or retries exhausted on one), the deadline, a refusal for good; the message as it is.
+    fn from(error: LlmError) -> Self {
+        use crate::protocol::builder::ModelFault;
+        let transient = match &error {
+            LlmError::RetriesExhausted { last, .. } => last.is_transient(),
+            other => other.is_transient(),
+        };
+        let fault = if transient {
+            ModelFault::Transient
+        } else if error == LlmError::DeadlinePassed {
+            ModelFault::Deadline
+        } else if error.fault() == Fault::Refused {
+            ModelFault::Refused
+        } else {
+            ModelFault::Other
+        };
+        Self {
+            fault,
+            message: error.to_string(),
+        }
+    }
+}
+
+impl From<LlmError> for crate::protocol::builder::BuildError {
+    fn from(error: LlmError) -> Self {
+        Self::Llm(error.into())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,10 +19,12 @@ pub mod retry;
 mod settings;
 mod sse;
 mod transport;
-mod types;
 
 use std::future::Future;
 
+pub use crate::protocol::chat::{
+    ChatRequest, Completion, CutCall, Message, StopReason, ToolCall, ToolResult, ToolSpec, Usage,
+};
 pub use anthropic::{API_VERSION as ANTHROPIC_API_VERSION, Anthropic};
 pub use budget::{BudgetCaps, Budgeted, Spent, first_exceeded};
 pub use connect::{AnyProvider, Live, Offline, connect};
@@ -34,9 +36,6 @@ pub use retry::{RetryPolicy, Sleeper, TokioSleeper, backoff};
 pub use settings::{AZURE_API_VERSION, ApiKey, Azure, LlmConfig, LlmEnv, detect_azure, wire_line};
 pub use transport::{Transport, TransportSettings};
 pub(crate) use transport::{innermost, read_capped};
-pub use types::{
-    ChatRequest, Completion, CutCall, Message, StopReason, ToolCall, ToolResult, ToolSpec, Usage,
-};
 
 /// A chat model that can call tools.
 pub trait Provider: Send + Sync {

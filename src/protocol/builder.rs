@@ -7,8 +7,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::hindsight::SignatureKind;
-use crate::llm::LlmError;
+use super::kinds::SignatureKind;
 use crate::protocol::event::{Discard, Event, EventSink};
 use crate::protocol::pause::{AgentView, Arrival, PauseGate};
 use crate::protocol::records::{Plan, Usage};
@@ -186,13 +185,38 @@ pub struct ReviewReport {
     pub usage: Usage,
 }
 
+/// What a failed call to a model means for the loop, whatever the provider (the LLM layer
+/// classifies its own errors into this).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelFault {
+    /// The same request may succeed later (retries exhausted on such a fault included): another
+    /// act may be tried.
+    Transient,
+    /// The run's deadline passed while the model was asked.
+    Deadline,
+    /// The provider refused the request for good (key, model, request, context length, spend
+    /// limit): the run ends escalated with the provider's reason.
+    Refused,
+    /// Anything else (our side failed, the run's own LLM budget is spent): the act ends.
+    Other,
+}
+
+/// A model's service failed: what it means ([`ModelFault`]) and the LLM layer's message, for
+/// the person reading the outcome.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ModelFailure {
+    pub fault: ModelFault,
+    pub message: String,
+}
+
 /// Why the builder failed.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
     /// The model's service failed; [`BuildError::is_transient`] says whether another act may
     /// succeed later.
     #[error(transparent)]
-    Llm(#[from] LlmError),
+    Llm(#[from] ModelFailure),
     /// The act reached a pause point and stopped there (the engine pauses the run; the act is
     /// redone on resume).
     #[error("the act stopped at a pause point")]
@@ -203,25 +227,25 @@ impl BuildError {
     /// Worth another act later: a transient fault, or retries exhausted on one (the engine then
     /// retries the act a bounded number of times). Everything else ends the run.
     pub fn is_transient(&self) -> bool {
-        match self {
-            BuildError::Llm(LlmError::RetriesExhausted { last, .. }) => last.is_transient(),
-            BuildError::Llm(other) => other.is_transient(),
-            BuildError::Paused => false,
-        }
+        self.fault() == Some(ModelFault::Transient)
     }
 
     /// The run's deadline passed while the model was asked.
     pub fn is_deadline(&self) -> bool {
-        matches!(self, BuildError::Llm(LlmError::DeadlinePassed))
+        self.fault() == Some(ModelFault::Deadline)
+    }
+
+    fn fault(&self) -> Option<ModelFault> {
+        match self {
+            BuildError::Llm(failure) => Some(failure.fault),
+            BuildError::Paused => None,
+        }
     }
 
     /// The provider refused the request for good (key, model, request, context length, spend
     /// limit): the run ends escalated with the provider's reason, not as an internal error.
     pub fn is_refusal(&self) -> bool {
-        match self {
-            BuildError::Llm(error) => error.fault() == crate::llm::Fault::Refused,
-            BuildError::Paused => false,
-        }
+        self.fault() == Some(ModelFault::Refused)
     }
 }
 

@@ -2,11 +2,11 @@
 //! trace file, the audit log, metrics) are consumers of these events that implement
 //! [`EventSink`]; the code that does the work only emits. The texts people read at the end
 //! (summary, report, commit message, comments, job summary) are not rendered from events but
-//! from the run's state and records, in [`crate::render`].
+//! from the run's state and records, in the renderers (`render`).
 
 use serde::{Deserialize, Serialize};
 
-use crate::hindsight::SignatureKind;
+use super::kinds::SignatureKind;
 use crate::protocol::ending::DecisionKind;
 use crate::protocol::records::{GateCounts, GateOutcome, RunOutcome, StepPhase};
 
@@ -62,7 +62,7 @@ impl LoopPhase {
 }
 
 /// Something that happened. Serialized with an `event` tag (snake_case variant name); read back
-/// from a trace by [`crate::telemetry::read_trace`].
+/// from a trace by `telemetry::read_trace`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {

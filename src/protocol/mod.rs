@@ -5,10 +5,12 @@
 //! layer and the renderers all depend on this module, and it depends on none of them.
 
 pub mod builder;
+pub mod chat;
 pub mod deadline;
 pub mod ending;
 pub mod event;
 pub mod interrupt;
+pub mod kinds;
 pub mod pause;
 pub mod records;
 pub mod subplan;

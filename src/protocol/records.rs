@@ -6,8 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::raw::GateKind;
-use crate::hindsight::SignatureKind;
+use super::kinds::GateKind;
+use super::kinds::SignatureKind;
 
 /// Whether a gate passed, failed, or was not run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::raw::TestFilterFormat;
+use super::kinds::TestFilterFormat;
 
 /// One test, as its runner's JUnit report named it and as its runner selects it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -113,7 +113,7 @@ impl Builder for TaskBuilder {
             TaskBuilder::Offline(builder) => builder.act(request).await,
             TaskBuilder::Scripted(builder) => builder.act(request).await,
             TaskBuilder::Agent(builder) => builder.act(request).await,
-            TaskBuilder::NoKey(missing) => Err(BuildError::Llm(missing.clone())),
+            TaskBuilder::NoKey(missing) => Err(missing.clone().into()),
         }
     }
 

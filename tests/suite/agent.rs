@@ -15,7 +15,7 @@ use meta_agent::agent::{AgentBuilder, AgentParts, AgentSettings, CommandSettings
 use meta_agent::config::LlmSettings;
 use meta_agent::config::raw::LlmProvider;
 use meta_agent::exec::Executor;
-use meta_agent::llm::{AnyProvider, BudgetCaps, LlmConfig, LlmEnv, LlmError, RetryPolicy, connect};
+use meta_agent::llm::{AnyProvider, BudgetCaps, LlmConfig, LlmEnv, RetryPolicy, connect};
 use meta_agent::protocol::builder::{
     ActReport, ActRequest, BuildError, Builder, FailureContext, FailureDigest,
 };
@@ -379,8 +379,9 @@ async fn a_rejected_key_ends_the_act_as_a_refusal_and_an_outage_as_transient() {
     assert!(
         matches!(
             &refused,
-            Err(error @ BuildError::Llm(LlmError::AuthRejected { status: 401, .. }))
+            Err(error @ BuildError::Llm(failure))
                 if error.is_refusal() && !error.is_transient()
+                    && failure.message.starts_with("the API key was rejected (401)")
         ),
         "{refused:?}"
     );

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::PauseHit;
-use crate::llm::{Message, ToolCall};
+use crate::protocol::chat::{Message, ToolCall};
 use crate::protocol::event::LoopPhase;
 use crate::protocol::records::{GateRecord, Plan, ResolutionTried, SignatureRecord, Usage};
 use crate::protocol::task::Task;
