@@ -4,8 +4,8 @@
 # value is ever spliced into a command.
 #
 #   action-binary.sh digest     prints the digest of the action's sources (the files that go
-#                               into the binary: Cargo.toml, Cargo.lock, build.rs, src, gates,
-#                               hindsight), the same as the release workflow records
+#                               into the binary: Cargo.toml, Cargo.lock, build.rs, src, crates,
+#                               gates, hindsight), the same as the release workflow records
 #   action-binary.sh manifest   prints release/binaries.sha256 for VERSION from the checksums in
 #                               SHA256SUMS (the release workflow calls this)
 #   action-binary.sh resolve    fetches the release binary recorded in release/binaries.sha256
@@ -33,7 +33,7 @@ sha256() { "${sha256[@]}" "$@"; }
 source_digest() {
   (
     cd "$action_path"
-    { find Cargo.toml Cargo.lock build.rs src gates hindsight -type f -print0 2>/dev/null || true; } |
+    { find Cargo.toml Cargo.lock build.rs src crates gates hindsight -type f -print0 2>/dev/null || true; } |
       LC_ALL=C sort -z | xargs -0 -r "${sha256[@]}" | sha256 | cut -c1-32
   )
 }

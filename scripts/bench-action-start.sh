@@ -32,7 +32,7 @@ trap cleanup EXIT
 version=0.0.0-bench
 asset=meta-agent-x86_64-unknown-linux-musl
 mkdir -p "$work/action/release" "$work/srv/v$version"
-cp -r Cargo.toml Cargo.lock src gates hindsight scripts "$work/action/"
+cp -r Cargo.toml Cargo.lock src crates gates hindsight scripts "$work/action/"
 cp "$binary" "$work/srv/v$version/$asset"
 (cd "$work/srv/v$version" && sha256sum "$asset" > SHA256SUMS)
 ACTION_PATH="$work/action" VERSION=$version SHA256SUMS="$work/srv/v$version/SHA256SUMS" \

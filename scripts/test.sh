@@ -110,9 +110,9 @@ actionlint .github/workflows/*.yml examples/workflows/*.yml examples/eval/*.yml
 cargo nextest run --test all --status-level fail -E 'test(/^suite::workflow_trap::/)'
 
 cargo fmt --all -- --check
-cargo clippy --all-targets --quiet -- -D warnings
-cargo test --doc --quiet
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+cargo test --workspace --doc --quiet
 # Every module's doc names real items: a broken or private link is an error.
-RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 # The whole suite last, so its summary line is the run's closing line.
-cargo nextest run --lib --bins --tests --no-fail-fast --status-level fail --final-status-level fail
+cargo nextest run --workspace --lib --bins --tests --no-fail-fast --status-level fail --final-status-level fail

@@ -49,7 +49,7 @@ pub mod hindsight;
 pub mod llm;
 pub mod memory;
 pub mod policy;
-pub mod protocol;
+pub use meta_agent_protocol as protocol;
 pub mod redact;
 pub mod render;
 pub mod replay;

@@ -9,6 +9,7 @@
 //! with a fix, asking for a different approach after the first; otherwise escalate: only an LLM
 //! could go further.
 
+use crate::render::reason::Describe;
 use std::collections::BTreeSet;
 use std::time::Duration;
 

@@ -11,6 +11,7 @@
 //! them and the rest is committed (nothing is, when the refusal is about the whole change), with
 //! one line per refusal in the report and a `PatchRefused` event.
 
+use crate::render::reason::Describe;
 use std::path::Path;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 

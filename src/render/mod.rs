@@ -36,7 +36,7 @@ pub mod mine;
 pub mod outcome;
 pub mod pause;
 pub mod pull;
-mod reason;
+pub mod reason;
 pub mod review;
 pub mod status;
 pub mod subject;

@@ -1,6 +1,7 @@
 //! What a run leaves for people: the commit message with its trailers, the escalation report, and
 //! the final summary. Pure functions of the [`LoopState`]; snapshot-tested.
 
+use crate::render::reason::Describe;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 

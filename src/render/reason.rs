@@ -4,9 +4,14 @@
 
 use crate::protocol::ending::EscalationReason;
 
-impl EscalationReason {
+/// The sentence for people of a reason (render owns the text; the reason is protocol's data).
+pub trait Describe {
     /// One sentence for people (no trailing period).
-    pub fn describe(&self) -> String {
+    fn describe(&self) -> String;
+}
+
+impl Describe for EscalationReason {
+    fn describe(&self) -> String {
         match self {
             EscalationReason::IterationsExhausted { iterations } => {
                 format!("the gates still fail after {iterations} improve iteration(s)")
@@ -94,6 +99,7 @@ impl EscalationReason {
 
 #[cfg(test)]
 mod tests {
+    use super::Describe;
     use crate::protocol::ending::{BudgetKind, EscalationReason};
 
     /// Every reason's sentence, in one snapshot: the words a maintainer reads first.

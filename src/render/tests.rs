@@ -2,6 +2,7 @@
 //! records (built from JSON as the state file holds them). Session ids, times and temporary
 //! paths go through redaction filters so the snapshots stay stable.
 
+use crate::render::reason::Describe;
 use serde_json::json;
 
 use super::{job, outcome, pull, status, terminal};

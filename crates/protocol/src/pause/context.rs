@@ -5,10 +5,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::PauseHit;
-use crate::protocol::chat::{Message, ToolCall};
-use crate::protocol::event::LoopPhase;
-use crate::protocol::records::{GateRecord, Plan, ResolutionTried, SignatureRecord, Usage};
-use crate::protocol::task::Task;
+use crate::chat::{Message, ToolCall};
+use crate::event::LoopPhase;
+use crate::records::{GateRecord, Plan, ResolutionTried, SignatureRecord, Usage};
+use crate::task::Task;
 
 /// The name of the file in the session directory.
 pub const CONTEXT_FILE: &str = "context.json";
@@ -29,7 +29,7 @@ pub struct PauseContext {
     pub plan: Option<Plan>,
     /// The sub-task plan the agent's planner made in the act (at `after_plan` inside it).
     #[serde(default)]
-    pub sub_plan: Option<crate::protocol::subplan::TaskPlan>,
+    pub sub_plan: Option<crate::subplan::TaskPlan>,
     /// The steps taken so far, one line each.
     pub progress: Vec<StepLine>,
     pub usage: Usage,

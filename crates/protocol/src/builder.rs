@@ -8,10 +8,10 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::kinds::SignatureKind;
-use crate::protocol::event::{Discard, Event, EventSink};
-use crate::protocol::pause::{AgentView, Arrival, PauseGate};
-use crate::protocol::records::{Plan, Usage};
-use crate::protocol::task::Task;
+use crate::event::{Discard, Event, EventSink};
+use crate::pause::{AgentView, Arrival, PauseGate};
+use crate::records::{Plan, Usage};
+use crate::task::Task;
 
 /// What the previous attempts taught: given to every improve step, so the next attempt knows what
 /// failed, what was tried and that it must try something different.
@@ -38,7 +38,7 @@ pub struct FailureContext {
 /// Where a builder reports what it does while it does it: each tool call as it ends, each model
 /// call as it answers (`ToolCalled`, `LlmCall`), on the run's one event stream. Nothing else
 /// reports them: the act's report only sums them up.
-/// It is also where the act arrives at pause points (see [`crate::protocol::pause`]): an arrival
+/// It is also where the act arrives at pause points (see [`crate::pause`]): an arrival
 /// that pauses tells the builder to stop its act at once.
 #[derive(Clone, Copy)]
 pub struct Progress<'a> {
@@ -140,7 +140,7 @@ pub struct ActRequest<'a> {
     pub progress: Progress<'a>,
     /// The sub-task plan the maintainers saw at an `after_plan` pause and let go on: the act
     /// runs it as it is instead of asking the planner again.
-    pub approved_plan: Option<&'a crate::protocol::subplan::TaskPlan>,
+    pub approved_plan: Option<&'a crate::subplan::TaskPlan>,
 }
 
 /// What the builder did.

@@ -7,8 +7,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::kinds::SignatureKind;
-use crate::protocol::ending::DecisionKind;
-use crate::protocol::records::{GateCounts, GateOutcome, RunOutcome, StepPhase};
+use crate::ending::DecisionKind;
+use crate::records::{GateCounts, GateOutcome, RunOutcome, StepPhase};
 
 /// The most characters a [`Event::ModelExchange`] keeps of a prompt or an answer.
 pub const EXCHANGE_CHARS: usize = 4000;
@@ -206,7 +206,7 @@ pub enum Event {
     /// The run reached a pause point and pauses there (`resume` continues): where, why, and the
     /// location's values.
     Paused {
-        location: crate::protocol::pause::Location,
+        location: crate::pause::Location,
         why: String,
         iteration: u32,
     },

@@ -27,7 +27,7 @@ impl BudgetKind {
 }
 
 /// Why a run stopped without a commit (its sentence for people is
-/// [`EscalationReason::describe`], in `render/reason.rs`).
+/// `render::reason::Describe`, in the main crate's `render/reason.rs`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum EscalationReason {
@@ -76,7 +76,7 @@ pub enum EscalationReason {
     /// the run ends before any model call; in the pristine verification the change stays
     /// unverified, not failed.
     Environment {
-        failures: Vec<crate::protocol::records::StartFailure>,
+        failures: Vec<crate::records::StartFailure>,
         /// Seen only on the pristine checkout (the worktree's gates passed).
         pristine: bool,
     },

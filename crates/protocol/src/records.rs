@@ -49,7 +49,7 @@ pub struct GateRecord {
     pub tests_skipped: Option<u64>,
     /// The failing tests, typed for the gate's runner (older sessions hold strings: they load
     /// untyped).
-    pub failing_tests: Vec<crate::protocol::test_id::TestId>,
+    pub failing_tests: Vec<crate::test_id::TestId>,
     pub coverage: Option<f64>,
     pub coverage_threshold: Option<f64>,
     pub findings: Option<u64>,

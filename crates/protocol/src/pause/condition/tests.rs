@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 
 use super::*;
-use crate::protocol::pause::{Field, Location, Values};
+use crate::pause::{Field, Location, Values};
 
 fn tool_call(tool: &str, path: &str) -> Values {
     Values::default()

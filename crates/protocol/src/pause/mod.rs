@@ -424,14 +424,14 @@ pub struct AgentView {
     pub max_tokens: u32,
     pub temperature: Option<f32>,
     /// The conversation as it was (or is about to be) sent.
-    pub messages: Vec<crate::protocol::chat::Message>,
+    pub messages: Vec<crate::chat::Message>,
     /// The tool call about to run (or that just ran), when there is one.
-    pub tool_call: Option<crate::protocol::chat::ToolCall>,
+    pub tool_call: Option<crate::chat::ToolCall>,
     /// Its result, after it ran.
     pub tool_result: Option<String>,
     /// The sub-task plan the agent's planner made (`after_plan` inside a build act).
     #[serde(default)]
-    pub sub_plan: Option<crate::protocol::subplan::TaskPlan>,
+    pub sub_plan: Option<crate::subplan::TaskPlan>,
 }
 
 /// The rules and counts shared by the engine and the agent during a run.
