@@ -16,28 +16,7 @@
 //! change the patch gate refuses to stage) the worktree is observed as before: the failing tests
 //! first, then the full gates.
 
-use serde::{Deserialize, Serialize};
-
-/// What this run's gate runs cost, measured as they ran: the basis for
-/// [`failing_first_pays`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GateCosts {
-    /// Wall time of the last run of every gate, in milliseconds.
-    #[serde(default)]
-    pub full_ms: Option<u64>,
-    /// Wall time of the last run of only the failing tests, in milliseconds.
-    #[serde(default)]
-    pub failing_ms: Option<u64>,
-}
-
-/// A tree that passed (or was judged on) the pristine gates, for the commit of this iteration.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct VerifiedTree {
-    /// The tree object the pristine checkout was made from.
-    pub tree: String,
-    /// The iteration whose act produced it: a later act makes it stale.
-    pub iteration: u32,
-}
+pub use crate::protocol::state::{GateCosts, VerifiedTree};
 
 /// How the gates observe the change an act left.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,7 +12,7 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
 use super::api::{Comment, GitHubApi, GitHubError, RepoId};
-use crate::engine::state::LoopState;
+use crate::protocol::state::LoopState;
 
 /// The first line of the bot's status comment.
 pub use crate::render::status::MARKER;

@@ -27,7 +27,6 @@ use super::{
     Role, SessionRecord, SessionState, StoredEntry,
 };
 use crate::agent::tokens::TokenCounter;
-use crate::engine::state::LoopState;
 use crate::hindsight::Signature;
 use crate::hindsight::signature::family_key;
 use crate::hindsight::store::{
@@ -36,6 +35,7 @@ use crate::hindsight::store::{
 use crate::llm::AnyProvider;
 use crate::protocol::event::LoopPhase;
 use crate::protocol::records::RunOutcome;
+use crate::protocol::state::LoopState;
 use crate::redact::Redactor;
 
 /// Weight of a resolution found through the family rather than the exact signature.
@@ -757,7 +757,7 @@ mod tests {
         let task = crate::protocol::task::Task::from_text("x").unwrap();
         let base = |outcome: Option<RunOutcome>, phase: LoopPhase| {
             let mut state: LoopState = serde_json::from_value(serde_json::json!({
-                "version": crate::engine::state::STATE_VERSION, "session": "s", "task": task, "branch": "b", "base_commit": "c",
+                "version": crate::protocol::state::STATE_VERSION, "session": "s", "task": task, "branch": "b", "base_commit": "c",
                 "dry_run": false, "phase": phase, "iteration": 0, "max_iterations": 1,
                 "plan": null, "worktree_diff": "", "builder_calls": 0, "history": [],
                 "gates": [], "signatures": [], "usage": crate::protocol::records::Usage::default(), "flaky": [],

@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 
 use crate::config::raw::GateKind;
 use crate::engine::evidence::is_new_test;
-use crate::engine::state::LoopState;
 use crate::protocol::records::GateScope;
+use crate::protocol::state::LoopState;
 
 /// The latest test verdicts split by whether the test existed at the base commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -191,7 +191,7 @@ mod tests {
     fn allowed_edits_are_listed_with_their_diffs() {
         let mut state = state();
         state.evidence.new_tests.clear();
-        state.evidence.allowed_edits = vec![crate::engine::state::AllowedEdit {
+        state.evidence.allowed_edits = vec![crate::protocol::state::AllowedEdit {
             path: "tests/test_calc.py".into(),
             reason: "changes existing test code: `assert mean([1, 2]) == 1.5` became `assert mean([1, 2]) == 1`".into(),
             diff: "diff --git a/tests/test_calc.py b/tests/test_calc.py\n--- a/tests/test_calc.py\n+++ b/tests/test_calc.py\n@@ -4 +4 @@\n-    assert mean([1, 2]) == 1.5\n+    assert mean([1, 2]) == 1\n".into(),

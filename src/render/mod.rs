@@ -1,5 +1,5 @@
 //! The one home for what people read. Every text a person sees is rendered here, as a pure
-//! function of typed records (the run's [`LoopState`](crate::engine::state::LoopState), the step
+//! function of typed records (the run's [`LoopState`](crate::protocol::state::LoopState), the step
 //! and gate records of [`crate::protocol::records`], the typed
 //! [`EscalationReason`](crate::protocol::ending::EscalationReason), gate results): nothing here
 //! does I/O, so every text has a snapshot test.

@@ -5,12 +5,12 @@ use crate::render::reason::Describe;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use crate::engine::state::LoopState;
 use crate::protocol::ending::EscalationReason;
 use crate::protocol::records::{
     GateProblem, GateRecord, ResolutionTried, RunOutcome, SignatureRecord, StartFailure, StepPhase,
     StepRecord,
 };
+use crate::protocol::state::LoopState;
 
 /// Failures the escalation report shows in full; the rest are counted (and listed in
 /// `report.md`, see [`failures_beyond_report`]).

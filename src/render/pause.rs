@@ -116,7 +116,7 @@ fn sub_plan_lines(plan: &crate::protocol::subplan::TaskPlan, indent: &str) -> St
 }
 
 /// The plan and the steps so far, as the status comment of a paused run shows them (Markdown).
-pub fn plan_and_progress(state: &crate::engine::state::LoopState) -> String {
+pub fn plan_and_progress(state: &crate::protocol::state::LoopState) -> String {
     let mut out = format!(
         "- plan: {} (iteration {} of {})\n",
         plan_words(state.plan.as_ref()),

@@ -3,7 +3,7 @@
 //! appends the session record.
 
 use super::job;
-use crate::engine::state::LoopState;
+use crate::protocol::state::LoopState;
 use crate::protocol::task::TaskSource;
 
 /// The pull request's body: what was done, the gates, the trailers, the issue it fixes.

@@ -10,8 +10,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::engine::state::LoopState;
 use crate::protocol::records::{ActEnd, ChangedFile, CommitStyle, StepPhase, StepRecord};
+use crate::protocol::state::LoopState;
 
 /// Longest subject line.
 pub const SUBJECT_CHARS: usize = 72;

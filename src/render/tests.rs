@@ -7,8 +7,8 @@ use serde_json::json;
 
 use super::{job, outcome, pull, status, terminal};
 use crate::engine::run::RunReport;
-use crate::engine::state::LoopState;
 use crate::protocol::ending::EscalationReason;
+use crate::protocol::state::LoopState;
 
 fn gate(name: &str, kind: &str, result: &str, passed: u64, total: u64) -> serde_json::Value {
     json!({"name": name, "kind": kind, "result": result, "duration_ms": 1234,

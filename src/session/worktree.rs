@@ -8,9 +8,9 @@
 
 use super::SessionError;
 use super::places::Places;
-use crate::engine::state::LoopState;
 use crate::git::{Git2Repository, GitError, Repository, SessionWorktree, linked};
 use crate::protocol::records::RunOutcome;
+use crate::protocol::state::LoopState;
 
 /// What becomes of a session's worktree when a run of it ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,10 +14,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use super::lock::{LockError, SessionLock};
 use super::places::Places;
 use super::{Done, Environment, Overrides, SessionError};
-use crate::engine::state::{LoopState, SessionStore};
+use crate::engine::state::SessionStore;
 use crate::git::linked::{self, LinkedWorktree};
 use crate::git::{Repository, SessionWorktree};
 use crate::protocol::records::RunOutcome;
+use crate::protocol::state::LoopState;
 use crate::render::local::{Pruned, SessionView, WorktreeRow};
 
 /// `meta-agent worktrees list`: every kept worktree, its session, branch, state, age and place.

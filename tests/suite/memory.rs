@@ -800,11 +800,11 @@ async fn conversations_recall_ten_messages_and_summarise_the_rest_with_the_fast_
     );
 }
 
-fn loop_state(session: &str, issue: Option<u64>) -> meta_agent::engine::state::LoopState {
+fn loop_state(session: &str, issue: Option<u64>) -> meta_agent::protocol::state::LoopState {
     let mut task =
         meta_agent::protocol::task::Task::from_text("Fix the mean\nIt divides wrongly.").unwrap();
     task.issue = issue;
-    meta_agent::engine::state::LoopState::new(
+    meta_agent::protocol::state::LoopState::new(
         session.into(),
         task,
         "meta-agent/fix-the-mean".into(),

@@ -13,6 +13,7 @@ pub mod interrupt;
 pub mod kinds;
 pub mod pause;
 pub mod records;
+pub mod state;
 pub mod subplan;
 pub mod task;
 pub mod test_id;

@@ -154,7 +154,7 @@ fn context_at_the_agents_plan() {
 
 #[test]
 fn the_status_comment_shows_the_agents_plan() {
-    let mut state = crate::engine::state::LoopState::new(
+    let mut state = crate::protocol::state::LoopState::new(
         "abc-1".into(),
         Task::from_text("Fix the mean").unwrap(),
         "meta-agent/fix-the-mean".into(),
