@@ -26,6 +26,7 @@
 //! - [`exec`]: the one place child processes run, and their sandbox;
 //! - [`fsafe`]: opening and writing files beneath the worktree without following links;
 //! - [`redact`]: secrets taken out of everything that leaves;
+//! - [`net`]: the HTTP clients' shared helpers (an error's cause, a capped body);
 //! - [`telemetry`]: the event consumers (metrics, audit log, trace, JSON lines, OTLP);
 //! - [`protocol`]: the plain data every layer shares (task, records, events, the builder
 //!   contract, untrusted text), depending on none of them;
@@ -48,6 +49,7 @@ pub mod github;
 pub mod hindsight;
 pub mod llm;
 pub mod memory;
+pub mod net;
 pub mod policy;
 pub use meta_agent_protocol as protocol;
 pub mod redact;

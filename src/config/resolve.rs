@@ -15,8 +15,8 @@ use super::raw::{
     RawGate, RawHindsight, RawLlm, RawLoop, RawPause, RawRerun, RawSandbox, RawSetup,
     ReasoningEffort,
 };
-use crate::exec::env::is_secret_name;
 use crate::protocol::pause::Rule;
+use crate::redact::secrets::is_secret_name;
 use crate::report::FindingLevel;
 
 /// Default improve iterations before escalating.

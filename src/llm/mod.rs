@@ -35,7 +35,6 @@ pub use replay::{Exchange, Recorder, Replay};
 pub use retry::{RetryPolicy, Sleeper, TokioSleeper, backoff};
 pub use settings::{AZURE_API_VERSION, ApiKey, Azure, LlmConfig, LlmEnv, detect_azure, wire_line};
 pub use transport::{Transport, TransportSettings};
-pub(crate) use transport::{innermost, read_capped};
 
 /// A chat model that can call tools.
 pub trait Provider: Send + Sync {

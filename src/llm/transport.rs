@@ -5,6 +5,7 @@
 //! yields an error and nothing else. This module knows no wire format beyond HTTP, JSON and SSE;
 //! it never logs request bodies or keys, and every body it sends passes the run's redactor.
 
+use crate::net::{innermost, read_capped};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -291,31 +292,6 @@ fn error_message(body: &str) -> String {
         Some(message) => message.to_string(),
         None => body.trim().chars().take(300).collect(),
     }
-}
-
-/// The most specific cause of a reqwest error ("connection refused" rather than "error sending
-/// request for url").
-pub(crate) fn innermost(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut current = error;
-    while let Some(source) = current.source() {
-        current = source;
-    }
-    current.to_string()
-}
-
-/// Reads the body, stopping once it passes `cap` bytes (the result is then longer than `cap`).
-pub(crate) async fn read_capped(
-    mut response: reqwest::Response,
-    cap: usize,
-) -> Result<Vec<u8>, reqwest::Error> {
-    let mut bytes = Vec::new();
-    while let Some(chunk) = response.chunk().await? {
-        bytes.extend_from_slice(&chunk);
-        if bytes.len() > cap {
-            break;
-        }
-    }
-    Ok(bytes)
 }
 
 /// Reads every SSE event to the end of the body. A broken connection, an oversized stream or

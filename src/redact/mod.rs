@@ -10,6 +10,7 @@ mod encode;
 mod markdown;
 mod packed;
 pub(crate) mod patterns;
+pub mod secrets;
 pub mod writer;
 
 use std::borrow::Cow;
@@ -90,16 +91,16 @@ impl Clone for Redactor {
 
 impl Redactor {
     /// A redactor for the secrets among `vars` (a process environment): every variable whose
-    /// name [`crate::exec::env::is_secret_name`] flags or whose value carries a credential
-    /// ([`crate::exec::env::carries_credential`]), with a value of at least [`MIN_SECRET_LEN`]
+    /// name [`secrets::is_secret_name`] flags or whose value carries a credential
+    /// ([`secrets::carries_credential`]), with a value of at least [`MIN_SECRET_LEN`]
     /// characters. A URL's credential (password, or token as user name) counts on its own, and the OTLP header
     /// variables count header by header too: each value is sent (and could be echoed) on its own.
     pub fn from_env(vars: impl IntoIterator<Item = (String, String)>) -> Redactor {
         let values = vars
             .into_iter()
-            .filter(|(name, value)| crate::exec::env::is_secret_var(name, value))
+            .filter(|(name, value)| secrets::is_secret_var(name, value))
             .flat_map(|(name, value)| {
-                let credential = crate::exec::env::url_credential(&value).map(str::to_owned);
+                let credential = secrets::url_credential(&value).map(str::to_owned);
                 secret_values(&name, value).into_iter().chain(credential)
             });
         Redactor::from_values(values)
@@ -288,15 +289,9 @@ fn needles_of(values: impl IntoIterator<Item = String>) -> Vec<String> {
 /// The password of a URL-shaped secret (`scheme://user:password@host...`, such as a database
 /// URL), so that it is redacted wherever it appears on its own.
 fn url_password(value: &str) -> Option<String> {
-    let userinfo = crate::exec::env::url_userinfo(value)?;
+    let userinfo = secrets::url_userinfo(value)?;
     let (_, password) = userinfo.split_once(':')?;
     (!password.is_empty()).then(|| password.to_owned())
-}
-
-impl crate::telemetry::Redact for Redactor {
-    fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        self.redact_text(text)
-    }
 }
 
 /// Redacts and neutralises one outbound Markdown text (comment, PR body, report, job summary):
@@ -322,7 +317,7 @@ fn secret_values(name: &str, value: String) -> Vec<String> {
     let mut values = Vec::new();
     values.extend(url_password(&value));
     if name.to_ascii_uppercase().ends_with("_HEADERS")
-        && let Ok(headers) = crate::telemetry::otlp::settings::parse_headers(&value)
+        && let Ok(headers) = secrets::parse_headers(&value)
     {
         values.extend(headers.into_iter().map(|(_, header)| header));
     }

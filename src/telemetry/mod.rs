@@ -63,6 +63,12 @@ pub trait Redact: Send + Sync {
     fn redact<'a>(&self, text: &'a str) -> Cow<'a, str>;
 }
 
+impl Redact for crate::redact::Redactor {
+    fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        self.redact_text(text)
+    }
+}
+
 impl<F> Redact for F
 where
     F: Fn(&str) -> String + Send + Sync,

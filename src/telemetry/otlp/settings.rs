@@ -15,6 +15,7 @@
 //! The signal-specific variable wins over the general one. Errors name the variable, never a
 //! header's value.
 
+pub use crate::redact::secrets::parse_headers;
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -170,34 +171,6 @@ fn timeout(chosen: Option<(&'static str, String)>) -> Result<Duration, OtlpConfi
             .map(Duration::from_millis)
             .map_err(|_| OtlpConfigError::Timeout { variable, value }),
     }
-}
-
-/// `key=value` pairs separated by commas (W3C baggage style, values percent-decoded); the error
-/// is the 1-based number of the first bad entry. Empty entries are ignored.
-pub fn parse_headers(text: &str) -> Result<Vec<(String, String)>, usize> {
-    let mut headers = Vec::new();
-    for (index, entry) in text.split(',').enumerate() {
-        if entry.trim().is_empty() {
-            continue;
-        }
-        let (name, value) = entry.split_once('=').ok_or(index + 1)?;
-        let name = name.trim();
-        let value = percent_encoding::percent_decode_str(value.trim())
-            .decode_utf8()
-            .map_err(|_| index + 1)?;
-        let valid_name = !name.is_empty()
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
-        let valid_value = value
-            .bytes()
-            .all(|b| b == b'\t' || (b' '..=b'~').contains(&b));
-        if !valid_name || !valid_value {
-            return Err(index + 1);
-        }
-        headers.push((name.to_ascii_lowercase(), value.into_owned()));
-    }
-    Ok(headers)
 }
 
 #[cfg(test)]
