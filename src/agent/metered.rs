@@ -59,7 +59,7 @@ impl<'a, P: Provider> Metered<'a, P> {
 impl<P: Provider> Provider for Metered<'_, P> {
     async fn chat(&self, request: &ChatRequest) -> Result<Completion, LlmError> {
         let started = Instant::now();
-        let started_unix_ms = crate::engine::run::now_ms();
+        let started_unix_ms = crate::protocol::clock::now_ms();
         let result = self.inner.chat(request).await;
         let (input_tokens, output_tokens, cost_usd) = match &result {
             Ok(completion) => (

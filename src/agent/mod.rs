@@ -25,7 +25,7 @@ pub mod planner;
 pub mod prompt;
 pub mod reflect;
 pub mod relevant;
-pub mod tokens;
+pub use crate::llm::tokens;
 pub mod tools;
 pub mod turn;
 

@@ -7,6 +7,7 @@
 //! metadata`, read by [`preset::describe_cargo_metadata`]) goes through the exec module.
 
 pub mod layout;
+pub mod memory;
 pub mod preset;
 pub mod raw;
 pub mod resolve;

@@ -57,7 +57,7 @@ pub struct RawConfig {
     pub verify: Option<RawVerify>,
     /// Shared memory across repositories (PostgreSQL); without it, memory stays in files.
     #[serde(default)]
-    pub memory: Option<crate::memory::settings::RawMemory>,
+    pub memory: Option<crate::config::memory::RawMemory>,
     /// Pause points: where the run stops on purpose and waits for `meta-agent resume` (`/agent
     /// continue` on GitHub). Each is a location's name, or `{at, when, after, every}`.
     #[serde(default)]

@@ -63,7 +63,7 @@ pub struct Config {
     pub verify: VerifySettings,
     /// Shared memory (`memory:`); the database URL's password only ever comes from the
     /// environment.
-    pub memory: crate::memory::settings::MemorySettings,
+    pub memory: crate::config::memory::MemorySettings,
     /// Pause points (`pause:`), in the file's order.
     pub pause: Vec<Rule>,
 }
@@ -263,7 +263,7 @@ pub fn resolve(input: ResolveInput<'_>) -> Result<Config, ConfigError> {
         verify: VerifySettings {
             pristine: raw.verify.as_ref().and_then(|v| v.pristine).unwrap_or(true),
         },
-        memory: crate::memory::settings::resolve(raw.memory.clone().unwrap_or_default())
+        memory: crate::config::memory::resolve(raw.memory.clone().unwrap_or_default())
             .map_err(|err| ctx.invalid(err.key, &err.needle, err.message))?,
         pause: resolve_pause(raw.pause.as_deref().unwrap_or_default(), &ctx)?,
     })

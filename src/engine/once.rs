@@ -76,11 +76,7 @@ pub(super) fn same_session_commit(existing: &str, expected: &str, session: &str)
     subject(existing) == subject(expected) && carries_session(existing, session)
 }
 
-/// Whether a commit message carries `session`'s `Meta-Agent-Session` trailer.
-pub fn carries_session(message: &str, session: &str) -> bool {
-    let trailer = format!("Meta-Agent-Session: {session}");
-    message.lines().any(|line| line.trim() == trailer)
-}
+pub use crate::protocol::trailer::carries_session;
 
 #[cfg(test)]
 mod tests {

@@ -13,7 +13,7 @@
 
 use crate::render::reason::Describe;
 use std::path::Path;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use super::baseline;
 use super::decide::{self, Budgets, Decision, DecisionInput};
@@ -113,13 +113,6 @@ pub(super) struct Ending {
     pub(super) refused_wip: Option<String>,
 }
 
-/// Now, in milliseconds since the Unix epoch.
-pub(crate) fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
 /// Commit subjects of the history read to learn the repository's style.
 const STYLE_SUBJECTS: usize = 30;
 
@@ -131,17 +124,7 @@ struct Acted {
     ended: ActEnd,
 }
 
-/// A short, unique-enough session id: time and process.
-pub fn new_session_id() -> String {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    format!(
-        "{:x}-{:x}",
-        (nanos / 1_000_000) as u64,
-        (nanos as u64 ^ u64::from(std::process::id())) & 0xffff
-    )
-}
+pub use crate::protocol::clock::{new_session_id, now_ms};
 
 impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     /// Starts a new session for `task`.

@@ -600,7 +600,7 @@ fn foreign(commit: &CommitSummary, check: &PushCheck<'_>) -> Option<&'static str
     if !commit.committer_email.eq_ignore_ascii_case(check.bot_email) {
         return Some("another committer");
     }
-    if !crate::engine::once::carries_session(&commit.message, check.session) {
+    if !crate::protocol::trailer::carries_session(&commit.message, check.session) {
         return Some("no trailer of this session");
     }
     None

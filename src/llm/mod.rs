@@ -18,6 +18,7 @@ mod replay;
 pub mod retry;
 mod settings;
 mod sse;
+pub mod tokens;
 mod transport;
 
 use std::future::Future;

@@ -19,7 +19,7 @@ pub mod conversation;
 pub mod files;
 pub mod journal;
 pub mod postgres;
-pub mod settings;
+pub use crate::config::memory as settings;
 pub mod shared;
 
 use std::collections::BTreeSet;

@@ -26,13 +26,13 @@ use super::{
     Change, ConversationMessage, Learned, MemoryBackend, MemoryError, RecallQuery, ReviewedFix,
     Role, SessionRecord, SessionState, StoredEntry,
 };
-use crate::agent::tokens::TokenCounter;
 use crate::hindsight::Signature;
 use crate::hindsight::signature::family_key;
 use crate::hindsight::store::{
     Fix, RankedResolution, ResolutionSource, Store, StoreOptions, Timestamp, rank,
 };
 use crate::llm::AnyProvider;
+use crate::llm::tokens::TokenCounter;
 use crate::protocol::event::LoopPhase;
 use crate::protocol::records::RunOutcome;
 use crate::protocol::state::LoopState;
@@ -211,7 +211,7 @@ impl RunMemory {
             settings: input.settings.clone(),
             summarizer: input.summarizer,
             redactor: input.redactor.clone(),
-            nonce: crate::engine::run::new_session_id(),
+            nonce: crate::protocol::clock::new_session_id(),
             location: input.memory_dir.display().to_string(),
             approved,
             down: AtomicBool::new(false),

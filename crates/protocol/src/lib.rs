@@ -6,6 +6,7 @@
 
 pub mod builder;
 pub mod chat;
+pub mod clock;
 pub mod deadline;
 pub mod ending;
 pub mod event;
@@ -17,4 +18,5 @@ pub mod state;
 pub mod subplan;
 pub mod task;
 pub mod test_id;
+pub mod trailer;
 pub mod untrusted;

@@ -125,7 +125,7 @@ impl<R: CommandRunner> ToolBox<'_, R> {
     /// Carries out one call; returns its outcome and its observation.
     pub async fn dispatch(&self, call: &ToolCall) -> (Outcome, Observation) {
         let started = Instant::now();
-        let started_unix_ms = crate::engine::run::now_ms();
+        let started_unix_ms = crate::protocol::clock::now_ms();
         let outcome = match self.route(call).await {
             Ok(outcome) => outcome,
             Err(err @ ToolError::Malformed { .. }) => Outcome::Malformed(err.to_string()),
