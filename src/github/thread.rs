@@ -7,12 +7,7 @@
 use super::api::Comment;
 use super::status::MARKER;
 
-/// Comments kept whole.
-pub const RECENT: usize = 10;
-/// Past this many comments the older ones are summarized.
-pub const SUMMARIZE_AFTER: usize = 20;
-/// The longest text kept from one comment, in characters.
-pub const MAX_COMMENT_CHARS: usize = 1_500;
+pub use crate::protocol::thread::{MAX_COMMENT_CHARS, RECENT, SUMMARIZE_AFTER};
 
 /// The thread as the task sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

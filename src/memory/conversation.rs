@@ -11,9 +11,9 @@
 use std::time::Duration;
 
 use super::{ConversationMessage, SessionRecord, SessionState};
-use crate::github::thread::{MAX_COMMENT_CHARS, RECENT, SUMMARIZE_AFTER};
 use crate::hindsight::store::Timestamp;
 use crate::llm::{ChatRequest, Message, Provider};
+use crate::protocol::thread::{MAX_COMMENT_CHARS, RECENT, SUMMARIZE_AFTER};
 use crate::protocol::untrusted::{fenced, sanitize};
 
 /// Whether `session` is over: idle longer than `idle`, and not waiting for a maintainer.

@@ -261,7 +261,8 @@ fn status_comments_and_the_escalation_comment() {
     let footer = status::Footer {
         phrase: "/agent".into(),
         run_url: Some("https://github.com/octo/calc/actions/runs/4242".into()),
-        record: Some(crate::github::status::SessionRecord::of(&state(true)).encode()),
+        // The hidden record line as the GitHub layer writes it (its content is that layer's).
+        record: Some("<!-- meta-agent:session eyJzZXNzaW9uIjoicyJ9 -->".into()),
     };
     let escalated = status::View::Escalated {
         report: outcome::escalation_report(&state(true), &reason()),

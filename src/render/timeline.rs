@@ -103,9 +103,23 @@ pub fn to_terminal(rows: &[Row]) -> String {
     out
 }
 
+/// How a replay ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplayEnding {
+    /// Every row was shown.
+    Finished,
+    /// The person pressed `q`.
+    Quit,
+    /// It reached a location with no keyboard to go on (the row at `seq` shown).
+    StoppedAt {
+        location: crate::protocol::pause::Location,
+        seq: u64,
+    },
+}
+
 /// The replay's last line: how it ended.
-pub fn replay_ending(ending: crate::replay::Ending) -> String {
-    use crate::replay::Ending;
+pub fn replay_ending(ending: ReplayEnding) -> String {
+    use ReplayEnding as Ending;
     match ending {
         Ending::Finished => "replay finished\n".to_owned(),
         Ending::Quit => "replay stopped (q)\n".to_owned(),

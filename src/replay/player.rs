@@ -95,16 +95,7 @@ pub struct Play {
     pub until: Vec<Location>,
 }
 
-/// How a replay ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ending {
-    /// Every row was shown.
-    Finished,
-    /// The person pressed `q`.
-    Quit,
-    /// It reached a location with no keyboard to go on (the row at `seq` shown).
-    StoppedAt { location: Location, seq: u64 },
-}
+pub use crate::render::timeline::ReplayEnding as Ending;
 
 /// The devices a replay runs on.
 pub struct Devices<'a> {

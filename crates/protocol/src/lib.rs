@@ -18,5 +18,6 @@ pub mod state;
 pub mod subplan;
 pub mod task;
 pub mod test_id;
+pub mod thread;
 pub mod trailer;
 pub mod untrusted;

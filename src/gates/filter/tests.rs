@@ -308,3 +308,40 @@ fn a_rerun_counts_only_when_it_ran_exactly_the_selection() {
     );
     assert!(check(&selected, &exact, 1).unwrap_err().unknown);
 }
+
+/// The failure of a vitest run and the same test passing in a re-run are one test: the re-run
+/// check finds it (a file read from the failure's text once made every vitest re-run a
+/// mismatch, and the whole gate ran again). Both read by the JUnit reader from files.
+#[test]
+fn a_vitest_failure_and_its_passing_rerun_are_the_same_test() {
+    use crate::report::Limits;
+    use crate::report::junit::parse_junit_file;
+    let case = |body: &str| {
+        format!(
+            r#"<testsuites name="vitest tests"><testsuite name="test/window.test.ts">
+                 <testcase classname="test/window.test.ts" name="windows &gt; cover every value">{body}</testcase>
+               </testsuite></testsuites>"#
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (failing, passing) = (dir.path().join("failed.xml"), dir.path().join("rerun.xml"));
+    std::fs::write(
+        &failing,
+        case(
+            "<failure message=\"expected\">AssertionError\n ❯ test/window.test.ts:12:5\n</failure>",
+        ),
+    )
+    .unwrap();
+    std::fs::write(&passing, case("")).unwrap();
+    let failed = parse_junit_file(&failing, &Limits::default()).unwrap();
+    let limits = Limits {
+        max_test_ids: 10,
+        ..Limits::default()
+    };
+    let rerun = parse_junit_file(&passing, &limits).unwrap();
+    let selected = [failed.failures[0].id()];
+    assert_eq!(
+        check(&selected, &rerun.outcomes, rerun.outcomes_omitted),
+        Ok(())
+    );
+}

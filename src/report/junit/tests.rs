@@ -481,31 +481,3 @@ AssertionError: expected 6 to be 7
         TestId::junit("x", "y", Some("given.ts"))
     );
 }
-
-/// The failure of a vitest run and the same test passing in a re-run are one test: the re-run
-/// check finds it (a file read from the failure's text once made every vitest re-run a
-/// mismatch, and the whole gate ran again).
-#[test]
-fn a_vitest_failure_and_its_passing_rerun_are_the_same_test() {
-    let case = |body: &str| {
-        format!(
-            r#"<testsuites name="vitest tests"><testsuite name="test/window.test.ts">
-                 <testcase classname="test/window.test.ts" name="windows &gt; cover every value">{body}</testcase>
-               </testsuite></testsuites>"#
-        )
-    };
-    let failed = read(&case(
-        "<failure message=\"expected\">AssertionError\n ❯ test/window.test.ts:12:5\n</failure>",
-    ))
-    .unwrap();
-    let limits = Limits {
-        max_test_ids: 10,
-        ..Limits::default()
-    };
-    let rerun = read_with(case("").as_bytes(), &limits).unwrap();
-    let selected = [failed.failures[0].id()];
-    assert_eq!(
-        crate::gates::filter::check(&selected, &rerun.outcomes, rerun.outcomes_omitted),
-        Ok(())
-    );
-}
