@@ -11,6 +11,7 @@
 //! - [`replay`]: a recorded run read back: `trace show`, `trace replay` (clock and keys as
 //!   traits);
 //! - [`eval`]: evaluation suites, their graders and statistics (`meta-agent eval`);
+//! - [`run_report`]: what a run hands over ([`run_report::RunReport`]);
 //! - [`engine`]: the build-test-improve loop, its pure decisions and persisted state;
 //! - [`agent`]: the LLM-driven coding agent that implements the protocol's builder contract;
 //! - [`llm`]: the provider connections (OpenAI, Anthropic), budgets and retries;
@@ -56,5 +57,6 @@ pub mod redact;
 pub mod render;
 pub mod replay;
 pub mod report;
+pub mod run_report;
 pub mod session;
 pub mod telemetry;

@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use crate::exec::supervisor::SupervisorArgs;
-use crate::hindsight::cli::HindsightArgs;
 use crate::session::github::DEFAULT_BOT_LOGIN;
+use crate::session::hindsight_cli::HindsightArgs;
 
 /// meta-agent: a CI-native build-test-improve bot. Runs a repository's quality gates, reads what
 /// they produce, and only ever reports what the gates verified.
@@ -111,7 +111,7 @@ pub enum Command {
     #[command(subcommand)]
     Eval(EvalCommand),
     /// Shared memory (PostgreSQL): migrate, status, export, import.
-    Memory(crate::memory::cli::MemoryArgs),
+    Memory(crate::session::memory_cli::MemoryArgs),
     /// Look inside a run: the context of a session paused at a pause point.
     #[command(subcommand)]
     Debug(DebugCommand),

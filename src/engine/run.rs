@@ -22,7 +22,6 @@ use super::patch_gate::{self, PatchInput, Refusal};
 use super::state::{LoopState, Recovery, SessionError, SessionStore};
 use crate::config::Config;
 use crate::exec::CommandRunner;
-use crate::gates::GatesSummary;
 use crate::git::{GitError, Identity, Repository};
 use crate::protocol::builder::{ActRequest, BuildError, Builder, Progress};
 use crate::protocol::ending::EscalationReason;
@@ -90,19 +89,7 @@ pub struct StartOptions {
     pub snapshot: Option<crate::protocol::records::UserSnapshot>,
 }
 
-/// What a finished (or stopped) run produced.
-#[derive(Debug, Clone)]
-pub struct RunReport {
-    pub state: LoopState,
-    /// The worktree's diff against the base commit at the end.
-    pub diff: String,
-    pub gates: Option<GatesSummary>,
-    pub commit_message: Option<String>,
-    pub commit: Option<String>,
-    pub escalation: Option<String>,
-    /// A paused run's note on the work in progress the patch gate refused (not an escalation).
-    pub refused_wip: Option<String>,
-}
+pub use crate::run_report::RunReport;
 
 /// What the last decision produced, for the report.
 #[derive(Debug, Default)]

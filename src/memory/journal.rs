@@ -35,7 +35,7 @@ fn write_queue(path: &Path, learned: &[Learned]) -> Result<(), MemoryError> {
 
 /// The queue at `path`; a line that is not a lesson is an error naming the line.
 pub fn read_pending(path: &Path) -> Result<Vec<Learned>, MemoryError> {
-    crate::hindsight::cli::json_lines_of(path, |line| serde_json::from_str(line))
+    crate::hindsight::jsonl::json_lines_of(path, |line| serde_json::from_str(line))
         .map_err(|err| MemoryError::of_lines(err, "a queued lesson"))
 }
 

@@ -14,7 +14,6 @@
 //! [`conversation`] is the pure windowing of a conversation. Nothing here prints: diagnostics go
 //! through `tracing`, results to the caller.
 
-pub mod cli;
 pub mod conversation;
 pub mod files;
 pub mod journal;
@@ -82,10 +81,10 @@ impl MemoryError {
     /// A JSON-lines file that could not be read ([`MemoryError::Io`]), or one of its lines that
     /// is not `what` ("a queued lesson"), named by file and line ([`MemoryError::Input`]).
     pub fn of_lines(
-        err: crate::hindsight::cli::JsonLinesError<serde_json::Error>,
+        err: crate::hindsight::jsonl::JsonLinesError<serde_json::Error>,
         what: &str,
     ) -> MemoryError {
-        use crate::hindsight::cli::JsonLinesError;
+        use crate::hindsight::jsonl::JsonLinesError;
         match err {
             JsonLinesError::Read { path, source } => MemoryError::Io { path, source },
             JsonLinesError::Line { path, line, source } => MemoryError::Input {

@@ -333,7 +333,7 @@ fn outcome_words(outcome: RunOutcome) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hindsight::SignatureKind;
+    use crate::protocol::kinds::SignatureKind;
 
     fn gate(gate: &str, passed: bool, counts: GateCounts) -> Vec<Event> {
         vec![

@@ -6,9 +6,9 @@
 use std::fmt::Write as _;
 
 use crate::config::raw::GateKind;
-use crate::engine::evidence::is_new_test;
 use crate::protocol::records::GateScope;
 use crate::protocol::state::LoopState;
+use crate::protocol::test_id::is_new_test;
 
 /// The latest test verdicts split by whether the test existed at the base commit.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -15,9 +15,9 @@ use maud::{DOCTYPE, Markup, PreEscaped, html};
 use sha2::{Digest, Sha256};
 
 use super::timeline::{self, Row, RowKind};
-use crate::engine::run::RunReport;
 use crate::protocol::event::Event;
 use crate::protocol::records::{GateRecord, StepRecord};
+use crate::run_report::RunReport;
 use crate::telemetry::{TraceEntry, Traced};
 
 /// The page's one style (allowed by its hash in the content security policy).

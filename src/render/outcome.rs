@@ -140,8 +140,8 @@ fn preexisting_failures(state: &LoopState) -> Vec<String> {
     let Some(baseline) = state.baseline() else {
         return Vec::new();
     };
-    let left_alone = crate::engine::baseline::not_asked(&state.task, baseline);
-    if !crate::engine::baseline::only_preexisting(&state.signature_ids(), &left_alone) {
+    let left_alone = crate::protocol::asked::not_asked(&state.task, baseline);
+    if !crate::protocol::asked::only_preexisting(&state.signature_ids(), &left_alone) {
         return Vec::new();
     }
     state

@@ -1,7 +1,7 @@
 //! What `meta-agent run` and `resume` print at the end (and write to `report.md`): the final
 //! summary, in a dry run the diff, the gates, the commit message or the escalation report.
 
-use crate::engine::run::RunReport;
+use crate::run_report::RunReport;
 
 /// What a paused run says: why, where the work is, how to go on; and what the patch gate
 /// refused of the work in progress, under its own heading (a pause is not an escalation).

@@ -6,9 +6,9 @@ use crate::render::reason::Describe;
 use serde_json::json;
 
 use super::{job, outcome, pull, status, terminal};
-use crate::engine::run::RunReport;
 use crate::protocol::ending::EscalationReason;
 use crate::protocol::state::LoopState;
+use crate::run_report::RunReport;
 
 fn gate(name: &str, kind: &str, result: &str, passed: u64, total: u64) -> serde_json::Value {
     json!({"name": name, "kind": kind, "result": result, "duration_ms": 1234,

@@ -9,10 +9,10 @@ use super::{Done, Environment, Overrides, SessionError};
 use crate::config::{self, Config};
 use crate::exit::Outcome;
 use crate::gates::{self, GateRunContext};
-use crate::hindsight::cli::{HindsightArgs, HindsightContext};
 use crate::protocol::event::TracingSink;
 use crate::render::gates as summary;
 use crate::report::{self, Limits};
+use crate::session::hindsight_cli::{HindsightArgs, HindsightContext};
 
 /// How `gates` prints its summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -254,7 +254,7 @@ pub async fn hindsight(
         use_catalog: config.hindsight.catalog,
         now: std::time::SystemTime::now(),
     };
-    Ok(Done::ok(crate::hindsight::cli::run(args, &ctx)?))
+    Ok(Done::ok(crate::session::hindsight_cli::run(args, &ctx)?))
 }
 
 /// `meta-agent config check`: loads and validates the configuration, lists the resolved gates.

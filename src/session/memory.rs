@@ -1,6 +1,6 @@
 //! `meta-agent memory ...` and the hindsight commands that work on shared memory
 //! (`hindsight approve`, `hindsight sync`): loads the repository and its configuration, then
-//! hands over to [`crate::memory::cli`].
+//! hands over to [`crate::session::memory_cli`].
 
 use std::path::{Path, PathBuf};
 
@@ -8,8 +8,8 @@ use super::prepared::{executor, load_config, repo_root};
 use super::run::open_repo;
 use super::{Done, Environment, Overrides, SessionError};
 use crate::config::Config;
-use crate::hindsight::cli::SharedCommand;
-use crate::memory::cli::{self as memory_cli, MemoryArgs, MemoryContext};
+use crate::session::hindsight_cli::SharedCommand;
+use crate::session::memory_cli::{self as memory_cli, MemoryArgs, MemoryContext};
 
 /// `meta-agent memory ...`: migrate, status, export, import.
 pub async fn memory(

@@ -15,8 +15,10 @@ pub mod commands;
 mod display;
 pub mod eval;
 pub mod github;
+pub mod hindsight_cli;
 pub mod lock;
 pub mod memory;
+pub mod memory_cli;
 pub mod places;
 pub(crate) mod prepared;
 pub mod run;
@@ -33,9 +35,9 @@ use std::sync::Arc;
 use crate::config::ConfigError;
 use crate::config::raw::LlmProvider;
 use crate::exit::{FailureClass, Outcome};
-use crate::hindsight::cli::HindsightError;
 use crate::redact::Redactor;
 use crate::report::ReportError;
+use crate::session::hindsight_cli::HindsightError;
 
 pub use prepared::Prepared;
 
@@ -68,7 +70,7 @@ impl SessionError {
             | SessionError::Replay(_)
             | SessionError::Usage(_) => FailureClass::Usage,
             SessionError::Hindsight(err) => hindsight_class(err),
-            SessionError::Memory(err) => crate::memory::cli::failure_class(err),
+            SessionError::Memory(err) => crate::session::memory_cli::failure_class(err),
             SessionError::Internal(_) => FailureClass::Internal,
         }
     }

@@ -6,7 +6,6 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
-use meta_agent::hindsight::cli::{HindsightArgs, HindsightCommand, HindsightContext, run};
 use meta_agent::hindsight::signature::signature_id;
 use meta_agent::hindsight::store::files::entry_path;
 use meta_agent::hindsight::store::{
@@ -14,6 +13,7 @@ use meta_agent::hindsight::store::{
     StoreError, StoreOptions, Timestamp,
 };
 use meta_agent::hindsight::{Signature, SignatureKind};
+use meta_agent::session::hindsight_cli::{HindsightArgs, HindsightCommand, HindsightContext, run};
 
 const T0: u64 = 1_790_000_000;
 const DAY: u64 = 86_400;

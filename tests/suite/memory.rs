@@ -822,12 +822,12 @@ fn an_export_file_mixes_both_formats_and_a_bad_line_is_named() {
     let plain = serde_json::to_string(&entry).unwrap();
     let path = dir.path().join("export.jsonl");
     std::fs::write(&path, format!("{plain}\n\n")).unwrap();
-    let read = meta_agent::memory::cli::read_export(&path, "org/calc").unwrap();
+    let read = meta_agent::session::memory_cli::read_export(&path, "org/calc").unwrap();
     assert_eq!(read.len(), 1);
     assert_eq!(read[0].repository, "org/calc");
     let stored = serde_json::to_string(&read[0]).unwrap();
     std::fs::write(&path, format!("{stored}\n\n{plain}\n[1, 2]\n")).unwrap();
-    let error = meta_agent::memory::cli::read_export(&path, "org/calc").unwrap_err();
+    let error = meta_agent::session::memory_cli::read_export(&path, "org/calc").unwrap_err();
     assert!(
         matches!(&error, MemoryError::Input { line: 4, .. }),
         "{error:?}"
@@ -838,7 +838,7 @@ fn an_export_file_mixes_both_formats_and_a_bad_line_is_named() {
         "{text}"
     );
     let missing = dir.path().join("missing.jsonl");
-    let error = meta_agent::memory::cli::read_export(&missing, "org/calc").unwrap_err();
+    let error = meta_agent::session::memory_cli::read_export(&missing, "org/calc").unwrap_err();
     assert!(matches!(error, MemoryError::Io { .. }), "{error:?}");
     assert!(error.to_string().contains("missing.jsonl"), "{error}");
 }

@@ -4,6 +4,7 @@
 //! No I/O beyond reading a task file, no policy, no decisions: the engine, the agent, the session
 //! layer and the renderers all depend on this module, and it depends on none of them.
 
+pub mod asked;
 pub mod builder;
 pub mod chat;
 pub mod clock;

@@ -262,5 +262,22 @@ impl From<Wire> for TestId {
     }
 }
 
+/// Whether a test's name (as a JUnit report gives it: `test_mean`, `test_mean[1-2]`,
+/// `tests.test_calc::test_mean`, `TestMean/sub`) is one of `new` (`path::name`).
+pub fn is_new_test(junit_name: &str, new: &[String]) -> bool {
+    let base = junit_name
+        .split('[')
+        .next()
+        .unwrap_or(junit_name)
+        .split('/')
+        .next()
+        .unwrap_or(junit_name);
+    let last = base.rsplit([':', '.', ' ']).next().unwrap_or(base);
+    new.iter().any(|entry| {
+        let name = entry.rsplit("::").next().unwrap_or(entry);
+        name == last || (!name.is_empty() && name.contains(' ') && junit_name.contains(name))
+    })
+}
+
 #[cfg(test)]
 mod tests;

@@ -403,22 +403,7 @@ fn declared(text: &str, lang: Lang) -> Vec<String> {
     names
 }
 
-/// Whether a test's name (as a JUnit report gives it: `test_mean`, `test_mean[1-2]`,
-/// `tests.test_calc::test_mean`, `TestMean/sub`) is one of `new` (`path::name`).
-pub fn is_new_test(junit_name: &str, new: &[String]) -> bool {
-    let base = junit_name
-        .split('[')
-        .next()
-        .unwrap_or(junit_name)
-        .split('/')
-        .next()
-        .unwrap_or(junit_name);
-    let last = base.rsplit([':', '.', ' ']).next().unwrap_or(base);
-    new.iter().any(|entry| {
-        let name = entry.rsplit("::").next().unwrap_or(entry);
-        name == last || (!name.is_empty() && name.contains(' ') && junit_name.contains(name))
-    })
-}
+pub use crate::protocol::test_id::is_new_test;
 
 #[cfg(test)]
 mod tests;

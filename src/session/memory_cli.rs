@@ -10,13 +10,13 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::files::FileMemory;
-use super::journal::{self, Replayed};
-use super::postgres::{ConnectOptions, PgMemory, migrate};
-use super::settings::{self, MemorySettings};
-use super::{AnyMemory, Approval, MemoryBackend, MemoryError, MemoryStatus, StoredEntry};
-use crate::hindsight::cli as hindsight_cli;
+use super::hindsight_cli;
 use crate::hindsight::store::{Catalog, Entry, StoreOptions};
+use crate::memory::files::FileMemory;
+use crate::memory::journal::{self, Replayed};
+use crate::memory::postgres::{ConnectOptions, PgMemory, migrate};
+use crate::memory::settings::{self, MemorySettings};
+use crate::memory::{AnyMemory, Approval, MemoryBackend, MemoryError, MemoryStatus, StoredEntry};
 use crate::redact::Redactor;
 
 /// `meta-agent memory`.
@@ -105,7 +105,7 @@ impl MemoryContext<'_> {
     }
 
     fn repository(&self) -> String {
-        super::shared::repository_name(self.settings, self.env, self.repo_root)
+        crate::memory::shared::repository_name(self.settings, self.env, self.repo_root)
     }
 
     fn files(&self) -> Result<FileMemory, MemoryError> {

@@ -78,16 +78,16 @@ pub enum HindsightCommand {
     },
     /// Approve learned candidates, so runs apply them automatically (in the database when one
     /// is configured, else in this clone's `.git/meta-agent/memory`).
-    Approve(crate::memory::cli::ApproveArgs),
+    Approve(super::memory_cli::ApproveArgs),
     /// Write what runs queued while the database was unreachable (`memory-pending.jsonl`).
-    Sync(crate::memory::cli::SyncArgs),
+    Sync(super::memory_cli::SyncArgs),
 }
 
-/// The hindsight commands that work on shared memory (async, [`crate::memory::cli`]).
+/// The hindsight commands that work on shared memory (async, [`super::memory_cli`]).
 #[derive(Debug, Clone, Copy)]
 pub enum SharedCommand<'a> {
-    Approve(&'a crate::memory::cli::ApproveArgs),
-    Sync(&'a crate::memory::cli::SyncArgs),
+    Approve(&'a super::memory_cli::ApproveArgs),
+    Sync(&'a super::memory_cli::SyncArgs),
 }
 
 impl HindsightCommand {
@@ -146,7 +146,7 @@ pub enum HindsightError {
     },
     #[error("cannot encode JSON: {0}")]
     Json(#[from] serde_json::Error),
-    /// `approve` and `sync` go through [`crate::memory::cli`] (see [`HindsightCommand::shared`]).
+    /// `approve` and `sync` go through [`super::memory_cli`] (see [`HindsightCommand::shared`]).
     #[error("`hindsight approve` and `hindsight sync` run through the memory commands")]
     SharedMemory,
 }
@@ -461,47 +461,7 @@ pub fn json_lines<T: serde::Serialize>(
     Ok(out)
 }
 
-/// Why a JSON-lines file could not be read: the file itself, or one of its lines (1-based).
-#[derive(Debug, thiserror::Error)]
-pub enum JsonLinesError<E: std::error::Error + 'static> {
-    #[error("{path}: {source}")]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{path}:{line}: {source}")]
-    Line {
-        path: PathBuf,
-        line: usize,
-        #[source]
-        source: E,
-    },
-}
-
-/// The records of a JSON-lines file (what `hindsight export` and `memory export` write), each
-/// line read by `parse`, blank lines skipped. The first line `parse` refuses is an error naming
-/// the file and the line; nothing is returned then.
-pub fn json_lines_of<T, E: std::error::Error + 'static>(
-    path: &Path,
-    mut parse: impl FnMut(&str) -> Result<T, E>,
-) -> Result<Vec<T>, JsonLinesError<E>> {
-    let text = std::fs::read_to_string(path).map_err(|source| JsonLinesError::Read {
-        path: path.to_owned(),
-        source,
-    })?;
-    text.lines()
-        .enumerate()
-        .filter(|(_, line)| !line.trim().is_empty())
-        .map(|(n, line)| {
-            parse(line).map_err(|source| JsonLinesError::Line {
-                path: path.to_owned(),
-                line: n + 1,
-                source,
-            })
-        })
-        .collect()
-}
+pub use crate::hindsight::jsonl::{JsonLinesError, json_lines_of};
 
 /// An export's lines: printed when no `output` is named, else written there atomically and
 /// summarised in one line ("exported 3 entries to FILE").
