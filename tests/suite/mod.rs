@@ -2,6 +2,7 @@
 
 mod action;
 mod agent;
+mod architecture;
 mod attack;
 mod attack_containment;
 mod cli_report;

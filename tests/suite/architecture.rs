@@ -1,0 +1,155 @@
+//! The layers as the code imports them (#26): no import cycle between the top-level modules of
+//! the `meta-agent-ci` crate, and the floor crate (`crates/protocol`) names no other crate of
+//! the workspace. Read from the sources as they are: a `crate::X` path in module `Y` (outside a
+//! comment) is an edge `Y → X`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            files.push(path);
+        }
+    }
+    files
+}
+
+/// The top-level modules of `src/` (a file `x.rs` or a directory `x/`), without the roots.
+fn top_level_modules(src: &Path) -> BTreeSet<String> {
+    std::fs::read_dir(src)
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            match name.strip_suffix(".rs") {
+                Some("lib" | "main") => None,
+                Some(module) => Some(module.to_owned()),
+                None if entry.path().is_dir() => Some(name),
+                None => None,
+            }
+        })
+        .collect()
+}
+
+/// The modules each `crate::X` path outside comments in `files` names.
+fn named_modules(files: &[PathBuf], modules: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut named = BTreeSet::new();
+    for file in files {
+        for line in std::fs::read_to_string(file).unwrap().lines() {
+            let code = line.split("//").next().unwrap_or_default();
+            for (at, _) in code.match_indices("crate::") {
+                let rest = &code[at + "crate::".len()..];
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_lowercase() || *c == '_' || c.is_ascii_digit())
+                    .collect();
+                if modules.contains(&name) {
+                    named.insert(name);
+                }
+            }
+        }
+    }
+    named
+}
+
+/// Module → the modules it imports.
+fn import_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let modules = top_level_modules(src);
+    modules
+        .iter()
+        .map(|module| {
+            let dir = src.join(module);
+            let files = if dir.is_dir() {
+                rust_files(&dir)
+            } else {
+                vec![src.join(format!("{module}.rs"))]
+            };
+            let mut named = named_modules(&files, &modules);
+            named.remove(module);
+            (module.clone(), named)
+        })
+        .collect()
+}
+
+/// A cycle of `graph`, if it has one (depth-first search; the path back to the repeated node).
+fn a_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|seen| seen == node) {
+            let mut cycle = path[at..].to_vec();
+            cycle.push(node.to_owned());
+            return Some(cycle);
+        }
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node.to_owned());
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(cycle) = visit(next, graph, path, done) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        done.insert(node.to_owned());
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph
+        .keys()
+        .find_map(|node| visit(node, graph, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn the_top_level_modules_import_each_other_without_a_cycle() {
+    let graph = import_graph(&root().join("src"));
+    assert!(graph.len() > 15, "the modules were read: {graph:?}");
+    assert!(
+        graph["engine"].contains("gates") && graph["session"].contains("engine"),
+        "edges are seen: {graph:?}"
+    );
+    assert_eq!(a_cycle(&graph), None, "an import cycle");
+}
+
+#[test]
+fn the_cycle_check_finds_a_cycle() {
+    let graph: BTreeMap<String, BTreeSet<String>> = [
+        ("a", vec!["b"]),
+        ("b", vec!["c"]),
+        ("c", vec!["a"]),
+        ("d", vec![]),
+    ]
+    .into_iter()
+    .map(|(node, to)| (node.to_owned(), to.into_iter().map(str::to_owned).collect()))
+    .collect();
+    assert_eq!(
+        a_cycle(&graph),
+        Some(vec!["a".into(), "b".into(), "c".into(), "a".into()])
+    );
+}
+
+#[test]
+fn the_floor_crate_names_no_other_crate_of_the_workspace() {
+    let manifest = std::fs::read_to_string(root().join("crates/protocol/Cargo.toml")).unwrap();
+    assert!(!manifest.contains("meta-agent-ci"), "{manifest}");
+    for file in rust_files(&root().join("crates/protocol/src")) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            !text.contains("meta_agent::"),
+            "{} reaches above the floor",
+            file.display()
+        );
+    }
+}
