@@ -53,7 +53,7 @@ pub mod memory;
 pub mod net;
 pub mod policy;
 pub use meta_agent_protocol as protocol;
-pub mod redact;
+pub use meta_agent_redact as redact;
 pub mod render;
 pub mod replay;
 pub mod report;

@@ -1,6 +1,6 @@
 //! The layers as the code imports them (#26): no import cycle between the top-level modules of
-//! the `meta-agent-ci` crate, and the floor crate (`crates/protocol`) names no other crate of
-//! the workspace. Read from the sources as they are: a `crate::X` path in module `Y` (outside a
+//! the `meta-agent-ci` crate, no crate under `crates/` reaching up into it, and the floor crate
+//! (`crates/protocol`) naming no other crate of the workspace. Read from the sources as they are: a `crate::X` path in module `Y` (outside a
 //! comment) is an edge `Y → X`.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -141,15 +141,45 @@ fn the_cycle_check_finds_a_cycle() {
 }
 
 #[test]
-fn the_floor_crate_names_no_other_crate_of_the_workspace() {
-    let manifest = std::fs::read_to_string(root().join("crates/protocol/Cargo.toml")).unwrap();
-    assert!(!manifest.contains("meta-agent-ci"), "{manifest}");
-    for file in rust_files(&root().join("crates/protocol/src")) {
-        let text = std::fs::read_to_string(&file).unwrap();
+fn the_crates_below_the_main_one_never_reach_up_into_it() {
+    let crates: Vec<PathBuf> = std::fs::read_dir(root().join("crates"))
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.path())
+        .collect();
+    assert!(crates.len() >= 2, "{crates:?}");
+    for dir in crates {
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
         assert!(
-            !text.contains("meta_agent::"),
-            "{} reaches above the floor",
-            file.display()
+            workspace_dependencies(&manifest).all(|name| name != "meta-agent-ci"),
+            "{manifest}"
         );
+        for file in rust_files(&dir.join("src")) {
+            let text = std::fs::read_to_string(&file).unwrap();
+            assert!(
+                !text.contains("meta_agent::"),
+                "{} reaches up into the main crate",
+                file.display()
+            );
+        }
     }
+    let floor = std::fs::read_to_string(root().join("crates/protocol/Cargo.toml")).unwrap();
+    assert_eq!(
+        workspace_dependencies(&floor).count(),
+        0,
+        "the floor depends on no crate of the workspace: {floor}"
+    );
+    let main = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    assert!(
+        workspace_dependencies(&main).any(|name| name == "meta-agent-protocol"),
+        "the reading sees a dependency: {main}"
+    );
+}
+
+/// The workspace crates a manifest depends on (its `meta-agent-*` dependency keys).
+fn workspace_dependencies(manifest: &str) -> impl Iterator<Item = &str> {
+    manifest.lines().filter_map(|line| {
+        let key = line.split('=').next()?.trim();
+        (key.starts_with("meta-agent-") && line.contains("path")).then_some(key)
+    })
 }
