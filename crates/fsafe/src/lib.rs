@@ -11,7 +11,7 @@
 //! temporary file in the same directory, renamed over the target: whatever was there (a link, a
 //! FIFO, a file hard-linked elsewhere) is replaced, never written through. Removal never descends
 //! through a link. This module decides nothing about policy (which paths may be written): that
-//! is [`crate::policy`]'s.
+//! is the policy's (`policy` in the main crate).
 
 mod atomic;
 mod resolve;

@@ -23,8 +23,8 @@ use super::input::{GuardedInput, MAX_EVENT_BYTES, line_and_column};
 use super::location;
 use super::text::{RawTag, TextCapture, attribute};
 use super::{FORMAT, FailureKind, JunitSummary, TestFailure, TestOutcome, TestStatus};
-use crate::protocol::test_id::TestId;
-use crate::report::{Limits, ReportError};
+use crate::{Limits, ReportError};
+use meta_agent_protocol::test_id::TestId;
 
 /// Elements nested deeper than this are refused (bounds the suite stack and quick-xml's name
 /// stack).

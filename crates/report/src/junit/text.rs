@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use quick_xml::XmlVersion;
 use quick_xml::events::{BytesRef, BytesStart};
 
-use crate::report::trim_to;
+use crate::trim_to;
 
 /// Element text collected across Text, CData and reference events, keeping at most `max` bytes
 /// and counting the rest. The buffer is reused from one test case to the next.

@@ -67,7 +67,7 @@ pub(super) fn parse_level(text: &str) -> FindingLevel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::sarif::raw::RuleConfiguration;
+    use crate::sarif::raw::RuleConfiguration;
 
     fn rule(id: &str, level: &str) -> Rule {
         Rule {

@@ -7,7 +7,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use super::CoverageFormat;
-use crate::report::ReportError;
+use crate::ReportError;
 
 const EXPECTED: &str = "coverage (lcov or Cobertura)";
 /// How many leading bytes are looked at once whitespace is skipped.

@@ -10,7 +10,7 @@ use serde::de::{
 use super::SarifReport;
 use super::raw::RunSeed;
 use super::resolve::add_run;
-use crate::report::Limits;
+use crate::Limits;
 
 /// The version this reader understands.
 pub(super) const VERSION: &str = "2.1.0";

@@ -4,7 +4,7 @@
 use super::raw::{FullResult, Message, RawRun, Rule};
 use super::uri::{UriBases, display_path};
 use super::{Finding, FindingLevel, SarifReport};
-use crate::report::{Limits, trim_to};
+use crate::{Limits, trim_to};
 
 /// Adds `run`'s results to `report`: the kept ones in detail, the rest counted.
 pub(super) fn add_run(report: &mut SarifReport, run: RawRun, limits: &Limits) {
@@ -101,7 +101,7 @@ fn message_text(message: &Message, rule: Option<&Rule>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::sarif::level::Declared;
+    use crate::sarif::level::Declared;
 
     #[test]
     fn message_strings_fill_in_arguments() {

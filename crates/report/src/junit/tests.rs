@@ -8,8 +8,8 @@ use super::input::{GuardedInput, line_and_column};
 use super::reader::read_report;
 use super::text::TextCapture;
 use super::{FailureKind, JunitSummary, TestStatus};
-use crate::protocol::test_id::TestId;
-use crate::report::{Limits, ReportError, trim_to};
+use crate::{Limits, ReportError, trim_to};
+use meta_agent_protocol::test_id::TestId;
 
 fn read(xml: &str) -> Result<JunitSummary, ReportError> {
     read_with(xml.as_bytes(), &Limits::default())

@@ -9,7 +9,7 @@ use quick_xml::events::BytesStart;
 use quick_xml::events::attributes::Attribute;
 
 use super::Problem;
-use crate::report::coverage::tally::Counts;
+use crate::coverage::tally::Counts;
 
 /// `"50% (1/2)"` → 1 of 2 branches covered.
 pub(super) fn conditions(text: &str) -> Option<Counts> {

@@ -112,7 +112,7 @@ fn status(verdict: &Verdict) -> TestCaseStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{FailureKind, Limits, parse_junit_file};
+    use crate::{FailureKind, Limits, parse_junit_file};
 
     fn case(name: &str, verdict: Verdict) -> Case {
         Case {

@@ -19,7 +19,7 @@ use quick_xml::events::{BytesStart, Event};
 use super::position;
 use super::tally::{Counts, FileTally, ReportTally};
 use super::{CoverageFormat, CoverageReport, percent};
-use crate::report::ReportError;
+use crate::ReportError;
 
 mod attrs;
 mod guard;

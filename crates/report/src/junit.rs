@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::{Limits, ReportError};
-use crate::protocol::test_id::TestId;
+use meta_agent_protocol::test_id::TestId;
 
 /// The format name used in errors.
 const FORMAT: &str = "JUnit XML";

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use super::tally::{Counts, FileTally, ReportTally};
 use super::{CoverageFormat, CoverageReport};
-use crate::report::ReportError;
+use crate::ReportError;
 
 const FORMAT: &str = "lcov";
 /// Longest line accepted; paths and records are far shorter.
