@@ -692,6 +692,40 @@ async fn on_github_a_pause_shows_the_plan_and_agent_continue_goes_on_with_the_gu
     assert_eq!(fixture.github.pulls().len(), 1);
 }
 
+/// `/agent continue` on a runner whose checkout is shallow (actions/checkout's default depth of
+/// 1) of a default branch that moved since the pause: the session's branch fetched from the
+/// remote carries the work kept at the pause, the check before the push stops at that branch's
+/// remote tip (the old default tip below it is not taken for a stranger's commit), and the run
+/// commits and opens its pull request.
+#[tokio::test(flavor = "multi_thread")]
+async fn on_github_continue_on_a_shallow_checkout_of_a_moved_branch_commits() {
+    use super::github::{Fixture, comment_event, examples, labeled, llm_env, with_env, wrong_mean};
+    let fixture = Fixture::new(&examples("python-calc"), |work| {
+        wrong_mean(work);
+        let config = work.join(".meta-agent.yml");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str("pause: [{at: on_tool_call, when: 'tool == \"edit_file\"'}]\n");
+        std::fs::write(&config, text).unwrap();
+    });
+    let mock = MockLlm::start(vec![fix(), fix(), finish()]).await;
+    let env = llm_env(&mock);
+    let (fixture, first, second) = tokio::task::spawn_blocking(move || {
+        let mut fixture = fixture;
+        let first = fixture.step("issues", &labeled("alice"), &with_env(&env));
+        fixture.advance_default_branch();
+        fixture.new_shallow_runner("shallow");
+        let event = comment_event(&fixture, "alice", "/agent continue");
+        let second = fixture.step("issue_comment", &event, &with_env(&env));
+        (fixture, first, second)
+    })
+    .await
+    .unwrap();
+    assert_eq!(first.code, 5, "{}\n{}", first.stdout, first.stderr);
+    assert_eq!(second.code, 0, "{}\n{}", second.stdout, second.stderr);
+    assert_eq!(second.output("outcome"), "committed");
+    assert_eq!(fixture.github.pulls().len(), 1);
+}
+
 /// The status comment of a paused job (kept apart: the comment above is edited in place).
 #[tokio::test(flavor = "multi_thread")]
 async fn on_github_the_paused_comment_says_where_why_and_how_to_go_on() {
