@@ -237,11 +237,12 @@ mod tests {
             file_a in "[a-z_]{1,8}", file_b in "[a-z_]{1,8}",
             test_a in "test_[a-z_0-9]{1,10}", test_b in "test_[a-z_0-9]{1,10}",
             value_a in "[a-zA-Z0-9 ]{0,12}", value_b in "[a-zA-Z0-9 ]{0,12}",
-            number in 0u32..100_000, line_a in 1u32..5000, line_b in 1u32..5000,
+            line_a in 1u32..5000, line_b in 1u32..5000,
         ) {
+            // Each template built from its own parts (a number swapped for the value afterwards
+            // once also replaced digits of the line: `:2140` became `:2''0`).
             let a = pytest(&format!("tests/{file_a}.py::{test_a}"), "KeyError", &format!("'{value_a}'"), line_a);
-            let b = pytest(&format!("pkg/{file_b}_test.py::{test_b}"), "KeyError", &number.to_string(), line_b);
-            let b = b.replace(&number.to_string(), &format!("'{value_b}'"));
+            let b = pytest(&format!("pkg/{file_b}_test.py::{test_b}"), "KeyError", &format!("'{value_b}'"), line_b);
             prop_assert_eq!(
                 family_key(SignatureKind::TestFailure, &a),
                 family_key(SignatureKind::TestFailure, &b),
