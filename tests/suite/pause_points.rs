@@ -646,16 +646,8 @@ fn pause_at_names_an_unknown_location_and_a_bad_condition() {
 /// the guidance in the next prompt, and commits.
 #[tokio::test(flavor = "multi_thread")]
 async fn on_github_a_pause_shows_the_plan_and_agent_continue_goes_on_with_the_guidance() {
-    use super::github::{
-        Fixture, comment_event, examples, labeled, llm_env, with_env, wrong_mean as broken,
-    };
-    let mut fixture = Fixture::new(&examples("python-calc"), |work| {
-        broken(work);
-        let config = work.join(".meta-agent.yml");
-        let mut text = std::fs::read_to_string(&config).unwrap();
-        text.push_str("pause: [{at: on_tool_call, when: 'tool == \"edit_file\"'}]\n");
-        std::fs::write(&config, text).unwrap();
-    });
+    use super::github::{comment_event, labeled, llm_env, with_env};
+    let mut fixture = on_github_pausing(r#"[{at: on_tool_call, when: 'tool == "edit_file"'}]"#);
     let mock = MockLlm::start(vec![fix(), fix(), finish()]).await;
     let env = llm_env(&mock);
     let (fixture, first, second) = tokio::task::spawn_blocking(move || {
@@ -699,14 +691,8 @@ async fn on_github_a_pause_shows_the_plan_and_agent_continue_goes_on_with_the_gu
 /// commits and opens its pull request.
 #[tokio::test(flavor = "multi_thread")]
 async fn on_github_continue_on_a_shallow_checkout_of_a_moved_branch_commits() {
-    use super::github::{Fixture, comment_event, examples, labeled, llm_env, with_env, wrong_mean};
-    let fixture = Fixture::new(&examples("python-calc"), |work| {
-        wrong_mean(work);
-        let config = work.join(".meta-agent.yml");
-        let mut text = std::fs::read_to_string(&config).unwrap();
-        text.push_str("pause: [{at: on_tool_call, when: 'tool == \"edit_file\"'}]\n");
-        std::fs::write(&config, text).unwrap();
-    });
+    use super::github::{comment_event, labeled, llm_env, with_env};
+    let fixture = on_github_pausing(r#"[{at: on_tool_call, when: 'tool == "edit_file"'}]"#);
     let mock = MockLlm::start(vec![fix(), fix(), finish()]).await;
     let env = llm_env(&mock);
     let (fixture, first, second) = tokio::task::spawn_blocking(move || {
@@ -729,16 +715,8 @@ async fn on_github_continue_on_a_shallow_checkout_of_a_moved_branch_commits() {
 /// The status comment of a paused job (kept apart: the comment above is edited in place).
 #[tokio::test(flavor = "multi_thread")]
 async fn on_github_the_paused_comment_says_where_why_and_how_to_go_on() {
-    use super::github::{
-        Fixture, examples, labeled, llm_env, stable, with_env, wrong_mean as broken,
-    };
-    let fixture = Fixture::new(&examples("python-calc"), |work| {
-        broken(work);
-        let config = work.join(".meta-agent.yml");
-        let mut text = std::fs::read_to_string(&config).unwrap();
-        text.push_str("pause: [after_plan]\n");
-        std::fs::write(&config, text).unwrap();
-    });
+    use super::github::{labeled, llm_env, stable, with_env};
+    let fixture = on_github_pausing(r#"[after_plan]"#);
     let mock = MockLlm::start(vec![]).await;
     let env = llm_env(&mock);
     let (fixture, first) = tokio::task::spawn_blocking(move || {
