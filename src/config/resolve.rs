@@ -6,7 +6,7 @@
 //! binary, next to the fields they fill.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::ConfigError;
@@ -572,19 +572,12 @@ fn resolve_workdir(
     })
 }
 
-/// `path` if it is relative and never climbs above its start, else `None`.
+/// `path` if it is plain ([`crate::protocol::path`]): relative, never climbing, never into
+/// `.git`; else `None`.
 fn inside_repository(path: &str) -> Option<PathBuf> {
-    let candidate = Path::new(path);
-    let mut depth = 0usize;
-    for component in candidate.components() {
-        match component {
-            Component::Normal(_) => depth += 1,
-            Component::CurDir => {}
-            Component::ParentDir => depth = depth.checked_sub(1)?,
-            Component::RootDir | Component::Prefix(_) => return None,
-        }
-    }
-    Some(candidate.to_owned())
+    crate::protocol::path::plain_parts(Path::new(path))
+        .ok()
+        .map(|_| PathBuf::from(path))
 }
 
 impl Default for LlmSettings {
@@ -719,7 +712,9 @@ mod tests {
     #[test]
     fn workdirs_cannot_escape_the_repository() {
         assert_eq!(inside_repository("sub/dir"), Some(PathBuf::from("sub/dir")));
-        assert_eq!(inside_repository("a/../b"), Some(PathBuf::from("a/../b")));
+        assert_eq!(inside_repository("."), Some(PathBuf::from(".")));
+        assert_eq!(inside_repository("a/../b"), None);
+        assert_eq!(inside_repository("sub/.GIT/hooks"), None);
         assert_eq!(inside_repository("../x"), None);
         assert_eq!(inside_repository("a/../../x"), None);
         assert_eq!(inside_repository("/etc"), None);

@@ -12,7 +12,7 @@
 //! engine does. A refusal's text names the path and the kind of secret, never the secret.
 
 use std::fmt;
-use std::path::{Component, Path};
+use std::path::Path;
 
 use super::tamper::first_of_each;
 use crate::git::{ChangeStatus, FileChange};
@@ -201,15 +201,10 @@ fn path_refusals(change: &FileChange, policy: &Policy) -> Vec<Refusal> {
     out
 }
 
-/// Relative, no `..`, no NUL, no `.git` component in any case.
+/// Relative, no `..`, no NUL, no component a file system takes for `.git`
+/// ([`crate::protocol::path`]).
 pub fn is_plain(path: &str) -> bool {
-    !path.is_empty()
-        && !path.contains('\0')
-        && Path::new(path).components().all(|c| match c {
-            Component::Normal(name) => !name.eq_ignore_ascii_case(".git"),
-            Component::CurDir => true,
-            Component::ParentDir | Component::RootDir | Component::Prefix(_) => false,
-        })
+    crate::protocol::path::is_plain(Path::new(path))
 }
 
 /// What the worktree holds at `path`: symlinks, sizes, binary content (never followed).
@@ -263,34 +258,12 @@ pub fn symlinked_ancestor(root: &Path, path: &str) -> Option<String> {
 
 /// A symlink at `path` must point, lexically, inside the tree and not into `.git`.
 fn link_refusal(path: &str, target: &str) -> Option<Refusal> {
-    let escapes = |why: &str| {
-        Some(refusal(
-            path,
-            RefusalKind::SymlinkOut,
-            format!("a symlink {why}"),
-        ))
-    };
-    if target.is_empty() || target.contains('\0') {
-        return escapes("with an empty target");
-    }
-    let mut depth = Path::new(path).components().count().saturating_sub(1);
-    for component in Path::new(target).components() {
-        match component {
-            Component::Normal(name) if name.eq_ignore_ascii_case(".git") => {
-                return escapes("pointing into .git");
-            }
-            Component::Normal(_) => depth += 1,
-            Component::CurDir => {}
-            Component::ParentDir => match depth.checked_sub(1) {
-                Some(up) => depth = up,
-                None => return escapes("pointing out of the repository"),
-            },
-            Component::RootDir | Component::Prefix(_) => {
-                return escapes("pointing to an absolute path");
-            }
-        }
-    }
-    None
+    let escape = crate::protocol::path::link_escape(Path::new(path), Path::new(target))?;
+    Some(refusal(
+        path,
+        RefusalKind::SymlinkOut,
+        format!("a symlink {escape}"),
+    ))
 }
 
 /// A binary file (a NUL byte in its first 8 KiB) over the binary cap, or holding a secret: the
@@ -586,6 +559,8 @@ mod tests {
             "../escape",
             "/etc/passwd",
             "x/.GIT/config",
+            "y/.git. /config",
+            "z/GIT~1/hooks/post-checkout",
             "fine.txt",
         ]
         .into_iter()
@@ -604,6 +579,8 @@ mod tests {
                 ("../escape".to_owned(), NotPlainPath),
                 ("/etc/passwd".to_owned(), NotPlainPath),
                 ("x/.GIT/config".to_owned(), NotPlainPath),
+                ("y/.git. /config".to_owned(), NotPlainPath),
+                ("z/GIT~1/hooks/post-checkout".to_owned(), NotPlainPath),
             ]
         );
     }

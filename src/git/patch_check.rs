@@ -4,7 +4,7 @@
 //! or into `.git`. libgit2 compares a worktree patch with the index, so it would miss untracked
 //! files in the way and files already deleted. Reads file metadata only; never writes.
 
-use std::path::{Component, Path};
+use std::path::Path;
 
 use git2::{Delta, Diff, DiffDelta, FileMode, Patch};
 
@@ -68,16 +68,11 @@ fn path_conflict(workdir: &Path, path: Option<&Path>, expect: Expect) -> Option<
     }
 }
 
-/// Relative, no `..`, no `.git` component (in any case).
+/// Relative, no `..`, no component a file system takes for `.git` ([`crate::protocol::path`]).
 fn is_plain_relative(path: &Path) -> bool {
-    path.components().all(|c| match c {
-        Component::Normal(name) => !name.eq_ignore_ascii_case(".git"),
-        Component::CurDir => true,
-        Component::ParentDir | Component::RootDir | Component::Prefix(_) => false,
-    })
+    crate::protocol::path::is_plain(path)
 }
 
-/// Whether a directory between `workdir` and `path` is a symlink.
 fn through_symlink(workdir: &Path, path: &Path) -> bool {
     path.ancestors()
         .skip(1)
@@ -124,20 +119,7 @@ fn link_target(diff: &Diff<'_>, index: usize) -> Option<String> {
 
 /// Whether `target`, resolved from the directory holding `link`, leaves the tree or enters `.git`.
 fn link_escapes(link: &Path, target: &str) -> bool {
-    let mut depth = link.components().count().saturating_sub(1);
-    for component in Path::new(target).components() {
-        match component {
-            Component::Normal(name) if name.eq_ignore_ascii_case(".git") => return true,
-            Component::Normal(_) => depth += 1,
-            Component::CurDir => {}
-            Component::ParentDir => match depth.checked_sub(1) {
-                Some(up) => depth = up,
-                None => return true,
-            },
-            Component::RootDir | Component::Prefix(_) => return true,
-        }
-    }
-    target.is_empty()
+    crate::protocol::path::link_escape(link, Path::new(target)).is_some()
 }
 
 #[cfg(test)]

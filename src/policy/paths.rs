@@ -6,27 +6,21 @@ use std::path::{Component, Path, PathBuf};
 
 use super::{Policy, PolicyError};
 use crate::fsafe::PathLimits;
+use crate::protocol::path::{NotPlain, plain_parts};
 
 /// The path under `root`, refusing absolute paths, `..`, `.git`, empty paths and paths deeper or
 /// longer than [`PathLimits`] allows. Looks at no file.
 pub fn inside(root: &Path, path: &str) -> Result<PathBuf, PolicyError> {
     within_limits(path)?;
-    let mut clean = PathBuf::new();
-    for component in Path::new(path).components() {
-        match component {
-            Component::Normal(part) if part == ".git" => {
-                return Err(PolicyError::InsideGit(path.to_owned()));
-            }
-            Component::Normal(part) => clean.push(part),
-            Component::CurDir => {}
-            Component::ParentDir | Component::RootDir | Component::Prefix(_) => {
-                return Err(PolicyError::Outside(path.to_owned()));
-            }
-        }
-    }
-    if clean.as_os_str().is_empty() {
+    let parts = plain_parts(Path::new(path)).map_err(|why| match why {
+        NotPlain::InsideGit => PolicyError::InsideGit(path.to_owned()),
+        NotPlain::Nul => PolicyError::Nul,
+        NotPlain::Climbs | NotPlain::Absolute => PolicyError::Outside(path.to_owned()),
+    })?;
+    if parts.is_empty() {
         return Err(PolicyError::Empty);
     }
+    let clean: PathBuf = parts.iter().collect();
     Ok(root.join(clean))
 }
 
@@ -113,6 +107,13 @@ mod tests {
         assert!(inside(root, "../etc/passwd").is_err());
         assert!(inside(root, "/etc/passwd").is_err());
         assert!(inside(root, ".git/hooks/pre-commit").is_err());
+        for git in [".GIT/config", "sub/.Git./hooks/x", "git~1/config"] {
+            assert_eq!(
+                inside(root, git),
+                Err(PolicyError::InsideGit(git.to_owned())),
+                "{git}"
+            );
+        }
         assert!(inside(root, "a/../../b").is_err());
         assert_eq!(inside(root, "./"), Err(PolicyError::Empty));
         let deep = "a/".repeat(150) + "f.txt";

@@ -5,7 +5,8 @@
 //!
 //! [`Beneath`] holds a descriptor of the trusted directory, opened once by a caller that knows it
 //! is trustworthy (the repository root chosen at start, a directory the bot created). Paths given
-//! to it are relative and plain (no `..`, no absolute start, no NUL byte) and short enough
+//! to it are relative and plain (no `..`, no absolute start, no NUL byte, nothing a file system
+//! takes for `.git`: `meta_agent_protocol::path`) and short enough
 //! ([`PathLimits`]); each is resolved with `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` or,
 //! where the kernel lacks it, one `openat(O_NOFOLLOW)` per component. Writes go to a fresh
 //! temporary file in the same directory, renamed over the target: whatever was there (a link, a
@@ -22,7 +23,7 @@ use std::io::{Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use nix::fcntl::{AtFlags, OFlag, renameat};
 use nix::sys::stat::{FileStat, Mode, SFlag, fchmod, fstatat};
@@ -53,7 +54,9 @@ impl Default for PathLimits {
 /// Why a path was refused or could not be used. Every variant names the path as given.
 #[derive(Debug, thiserror::Error)]
 pub enum FsError {
-    #[error("`{path}` is not a plain relative path (absolute, `..`, empty or a NUL byte)")]
+    #[error(
+        "`{path}` is not a plain relative path (absolute, `..`, empty, a NUL byte or into .git)"
+    )]
     NotPlain { path: String },
     #[error("`{path}` is {depth} directories deep; at most {max} are allowed")]
     TooDeep {
@@ -322,16 +325,13 @@ pub fn plain_components(path: &Path, limits: PathLimits) -> Result<Vec<OsString>
             max: limits.max_bytes,
         });
     }
-    let mut parts = Vec::new();
-    for component in path.components() {
-        match component {
-            Component::Normal(part) => parts.push(part.to_owned()),
-            Component::CurDir => {}
-            Component::ParentDir | Component::RootDir | Component::Prefix(_) => {
-                return Err(not_plain());
-            }
-        }
-    }
+    // One rule of what a plain path is: relative, never climbing, never into `.git` (in any
+    // spelling a file system takes for it).
+    let parts: Vec<OsString> = meta_agent_protocol::path::plain_parts(path)
+        .map_err(|_| not_plain())?
+        .into_iter()
+        .map(OsStr::to_owned)
+        .collect();
     if parts.len() > limits.max_depth {
         return Err(FsError::TooDeep {
             path: shown(path),

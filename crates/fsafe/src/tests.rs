@@ -40,7 +40,14 @@ fn regular_files_are_read_and_links_never_followed() {
             let err = dir.read(Path::new(linked), 100).unwrap_err();
             assert!(matches!(err, FsError::Link { .. }), "{linked}: {err}");
         }
-        for bad in ["../x", "/etc/passwd", "", "src/../src/a.py"] {
+        for bad in [
+            "../x",
+            "/etc/passwd",
+            "",
+            "src/../src/a.py",
+            ".GIT/config",
+            "src/git~1/x",
+        ] {
             let err = dir.read(Path::new(bad), 100).unwrap_err();
             assert!(matches!(err, FsError::NotPlain { .. }), "{bad}: {err}");
         }

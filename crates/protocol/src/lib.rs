@@ -13,6 +13,7 @@ pub mod ending;
 pub mod event;
 pub mod interrupt;
 pub mod kinds;
+pub mod path;
 pub mod pause;
 pub mod records;
 pub mod state;
