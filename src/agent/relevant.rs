@@ -245,7 +245,7 @@ fn show_frames(
                 }
                 None if files.is_file(&path) => {
                     // Module-level code of a file read as code: the statement and its neighbours.
-                    let span = match code::Lang::of(&path) {
+                    let span = match code::code_lang(&path) {
                         Some(_) => Span::around(line, TOP_LEVEL_AROUND, TOP_LEVEL_AROUND),
                         None => Span::around(line, WINDOW_BEFORE, WINDOW_AFTER),
                     };

@@ -24,58 +24,39 @@ pub use parsed::Parsed;
 pub use resolve::{Reached, Role, Site, enclosing, under_test};
 pub use sources::Sources;
 
-use std::path::Path;
+pub use crate::protocol::lang::Lang;
 
-/// The languages read as code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Lang {
-    Python,
-    JavaScript,
-    TypeScript,
-    /// TypeScript with JSX (`.tsx`).
-    Tsx,
-    Rust,
-    Go,
+/// The language `path` is read in as code: a source file (not a stub) of a language this module
+/// has a grammar for; `None` for anything else.
+pub fn code_lang(path: &str) -> Option<Lang> {
+    if is_stub(path) {
+        return None;
+    }
+    Lang::of(path).filter(|lang| grammar(*lang).is_some())
 }
 
-impl Lang {
-    /// The language of a source file by its extension; `None` for anything else, stubs included.
-    pub fn of(path: &str) -> Option<Lang> {
-        if is_stub(path) {
-            return None;
-        }
-        let ext = Path::new(path).extension()?.to_str()?;
-        Some(match ext {
-            "py" => Lang::Python,
-            "js" | "jsx" | "mjs" | "cjs" => Lang::JavaScript,
-            "ts" | "mts" | "cts" => Lang::TypeScript,
-            "tsx" => Lang::Tsx,
-            "rs" => Lang::Rust,
-            "go" => Lang::Go,
-            _ => return None,
-        })
-    }
+/// The tree-sitter grammar of `lang`, when it is read as code.
+fn grammar(lang: Lang) -> Option<tree_sitter::Language> {
+    Some(match lang {
+        Lang::Python => tree_sitter_python::LANGUAGE.into(),
+        Lang::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+        Lang::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+        Lang::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
+        Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
+        Lang::Go => tree_sitter_go::LANGUAGE.into(),
+        Lang::Ruby => return None,
+    })
+}
 
-    fn grammar(self) -> tree_sitter::Language {
-        match self {
-            Lang::Python => tree_sitter_python::LANGUAGE.into(),
-            Lang::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
-            Lang::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
-            Lang::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
-            Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
-            Lang::Go => tree_sitter_go::LANGUAGE.into(),
-        }
-    }
-
-    /// What reads this language's structure.
-    fn reader(self) -> &'static dyn items::Reader {
-        match self {
-            Lang::Python => &python::Python,
-            Lang::JavaScript | Lang::TypeScript | Lang::Tsx => &script::Script,
-            Lang::Rust => &rust::Rust,
-            Lang::Go => &go::Go,
-        }
-    }
+/// What reads the structure of `lang`, when it is read as code.
+fn reader(lang: Lang) -> Option<&'static dyn items::Reader> {
+    Some(match lang {
+        Lang::Python => &python::Python,
+        Lang::JavaScript | Lang::TypeScript | Lang::Tsx => &script::Script,
+        Lang::Rust => &rust::Rust,
+        Lang::Go => &go::Go,
+        Lang::Ruby => return None,
+    })
 }
 
 /// A type stub or declaration file (`.pyi`, `.d.ts`, `.d.mts`, `.d.cts`): it describes a source
@@ -114,13 +95,13 @@ mod tests {
 
     #[test]
     fn stubs_are_not_sources() {
-        assert_eq!(Lang::of("pkg/window.py"), Some(Lang::Python));
-        assert_eq!(Lang::of("pkg/window.pyi"), None);
-        assert_eq!(Lang::of("src/index.d.ts"), None);
-        assert_eq!(Lang::of("src/index.ts"), Some(Lang::TypeScript));
-        assert_eq!(Lang::of("src/app.tsx"), Some(Lang::Tsx));
-        assert_eq!(Lang::of("lib/a.cjs"), Some(Lang::JavaScript));
-        assert_eq!(Lang::of("README.md"), None);
+        assert_eq!(code_lang("pkg/window.py"), Some(Lang::Python));
+        assert_eq!(code_lang("pkg/window.pyi"), None);
+        assert_eq!(code_lang("src/index.d.ts"), None);
+        assert_eq!(code_lang("src/index.ts"), Some(Lang::TypeScript));
+        assert_eq!(code_lang("src/app.tsx"), Some(Lang::Tsx));
+        assert_eq!(code_lang("lib/a.cjs"), Some(Lang::JavaScript));
+        assert_eq!(code_lang("README.md"), None);
     }
 
     #[test]
@@ -134,7 +115,11 @@ mod tests {
             Lang::Go,
         ] {
             let mut parser = tree_sitter::Parser::new();
-            parser.set_language(&lang.grammar()).unwrap();
+            parser.set_language(&grammar(lang).unwrap()).unwrap();
+            assert!(reader(lang).is_some(), "{lang:?}");
         }
+        assert!(grammar(Lang::Ruby).is_none() && code_lang("spec/a_spec.rb").is_none());
+        assert_eq!(code_lang("src/a.d.ts"), None);
+        assert_eq!(code_lang("src/a.ts"), Some(Lang::TypeScript));
     }
 }

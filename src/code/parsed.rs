@@ -28,9 +28,12 @@ impl std::fmt::Debug for Parsed {
 impl Parsed {
     /// Parses `text` as `lang`.
     pub fn new(path: &str, lang: Lang, text: String) -> Result<Parsed, CodeError> {
+        let grammar = super::grammar(lang).ok_or_else(|| CodeError::NotSource {
+            path: path.to_owned(),
+        })?;
         let mut parser = Parser::new();
         parser
-            .set_language(&lang.grammar())
+            .set_language(&grammar)
             .map_err(|source| CodeError::Grammar { lang, source })?;
         let tree = parser
             .parse(&text, None)
@@ -47,7 +50,7 @@ impl Parsed {
 
     /// Parses `text` with the language its path names.
     pub fn of(path: &str, text: &str) -> Result<Parsed, CodeError> {
-        let lang = Lang::of(path).ok_or_else(|| CodeError::NotSource {
+        let lang = super::code_lang(path).ok_or_else(|| CodeError::NotSource {
             path: path.to_owned(),
         })?;
         Parsed::new(path, lang, text.to_owned())

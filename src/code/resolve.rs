@@ -85,9 +85,7 @@ pub fn under_test(files: &mut Sources, sites: &[Site]) -> Vec<Reached> {
 /// no member does).
 pub fn enclosing(files: &mut Sources, path: &str, line: usize) -> Option<Def> {
     let parsed = files.parse(path)?;
-    parsed
-        .lang
-        .reader()
+    super::reader(parsed.lang)?
         .enclosing(&parsed)
         .into_iter()
         .filter(|d| d.contains(line))
@@ -111,7 +109,7 @@ struct Walk<'a> {
 impl Walk<'_> {
     fn source(&mut self, file: &str) -> Option<(&'static dyn Reader, Arc<Parsed>)> {
         let parsed = self.files.parse(file)?;
-        Some((parsed.lang.reader(), parsed))
+        Some((super::reader(parsed.lang)?, parsed))
     }
 
     /// The test function or block at a site: at its line when that is the named test (or no

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use super::CodeError;
 use super::parsed::Parsed;
-use super::{CodeError, Lang};
 use crate::fsafe::{Beneath, EntryKind};
 
 /// Source files larger than this are not read.
@@ -99,7 +99,7 @@ impl Sources {
     }
 
     fn load(&mut self, path: &str) -> Result<Parsed, CodeError> {
-        let lang = Lang::of(path).ok_or_else(|| CodeError::NotSource {
+        let lang = super::code_lang(path).ok_or_else(|| CodeError::NotSource {
             path: path.to_owned(),
         })?;
         let text = self.read(path)?;

@@ -121,7 +121,7 @@ impl Matchers<'_> {
 /// A file's diff with what the guard needs to know about it.
 struct FileView<'d> {
     file: FileDiff<'d>,
-    lang: Lang,
+    lang: Option<Lang>,
     /// A test file by path or by content.
     is_test: bool,
     /// The diff shows test declarations (or a `#[cfg(test)]` module) in this file.

@@ -8,6 +8,7 @@ use std::path::{Component, Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::protocol::test_id::TestId;
+use crate::protocol::test_path::is_test_path;
 use crate::report::{TestOutcome, TestStatus};
 
 /// Why a commit did not become a task.
@@ -41,25 +42,6 @@ impl Skip {
             Skip::NoTestGate => "no gate of kind `tests` to run the new tests with",
         }
     }
-}
-
-/// Whether a repository path is a test file (by the usual conventions of Python, Rust,
-/// JavaScript/TypeScript and Go).
-pub fn is_test_path(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    let in_test_dir = path
-        .split('/')
-        .rev()
-        .skip(1)
-        .any(|part| matches!(part, "tests" | "test" | "__tests__" | "spec"));
-    in_test_dir
-        || (name.starts_with("test_") && name.ends_with(".py"))
-        || name.ends_with("_test.py")
-        || name.ends_with("_test.go")
-        || name.ends_with("_test.rs")
-        || [".test.", ".spec."]
-            .iter()
-            .any(|infix| name.contains(infix))
 }
 
 /// Whether a path is documentation or metadata rather than code.
@@ -270,23 +252,6 @@ mod tests {
         );
         assert_eq!(shown_url("/work/.mirror/o+r/repo"), None);
         assert_eq!(shown_url("file:///srv/r.git"), None);
-    }
-
-    #[test]
-    fn test_files_are_recognised_by_convention() {
-        for path in [
-            "tests/test_calc.py",
-            "pkg/calc_test.py",
-            "src/a_test.go",
-            "web/button.test.tsx",
-            "crate/tests/it.rs",
-            "js/__tests__/x.js",
-        ] {
-            assert!(is_test_path(path), "{path}");
-        }
-        for path in ["calc.py", "src/lib.rs", "testing.md", "contest.py"] {
-            assert!(!is_test_path(path), "{path}");
-        }
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //!   `commit.protected_paths`;
 //! - **bot-only**: the bot writes them itself, the model never does — the hindsight store (an
 //!   entry the model planted could become an automatic resolution once merged);
-//! - **tests**: where tests live by convention, so the tamper guard knows a test from code.
+//! - **tests**: where tests live, by each ecosystem's rules (`protocol::test_path`), so the tamper
+//!   guard knows a test from code.
 //!
 //! Pure: no I/O except [`paths::beneath`]'s look at the filesystem.
 
@@ -36,21 +37,6 @@ pub const DEFAULT_PROTECTED: [&str; 12] = [
     "CODEOWNERS",
     ".github/CODEOWNERS",
     "docs/CODEOWNERS",
-];
-
-/// Where tests live, by convention, in the ecosystems the presets know.
-pub const DEFAULT_TEST_GLOBS: [&str; 11] = [
-    "**/tests/**",
-    "**/test/**",
-    "**/__tests__/**",
-    "**/*_test.go",
-    "**/test_*.py",
-    "**/*_test.py",
-    "**/conftest.py",
-    "**/*.test.{js,ts,jsx,tsx,mjs,cjs}",
-    "**/*.spec.{js,ts,jsx,tsx,mjs,cjs}",
-    "**/*_spec.rb",
-    "**/testdata/**",
 ];
 
 /// Why a path is refused.
@@ -130,7 +116,6 @@ impl Globs {
 pub struct Policy {
     protected: Globs,
     bot_only: Globs,
-    tests: Globs,
     /// Limits on one committed change.
     pub limits: PatchLimits,
     /// Directories besides the worktree and the temporary directory that commands may write
@@ -156,8 +141,6 @@ pub struct PolicyInput {
     pub protected: Vec<String>,
     /// Repository-relative directories only the bot writes (the hindsight store).
     pub bot_only_dirs: Vec<PathBuf>,
-    /// Extra test globs.
-    pub test_globs: Vec<String>,
     /// `sandbox.writable`.
     pub writable: Vec<PathBuf>,
     /// `sandbox.read`.
@@ -180,15 +163,9 @@ impl Policy {
                 format!("{dir}/**")
             })
             .collect();
-        let tests = DEFAULT_TEST_GLOBS
-            .iter()
-            .map(|s| (*s).to_owned())
-            .chain(input.test_globs)
-            .collect();
         Policy {
             protected: Globs::new(protected),
             bot_only: Globs::new(bot_only),
-            tests: Globs::new(tests),
             limits: PatchLimits::default(),
             writable: input.writable,
             readable: input.readable,
@@ -208,7 +185,6 @@ impl Policy {
         Policy::new(PolicyInput {
             protected,
             bot_only_dirs: vec![config.hindsight.path.clone()],
-            test_globs: Vec::new(),
             writable: config.sandbox.writable.clone(),
             readable: config.sandbox.read.clone(),
         })
@@ -229,9 +205,9 @@ impl Policy {
             .or_else(|| self.bot_only.matched_by(path))
     }
 
-    /// Whether `path` is where tests live, by its name.
+    /// Whether `path` holds tests, by each ecosystem's rules ([`crate::protocol::test_path`]).
     pub fn is_test_path(&self, path: &str) -> bool {
-        self.tests.set.is_match(path)
+        crate::protocol::test_path::is_test_path(path)
     }
 
     /// The directories a command may write besides the worktree and the temporary directory,
@@ -273,7 +249,6 @@ mod tests {
         Policy::new(PolicyInput {
             protected: vec!["secrets/**".into(), "ci/meta.yml".into()],
             bot_only_dirs: vec![PathBuf::from(".meta-agent/hindsight")],
-            test_globs: Vec::new(),
             writable: vec![PathBuf::from("cache"), PathBuf::from("/opt/c")],
             readable: Vec::new(),
         })

@@ -7,28 +7,7 @@
 
 use similar::{DiffOp, TextDiff};
 
-/// The language of a source file, by extension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Lang {
-    Python,
-    Rust,
-    Go,
-    Js,
-    Ruby,
-}
-
-impl Lang {
-    pub(super) fn of(path: &str) -> Option<Lang> {
-        match super::paths::extension(path) {
-            "py" => Some(Lang::Python),
-            "rs" => Some(Lang::Rust),
-            "go" => Some(Lang::Go),
-            "rb" => Some(Lang::Ruby),
-            "js" | "jsx" | "ts" | "tsx" | "mjs" | "cjs" | "mts" | "cts" => Some(Lang::Js),
-            _ => None,
-        }
-    }
-}
+pub(super) use crate::protocol::lang::Lang;
 
 /// Why a change to existing test code is refused: the first offending line, quoted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -233,7 +212,7 @@ fn is_decorator(line: &str, lang: Lang) -> bool {
     match lang {
         Lang::Python => t.starts_with('@'),
         Lang::Rust => t.starts_with("#["),
-        Lang::Go | Lang::Js | Lang::Ruby => false,
+        Lang::Go | Lang::JavaScript | Lang::TypeScript | Lang::Tsx | Lang::Ruby => false,
     }
 }
 
@@ -268,10 +247,12 @@ pub(super) fn test_name(line: &str, lang: Lang) -> Option<String> {
             .iter()
             .any(|p| t.starts_with(p))
             .then(|| quoted(t).unwrap_or_default()),
-        Lang::Js => ["it(", "test(", "it.each", "test.each", "describe("]
-            .iter()
-            .any(|p| t.starts_with(p))
-            .then(|| quoted(t).unwrap_or_default()),
+        Lang::JavaScript | Lang::TypeScript | Lang::Tsx => {
+            ["it(", "test(", "it.each", "test.each", "describe("]
+                .iter()
+                .any(|p| t.starts_with(p))
+                .then(|| quoted(t).unwrap_or_default())
+        }
     }
 }
 
@@ -305,7 +286,7 @@ fn reaches_other_tests(line: &str, lang: Lang) -> bool {
         ],
         Lang::Rust => &["#[ignore", "#[should_panic", "#[ctor"],
         Lang::Go => &["func TestMain", "func init(", "t.Skip"],
-        Lang::Js => &[
+        Lang::JavaScript | Lang::TypeScript | Lang::Tsx => &[
             "beforeEach",
             "beforeAll",
             "afterEach",
@@ -323,7 +304,7 @@ fn is_import(line: &str, lang: Lang) -> bool {
     match lang {
         Lang::Python => t.starts_with("import ") || t.starts_with("from "),
         Lang::Rust => t.starts_with("use ") && line.len() != t.len(),
-        Lang::Go | Lang::Js | Lang::Ruby => false,
+        Lang::Go | Lang::JavaScript | Lang::TypeScript | Lang::Tsx | Lang::Ruby => false,
     }
 }
 
@@ -393,7 +374,7 @@ fn bound_names(line: &str, lang: Lang) -> Vec<String> {
             .strip_prefix("use ")
             .map(|rest| rest.rsplit("::").next().unwrap_or(rest))
             .unwrap_or(""),
-        Lang::Go | Lang::Js | Lang::Ruby => "",
+        Lang::Go | Lang::JavaScript | Lang::TypeScript | Lang::Tsx | Lang::Ruby => "",
     };
     list.trim_matches(|c| c == '(' || c == ')' || c == '{' || c == '}')
         .split(',')

@@ -348,7 +348,7 @@ fn in_test_tree(change: &Change) -> bool {
 /// which cannot be left out without the module.
 fn collects_by_content(lang: Lang) -> bool {
     match lang {
-        Lang::Python | Lang::Js | Lang::Ruby => true,
+        Lang::Python | Lang::JavaScript | Lang::TypeScript | Lang::Tsx | Lang::Ruby => true,
         Lang::Rust | Lang::Go => false,
     }
 }

@@ -102,7 +102,7 @@ fn dead_code_before_assertions(hunk: &[Line<'_>]) -> Option<String> {
     })
 }
 
-fn removes_a_test(block: &Block<'_>, lang: Lang) -> bool {
+fn removes_a_test(block: &Block<'_>, lang: Option<Lang>) -> bool {
     block
         .removed
         .iter()

@@ -1,29 +1,9 @@
 //! What one source line is, for the tamper guard: a comment, an assertion (and whether it compares
 //! or is trivially true), a test declaration, a skip marker. Heuristics over text in Rust, Python,
-//! Go and JavaScript/TypeScript; no parsing of whole files and no I/O.
+//! Go and JavaScript/TypeScript (a file of any other language, or none, has no tests to read); no
+//! parsing of whole files and no I/O.
 
-/// The language of a file, by extension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Lang {
-    Rust,
-    Python,
-    Go,
-    Js,
-    Other,
-}
-
-impl Lang {
-    pub fn of(path: &str) -> Self {
-        let ext = path.rsplit_once('.').map_or("", |(_, ext)| ext);
-        match ext {
-            "rs" => Lang::Rust,
-            "py" => Lang::Python,
-            "go" => Lang::Go,
-            "js" | "jsx" | "ts" | "tsx" | "mjs" | "cjs" | "mts" | "cts" => Lang::Js,
-            _ => Lang::Other,
-        }
-    }
-}
+pub(super) use crate::protocol::lang::Lang;
 
 /// A comment line (Rust attributes `#[...]` are code, not comments).
 pub(super) fn is_comment(line: &str) -> bool {
@@ -304,17 +284,17 @@ pub(super) enum TestDecl {
 }
 
 /// Whether the line declares a test, in the file's language.
-pub(super) fn test_declaration(line: &str, lang: Lang) -> Option<TestDecl> {
+pub(super) fn test_declaration(line: &str, lang: Option<Lang>) -> Option<TestDecl> {
     if is_comment(line) {
         return None;
     }
     let t = line.trim_start();
     match lang {
-        Lang::Rust => is_rust_test_attribute(t).then_some(TestDecl::RustAttribute),
-        Lang::Python => python_test_name(t).map(TestDecl::Named),
-        Lang::Go => go_test_name(t).map(TestDecl::Named),
-        Lang::Js => js_test_name(t).map(TestDecl::Named),
-        Lang::Other => None,
+        Some(Lang::Rust) => is_rust_test_attribute(t).then_some(TestDecl::RustAttribute),
+        Some(Lang::Python) => python_test_name(t).map(TestDecl::Named),
+        Some(Lang::Go) => go_test_name(t).map(TestDecl::Named),
+        Some(lang) if lang.is_script() => js_test_name(t).map(TestDecl::Named),
+        _ => None,
     }
 }
 
@@ -393,7 +373,7 @@ fn js_test_name(t: &str) -> Option<String> {
 }
 
 /// A marker that skips or disables a test. Generic `.skip(` counts only in test files.
-pub(super) fn is_skip_marker(line: &str, lang: Lang, in_test_file: bool) -> bool {
+pub(super) fn is_skip_marker(line: &str, lang: Option<Lang>, in_test_file: bool) -> bool {
     if is_comment(line) {
         return false;
     }
@@ -402,8 +382,8 @@ pub(super) fn is_skip_marker(line: &str, lang: Lang, in_test_file: bool) -> bool
     }
     let t = line.trim();
     match lang {
-        Lang::Rust => t.starts_with("#[ignore"),
-        Lang::Python => [
+        Some(Lang::Rust) => t.starts_with("#[ignore"),
+        Some(Lang::Python) => [
             "@pytest.mark.skip",
             "@pytest.mark.xfail",
             "@unittest.skip",
@@ -416,10 +396,10 @@ pub(super) fn is_skip_marker(line: &str, lang: Lang, in_test_file: bool) -> bool
         ]
         .iter()
         .any(|m| t.contains(m)),
-        Lang::Go => idents(t)
+        Some(Lang::Go) => idents(t)
             .iter()
             .any(|i| matches!(i.name, "Skip" | "Skipf" | "SkipNow") && i.before == Some('.')),
-        Lang::Js => {
+        Some(lang) if lang.is_script() => {
             [
                 "it.skip(",
                 "test.skip(",
@@ -434,7 +414,7 @@ pub(super) fn is_skip_marker(line: &str, lang: Lang, in_test_file: bool) -> bool
             .any(|m| t.starts_with(m))
                 || (in_test_file && t.contains(".skip("))
         }
-        Lang::Other => false,
+        _ => false,
     }
 }
 
@@ -517,7 +497,7 @@ mod tests {
     #[test]
     fn test_declarations() {
         assert_eq!(
-            test_declaration("    #[test]", Lang::Rust),
+            test_declaration("    #[test]", Some(Lang::Rust)),
             Some(TestDecl::RustAttribute)
         );
         assert_eq!(
@@ -525,19 +505,22 @@ mod tests {
             Some("it_works".into())
         );
         assert_eq!(
-            test_declaration("    def test_mean(self):", Lang::Python),
+            test_declaration("    def test_mean(self):", Some(Lang::Python)),
             Some(TestDecl::Named("test_mean".into()))
         );
         assert_eq!(
-            test_declaration("func (s *S) TestMean(t *testing.T) {", Lang::Go),
+            test_declaration("func (s *S) TestMean(t *testing.T) {", Some(Lang::Go)),
             Some(TestDecl::Named("TestMean".into()))
         );
         assert_eq!(
-            test_declaration("  it('adds numbers', () => {", Lang::Js),
+            test_declaration("  it('adds numbers', () => {", Some(Lang::JavaScript)),
             Some(TestDecl::Named("adds numbers".into()))
         );
-        assert_eq!(test_declaration("def helper():", Lang::Python), None);
-        assert_eq!(test_declaration("  expect(test(x))", Lang::Js), None);
+        assert_eq!(test_declaration("def helper():", Some(Lang::Python)), None);
+        assert_eq!(
+            test_declaration("  expect(test(x))", Some(Lang::JavaScript)),
+            None
+        );
     }
 
     #[test]
@@ -563,33 +546,45 @@ mod tests {
     fn skip_markers() {
         assert!(is_skip_marker(
             "collect_ignore = [\"test_x.py\"]",
-            Lang::Python,
+            Some(Lang::Python),
             false
         ));
         assert!(is_skip_marker(
             "  testPathIgnorePatterns: ['/slow/'],",
-            Lang::Js,
+            Some(Lang::JavaScript),
             false
         ));
         assert!(is_skip_marker(
             "    #[ignore = \"slow\"]",
-            Lang::Rust,
+            Some(Lang::Rust),
             false
         ));
         assert!(is_skip_marker(
             "@pytest.mark.skipif(True, reason='x')",
-            Lang::Python,
+            Some(Lang::Python),
             false
         ));
-        assert!(is_skip_marker("\tt.Skip(\"later\")", Lang::Go, false));
-        assert!(is_skip_marker("  it.skip('x', () => {", Lang::Js, false));
+        assert!(is_skip_marker("\tt.Skip(\"later\")", Some(Lang::Go), false));
+        assert!(is_skip_marker(
+            "  it.skip('x', () => {",
+            Some(Lang::JavaScript),
+            false
+        ));
         assert!(is_skip_marker(
             "  describe.skip('x', () => {",
-            Lang::Js,
+            Some(Lang::JavaScript),
             false
         ));
-        assert!(is_skip_marker("  foo.skip(1)", Lang::Js, true));
-        assert!(!is_skip_marker("  query.skip(10)", Lang::Js, false));
-        assert!(!is_skip_marker("// #[ignore]", Lang::Rust, false));
+        assert!(is_skip_marker(
+            "  foo.skip(1)",
+            Some(Lang::JavaScript),
+            true
+        ));
+        assert!(!is_skip_marker(
+            "  query.skip(10)",
+            Some(Lang::JavaScript),
+            false
+        ));
+        assert!(!is_skip_marker("// #[ignore]", Some(Lang::Rust), false));
     }
 }

@@ -13,7 +13,7 @@ struct TestRef {
 }
 
 /// The tests a side of a hunk declares: `Removed` lines for the old side, `Added` for the new.
-fn declared_tests(hunk: &[Line<'_>], lang: Lang, removed_side: bool) -> Vec<String> {
+fn declared_tests(hunk: &[Line<'_>], lang: Option<Lang>, removed_side: bool) -> Vec<String> {
     let side: Vec<(bool, &str)> = hunk
         .iter()
         .filter_map(|line| match *line {
