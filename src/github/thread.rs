@@ -7,7 +7,7 @@
 use super::api::Comment;
 use super::status::MARKER;
 
-pub use crate::protocol::thread::{MAX_COMMENT_CHARS, RECENT, SUMMARIZE_AFTER};
+pub use crate::protocol::thread::{MAX_COMMENT_CHARS, RECENT, SUMMARIZE_AFTER, Window};
 
 /// The thread as the task sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -21,7 +21,7 @@ pub struct Thread {
 
 /// Which comments to read.
 #[derive(Debug, Clone, Default)]
-pub struct Window<'a> {
+pub struct CommentFilter<'a> {
     /// Only comments created at or before this time (RFC 3339, as GitHub writes it).
     pub until: Option<&'a str>,
     /// The trigger comment (left out: its guidance is passed separately).
@@ -30,28 +30,28 @@ pub struct Window<'a> {
 }
 
 /// Builds the thread from every comment of the issue, oldest first.
-pub fn build(comments: &[Comment], window: &Window<'_>) -> Thread {
+pub fn build(comments: &[Comment], filter: &CommentFilter<'_>) -> Thread {
     let kept: Vec<&Comment> = comments
         .iter()
         .filter(|comment| {
-            window
+            filter
                 .until
                 .is_none_or(|until| comment.created_at.as_str() <= until)
         })
-        .filter(|comment| Some(comment.id) != window.trigger)
+        .filter(|comment| Some(comment.id) != filter.trigger)
         .filter(|comment| {
-            !(comment.user.login.eq_ignore_ascii_case(window.bot_login)
+            !(comment.user.login.eq_ignore_ascii_case(filter.bot_login)
                 && comment.body.starts_with(MARKER))
         })
         .collect();
-    let split = kept.len().saturating_sub(RECENT);
-    let (older, recent) = kept.split_at(split);
+    let window = Window::of(&kept);
     Thread {
-        recent: recent
+        recent: window
+            .recent
             .iter()
             .map(|comment| (comment.user.login.clone(), clean(&comment.body)))
             .collect(),
-        older: summarize(older, kept.len()),
+        older: summarize(&window),
     }
 }
 
@@ -65,11 +65,12 @@ fn clean(text: &str) -> String {
     }
 }
 
-fn summarize(older: &[&Comment], total: usize) -> Option<String> {
+fn summarize(window: &Window<'_, &Comment>) -> Option<String> {
+    let older = window.older;
     if older.is_empty() {
         return None;
     }
-    if total <= SUMMARIZE_AFTER {
+    if !window.summarize() {
         return Some(format!("{} earlier comments left out.", older.len()));
     }
     let mut authors: Vec<(String, usize)> = Vec::new();
@@ -140,7 +141,7 @@ mod tests {
         ];
         let thread = build(
             &comments,
-            &Window {
+            &CommentFilter {
                 until: Some("2026-11-22T05:03:00Z"),
                 trigger: Some(3),
                 bot_login: "github-actions[bot]",
@@ -164,9 +165,9 @@ mod tests {
                 )
             })
             .collect();
-        let window = Window {
+        let window = CommentFilter {
             bot_login: "bot",
-            ..Window::default()
+            ..CommentFilter::default()
         };
         let thread = build(&comments, &window);
         assert_eq!(thread.recent.len(), RECENT);
@@ -193,9 +194,9 @@ mod tests {
         )];
         let thread = build(
             &comments,
-            &Window {
+            &CommentFilter {
                 bot_login: "bot",
-                ..Window::default()
+                ..CommentFilter::default()
             },
         );
         let text = &thread.recent[0].1;

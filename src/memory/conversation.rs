@@ -13,7 +13,7 @@ use std::time::Duration;
 use super::{ConversationMessage, SessionRecord, SessionState};
 use crate::hindsight::store::Timestamp;
 use crate::llm::{ChatRequest, Message, Provider};
-use crate::protocol::thread::{MAX_COMMENT_CHARS, RECENT, SUMMARIZE_AFTER};
+use crate::protocol::thread::{MAX_COMMENT_CHARS, RECENT, Window};
 use crate::protocol::untrusted::{fenced, sanitize};
 
 /// Whether `session` is over: idle longer than `idle`, and not waiting for a maintainer.
@@ -41,27 +41,6 @@ pub fn continuation(
         Some(session) if !expired(session, now, idle) => Continuation::Continue(session.id.clone()),
         Some(_) | None => Continuation::Start,
     }
-}
-
-/// The messages split for recall: older ones (summarised or left out) and the recent ones.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Window<'a> {
-    pub older: &'a [ConversationMessage],
-    pub recent: &'a [ConversationMessage],
-}
-
-impl Window<'_> {
-    /// Whether the older messages are summarised (more than [`SUMMARIZE_AFTER`] in all).
-    pub fn summarize(&self) -> bool {
-        self.older.len() + self.recent.len() > SUMMARIZE_AFTER
-    }
-}
-
-/// The last [`RECENT`] messages and the ones before them.
-pub fn window(messages: &[ConversationMessage]) -> Window<'_> {
-    let split = messages.len().saturating_sub(RECENT);
-    let (older, recent) = messages.split_at(split);
-    Window { older, recent }
 }
 
 /// Who summarises the older messages.
@@ -154,7 +133,7 @@ pub async fn recall<P: Provider>(
     if messages.is_empty() {
         return String::new();
     }
-    let window = window(messages);
+    let window = Window::of(messages);
     let mut out = String::from("## Memory of earlier runs on this task (oldest first)\n");
     if window.summarize() {
         out.push_str(&summarizer.summarize(window.older).await);

@@ -90,7 +90,7 @@ impl Step<'_> {
         let comments = self.api.comments(repo, number).await.map_err(internal)?;
         let thread = thread::render(&thread::build(
             &comments,
-            &Window {
+            &thread::CommentFilter {
                 until: None,
                 trigger: None,
                 bot_login: &self.args.bot_login,

@@ -274,7 +274,7 @@ impl Step<'_> {
             .map_err(internal)?;
         let conversation = thread::render(&thread::build(
             &comments,
-            &Window {
+            &thread::CommentFilter {
                 until: until.as_deref(),
                 trigger: trigger_comment,
                 bot_login: &self.args.bot_login,

@@ -29,7 +29,7 @@ use crate::github::push::{self, BranchRules, Remote};
 use crate::github::rate::RatePolicy;
 use crate::github::rest::{RestClient, RestSettings};
 use crate::github::status::{SessionRecord, StatusComment};
-use crate::github::thread::{self, Window};
+use crate::github::thread;
 use crate::github::trigger::{self, Classified, Trigger, TriggerSettings};
 use crate::protocol::records::RunOutcome;
 use crate::protocol::state::LoopState;
