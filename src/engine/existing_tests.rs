@@ -106,7 +106,7 @@ fn merged(full: GatesSummary, existing: GatesSummary, left_out: &[String]) -> Ga
         .map(|gate| {
             let alone = existing.gates.iter().find(|e| e.name == gate.name);
             match alone {
-                Some(alone) if gate.passed && fails(alone) => {
+                Some(alone) if gate.passed() && fails(alone) => {
                     let mut result = alone.clone();
                     result.scope = GateScope::ExistingTests;
                     result
@@ -122,7 +122,7 @@ fn merged(full: GatesSummary, existing: GatesSummary, left_out: &[String]) -> Ga
 }
 
 fn fails(gate: &GateResult) -> bool {
-    !gate.passed && gate.status != GateStatus::Skipped
+    !gate.passed() && gate.status != GateStatus::Skipped
 }
 
 #[cfg(test)]
@@ -138,7 +138,6 @@ mod tests {
             } else {
                 GateStatus::Failed
             },
-            passed,
             duration_ms: 1,
             command: "pytest".into(),
             termination: None,
@@ -167,14 +166,17 @@ mod tests {
         let merged = merged(full, alone, &["tests/test_aaa.py".into()]);
         assert!(!merged.passed);
         let tests = &merged.gates[0];
-        assert!(!tests.passed);
+        assert!(!tests.passed());
         assert!(
             tests.reasons[0].contains("tests/test_aaa.py"),
             "{:?}",
             tests.reasons
         );
         assert_eq!(tests.reasons[1], "1 test failed");
-        assert!(merged.gates[1].passed, "lint keeps the full run's verdict");
+        assert!(
+            merged.gates[1].passed(),
+            "lint keeps the full run's verdict"
+        );
     }
 
     #[test]

@@ -208,7 +208,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         if ran.iter().all(|(_, partial)| partial.is_some()) {
             state.costs.failing_ms = Some(elapsed_ms(started));
         }
-        if ran.iter().all(|(gate, _)| gate.passed) {
+        if ran.iter().all(|(gate, _)| gate.passed()) {
             return None;
         }
         let mut summary = GatesSummary::from_results(scoped(ran));
@@ -329,7 +329,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             plans.len()
         );
         let first = fast::run_plans(ctx, &plans, in_run()).await;
-        if first.iter().all(|(gate, _)| gate.passed) {
+        if first.iter().all(|(gate, _)| gate.passed()) {
             return gates::run_gates_with(ctx, &self.config.gates, in_run()).await;
         }
         let others: Vec<_> = self

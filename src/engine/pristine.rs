@@ -278,7 +278,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             "note: the worktree holds files the commit does not (ignored, so not committed): {}",
             only.join(", ")
         );
-        for gate in summary.gates.iter_mut().filter(|g| !g.passed) {
+        for gate in summary.gates.iter_mut().filter(|g| !g.passed()) {
             gate.reasons.push(note.clone());
         }
     }
@@ -523,7 +523,7 @@ fn failed_gates(summary: &GatesSummary) -> Vec<String> {
     summary
         .gates
         .iter()
-        .filter(|g| !g.passed && g.status != GateStatus::Skipped)
+        .filter(|g| !g.passed() && g.status != GateStatus::Skipped)
         .map(|g| g.name.clone())
         .collect()
 }

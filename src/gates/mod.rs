@@ -51,7 +51,6 @@ pub struct GateResult {
     pub name: String,
     pub kind: GateKind,
     pub status: GateStatus,
-    pub passed: bool,
     pub duration_ms: u64,
     /// The command as configured (placeholders expanded).
     pub command: String,
@@ -86,6 +85,13 @@ pub struct GateResult {
     pub failing: Vec<TestId>,
 }
 
+impl GateResult {
+    /// Whether the gate ran and passed (its [`GateStatus`]).
+    pub fn passed(&self) -> bool {
+        self.status == GateStatus::Passed
+    }
+}
+
 /// All gates of one run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GatesSummary {
@@ -101,7 +107,7 @@ impl GatesSummary {
             .iter()
             .filter(|g| g.status != GateStatus::Skipped)
             .collect();
-        let passed = !ran.is_empty() && ran.iter().all(|g| g.passed);
+        let passed = !ran.is_empty() && ran.iter().all(|g| g.passed());
         GatesSummary { passed, gates }
     }
 

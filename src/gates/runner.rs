@@ -256,7 +256,7 @@ fn finish<R: CommandRunner>(ctx: &GateRunContext<'_, R>, result: GateResult) -> 
     let detail = result.reasons.first().cloned().unwrap_or_default();
     ctx.events.emit(&Event::GateFinished {
         gate: result.name.clone(),
-        passed: result.passed,
+        status: result.status,
         duration_ms: result.duration_ms,
         detail,
         counts: crate::protocol::records::GateRecord::from(&result).counts(),
@@ -640,7 +640,6 @@ fn judged(
         } else {
             GateStatus::Failed
         },
-        passed: verdict.passed,
         duration_ms: u64::try_from(output.duration.as_millis()).unwrap_or(u64::MAX),
         command,
         termination: Some(output.termination.clone()),
@@ -693,7 +692,6 @@ fn not_run(gate: &GateSpec, command: String, status: GateStatus, reason: String)
         name: gate.name.clone(),
         kind: gate.kind,
         status,
-        passed: false,
         duration_ms: 0,
         command,
         termination: None,
@@ -887,7 +885,7 @@ mod tests {
         let (summary, _) = run_with(GateNetworkMode::AsConfigured { can_cut: false });
         assert_eq!(summary.gates[0].reasons, [NETWORK_NOT_CUT_NOTE]);
         assert!(
-            summary.gates[0].passed,
+            summary.gates[0].passed(),
             "fail-open is reported, not a failure"
         );
         assert!(

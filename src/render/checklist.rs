@@ -58,10 +58,10 @@ impl Checklist {
             }
             Event::GateFinished {
                 gate,
-                passed,
+                status,
                 counts,
                 ..
-            } => self.with_step(|step| step.gate_finished(gate, *passed, counts)),
+            } => self.with_step(|step| step.gate_finished(gate, status.passed(), counts)),
             Event::SignatureFound { template, .. } => {
                 self.with_step(|step| step.signatures.push(template.clone()));
             }
@@ -343,7 +343,11 @@ mod tests {
             },
             Event::GateFinished {
                 gate: gate.into(),
-                passed,
+                status: if passed {
+                    GateStatus::Passed
+                } else {
+                    GateStatus::Failed
+                },
                 duration_ms: 900,
                 detail: String::new(),
                 counts,

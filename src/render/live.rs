@@ -91,13 +91,13 @@ pub fn plain_line(event: &Event) -> Option<String> {
         Event::PhaseStarted { phase, iteration } => Some(step_title(*phase, *iteration)),
         Event::GateFinished {
             gate,
-            passed,
+            status,
             duration_ms,
             counts,
             ..
         } => Some(format!(
             "  {} in {}",
-            gate_word(&finished_gate(gate, *passed, counts)),
+            gate_word(&finished_gate(gate, status.passed(), counts)),
             seconds(*duration_ms)
         )),
         Event::GateSkipped { gate, reason } => Some(format!("  {gate} skipped: {reason}")),
@@ -168,7 +168,7 @@ mod tests {
                 2_400,
                 Event::GateFinished {
                     gate: "tests".into(),
-                    passed: false,
+                    status: crate::protocol::records::GateStatus::Failed,
                     duration_ms: 2_300,
                     detail: String::new(),
                     counts: GateCounts {

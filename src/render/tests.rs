@@ -82,7 +82,7 @@ fn progress_events() -> Vec<crate::protocol::event::Event> {
         },
         Event::GateFinished {
             gate: "tests".into(),
-            passed: false,
+            status: crate::protocol::records::GateStatus::Failed,
             duration_ms: 10,
             detail: String::new(),
             counts: GateCounts {

@@ -263,7 +263,7 @@ fn describe_event(event: &Event) -> Described {
         ),
         Event::GateFinished {
             gate,
-            passed,
+            status,
             duration_ms,
             detail,
             ..
@@ -271,13 +271,13 @@ fn describe_event(event: &Event) -> Described {
             format!(
                 "{} {} in {} {}",
                 one_line(gate),
-                if *passed { "passed" } else { "FAILED" },
+                if status.passed() { "passed" } else { "FAILED" },
                 seconds(*duration_ms),
                 one_line(detail)
             )
             .trim_end()
             .to_owned(),
-            !passed,
+            !status.passed(),
         ),
         Event::FlakyTest { test } => gate_row(format!("flaky test {}", one_line(test)), false),
         Event::RerunRejected { gate, reason } => gate_row(
@@ -510,7 +510,7 @@ pub(crate) mod tests {
                 6,
                 Event::GateFinished {
                     gate: "tests".into(),
-                    passed: false,
+                    status: crate::protocol::records::GateStatus::Failed,
                     duration_ms: 1_080,
                     detail: "11/12 passed".into(),
                     counts: Default::default(),

@@ -202,7 +202,7 @@ mod tests {
     fn gate_verdicts_are_not_audited() {
         let event = Event::GateFinished {
             gate: "tests".into(),
-            passed: true,
+            status: crate::protocol::records::GateStatus::Passed,
             duration_ms: 1,
             detail: String::new(),
             counts: Default::default(),

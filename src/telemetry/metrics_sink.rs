@@ -176,12 +176,12 @@ fn record(event: &Event) {
         }
         Event::GateFinished {
             gate,
-            passed,
+            status,
             duration_ms,
             detail: _,
             counts: _,
         } => {
-            let result = if *passed { "pass" } else { "fail" };
+            let result = status.short();
             metrics::histogram!(GATE_LATENCY_MS, "gate" => gate.clone())
                 .record(*duration_ms as f64);
             metrics::counter!(GATE_EVALUATIONS, "gate" => gate.clone(), "result" => result)

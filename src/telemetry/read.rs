@@ -134,7 +134,7 @@ mod tests {
             },
             Event::GateFinished {
                 gate: "tests".into(),
-                passed: false,
+                status: crate::protocol::records::GateStatus::Failed,
                 duration_ms: 4200,
                 detail: "11/12 passed".into(),
                 counts: crate::protocol::records::GateCounts {

@@ -315,12 +315,12 @@ fn gates_write_only_to_the_worktree_tmp_toolchain_caches_and_configured_dirs() {
     let planted = PathBuf::from(format!("{}-planted", shared_tmp.display()));
     let tmp_planted = planted.exists();
     let _ = std::fs::remove_file(&planted);
-    assert_eq!(gate(&json, "own")["passed"], true, "{json:#}");
-    assert_eq!(gate(&json, "configured")["passed"], true, "{json:#}");
-    assert_eq!(gate(&json, "elsewhere")["passed"], false, "{json:#}");
-    assert_eq!(gate(&json, "toolchain-bin")["passed"], false, "{json:#}");
-    assert_eq!(gate(&json, "read-home")["passed"], false, "{json:#}");
-    assert_eq!(gate(&json, "shared-tmp")["passed"], false, "{json:#}");
+    assert_eq!(gate(&json, "own")["status"], "passed", "{json:#}");
+    assert_eq!(gate(&json, "configured")["status"], "passed", "{json:#}");
+    assert_eq!(gate(&json, "elsewhere")["status"], "failed", "{json:#}");
+    assert_eq!(gate(&json, "toolchain-bin")["status"], "failed", "{json:#}");
+    assert_eq!(gate(&json, "read-home")["status"], "failed", "{json:#}");
+    assert_eq!(gate(&json, "shared-tmp")["status"], "failed", "{json:#}");
     assert!(!tmp_planted, "a gate wrote into the shared /tmp");
     for canary in ["CANARY-home-file", "CANARY-shared-tmp"] {
         assert!(!json.to_string().contains(canary), "{json:#}");
@@ -331,7 +331,7 @@ fn gates_write_only_to_the_worktree_tmp_toolchain_caches_and_configured_dirs() {
         !home.path().join(".cache/ok").exists(),
         "a gate wrote the real cache"
     );
-    let cache_passed = gate(&json, "cache")["passed"] == true;
+    let cache_passed = gate(&json, "cache")["status"] == "passed";
     if caps.user_namespaces {
         assert!(cache_passed, "the overlay is writable: {json:#}");
     } else {

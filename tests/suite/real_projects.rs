@@ -100,7 +100,7 @@ fn gate_results(summary: &Value) -> Vec<(String, bool)> {
         .map(|gate| {
             (
                 gate["name"].as_str().unwrap().to_owned(),
-                gate["passed"].as_bool().unwrap(),
+                gate["status"] == "passed",
             )
         })
         .collect()

@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use meta_agent::hindsight::SignatureKind;
 use meta_agent::protocol::ending::DecisionKind;
 use meta_agent::protocol::event::{Event, EventSink, Fanout, LoopPhase, Recorder};
-use meta_agent::protocol::records::{RunOutcome, StepPhase};
+use meta_agent::protocol::records::{GateStatus, RunOutcome, StepPhase};
 use meta_agent::telemetry::{AuditLog, Clock, JsonLines, MetricsSink, NoRedaction, TraceFile};
 use serde_json::Value;
 
@@ -66,7 +66,11 @@ fn gate(gate: &str, passed: bool, duration_ms: u64, detail: &str) -> Vec<Event> 
         ),
         Event::GateFinished {
             gate: gate.into(),
-            passed,
+            status: if passed {
+                GateStatus::Passed
+            } else {
+                GateStatus::Failed
+            },
             duration_ms,
             detail: detail.into(),
             counts: Default::default(),

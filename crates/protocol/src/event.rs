@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::kinds::SignatureKind;
 use crate::ending::DecisionKind;
-use crate::records::{GateCounts, GateOutcome, RunOutcome, StepPhase};
+use crate::records::{GateCounts, GateOutcome, GateStatus, RunOutcome, StepPhase};
 
 /// The most characters a [`Event::ModelExchange`] keeps of a prompt or an answer.
 pub const EXCHANGE_CHARS: usize = 4000;
@@ -104,7 +104,9 @@ pub enum Event {
     /// A gate finished with its verdict and what it counted.
     GateFinished {
         gate: String,
-        passed: bool,
+        /// Passed or failed (traces written before this field read their `passed` flag).
+        #[serde(alias = "passed", deserialize_with = "status_or_flag")]
+        status: GateStatus,
         duration_ms: u64,
         detail: String,
         #[serde(flatten)]
@@ -263,12 +265,16 @@ impl EventSink for TracingSink {
             }
             Event::GateFinished {
                 gate,
-                passed,
+                status,
                 duration_ms,
                 detail,
                 ..
             } => {
-                let verdict = if *passed { "passed" } else { "FAILED" };
+                let verdict = match status {
+                    GateStatus::Passed => "passed",
+                    GateStatus::Failed => "FAILED",
+                    GateStatus::Skipped => "skipped",
+                };
                 tracing::info!(gate = %gate, "{verdict} in {duration_ms} ms {detail}");
             }
             Event::StateChanged {
@@ -308,5 +314,50 @@ impl EventSink for Recorder {
         if let Ok(mut events) = self.events.lock() {
             events.push(event.clone());
         }
+    }
+}
+
+/// A gate's status as written now, or the `passed` flag of traces written before it.
+fn status_or_flag<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<GateStatus, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Written {
+        Status(GateStatus),
+        Flag(bool),
+    }
+    Ok(match Written::deserialize(deserializer)? {
+        Written::Status(status) => status,
+        Written::Flag(true) => GateStatus::Passed,
+        Written::Flag(false) => GateStatus::Failed,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_gate_finished_reads_its_status_and_the_flag_older_traces_wrote() {
+        let now = r#"{"event":"gate_finished","gate":"tests","status":"failed","duration_ms":5,"detail":"1 failed"}"#;
+        let old =
+            r#"{"event":"gate_finished","gate":"tests","passed":true,"duration_ms":5,"detail":""}"#;
+        let status = |line: &str| match serde_json::from_str::<Event>(line).unwrap() {
+            Event::GateFinished { status, .. } => status,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(status(now), GateStatus::Failed);
+        assert_eq!(status(old), GateStatus::Passed);
+        let written = serde_json::to_value(Event::GateFinished {
+            gate: "lint".into(),
+            status: GateStatus::Passed,
+            duration_ms: 1,
+            detail: String::new(),
+            counts: GateCounts::default(),
+        })
+        .unwrap();
+        assert_eq!(written["status"], "passed");
+        assert!(written.get("passed").is_none(), "{written}");
     }
 }

@@ -23,6 +23,11 @@ pub enum GateStatus {
 }
 
 impl GateStatus {
+    /// Whether the gate ran and passed.
+    pub fn passed(self) -> bool {
+        self == GateStatus::Passed
+    }
+
     /// The short word of trailers and tables: `pass`, `fail`, `skip`.
     pub fn short(self) -> &'static str {
         match self {

@@ -123,7 +123,7 @@ fn verdict_of(summary: &GatesSummary) -> (Grade, String) {
     let failed: Vec<String> = summary
         .gates
         .iter()
-        .filter(|g| !g.passed && g.status != crate::protocol::records::GateStatus::Skipped)
+        .filter(|g| !g.passed() && g.status != crate::protocol::records::GateStatus::Skipped)
         .map(|g| {
             format!(
                 "{}: {}",

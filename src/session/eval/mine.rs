@@ -352,7 +352,7 @@ impl Miner<'_> {
         let named = if failing.is_empty() {
             // No test was named before (nothing reported, e.g. a build that failed): the task
             // stands on the test gates passing on the commit.
-            if !ran.iter().all(|g| g.passed) {
+            if !ran.iter().all(|g| g.passed()) {
                 return Ok(Err(Skip::TestsFailAfter));
             }
             Vec::new()
@@ -379,7 +379,7 @@ impl Miner<'_> {
         config: &Config,
         before: &GatesSummary,
     ) -> Vec<crate::gates::GateResult> {
-        let failed: Vec<_> = before.gates.iter().filter(|g| !g.passed).collect();
+        let failed: Vec<_> = before.gates.iter().filter(|g| !g.passed()).collect();
         let plans: Vec<Plan> = failed
             .iter()
             .filter_map(|result| {

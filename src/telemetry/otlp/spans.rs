@@ -133,7 +133,7 @@ impl TraceAssembler {
             }
             Event::GateFinished {
                 gate,
-                passed,
+                status,
                 duration_ms,
                 detail,
                 counts: _,
@@ -141,7 +141,7 @@ impl TraceAssembler {
                 let started = self.take_gate(gate);
                 let start = started.as_ref().map_or(before(now, *duration_ms), |s| s.1);
                 let command = started.map(|s| s.0).unwrap_or_default();
-                let result = if *passed { "pass" } else { "fail" };
+                let result = status.short();
                 let span = self.gate_span(gate, &command, result, detail, (start, now));
                 self.hold(span)
             }
@@ -662,7 +662,7 @@ mod tests {
                 4_200,
                 Event::GateFinished {
                     gate: "tests".into(),
-                    passed: false,
+                    status: crate::protocol::records::GateStatus::Failed,
                     duration_ms: 2_990,
                     detail: "1 failed".into(),
                     counts: Default::default(),
@@ -814,7 +814,7 @@ mod tests {
                 20,
                 Event::GateFinished {
                     gate: format!("probe-{CANARY}"),
-                    passed: false,
+                    status: crate::protocol::records::GateStatus::Failed,
                     duration_ms: 10,
                     detail: CANARY.into(),
                     counts: Default::default(),
