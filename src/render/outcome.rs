@@ -198,6 +198,30 @@ pub fn trailer_block(state: &LoopState) -> String {
     )
 }
 
+/// The message of an escalated run's work-in-progress commit: the task, why it escalated, and
+/// the trailers (the engine redacts it before committing).
+pub fn wip_message(state: &LoopState, reason: &str) -> String {
+    format!(
+        "WIP: meta-agent: {}\n\nEscalated: {reason}.\nThe gates did not pass; kept for maintainers.\n\n{}",
+        state.task.title,
+        trailer_block(state)
+    )
+}
+
+/// The escalation report's lines about a work in progress the patch gate refused (one line per
+/// refusal): left out of the WIP commit when `committed_without`, else not committed at all.
+pub fn refusal_note<R: std::fmt::Display>(refused: &[R], committed_without: bool) -> String {
+    let list: String = refused.iter().map(|r| format!("- {r}\n")).collect();
+    if committed_without {
+        format!(
+            "\nThe patch gate refused part of the work in progress; these paths were put back as \
+             they were and left out of the WIP commit:\n{list}"
+        )
+    } else {
+        format!("\nThe work in progress was NOT committed: the patch gate refused it:\n{list}")
+    }
+}
+
 /// The paths the bot changed in the run, sorted.
 pub fn bot_changes(state: &LoopState) -> Vec<String> {
     files_changed(state)

@@ -169,6 +169,35 @@ fn commit_message() {
     );
 }
 
+/// The escalated run's work-in-progress commit message.
+#[test]
+fn wip_commit_message() {
+    insta::assert_snapshot!(
+        "wip_commit_message",
+        stable(&outcome::wip_message(
+            &state(true),
+            "the iteration budget is spent: 2 of 2"
+        ))
+    );
+}
+
+/// The report's note on a refused work in progress: put back and left out, or not committed.
+#[test]
+fn refusal_notes() {
+    let refused = [
+        "`.github/workflows/ci.yml`: protected (matches `.github/workflows/**`)",
+        "`big.bin`: 3.2 MiB binary file over the 1 MiB limit",
+    ];
+    insta::assert_snapshot!(
+        "refusal_notes",
+        format!(
+            "{}\n---{}",
+            outcome::refusal_note(&refused, true),
+            outcome::refusal_note(&refused, false)
+        )
+    );
+}
+
 /// The committed run, its last act stopped by the LLM budget after the change the gates then
 /// verified, in a repository whose history writes `fix(scope): …`.
 #[test]
