@@ -6,8 +6,9 @@
 //! there is no second full run in the worktree. Two runs may come before it, each only when it
 //! adds information:
 //! - the failing tests alone, in the worktree, when re-running them costs at most a quarter of
-//!   the full gates (measured on this run's own earlier gate runs): on a large suite a fix that
-//!   did not work is then known for the price of its failing tests, not the suite's;
+//!   the full gates and those take at least ten seconds (measured on this run's own earlier gate
+//!   runs): on a large suite a fix that did not work is then known for the price of its failing
+//!   tests, not the suite's;
 //! - the flaky check (in `engine/observe.rs`): the failing tests once more, unchanged, at the
 //!   baseline only when the task is about those failures (else they are pre-existing, flaky or
 //!   not), and after an act only for tests that were not failing before.
@@ -48,13 +49,20 @@ pub fn plan(facts: &Facts) -> Observation {
     }
 }
 
+/// Full gates shorter than this go straight to the pristine run: a cheaper first check saves
+/// too little to matter, and the ratio of two runs this short is mostly noise (a loaded machine
+/// swings it past a quarter and back).
+pub const FAILING_FIRST_MIN_FULL_MS: u64 = 10_000;
+
 /// Whether re-running only the failing tests before the full gates is worth a gate run: it is
-/// when it costs at most a quarter of the full gates (a fix that does not work is then caught
-/// for a fraction of the suite's time; one that works pays a little more). Unknown costs say
-/// no: the full gates run once.
+/// when the full gates take at least [`FAILING_FIRST_MIN_FULL_MS`] and the failing tests cost at
+/// most a quarter of them (a fix that does not work is then caught for a fraction of the suite's
+/// time; one that works pays a little more). Unknown costs say no: the full gates run once.
 pub fn failing_first_pays(costs: &GateCosts) -> bool {
     match (costs.full_ms, costs.failing_ms) {
-        (Some(full), Some(failing)) => failing.saturating_mul(4) <= full,
+        (Some(full), Some(failing)) => {
+            full >= FAILING_FIRST_MIN_FULL_MS && failing.saturating_mul(4) <= full
+        }
         _ => false,
     }
 }
@@ -87,8 +95,13 @@ mod tests {
             Observation::FailingFirst
         );
         assert_eq!(
-            plan(&facts(true, true, 4_000, 1_000)),
+            plan(&facts(true, true, 40_000, 10_000)),
             Observation::FailingFirst
+        );
+        assert_eq!(
+            plan(&facts(true, true, 4_000, 1_000)),
+            Observation::Pristine,
+            "a short suite: the saving is too small and the ratio is noise"
         );
         assert_eq!(
             plan(&facts(true, false, 60_000, 2_000)),
