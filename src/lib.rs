@@ -24,7 +24,7 @@
 //! - [`memory`]: hindsight, sessions and conversations shared across repositories in
 //!   PostgreSQL, with the file store as default and fallback;
 //! - [`git`]: the bot's own git, without hooks;
-//! - [`exec`]: the one place child processes run, and their sandbox;
+//! - [`exec`]: the one place child processes run, and their sandbox (crate `meta-agent-exec`);
 //! - [`fsafe`]: opening and writing files beneath the worktree without following links;
 //! - [`redact`]: secrets taken out of everything that leaves;
 //! - [`net`]: the HTTP clients' shared helpers (an error's cause, a capped body);
@@ -41,7 +41,7 @@ pub mod code;
 pub mod config;
 pub mod engine;
 pub mod eval;
-pub mod exec;
+pub use meta_agent_exec as exec;
 pub mod exit;
 pub use meta_agent_fsafe as fsafe;
 pub mod gates;

@@ -1,7 +1,7 @@
 //! Conversation memory for long-running tasks: which session a new run continues (sessions
 //! expire after an idle time unless they await guidance), and what of the conversation the run
 //! sees: the last [`RECENT`] messages in full and, once there are more than
-//! [`SUMMARIZE_AFTER`], the older ones summarised — by the fast model when an LLM is
+//! [`SUMMARIZE_AFTER`](crate::protocol::thread::SUMMARIZE_AFTER), the older ones summarised — by the fast model when an LLM is
 //! configured, extractively (who said what, first lines) otherwise or when the model fails.
 //!
 //! The same rule as the issue thread's ([`crate::github::thread`]), over the messages the bot

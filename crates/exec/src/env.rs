@@ -65,7 +65,7 @@ pub const FIXED: &[(&str, &str)] = &[
     ("META_AGENT", "1"),
 ];
 
-pub use crate::redact::secrets::{
+pub use meta_agent_redact::secrets::{
     carries_credential, is_secret_name, is_secret_var, url_credential, url_userinfo,
 };
 

@@ -30,8 +30,8 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::protocol::interrupt::Interrupt;
 pub use capture::Captured;
+use meta_agent_protocol::interrupt::Interrupt;
 use supervisor::SupervisorStatus;
 
 /// The hidden subcommand that runs the supervisor.

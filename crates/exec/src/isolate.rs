@@ -466,7 +466,7 @@ mod tests {
 
     #[test]
     fn the_visible_roots_are_what_landlock_gets() {
-        let env = crate::exec::home::HomeEnv {
+        let env = crate::home::HomeEnv {
             home: Some(PathBuf::from("/home/ci")),
             path: "/usr/bin:/opt/venv/bin".into(),
             toolchains: vec![],
