@@ -37,7 +37,7 @@
 
 pub mod agent;
 pub mod cli;
-pub mod code;
+pub use meta_agent_code as code;
 pub mod config;
 pub mod engine;
 pub mod eval;
@@ -45,7 +45,7 @@ pub use meta_agent_exec as exec;
 pub mod exit;
 pub use meta_agent_fsafe as fsafe;
 pub mod gates;
-pub mod git;
+pub use meta_agent_git as git;
 pub mod github;
 pub mod hindsight;
 pub mod llm;

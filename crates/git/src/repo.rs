@@ -568,12 +568,12 @@ fn restore(repo: &git2::Repository, to_commit: &str) -> Result<(), GitError> {
 /// path or on the way to it): libgit2's forced checkout would write through it, out of the tree.
 /// A link the tree itself holds is left for the checkout to rewrite. Never follows a link.
 fn unlink_links_in_the_way(tree: &Tree<'_>, workdir: &Path) -> Result<(), GitError> {
-    let unsafe_tree = |source: crate::fsafe::FsError| GitError::UnsafeWorktree {
+    let unsafe_tree = |source: meta_agent_fsafe::FsError| GitError::UnsafeWorktree {
         detail: source.to_string(),
     };
-    let files = crate::fsafe::Beneath::open(workdir)
+    let files = meta_agent_fsafe::Beneath::open(workdir)
         .map_err(unsafe_tree)?
-        .with_limits(crate::fsafe::PathLimits {
+        .with_limits(meta_agent_fsafe::PathLimits {
             max_depth: usize::MAX,
             max_bytes: usize::MAX,
         });
@@ -584,14 +584,14 @@ fn unlink_links_in_the_way(tree: &Tree<'_>, workdir: &Path) -> Result<(), GitErr
             return git2::TreeWalkResult::Skip;
         }
         match files.kind(&path) {
-            Ok(Some(crate::fsafe::EntryKind::Link)) => match files.remove(&path) {
+            Ok(Some(meta_agent_fsafe::EntryKind::Link)) => match files.remove(&path) {
                 Ok(()) => git2::TreeWalkResult::Skip,
                 Err(err) => {
                     failure = Some(err);
                     git2::TreeWalkResult::Abort
                 }
             },
-            Ok(None) | Err(crate::fsafe::FsError::Link { .. }) => git2::TreeWalkResult::Skip,
+            Ok(None) | Err(meta_agent_fsafe::FsError::Link { .. }) => git2::TreeWalkResult::Skip,
             Ok(Some(_)) | Err(_) => git2::TreeWalkResult::Ok,
         }
     })

@@ -4,7 +4,7 @@
 //! [`resolve`] follows a failing test's calls through imports and re-exports to the definitions
 //! in the repository: the code under test.
 //!
-//! A leaf: it reads files beneath a trusted root through [`crate::fsafe`] (no link followed,
+//! A leaf: it reads files beneath a trusted root through [`meta_agent_fsafe`] (no link followed,
 //! bounded sizes), runs nothing, and decides nothing about what a prompt shows (that is the
 //! agent's). Stubs (`.pyi`, `.d.ts`) are never read as a definition: they only describe the
 //! source a fix must change.
@@ -24,7 +24,7 @@ pub use parsed::Parsed;
 pub use resolve::{Reached, Role, Site, enclosing, under_test};
 pub use sources::Sources;
 
-pub use crate::protocol::lang::Lang;
+pub use meta_agent_protocol::lang::Lang;
 
 /// The language `path` is read in as code: a source file (not a stub) of a language this module
 /// has a grammar for; `None` for anything else.
@@ -75,7 +75,7 @@ pub enum CodeError {
     #[error("`{path}` is not a source file of a language read as code")]
     NotSource { path: String },
     #[error(transparent)]
-    Read(#[from] crate::fsafe::FsError),
+    Read(#[from] meta_agent_fsafe::FsError),
     #[error("`{path}` is not UTF-8 text")]
     NotText { path: String },
     /// The grammar could not be loaded (a tree-sitter version mismatch: a build problem).

@@ -68,9 +68,9 @@ fn path_conflict(workdir: &Path, path: Option<&Path>, expect: Expect) -> Option<
     }
 }
 
-/// Relative, no `..`, no component a file system takes for `.git` ([`crate::protocol::path`]).
+/// Relative, no `..`, no component a file system takes for `.git` ([`meta_agent_protocol::path`]).
 fn is_plain_relative(path: &Path) -> bool {
-    crate::protocol::path::is_plain(path)
+    meta_agent_protocol::path::is_plain(path)
 }
 
 fn through_symlink(workdir: &Path, path: &Path) -> bool {
@@ -119,7 +119,7 @@ fn link_target(diff: &Diff<'_>, index: usize) -> Option<String> {
 
 /// Whether `target`, resolved from the directory holding `link`, leaves the tree or enters `.git`.
 fn link_escapes(link: &Path, target: &str) -> bool {
-    crate::protocol::path::link_escape(link, Path::new(target)).is_some()
+    meta_agent_protocol::path::link_escape(link, Path::new(target)).is_some()
 }
 
 #[cfg(test)]

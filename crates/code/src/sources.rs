@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::CodeError;
 use super::parsed::Parsed;
-use crate::fsafe::{Beneath, EntryKind};
+use meta_agent_fsafe::{Beneath, EntryKind};
 
 /// Source files larger than this are not read.
 pub const MAX_FILE_BYTES: u64 = 512 * 1024;

@@ -37,7 +37,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::git::Repository;
+    use crate::Repository;
 
     fn write(root: &Path, path: &str, text: &str) {
         std::fs::write(root.join(path), text).unwrap();
