@@ -20,9 +20,9 @@ use opentelemetry::trace::{
 use opentelemetry::{InstrumentationScope, KeyValue, Value};
 use opentelemetry_sdk::trace::{IdGenerator, RandomIdGenerator, SpanData, SpanEvents, SpanLinks};
 
-use crate::protocol::event::Event;
-use crate::protocol::records::RunOutcome;
-use crate::telemetry::Redact;
+use crate::Redact;
+use meta_agent_protocol::event::Event;
+use meta_agent_protocol::records::RunOutcome;
 
 /// GenAI semantic conventions (gen_ai.*), as trace backends read them.
 pub mod gen_ai {
@@ -571,7 +571,7 @@ fn attribute_value(value: &serde_json::Value, redactor: &dyn Redact) -> Option<V
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::telemetry::NoRedaction;
+    use crate::NoRedaction;
 
     const T0: u64 = 1_795_314_540_000;
 
@@ -637,7 +637,7 @@ mod tests {
             (
                 1_100,
                 Event::PhaseFinished {
-                    phase: crate::protocol::records::StepPhase::Build,
+                    phase: meta_agent_protocol::records::StepPhase::Build,
                     iteration: 1,
                     duration_ms: 1_100,
                     outcome: "changed".into(),
@@ -662,7 +662,7 @@ mod tests {
                 4_200,
                 Event::GateFinished {
                     gate: "tests".into(),
-                    status: crate::protocol::records::GateStatus::Failed,
+                    status: meta_agent_protocol::records::GateStatus::Failed,
                     duration_ms: 2_990,
                     detail: "1 failed".into(),
                     counts: Default::default(),
@@ -671,7 +671,7 @@ mod tests {
             (
                 4_300,
                 Event::PhaseFinished {
-                    phase: crate::protocol::records::StepPhase::Test,
+                    phase: meta_agent_protocol::records::StepPhase::Test,
                     iteration: 1,
                     duration_ms: 3_150,
                     outcome: "failed".into(),
@@ -814,7 +814,7 @@ mod tests {
                 20,
                 Event::GateFinished {
                     gate: format!("probe-{CANARY}"),
-                    status: crate::protocol::records::GateStatus::Failed,
+                    status: meta_agent_protocol::records::GateStatus::Failed,
                     duration_ms: 10,
                     detail: CANARY.into(),
                     counts: Default::default(),
@@ -828,7 +828,7 @@ mod tests {
                 40,
                 Event::Decided {
                     iteration: 1,
-                    decision: crate::protocol::ending::DecisionKind::Continue,
+                    decision: meta_agent_protocol::ending::DecisionKind::Continue,
                     reason: format!("saw {CANARY}"),
                 },
             ),

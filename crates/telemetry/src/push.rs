@@ -60,12 +60,12 @@ impl PushGateway {
             .body(body)
             .send()
             .await
-            .map_err(|err| fail(crate::net::innermost(&err)))?;
+            .map_err(|err| fail(meta_agent_net::innermost(&err)))?;
         let status = response.status();
         if status.is_success() {
             return Ok(());
         }
-        let answer = crate::net::read_capped(response, 300)
+        let answer = meta_agent_net::read_capped(response, 300)
             .await
             .unwrap_or_default();
         let answer = String::from_utf8_lossy(&answer);

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::clock::{Clock, format_time};
 use super::line_writer::LineWriter;
 use super::{Redact, TelemetryError};
-use crate::protocol::event::{Event, EventSink};
+use meta_agent_protocol::event::{Event, EventSink};
 
 #[derive(Serialize)]
 struct TraceRecord<'a> {

@@ -24,7 +24,7 @@ pub(crate) fn client(
         }
     }
     builder.build().map_err(|err| TelemetryError::Client {
-        message: crate::net::innermost(&err),
+        message: meta_agent_net::innermost(&err),
     })
 }
 
@@ -36,7 +36,7 @@ fn certificates(path: &Path) -> Result<Vec<reqwest::Certificate>, TelemetryError
     };
     let pem = std::fs::read(path).map_err(|err| invalid(err.to_string()))?;
     let certificates = reqwest::Certificate::from_pem_bundle(&pem)
-        .map_err(|err| invalid(crate::net::innermost(&err)))?;
+        .map_err(|err| invalid(meta_agent_net::innermost(&err)))?;
     if certificates.is_empty() {
         return Err(invalid("no PEM certificate in it".into()));
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::Redact;
 use super::line_writer::LineWriter;
-use crate::protocol::event::{Event, EventSink};
+use meta_agent_protocol::event::{Event, EventSink};
 
 /// Events as JSON lines on a writer, flushed line by line.
 pub struct JsonLines<W> {
@@ -38,7 +38,7 @@ impl<W: Write + Send> EventSink for JsonLines<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::telemetry::NoRedaction;
+    use crate::NoRedaction;
 
     #[test]
     fn one_tagged_line_per_event() {

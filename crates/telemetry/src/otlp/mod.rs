@@ -25,7 +25,7 @@ use opentelemetry_sdk::trace::{BatchSpanProcessor, SpanExporter as _, SpanProces
 use self::settings::OtlpSettings;
 use self::spans::TraceAssembler;
 use super::{Clock, Redact, TelemetryError};
-use crate::protocol::event::{Event, EventSink};
+use meta_agent_protocol::event::{Event, EventSink};
 
 /// What [`OtlpTrace::shutdown`] waits beyond the export timeout.
 const SHUTDOWN_MARGIN: Duration = Duration::from_secs(1);
@@ -142,7 +142,7 @@ fn resource(service_name: &str) -> Resource {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::telemetry::{NoRedaction, SystemClock};
+    use crate::{NoRedaction, SystemClock};
 
     #[tokio::test]
     async fn without_an_endpoint_there_is_no_exporter() {

@@ -4,7 +4,7 @@
 
 /// The most specific cause of a reqwest error ("connection refused" rather than "error sending
 /// request for url").
-pub(crate) fn innermost(error: &(dyn std::error::Error + 'static)) -> String {
+pub fn innermost(error: &(dyn std::error::Error + 'static)) -> String {
     let mut current = error;
     while let Some(source) = current.source() {
         current = source;
@@ -13,7 +13,7 @@ pub(crate) fn innermost(error: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// Reads the body, stopping once it passes `cap` bytes (the result is then longer than `cap`).
-pub(crate) async fn read_capped(
+pub async fn read_capped(
     mut response: reqwest::Response,
     cap: usize,
 ) -> Result<Vec<u8>, reqwest::Error> {

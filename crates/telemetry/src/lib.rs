@@ -1,7 +1,7 @@
 //! Consumers of the event stream that leave a record (and [`read_trace`], which reads the trace
 //! back for `trace show`, `trace replay` and `report.html`): Prometheus metrics (a file, and a push
 //! gateway), the audit log, the trace file, the OpenTelemetry trace (OTLP) and the `--json`
-//! stream on stdout. Each implements [`crate::protocol::event::EventSink`]; none of them decides anything or
+//! stream on stdout. Each implements [`meta_agent_protocol::event::EventSink`]; none of them decides anything or
 //! can stop a run: a sink that cannot write logs one `tracing` warning and keeps going. Every text
 //! they write or send passes a [`Redact`] hook first (identity unless the caller plugs the real
 //! redactor in). No globals: the metrics recorder lives in its sink, the span processor in its.
@@ -63,7 +63,7 @@ pub trait Redact: Send + Sync {
     fn redact<'a>(&self, text: &'a str) -> Cow<'a, str>;
 }
 
-impl Redact for crate::redact::Redactor {
+impl Redact for meta_agent_redact::Redactor {
     fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         self.redact_text(text)
     }

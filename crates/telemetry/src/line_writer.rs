@@ -160,7 +160,7 @@ mod tests {
     use std::io;
 
     use super::*;
-    use crate::telemetry::NoRedaction;
+    use crate::NoRedaction;
 
     /// Fails every write, counting the attempts.
     struct Broken(u32);

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusRecorder};
 
 use super::{NoRedaction, Redact, TelemetryError};
-use crate::protocol::event::{Event, EventSink};
-use crate::protocol::records::StepPhase;
+use meta_agent_protocol::event::{Event, EventSink};
+use meta_agent_protocol::records::StepPhase;
 
 /// Iterations a run took (histogram).
 pub const LOOP_ITERATIONS: &str = "meta_agent.loop.iterations";

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::Deserialize;
 
-use crate::protocol::event::Event;
+use meta_agent_protocol::event::Event;
 
 /// One line of a trace.
 #[derive(Debug, Clone, PartialEq)]
@@ -100,8 +100,8 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::protocol::event::{EventSink, LoopPhase};
-    use crate::telemetry::{NoRedaction, TraceFile};
+    use crate::{NoRedaction, TraceFile};
+    use meta_agent_protocol::event::{EventSink, LoopPhase};
 
     fn written(events: &[Event]) -> String {
         let dir = tempfile::tempdir().unwrap();
@@ -120,7 +120,7 @@ mod tests {
         let events = vec![
             // No gates: the field is left out of the line, and read back empty.
             Event::PhaseFinished {
-                phase: crate::protocol::records::StepPhase::Build,
+                phase: meta_agent_protocol::records::StepPhase::Build,
                 iteration: 1,
                 duration_ms: 3,
                 outcome: "changed".into(),
@@ -134,10 +134,10 @@ mod tests {
             },
             Event::GateFinished {
                 gate: "tests".into(),
-                status: crate::protocol::records::GateStatus::Failed,
+                status: meta_agent_protocol::records::GateStatus::Failed,
                 duration_ms: 4200,
                 detail: "11/12 passed".into(),
-                counts: crate::protocol::records::GateCounts {
+                counts: meta_agent_protocol::records::GateCounts {
                     tests_passed: Some(11),
                     tests_total: Some(12),
                     ..Default::default()

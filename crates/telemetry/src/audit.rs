@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::clock::{Clock, format_time};
 use super::line_writer::LineWriter;
 use super::{Redact, TelemetryError};
-use crate::protocol::event::{Event, EventSink};
+use meta_agent_protocol::event::{Event, EventSink};
 
 /// Who performed an audited action.
 ///
@@ -202,7 +202,7 @@ mod tests {
     fn gate_verdicts_are_not_audited() {
         let event = Event::GateFinished {
             gate: "tests".into(),
-            status: crate::protocol::records::GateStatus::Passed,
+            status: meta_agent_protocol::records::GateStatus::Passed,
             duration_ms: 1,
             detail: String::new(),
             counts: Default::default(),

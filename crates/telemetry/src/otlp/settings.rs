@@ -15,7 +15,7 @@
 //! The signal-specific variable wins over the general one. Errors name the variable, never a
 //! header's value.
 
-pub use crate::redact::secrets::parse_headers;
+pub use meta_agent_redact::secrets::parse_headers;
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;

@@ -62,12 +62,12 @@ impl HttpClient for OtlpHttp {
             let response = client
                 .execute(request)
                 .await
-                .map_err(|err| ExportFailure::Request(crate::net::innermost(&err)))?;
+                .map_err(|err| ExportFailure::Request(meta_agent_net::innermost(&err)))?;
             let status = response.status();
             let headers = response.headers().clone();
-            let body = crate::net::read_capped(response, ANSWER_CAP)
+            let body = meta_agent_net::read_capped(response, ANSWER_CAP)
                 .await
-                .map_err(|err| ExportFailure::Request(crate::net::innermost(&err)))?;
+                .map_err(|err| ExportFailure::Request(meta_agent_net::innermost(&err)))?;
             Ok::<_, ExportFailure>((status, headers, body))
         });
         let answer = sent
