@@ -47,7 +47,7 @@ pub use meta_agent_fsafe as fsafe;
 pub mod gates;
 pub use meta_agent_git as git;
 pub mod github;
-pub mod hindsight;
+pub use meta_agent_hindsight as hindsight;
 pub mod llm;
 pub mod memory;
 pub use meta_agent_net as net;

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use crate::hindsight::SignatureKind;
+use crate::SignatureKind;
 
 /// Default minimum Jaccard similarity for a similar match.
 pub const DEFAULT_SIMILARITY_THRESHOLD: f64 = 0.6;

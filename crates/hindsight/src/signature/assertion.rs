@@ -219,16 +219,18 @@ mod tests {
 
     fn fixture(path: &str) -> std::path::PathBuf {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures")
+            .join("../../fixtures")
             .join(path)
     }
 
     /// The assertion of the first failure of a real JUnit report, from its texts as the
     /// signature reader passes them.
     fn first_junit_failure(path: &str) -> Option<String> {
-        let report =
-            crate::report::parse_junit_file(&fixture(path), &crate::report::Limits::default())
-                .unwrap();
+        let report = meta_agent_report::parse_junit_file(
+            &fixture(path),
+            &meta_agent_report::Limits::default(),
+        )
+        .unwrap();
         let failure = &report.failures[0];
         assertion(&[
             &failure.body,

@@ -6,9 +6,9 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::{Found, Line, Log, join_lines};
-use crate::hindsight::SignatureKind;
-use crate::hindsight::signature::normalize::compile;
-use crate::hindsight::signature::{Candidate, RustDiagnostic};
+use crate::SignatureKind;
+use crate::signature::normalize::compile;
+use crate::signature::{Candidate, RustDiagnostic};
 
 static RUSTC_HEADER: LazyLock<Regex> = LazyLock::new(|| compile(r"^error(?:\[([\w:]+)\])?: (.+)$"));
 static RUSTC_SPAN: LazyLock<Regex> = LazyLock::new(|| compile(r"^\s*--> (.+?):(\d+):\d+$"));

@@ -1,6 +1,6 @@
 //! JUnit test failures to candidates: one per failing or erroring test case.
 //!
-//! The template is `<test id>: <type>: <detail>` (the id as [`crate::protocol::test_id::TestId`]
+//! The template is `<test id>: <type>: <detail>` (the id as [`meta_agent_protocol::test_id::TestId`]
 //! shows it). When the body or captured output holds a shape
 //! the log scanner knows (a Rust panic under nextest, a Python traceback), its template is the
 //! detail, because reports such as nextest's put only `thread 'x' panicked at file:line` in the
@@ -8,8 +8,8 @@
 //! body (`path.py:N:` lines). This module reads no files.
 
 use super::{Candidate, log};
-use crate::hindsight::SignatureKind;
-use crate::report::{FailureKind, TestFailure};
+use crate::SignatureKind;
+use meta_agent_report::{FailureKind, TestFailure};
 
 /// The candidate for one failing test case.
 pub(super) fn candidate(failure: &TestFailure) -> Candidate {

@@ -3,7 +3,7 @@
 
 use super::entry::Entry;
 use super::{SimilarityIndex, Store};
-use crate::hindsight::signature::family_key;
+use crate::signature::family_key;
 
 impl Store {
     /// Inserts or replaces an entry in memory (merging a duplicate from `from_entries`); an

@@ -2,8 +2,8 @@
 //! template `<tool> <rule-id>: <message>` and the file in `location`. This module reads no files.
 
 use super::Candidate;
-use crate::hindsight::SignatureKind;
-use crate::report::{Finding, FindingLevel, SarifReport};
+use crate::SignatureKind;
+use meta_agent_report::{Finding, FindingLevel, SarifReport};
 
 /// The candidates of a SARIF report, in report order.
 pub(super) fn candidates(report: &SarifReport) -> Vec<Candidate> {

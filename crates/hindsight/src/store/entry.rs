@@ -12,8 +12,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::hindsight::signature::family_key;
-use crate::hindsight::{Signature, SignatureKind};
+use crate::signature::family_key;
+use crate::{Signature, SignatureKind};
 
 /// A point in time, written as RFC 3339 UTC with whole seconds (`2026-11-22T02:13:41Z`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

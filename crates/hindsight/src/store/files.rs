@@ -25,7 +25,7 @@ pub enum EntryError {
     #[error(transparent)]
     Io(#[from] std::io::Error),
     #[error(transparent)]
-    File(#[from] crate::fsafe::FsError),
+    File(#[from] meta_agent_fsafe::FsError),
     #[error("not UTF-8: {0}")]
     Utf8(#[from] std::string::FromUtf8Error),
     #[error(transparent)]
@@ -263,7 +263,7 @@ pub fn write_entry(dir: &StoreDir, entry: &Entry) -> Result<(), StoreError> {
 /// Replaces `path` with `bytes` durably, for files the user names (exports); the store's own
 /// files go through [`StoreDir`].
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-    crate::fsafe::write_atomic(path, bytes, true).map_err(|source| StoreError::Io {
+    meta_agent_fsafe::write_atomic(path, bytes, true).map_err(|source| StoreError::Io {
         path: path.to_owned(),
         source,
     })

@@ -6,9 +6,9 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::{Found, Line, Log, indent, join_lines, lint};
-use crate::hindsight::SignatureKind;
-use crate::hindsight::signature::Candidate;
-use crate::hindsight::signature::normalize::compile;
+use crate::SignatureKind;
+use crate::signature::Candidate;
+use crate::signature::normalize::compile;
 
 static JEST_HEADER: LazyLock<Regex> = LazyLock::new(|| compile(r"^\s*● (.+)$"));
 static CODE_FRAME: LazyLock<Regex> = LazyLock::new(|| compile(r"^\s*>?\s*\d+ \|"));

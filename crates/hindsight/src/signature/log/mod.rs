@@ -22,7 +22,7 @@ use std::sync::LazyLock;
 use aho_corasick::AhoCorasick;
 
 use super::Candidate;
-use crate::hindsight::SignatureKind;
+use crate::SignatureKind;
 
 /// The anchors: a line containing none of these holds no failure any recognizer knows.
 const ANCHORS: &[&str] = &[

@@ -10,7 +10,7 @@
 use super::entry::{Entry, EscalationContext, Fix, PatchFix, Resolution, Status, Timestamp};
 use super::files::{self, StoreLock};
 use super::{Store, StoreError};
-use crate::hindsight::Signature;
+use crate::Signature;
 
 impl Store {
     /// One occurrence of each signature (duplicates in `signatures` count once): created when

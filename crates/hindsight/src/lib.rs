@@ -13,7 +13,7 @@ pub mod store;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::protocol::kinds::SignatureKind;
+pub use meta_agent_protocol::kinds::SignatureKind;
 
 /// A stable identity for a failure: the same failure from two checkouts, at different times, gives
 /// the same `id`.

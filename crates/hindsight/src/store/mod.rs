@@ -41,7 +41,7 @@ pub use lookup::Lookup;
 pub use resolutions::{RankedResolution, ResolutionSource};
 pub use similar::{DEFAULT_SIMILARITY_THRESHOLD, SimilarityIndex};
 
-use crate::redact::Redactor;
+use meta_agent_redact::Redactor;
 
 /// Default directory of the store, relative to the repository root.
 pub const DEFAULT_STORE_DIR: &str = ".meta-agent/hindsight";

@@ -4,8 +4,8 @@
 use super::Store;
 use super::catalog::CatalogRule;
 use super::entry::Entry;
-use crate::hindsight::Signature;
-use crate::hindsight::signature::family_key;
+use crate::Signature;
+use crate::signature::family_key;
 
 /// What a lookup found for one signature.
 #[derive(Debug, Clone)]

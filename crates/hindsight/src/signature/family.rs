@@ -23,7 +23,7 @@ use regex::Regex;
 
 use super::hash::{fnv_hex, kind_name};
 use super::normalize::compile;
-use crate::hindsight::SignatureKind;
+use crate::SignatureKind;
 
 /// Tool words that precede a test id in test-failure templates (see the module doc of
 /// `signature`).

@@ -47,7 +47,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::{Signature, SignatureKind};
-use crate::report::{JunitSummary, Limits, ReportError, SarifReport, trim_to};
+use meta_agent_report::{JunitSummary, Limits, ReportError, SarifReport, trim_to};
 
 pub use family::{family_key, family_template};
 pub use hash::signature_id;
@@ -218,11 +218,11 @@ pub fn extract_file(
     };
     match format {
         InputFormat::Junit => Ok(from_junit(
-            &crate::report::parse_junit_file(path, &opts.limits)?,
+            &meta_agent_report::parse_junit_file(path, &opts.limits)?,
             opts,
         )),
         InputFormat::Sarif => {
-            let report = crate::report::parse_sarif_file(path, &opts.limits)?;
+            let report = meta_agent_report::parse_sarif_file(path, &opts.limits)?;
             let mut signatures = from_sarif(&report, opts);
             signatures.iter_mut().for_each(|s| s.file = path.to_owned());
             Ok(signatures)

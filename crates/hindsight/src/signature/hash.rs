@@ -3,7 +3,7 @@
 //! The algorithm and its constants are part of the store's on-disk format: never change them, and
 //! never use std's `DefaultHasher` (its output may change between Rust versions).
 
-use crate::hindsight::SignatureKind;
+use crate::SignatureKind;
 
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;

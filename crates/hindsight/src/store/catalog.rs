@@ -1,9 +1,9 @@
 //! The bundled catalog: common ecosystem signatures with known resolutions (formatter and
 //! autofixable lint commands, guidance for frequent compiler and test errors), read from the
-//! YAML files in the top-level `hindsight/` directory, which are embedded in the binary.
+//! YAML files in this crate's `catalog/` directory, which are embedded in the binary.
 //!
 //! A rule matches a signature by kind plus an exact template and/or a regex over the template
-//! (schema in `hindsight/README.md`). The catalog is read-only: outcomes of catalog resolutions
+//! (schema in `catalog/README.md`). The catalog is read-only: outcomes of catalog resolutions
 //! are recorded in the store's entries, never here. No I/O beyond parsing the given text.
 
 use std::collections::BTreeSet;
@@ -12,25 +12,19 @@ use regex::Regex;
 use serde::Deserialize;
 
 use super::entry::{Fix, Resolution};
-use crate::hindsight::{Signature, SignatureKind};
+use crate::{Signature, SignatureKind};
 
 /// The embedded catalog files, by name.
 pub const BUNDLED_FILES: &[(&str, &str)] = &[
+    ("catalog/rust.yaml", include_str!("../../catalog/rust.yaml")),
     (
-        "hindsight/rust.yaml",
-        include_str!("../../../hindsight/rust.yaml"),
+        "catalog/python.yaml",
+        include_str!("../../catalog/python.yaml"),
     ),
+    ("catalog/node.yaml", include_str!("../../catalog/node.yaml")),
     (
-        "hindsight/python.yaml",
-        include_str!("../../../hindsight/python.yaml"),
-    ),
-    (
-        "hindsight/node.yaml",
-        include_str!("../../../hindsight/node.yaml"),
-    ),
-    (
-        "hindsight/general.yaml",
-        include_str!("../../../hindsight/general.yaml"),
+        "catalog/general.yaml",
+        include_str!("../../catalog/general.yaml"),
     ),
 ];
 
@@ -197,7 +191,7 @@ fn compile_rule(file: &str, raw: RawRule) -> Result<CatalogRule, CatalogError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hindsight::signature::signature_id;
+    use crate::signature::signature_id;
 
     fn sig(kind: SignatureKind, template: &str) -> Signature {
         Signature {

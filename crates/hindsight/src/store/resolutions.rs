@@ -3,7 +3,7 @@
 
 use super::entry::{Entry, Fix, Resolution, Timestamp};
 use super::{Store, rank};
-use crate::hindsight::Signature;
+use crate::Signature;
 
 /// Where a ranked resolution came from.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

@@ -6,9 +6,9 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::{Found, Line, Log, indent, join_lines};
-use crate::hindsight::SignatureKind;
-use crate::hindsight::signature::Candidate;
-use crate::hindsight::signature::normalize::compile;
+use crate::SignatureKind;
+use crate::signature::Candidate;
+use crate::signature::normalize::compile;
 
 static FAIL: LazyLock<Regex> = LazyLock::new(|| compile(r"^\s*--- FAIL: (\S+) \(.*\)$"));
 static MESSAGE: LazyLock<Regex> = LazyLock::new(|| compile(r"^\s+(\w[\w.-]*\.go):(\d+): (.*)$"));

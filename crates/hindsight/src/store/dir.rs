@@ -1,5 +1,5 @@
 //! The store's directory as the file backend reaches it: beneath a trusted anchor (the worktree
-//! during a run, where commands the model proposed have written), through [`crate::fsafe`], so no
+//! during a run, where commands the model proposed have written), through [`meta_agent_fsafe`], so no
 //! link planted on the way (a symlinked shard directory, a linked `.lock`) is ever followed by
 //! the bot's reads or writes. Knows nothing of entries.
 
@@ -7,7 +7,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use super::StoreError;
-use crate::fsafe::{Beneath, EntryKind, FsError};
+use meta_agent_fsafe::{Beneath, EntryKind, FsError};
 
 /// Largest store file read (an entry, the load cache).
 const MAX_FILE_BYTES: u64 = 64 << 20;

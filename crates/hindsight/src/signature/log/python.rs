@@ -6,9 +6,9 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::{Found, Line, Log, join_lines, lint};
-use crate::hindsight::SignatureKind;
-use crate::hindsight::signature::Candidate;
-use crate::hindsight::signature::normalize::compile;
+use crate::SignatureKind;
+use crate::signature::Candidate;
+use crate::signature::normalize::compile;
 
 static PYTEST_HEADER: LazyLock<Regex> = LazyLock::new(|| compile(r"^_{3,} (.+?) _{3,}$"));
 static PYTEST_WHERE: LazyLock<Regex> = LazyLock::new(|| compile(r"^(\S+?):(\d+): (\w[\w.]*)$"));
@@ -416,7 +416,7 @@ fn formatter(log: &Log<'_>, line: Line<'_>) -> Option<Found> {
 
 #[cfg(test)]
 mod coverage_section_tests {
-    use crate::hindsight::signature::{ExtractOptions, InputFormat, extract_log};
+    use crate::signature::{ExtractOptions, InputFormat, extract_log};
 
     #[test]
     fn a_traceback_keeps_its_callers_up_to_the_test() {
@@ -451,7 +451,7 @@ _______________ coverage: platform linux, python 3.11.7-final-0 ________________
         let options = ExtractOptions {
             format: InputFormat::Log,
             repo_root: None,
-            limits: crate::report::Limits::default(),
+            limits: meta_agent_report::Limits::default(),
         };
         let found = extract_log(text, std::path::Path::new("log"), &options);
         let templates: Vec<&str> = found.iter().map(|s| s.template.as_str()).collect();
