@@ -38,7 +38,7 @@
 pub mod agent;
 pub mod cli;
 pub use meta_agent_code as code;
-pub mod config;
+pub use meta_agent_config as config;
 pub mod engine;
 pub mod eval;
 pub use meta_agent_exec as exec;

@@ -198,7 +198,7 @@ pub struct GivenFile {
 
 /// Loads the configuration of a repository: the file if any, the preset it names or the one
 /// detected, defaults for everything else.
-pub async fn load<R: crate::exec::CommandRunner>(
+pub async fn load<R: meta_agent_exec::CommandRunner>(
     input: LoadInput<'_>,
     runner: &R,
 ) -> Result<Config, ConfigError> {
@@ -277,14 +277,14 @@ pub async fn load<R: crate::exec::CommandRunner>(
 }
 
 /// `cargo metadata --no-deps`, run through the exec module, described in one line.
-async fn describe_cargo<R: crate::exec::CommandRunner>(
+async fn describe_cargo<R: meta_agent_exec::CommandRunner>(
     repo_root: &Path,
     parent_env: &[(String, String)],
     runner: &R,
 ) -> String {
-    let env = crate::exec::env::child_env(parent_env.iter().cloned(), &[], []);
-    let spec = crate::exec::CommandSpec {
-        program: crate::exec::Program::Argv(
+    let env = meta_agent_exec::env::child_env(parent_env.iter().cloned(), &[], []);
+    let spec = meta_agent_exec::CommandSpec {
+        program: meta_agent_exec::Program::Argv(
             [
                 "cargo",
                 "metadata",
@@ -297,7 +297,7 @@ async fn describe_cargo<R: crate::exec::CommandRunner>(
             .to_vec(),
         ),
         cwd: repo_root.to_owned(),
-        isolation: crate::exec::sandbox::Isolation::for_repository_commands(&env, &[]),
+        isolation: meta_agent_exec::sandbox::Isolation::for_repository_commands(&env, &[]),
         env,
         timeout: std::time::Duration::from_secs(60),
         kill_grace: std::time::Duration::from_secs(2),

@@ -15,9 +15,9 @@ use super::raw::{
     RawGate, RawHindsight, RawLlm, RawLoop, RawPause, RawRerun, RawSandbox, RawSetup,
     ReasoningEffort,
 };
-use crate::protocol::pause::Rule;
-use crate::redact::secrets::is_secret_name;
-use crate::report::FindingLevel;
+use meta_agent_protocol::pause::Rule;
+use meta_agent_redact::secrets::is_secret_name;
+use meta_agent_report::FindingLevel;
 
 /// Default improve iterations before escalating.
 pub const DEFAULT_MAX_ITERATIONS: u32 = 3;
@@ -63,7 +63,7 @@ pub struct Config {
     pub verify: VerifySettings,
     /// Shared memory (`memory:`); the database URL's password only ever comes from the
     /// environment.
-    pub memory: crate::config::memory::MemorySettings,
+    pub memory: crate::memory::MemorySettings,
     /// Pause points (`pause:`), in the file's order.
     pub pause: Vec<Rule>,
 }
@@ -180,7 +180,7 @@ pub struct GateSpec {
 impl GateSpec {
     /// The test runner the gate runs, when it says (its `rerun_failed.format`): how its JUnit
     /// report names tests and how they are selected again.
-    pub fn runner(&self) -> Option<crate::config::raw::TestFilterFormat> {
+    pub fn runner(&self) -> Option<crate::raw::TestFilterFormat> {
         self.rerun_failed.as_ref().map(|rerun| rerun.format)
     }
 }
@@ -263,7 +263,7 @@ pub fn resolve(input: ResolveInput<'_>) -> Result<Config, ConfigError> {
         verify: VerifySettings {
             pristine: raw.verify.as_ref().and_then(|v| v.pristine).unwrap_or(true),
         },
-        memory: crate::config::memory::resolve(raw.memory.clone().unwrap_or_default())
+        memory: crate::memory::resolve(raw.memory.clone().unwrap_or_default())
             .map_err(|err| ctx.invalid(err.key, &err.needle, err.message))?,
         pause: resolve_pause(raw.pause.as_deref().unwrap_or_default(), &ctx)?,
     })
@@ -513,7 +513,7 @@ fn check_credentials(
 
 /// A preset's setup commands, for a configuration whose file writes no `setup:`.
 pub fn preset_setup(name: &str, setup: &[RawSetup]) -> Result<Vec<SetupCommand>, ConfigError> {
-    let path = PathBuf::from(format!("gates/{name}.yml"));
+    let path = PathBuf::from(format!("presets/{name}.yml"));
     let ctx = ErrorContext {
         path: &path,
         text: "",
@@ -572,10 +572,10 @@ fn resolve_workdir(
     })
 }
 
-/// `path` if it is plain ([`crate::protocol::path`]): relative, never climbing, never into
+/// `path` if it is plain ([`meta_agent_protocol::path`]): relative, never climbing, never into
 /// `.git`; else `None`.
 fn inside_repository(path: &str) -> Option<PathBuf> {
-    crate::protocol::path::plain_parts(Path::new(path))
+    meta_agent_protocol::path::plain_parts(Path::new(path))
         .ok()
         .map(|_| PathBuf::from(path))
 }
@@ -660,11 +660,11 @@ fn resolve_sandbox(
 
 /// `sandbox.read`, each directory checked against the homes of this machine's user.
 fn readable_dirs(dirs: Vec<String>, ctx: &ErrorContext<'_>) -> Result<Vec<PathBuf>, ConfigError> {
-    let homes = crate::exec::isolate::homes();
+    let homes = meta_agent_exec::isolate::homes();
     dirs.into_iter()
         .map(|dir| {
             let path = PathBuf::from(dir.trim_end_matches('/'));
-            match crate::exec::isolate::read_refusal(&path, &homes) {
+            match meta_agent_exec::isolate::read_refusal(&path, &homes) {
                 None => Ok(path),
                 Some(refusal) => {
                     Err(ctx.invalid("sandbox.read".into(), &dir, format!("`{dir}` {refusal}")))

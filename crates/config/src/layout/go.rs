@@ -57,7 +57,7 @@ mod tests {
     fn gates(root: &std::path::Path) -> Vec<String> {
         tailor(TailorInput {
             name: "go",
-            preset: crate::config::preset::preset_gates("go").unwrap().unwrap(),
+            preset: crate::preset::preset_gates("go").unwrap().unwrap(),
             repo_root: root,
             file_gates: &[],
         })

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use super::toml_tables::has_table;
 use super::{Tailored, read};
-use crate::config::raw::RawCommand;
+use crate::raw::RawCommand;
 
 /// The arguments that turn clippy's warnings into errors, as the preset writes them.
 const DENY_WARNINGS: [&str; 3] = ["--", "-D", "warnings"];
@@ -91,14 +91,12 @@ fn without_benches(tailored: &mut Tailored, bench: &str) {
 #[cfg(test)]
 mod tests {
     use super::super::{TailorInput, tailor};
-    use crate::config::raw::RawCommand;
+    use crate::raw::RawCommand;
 
     fn clippy_argv(root: &std::path::Path) -> Vec<String> {
         let tailored = tailor(TailorInput {
             name: "rust",
-            preset: crate::config::preset::preset_gates("rust")
-                .unwrap()
-                .unwrap(),
+            preset: crate::preset::preset_gates("rust").unwrap().unwrap(),
             repo_root: root,
             file_gates: &[],
         });

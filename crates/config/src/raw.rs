@@ -5,7 +5,7 @@
 //! carry a location too. Nothing here applies defaults or presets: see [`super::resolve`]. The JSON
 //! Schema printed by `meta-agent config schema` is generated from these types.
 
-pub use crate::protocol::kinds::{GateKind, TestFilterFormat};
+pub use meta_agent_protocol::kinds::{GateKind, TestFilterFormat};
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
@@ -57,7 +57,7 @@ pub struct RawConfig {
     pub verify: Option<RawVerify>,
     /// Shared memory across repositories (PostgreSQL); without it, memory stays in files.
     #[serde(default)]
-    pub memory: Option<crate::config::memory::RawMemory>,
+    pub memory: Option<crate::memory::RawMemory>,
     /// Pause points: where the run stops on purpose and waits for `meta-agent resume` (`/agent
     /// continue` on GitHub). Each is a location's name, or `{at, when, after, every}`.
     #[serde(default)]
@@ -69,7 +69,7 @@ pub struct RawConfig {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum RawPause {
-    At(crate::protocol::pause::Location),
+    At(meta_agent_protocol::pause::Location),
     Point(RawPausePoint),
 }
 
@@ -79,7 +79,7 @@ pub enum RawPause {
 pub struct RawPausePoint {
     /// The location (`after_plan`, `before_llm_call`, `after_llm_answer`, `on_tool_call`,
     /// `after_tool_call`, `on_tool_error`, `after_gates`, `before_commit`, `on_delegate`).
-    pub at: crate::protocol::pause::Location,
+    pub at: meta_agent_protocol::pause::Location,
     /// A condition over the location's fields (`tool == "edit_file" && path ~ "src/**"`).
     pub when: Option<String>,
     /// Hits that pass before the first pause (default 0).
@@ -384,7 +384,7 @@ pub struct RawCommit {
     pub allow_test_edits: Option<bool>,
 }
 
-/// A preset file in `gates/`: gates, and the setup commands that fetch what they need.
+/// A preset file in `presets/`: gates, and the setup commands that fetch what they need.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawPreset {

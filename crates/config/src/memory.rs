@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio_postgres::config::{Host, SslMode};
 
-use crate::config::values::DurationSpec;
+use crate::values::DurationSpec;
 
 /// The environment variable holding the whole database URL (password included).
 pub const DATABASE_URL_ENV: &str = "META_AGENT_DATABASE_URL";

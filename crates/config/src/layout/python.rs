@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::toml_tables::has_table;
 use super::{Tailored, read};
-use crate::config::raw::{RawCommand, RawSetup};
+use crate::raw::{RawCommand, RawSetup};
 
 /// The files that configure ruff besides `[tool.ruff]` in `pyproject.toml`.
 const RUFF_FILES: [&str; 2] = ["ruff.toml", ".ruff.toml"];
@@ -185,7 +185,7 @@ fn src_first(tailored: &mut Tailored) {
 #[cfg(test)]
 mod tests {
     use super::super::{TailorInput, tailor};
-    use crate::config::preset::preset_gates;
+    use crate::preset::preset_gates;
     use std::path::Path;
 
     fn python(root: &Path) -> super::Tailored {
@@ -235,7 +235,7 @@ mod tests {
     #[test]
     fn a_gate_the_file_names_is_never_dropped() {
         let dir = tempfile::tempdir().unwrap();
-        let file_gate: crate::config::raw::RawGate =
+        let file_gate: crate::raw::RawGate =
             serde_yaml::from_str("name: lint\nfail_on: warning\n").unwrap();
         let tailored = tailor(TailorInput {
             name: "python",
@@ -261,7 +261,7 @@ mod tests {
         let tests = &tailored.preset.gates[0];
         assert_eq!(tests.env.as_ref().unwrap()["PYTHONPATH"], "src");
         match &tests.run {
-            Some(crate::config::raw::RawCommand::Argv(argv)) => {
+            Some(crate::raw::RawCommand::Argv(argv)) => {
                 assert_eq!(argv[0], ".venv/bin/python")
             }
             other => panic!("{other:?}"),

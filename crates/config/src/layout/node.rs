@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{Tailored, read};
-use crate::config::raw::{RawCommand, RawSetup};
+use crate::raw::{RawCommand, RawSetup};
 
 /// How deep workspace member directories are looked for, below the root.
 const MEMBER_DEPTH: usize = 3;
@@ -270,9 +270,7 @@ mod tests {
         write(dir.path(), "pnpm-lock.yaml", "lockfileVersion: '9.0'\n");
         let tailored = super::super::tailor(super::super::TailorInput {
             name: "node-vitest",
-            preset: crate::config::preset::preset_gates("node-vitest")
-                .unwrap()
-                .unwrap(),
+            preset: crate::preset::preset_gates("node-vitest").unwrap().unwrap(),
             repo_root: dir.path(),
             file_gates: &[],
         });

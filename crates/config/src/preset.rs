@@ -1,4 +1,4 @@
-//! Gate presets: the YAML files of the top-level `gates/` directory, embedded in the binary, and
+//! Gate presets: the YAML files of this crate's `presets/` directory, embedded in the binary, and
 //! the detection that picks one from what a repository contains.
 //!
 //! Detection reads files (Cargo.toml, the Python project and test files, package.json, go.mod) and, for
@@ -12,12 +12,12 @@ use super::raw::{RawGate, RawPreset};
 
 /// Every bundled preset: name and YAML text.
 pub const PRESETS: [(&str, &str); 6] = [
-    ("rust", include_str!("../../gates/rust.yml")),
-    ("python", include_str!("../../gates/python.yml")),
-    ("node", include_str!("../../gates/node.yml")),
-    ("node-jest", include_str!("../../gates/node-jest.yml")),
-    ("node-vitest", include_str!("../../gates/node-vitest.yml")),
-    ("go", include_str!("../../gates/go.yml")),
+    ("rust", include_str!("../presets/rust.yml")),
+    ("python", include_str!("../presets/python.yml")),
+    ("node", include_str!("../presets/node.yml")),
+    ("node-jest", include_str!("../presets/node-jest.yml")),
+    ("node-vitest", include_str!("../presets/node-vitest.yml")),
+    ("go", include_str!("../presets/go.yml")),
 ];
 
 /// Files at the root that make a repository a Python project, most telling first (the packaging
