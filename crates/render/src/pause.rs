@@ -5,10 +5,10 @@
 
 use std::fmt::Write;
 
-use crate::llm::Message;
-use crate::protocol::pause::context::PauseContext;
-use crate::protocol::pause::{Cause, Location, PauseHit, Values};
-use crate::protocol::records::Plan;
+use meta_agent_llm::Message;
+use meta_agent_protocol::pause::context::PauseContext;
+use meta_agent_protocol::pause::{Cause, Location, PauseHit, Values};
+use meta_agent_protocol::records::Plan;
 
 /// The characters of one message shown in the text form (the JSON form holds them whole).
 const MESSAGE_CHARS: usize = 2000;
@@ -97,7 +97,7 @@ fn plan_words(plan: Option<&Plan>) -> &'static str {
 
 /// The agent planner's sub-tasks, one line each under a heading line, each line after `indent`:
 /// what a maintainer approves by letting the run go on.
-fn sub_plan_lines(plan: &crate::protocol::subplan::TaskPlan, indent: &str) -> String {
+fn sub_plan_lines(plan: &meta_agent_protocol::subplan::TaskPlan, indent: &str) -> String {
     let explore = if plan.explore {
         ", after a survey of the codebase"
     } else {
@@ -116,7 +116,7 @@ fn sub_plan_lines(plan: &crate::protocol::subplan::TaskPlan, indent: &str) -> St
 }
 
 /// The plan and the steps so far, as the status comment of a paused run shows them (Markdown).
-pub fn plan_and_progress(state: &crate::protocol::state::LoopState) -> String {
+pub fn plan_and_progress(state: &meta_agent_protocol::state::LoopState) -> String {
     let mut out = format!(
         "- plan: {} (iteration {} of {})\n",
         plan_words(state.plan.as_ref()),

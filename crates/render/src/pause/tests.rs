@@ -2,12 +2,12 @@
 //! messages as sent, the pending tool call) and one after the gates (no conversation).
 
 use super::*;
-use crate::llm::ToolCall;
-use crate::protocol::event::LoopPhase;
-use crate::protocol::pause::Field;
-use crate::protocol::pause::context::{ModelSettings, StepLine};
-use crate::protocol::records::{Plan, ResolutionTried, Usage};
-use crate::protocol::task::Task;
+use meta_agent_llm::ToolCall;
+use meta_agent_protocol::event::LoopPhase;
+use meta_agent_protocol::pause::Field;
+use meta_agent_protocol::pause::context::{ModelSettings, StepLine};
+use meta_agent_protocol::records::{Plan, ResolutionTried, Usage};
+use meta_agent_protocol::task::Task;
 
 fn hit(at: Location, values: Values) -> PauseHit {
     PauseHit {
@@ -124,8 +124,8 @@ fn context_after_the_gates() {
 }
 
 /// A plan to approve: the agent's sub-tasks, in order, with their dependencies.
-fn sub_plan() -> crate::protocol::subplan::TaskPlan {
-    use crate::protocol::subplan::{SubTask, TaskPlan};
+fn sub_plan() -> meta_agent_protocol::subplan::TaskPlan {
+    use meta_agent_protocol::subplan::{SubTask, TaskPlan};
     let sub = |id: &str, description: &str, after: &[&str]| SubTask {
         id: id.into(),
         description: description.into(),
@@ -154,7 +154,7 @@ fn context_at_the_agents_plan() {
 
 #[test]
 fn the_status_comment_shows_the_agents_plan() {
-    let mut state = crate::protocol::state::LoopState::new(
+    let mut state = meta_agent_protocol::state::LoopState::new(
         "abc-1".into(),
         Task::from_text("Fix the mean").unwrap(),
         "meta-agent/fix-the-mean".into(),

@@ -6,8 +6,8 @@
 //! was folded; both are pure, so every stage has a snapshot. Tool inputs and signatures come
 //! from the model and from test output: they are shown only inside code spans, shortened.
 
-use crate::protocol::event::Event;
-use crate::protocol::records::{
+use meta_agent_protocol::event::Event;
+use meta_agent_protocol::records::{
     GateCounts, GateOutcome, GateScope, GateStatus, RunOutcome, StepPhase,
 };
 
@@ -333,7 +333,7 @@ fn outcome_words(outcome: RunOutcome) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::kinds::SignatureKind;
+    use meta_agent_protocol::kinds::SignatureKind;
 
     fn gate(gate: &str, passed: bool, counts: GateCounts) -> Vec<Event> {
         vec![

@@ -2,8 +2,8 @@
 //! texts of its commit or escalation. Below the engine, which makes it, and the renderers and
 //! the session layer, which read it (the renderers do not reach into the engine for it).
 
-use crate::gates::GatesSummary;
-use crate::protocol::state::LoopState;
+use meta_agent_gates::GatesSummary;
+use meta_agent_protocol::state::LoopState;
 
 /// What a finished (or stopped) run produced.
 #[derive(Debug, Clone)]

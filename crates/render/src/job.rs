@@ -3,8 +3,8 @@
 //! Rendered from the run's state, which the engine's events built. Pure: the caller writes the
 //! files and prints the commands (after the redactor).
 
-use crate::protocol::records::{GateRecord, GateStatus};
-use crate::protocol::state::LoopState;
+use meta_agent_protocol::records::{GateRecord, GateStatus};
+use meta_agent_protocol::state::LoopState;
 
 /// What the summary needs besides the state.
 #[derive(Debug, Clone, Default)]

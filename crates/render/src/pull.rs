@@ -3,8 +3,8 @@
 //! appends the session record.
 
 use super::job;
-use crate::protocol::state::LoopState;
-use crate::protocol::task::TaskSource;
+use meta_agent_protocol::state::LoopState;
+use meta_agent_protocol::task::TaskSource;
 
 /// The pull request's body: what was done, the gates, the trailers, the issue it fixes.
 pub fn pull_body(state: &LoopState, commit_message: Option<&str>) -> String {

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use crate::protocol::records::{GateProblem, StartFailure};
+use meta_agent_protocol::records::{GateProblem, StartFailure};
 
 /// One line for a gate table: what kept the gate from judging the code.
 pub fn headline(problem: &GateProblem) -> String {

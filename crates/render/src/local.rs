@@ -8,8 +8,8 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::protocol::event::LoopPhase;
-use crate::protocol::records::{RunOutcome, UserSnapshot};
+use meta_agent_protocol::event::LoopPhase;
+use meta_agent_protocol::records::{RunOutcome, UserSnapshot};
 
 /// Paths a line names before "and N more".
 pub const PATHS_IN_A_LINE: usize = 10;
@@ -373,7 +373,7 @@ mod tests {
             branch: Some("main"),
             paths: &paths(52),
         });
-        let trailers = crate::git::commit_message_trailers(&text);
+        let trailers = meta_agent_git::commit_message_trailers(&text);
         assert_eq!(
             trailers,
             [

@@ -15,10 +15,10 @@ use maud::{DOCTYPE, Markup, PreEscaped, html};
 use sha2::{Digest, Sha256};
 
 use super::timeline::{self, Row, RowKind};
-use crate::protocol::event::Event;
-use crate::protocol::records::{GateRecord, StepRecord};
 use crate::run_report::RunReport;
-use crate::telemetry::{TraceEntry, Traced};
+use meta_agent_protocol::event::Event;
+use meta_agent_protocol::records::{GateRecord, StepRecord};
+use meta_agent_telemetry::{TraceEntry, Traced};
 
 /// The page's one style (allowed by its hash in the content security policy).
 const STYLE: &str = include_str!("html.css");

@@ -2,7 +2,7 @@
 //! status comment, the terminal and the decision event. One arm per reason, no catch-all, so a
 //! new reason cannot go out without its words.
 
-use crate::protocol::ending::EscalationReason;
+use meta_agent_protocol::ending::EscalationReason;
 
 /// The sentence for people of a reason (render owns the text; the reason is protocol's data).
 pub trait Describe {
@@ -100,7 +100,7 @@ impl Describe for EscalationReason {
 #[cfg(test)]
 mod tests {
     use super::Describe;
-    use crate::protocol::ending::{BudgetKind, EscalationReason};
+    use meta_agent_protocol::ending::{BudgetKind, EscalationReason};
 
     /// Every reason's sentence, in one snapshot: the words a maintainer reads first.
     #[test]
@@ -140,9 +140,9 @@ mod tests {
             },
             EscalationReason::ModelRefused { words: None },
             EscalationReason::Environment {
-                failures: vec![crate::protocol::records::StartFailure {
+                failures: vec![meta_agent_protocol::records::StartFailure {
                     gate: "tests".to_owned(),
-                    problem: crate::protocol::records::GateProblem::RunnerMissing {
+                    problem: meta_agent_protocol::records::GateProblem::RunnerMissing {
                         runner: "pytest".to_owned(),
                         error: "No module named pytest".to_owned(),
                     },

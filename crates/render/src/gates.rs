@@ -5,12 +5,12 @@
 use std::fmt::Write;
 use std::time::Duration;
 
-use crate::config::raw::GateKind;
-use crate::exec::Termination;
-use crate::gates::verdict::human_ms;
-use crate::gates::{GateResult, GatesSummary};
-use crate::protocol::records::GateStatus;
-use crate::report::junit_writer::{self, Case, JunitWriteError, Suite, Verdict};
+use meta_agent_config::raw::GateKind;
+use meta_agent_exec::Termination;
+use meta_agent_gates::verdict::human_ms;
+use meta_agent_gates::{GateResult, GatesSummary};
+use meta_agent_protocol::records::GateStatus;
+use meta_agent_report::junit_writer::{self, Case, JunitWriteError, Suite, Verdict};
 
 /// Failing tests listed per gate before "and N more".
 const FAILURES_SHOWN: usize = 10;

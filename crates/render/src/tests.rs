@@ -2,13 +2,13 @@
 //! records (built from JSON as the state file holds them). Session ids, times and temporary
 //! paths go through redaction filters so the snapshots stay stable.
 
-use crate::render::reason::Describe;
+use crate::reason::Describe;
 use serde_json::json;
 
 use super::{job, outcome, pull, status, terminal};
-use crate::protocol::ending::EscalationReason;
-use crate::protocol::state::LoopState;
 use crate::run_report::RunReport;
+use meta_agent_protocol::ending::EscalationReason;
+use meta_agent_protocol::state::LoopState;
 
 fn gate(name: &str, kind: &str, result: &str, passed: u64, total: u64) -> serde_json::Value {
     json!({"name": name, "kind": kind, "result": result, "duration_ms": 1234,
@@ -72,9 +72,9 @@ pub(crate) fn state(escalated: bool) -> LoopState {
 }
 
 /// A baseline that failed, then an act with one tool call so far.
-fn progress_events() -> Vec<crate::protocol::event::Event> {
-    use crate::protocol::event::Event;
-    use crate::protocol::records::{GateCounts, StepPhase};
+fn progress_events() -> Vec<meta_agent_protocol::event::Event> {
+    use meta_agent_protocol::event::Event;
+    use meta_agent_protocol::records::{GateCounts, StepPhase};
     vec![
         Event::PhaseStarted {
             phase: StepPhase::Baseline,
@@ -82,7 +82,7 @@ fn progress_events() -> Vec<crate::protocol::event::Event> {
         },
         Event::GateFinished {
             gate: "tests".into(),
-            status: crate::protocol::records::GateStatus::Failed,
+            status: meta_agent_protocol::records::GateStatus::Failed,
             duration_ms: 10,
             detail: String::new(),
             counts: GateCounts {
@@ -210,14 +210,14 @@ fn commit_message_after_the_budget_ran_out_in_a_conventional_repository() {
         .find(|step| step.phase.is_act())
         .expect("an act");
     last_act.outcome = "the LLM budget ran out: 3 of 3 LLM calls made".into();
-    last_act.ended = crate::protocol::records::ActEnd::Stopped;
-    last_act.changed = vec![crate::protocol::records::ChangedFile {
+    last_act.ended = meta_agent_protocol::records::ActEnd::Stopped;
+    last_act.changed = vec![meta_agent_protocol::records::ChangedFile {
         path: "calc.py".into(),
         definitions: vec!["median".into()],
     }];
     let plain = outcome::commit_message(&state, false);
     assert!(plain.starts_with("Fix median in calc.py\n"), "{plain}");
-    state.commit_style = crate::protocol::records::CommitStyle::Conventional {
+    state.commit_style = meta_agent_protocol::records::CommitStyle::Conventional {
         scopes: vec!["calc".into()],
         lowercase: true,
     };
@@ -258,7 +258,7 @@ fn escalation_report_for_a_failure_only_the_pristine_checkout_shows() {
 /// call) and on the pristine checkout (the attempts shown, the change unverified).
 #[test]
 fn escalation_report_for_gates_that_could_not_start() {
-    use crate::protocol::records::{GateProblem, StartFailure};
+    use meta_agent_protocol::records::{GateProblem, StartFailure};
     let problem = GateProblem::RunnerMissing {
         runner: "pytest".into(),
         error: "/repo/.venv/bin/python: No module named pytest".into(),
@@ -347,7 +347,7 @@ fn status_comments_and_the_escalation_comment() {
         why: "paused at `after_plan` (iteration=1, plan=build): pause point `after_plan`, hit 1"
             .into(),
         branch: "meta-agent/make-the-gates-pass".into(),
-        at: crate::protocol::pause::Location::AfterPlan,
+        at: meta_agent_protocol::pause::Location::AfterPlan,
         plan: "- plan: build from the requirements (iteration 1 of 3)\n- baseline (iteration 0): \
                baseline: gates failed"
             .into(),
@@ -423,7 +423,7 @@ fn pull_request_body() {
     );
     let mut stacked = state.clone();
     stacked.task.issue = None;
-    stacked.task.source = crate::protocol::task::TaskSource::PullRequest {
+    stacked.task.source = meta_agent_protocol::task::TaskSource::PullRequest {
         number: 8,
         url: "https://github.com/octo/calc/issues/8".into(),
         head_ref: "feature/mean".into(),
@@ -458,7 +458,7 @@ fn job_summary() {
 fn a_partial_rerun_is_labelled_as_one() {
     let mut rerun = gate("tests", "tests", "failed", 0, 2);
     rerun["scope"] = json!({"kind": "rerun", "ran": 2, "of": 5});
-    let record: crate::protocol::records::GateRecord =
+    let record: meta_agent_protocol::records::GateRecord =
         serde_json::from_value(rerun).expect("a gate record as the state file holds it");
     let mut state = state(true);
     state.history[3].gates = vec![record.clone()];
@@ -476,7 +476,7 @@ fn a_partial_rerun_is_labelled_as_one() {
 fn skipped_tests_are_named_beside_the_total() {
     let mut passing = gate("tests", "tests", "passed", 549, 572);
     passing["tests_skipped"] = json!(23);
-    let record: crate::protocol::records::GateRecord =
+    let record: meta_agent_protocol::records::GateRecord =
         serde_json::from_value(passing).expect("a gate record as the state file holds it");
     let mut state = state(false);
     state.history[3].gates = vec![record.clone()];
@@ -491,8 +491,8 @@ fn skipped_tests_are_named_beside_the_total() {
 /// A run paused by SIGTERM during `observing`, its checkpoint `commit` (if any).
 fn paused_report(commit: Option<&str>, refused_wip: Option<&str>) -> RunReport {
     let mut state = state(false);
-    state.outcome = Some(crate::protocol::records::RunOutcome::Interrupted);
-    state.phase = crate::protocol::event::LoopPhase::Observing;
+    state.outcome = Some(meta_agent_protocol::records::RunOutcome::Interrupted);
+    state.phase = meta_agent_protocol::event::LoopPhase::Observing;
     state.interrupted = Some("received SIGTERM (the job was cancelled or timed out)".into());
     RunReport {
         commit: commit.map(str::to_owned),
@@ -553,7 +553,7 @@ fn hostile_report(escalated: bool) -> RunReport {
         @@ -1,2 +1,2 @@\n def mean(values):\n-    return sum(values) // len(values)\n\
         +    return sum(values) / len(values)  # <script>x</script>\n"
         .into();
-    state.gates[0].failing_tests = vec![crate::protocol::test_id::TestId::junit(
+    state.gates[0].failing_tests = vec![meta_agent_protocol::test_id::TestId::junit(
         "tests.test_calc",
         "test_<b>bold</b>",
         None,

@@ -1,7 +1,7 @@
 //! The one home for what people read. Every text a person sees is rendered here, as a pure
-//! function of typed records (the run's [`LoopState`](crate::protocol::state::LoopState), the step
-//! and gate records of [`crate::protocol::records`], the typed
-//! [`EscalationReason`](crate::protocol::ending::EscalationReason), gate results): nothing here
+//! function of typed records (the run's [`LoopState`](meta_agent_protocol::state::LoopState), the step
+//! and gate records of [`meta_agent_protocol::records`], the typed
+//! [`EscalationReason`](meta_agent_protocol::ending::EscalationReason), gate results): nothing here
 //! does I/O, so every text has a snapshot test.
 //!
 //! [`outcome`] the commit message with its trailers, the escalation report and the final
@@ -38,13 +38,14 @@ pub mod pause;
 pub mod pull;
 pub mod reason;
 pub mod review;
+pub mod run_report;
 pub mod status;
 pub mod subject;
 pub mod terminal;
 pub mod timeline;
 
 /// Tests named in a line: `a, b, c`.
-pub fn test_names(tests: &[crate::protocol::test_id::TestId]) -> String {
+pub fn test_names(tests: &[meta_agent_protocol::test_id::TestId]) -> String {
     let names: Vec<String> = tests.iter().map(ToString::to_string).collect();
     names.join(", ")
 }

@@ -10,8 +10,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::protocol::records::{ActEnd, ChangedFile, CommitStyle, StepPhase, StepRecord};
-use crate::protocol::state::LoopState;
+use meta_agent_protocol::records::{ActEnd, ChangedFile, CommitStyle, StepPhase, StepRecord};
+use meta_agent_protocol::state::LoopState;
 
 /// Longest subject line.
 pub const SUBJECT_CHARS: usize = 72;

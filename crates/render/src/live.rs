@@ -7,8 +7,8 @@
 //! display only draws them (`src/session/display.rs`).
 
 use super::checklist::{finished_gate, gate_word, step_title, tool_line};
-use crate::protocol::event::Event;
-use crate::protocol::records::StepPhase;
+use meta_agent_protocol::event::Event;
+use meta_agent_protocol::records::StepPhase;
 
 /// The run so far, as the status line shows it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -140,7 +140,7 @@ fn seconds(ms: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::records::GateCounts;
+    use meta_agent_protocol::records::GateCounts;
 
     /// A short run's events, each with the time it arrived.
     fn run() -> Vec<(u64, Event)> {
@@ -168,7 +168,7 @@ mod tests {
                 2_400,
                 Event::GateFinished {
                     gate: "tests".into(),
-                    status: crate::protocol::records::GateStatus::Failed,
+                    status: meta_agent_protocol::records::GateStatus::Failed,
                     duration_ms: 2_300,
                     detail: String::new(),
                     counts: GateCounts {

@@ -1,16 +1,16 @@
 //! What a run leaves for people: the commit message with its trailers, the escalation report, and
 //! the final summary. Pure functions of the [`LoopState`]; snapshot-tested.
 
-use crate::render::reason::Describe;
+use crate::reason::Describe;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use crate::protocol::ending::EscalationReason;
-use crate::protocol::records::{
+use meta_agent_protocol::ending::EscalationReason;
+use meta_agent_protocol::records::{
     GateProblem, GateRecord, ResolutionTried, RunOutcome, SignatureRecord, StartFailure, StepPhase,
     StepRecord,
 };
-use crate::protocol::state::LoopState;
+use meta_agent_protocol::state::LoopState;
 
 /// Failures the escalation report shows in full; the rest are counted (and listed in
 /// `report.md`, see [`failures_beyond_report`]).
@@ -127,7 +127,7 @@ pub fn commit_message(state: &LoopState, trailers: bool) -> String {
     }
     // The title and the step descriptions come from the task and the model: outbound text,
     // neutralised as comments are (foreign images and links, mention floods).
-    let mut message = crate::redact::neutralize_markdown(&message, &["github.com"]);
+    let mut message = meta_agent_redact::neutralize_markdown(&message, &["github.com"]);
     if trailers {
         message.push('\n');
         message.push_str(&trailer_block(state));
@@ -140,8 +140,8 @@ fn preexisting_failures(state: &LoopState) -> Vec<String> {
     let Some(baseline) = state.baseline() else {
         return Vec::new();
     };
-    let left_alone = crate::protocol::asked::not_asked(&state.task, baseline);
-    if !crate::protocol::asked::only_preexisting(&state.signature_ids(), &left_alone) {
+    let left_alone = meta_agent_protocol::asked::not_asked(&state.task, baseline);
+    if !meta_agent_protocol::asked::only_preexisting(&state.signature_ids(), &left_alone) {
         return Vec::new();
     }
     state

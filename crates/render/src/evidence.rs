@@ -5,10 +5,10 @@
 
 use std::fmt::Write as _;
 
-use crate::config::raw::GateKind;
-use crate::protocol::records::GateScope;
-use crate::protocol::state::LoopState;
-use crate::protocol::test_id::is_new_test;
+use meta_agent_config::raw::GateKind;
+use meta_agent_protocol::records::GateScope;
+use meta_agent_protocol::state::LoopState;
+use meta_agent_protocol::test_id::is_new_test;
 
 /// The latest test verdicts split by whether the test existed at the base commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -158,10 +158,10 @@ pub fn allowed_edits(state: &LoopState) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::test_id::TestId;
+    use meta_agent_protocol::test_id::TestId;
 
     fn state() -> LoopState {
-        let mut state = crate::render::tests::state(true);
+        let mut state = crate::tests::state(true);
         state.gates[0].failing_tests = vec![
             TestId::junit("tests.test_calc", "test_mean", None),
             TestId::junit("tests.test_more", "test_median", None),
@@ -191,7 +191,7 @@ mod tests {
     fn allowed_edits_are_listed_with_their_diffs() {
         let mut state = state();
         state.evidence.new_tests.clear();
-        state.evidence.allowed_edits = vec![crate::protocol::state::AllowedEdit {
+        state.evidence.allowed_edits = vec![meta_agent_protocol::state::AllowedEdit {
             path: "tests/test_calc.py".into(),
             reason: "changes existing test code: `assert mean([1, 2]) == 1.5` became `assert mean([1, 2]) == 1`".into(),
             diff: "diff --git a/tests/test_calc.py b/tests/test_calc.py\n--- a/tests/test_calc.py\n+++ b/tests/test_calc.py\n@@ -4 +4 @@\n-    assert mean([1, 2]) == 1.5\n+    assert mean([1, 2]) == 1\n".into(),

@@ -9,10 +9,10 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use crate::protocol::ending::DecisionKind;
-use crate::protocol::event::Event;
-use crate::protocol::records::RunOutcome;
-use crate::telemetry::{TraceEntry, Traced};
+use meta_agent_protocol::ending::DecisionKind;
+use meta_agent_protocol::event::Event;
+use meta_agent_protocol::records::RunOutcome;
+use meta_agent_telemetry::{TraceEntry, Traced};
 
 /// The longest text a row shows of one untrusted field (a tool's input, a reason).
 const FIELD_CHARS: usize = 160;
@@ -112,7 +112,7 @@ pub enum ReplayEnding {
     Quit,
     /// It reached a location with no keyboard to go on (the row at `seq` shown).
     StoppedAt {
-        location: crate::protocol::pause::Location,
+        location: meta_agent_protocol::pause::Location,
         seq: u64,
     },
 }
@@ -151,7 +151,7 @@ pub fn one_line(text: &str) -> String {
             out.push('…');
             break;
         }
-        if c.is_control() || crate::protocol::untrusted::hidden(c) {
+        if c.is_control() || meta_agent_protocol::untrusted::hidden(c) {
             let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
         } else {
             out.push(c);
@@ -437,8 +437,8 @@ pub(crate) mod tests {
     use std::time::SystemTime;
 
     use super::*;
-    use crate::protocol::event::LoopPhase;
-    use crate::protocol::records::StepPhase;
+    use meta_agent_protocol::event::LoopPhase;
+    use meta_agent_protocol::records::StepPhase;
 
     fn at(ms: u64, seq: u64, event: Event) -> TraceEntry {
         TraceEntry {
@@ -510,7 +510,7 @@ pub(crate) mod tests {
                 6,
                 Event::GateFinished {
                     gate: "tests".into(),
-                    status: crate::protocol::records::GateStatus::Failed,
+                    status: meta_agent_protocol::records::GateStatus::Failed,
                     duration_ms: 1_080,
                     detail: "11/12 passed".into(),
                     counts: Default::default(),

@@ -32,7 +32,7 @@ pub enum View {
         why: String,
         branch: String,
         /// The location, for `/agent step`.
-        at: crate::protocol::pause::Location,
+        at: meta_agent_protocol::pause::Location,
         /// The plan and the steps so far (Markdown lines).
         plan: String,
         refused: Option<String>,
