@@ -35,7 +35,7 @@
 
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod agent;
+pub use meta_agent_agent as agent;
 pub mod cli;
 pub use meta_agent_code as code;
 pub use meta_agent_config as config;
@@ -46,7 +46,7 @@ pub mod exit;
 pub use meta_agent_fsafe as fsafe;
 pub use meta_agent_gates as gates;
 pub use meta_agent_git as git;
-pub mod github;
+pub use meta_agent_github as github;
 pub use meta_agent_hindsight as hindsight;
 pub use meta_agent_llm as llm;
 pub mod memory;
