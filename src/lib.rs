@@ -49,7 +49,7 @@ pub use meta_agent_git as git;
 pub use meta_agent_github as github;
 pub use meta_agent_hindsight as hindsight;
 pub use meta_agent_llm as llm;
-pub mod memory;
+pub use meta_agent_memory as memory;
 pub use meta_agent_net as net;
 pub use meta_agent_policy as policy;
 pub use meta_agent_protocol as protocol;

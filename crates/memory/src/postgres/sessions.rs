@@ -5,10 +5,8 @@ use std::time::SystemTime;
 use tokio_postgres::{Client, Row};
 
 use super::migrate;
-use crate::hindsight::store::Timestamp;
-use crate::memory::{
-    ConversationMessage, MemoryError, MemoryStatus, Role, SessionRecord, SessionState,
-};
+use crate::{ConversationMessage, MemoryError, MemoryStatus, Role, SessionRecord, SessionState};
+use meta_agent_hindsight::store::Timestamp;
 
 const SAVE: &str = "INSERT INTO agent_sessions
         (id, repository, task, state, started_at, updated_at, outcome)

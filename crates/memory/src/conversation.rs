@@ -1,20 +1,20 @@
 //! Conversation memory for long-running tasks: which session a new run continues (sessions
 //! expire after an idle time unless they await guidance), and what of the conversation the run
 //! sees: the last [`RECENT`] messages in full and, once there are more than
-//! [`SUMMARIZE_AFTER`](crate::protocol::thread::SUMMARIZE_AFTER), the older ones summarised — by the fast model when an LLM is
+//! [`SUMMARIZE_AFTER`](meta_agent_protocol::thread::SUMMARIZE_AFTER), the older ones summarised — by the fast model when an LLM is
 //! configured, extractively (who said what, first lines) otherwise or when the model fails.
 //!
-//! The same rule as the issue thread's ([`crate::github::thread`]), over the messages the bot
+//! The same rule as the issue thread's ([`meta_agent_github::thread`]), over the messages the bot
 //! stored. Deciding and windowing are pure; [`Summarizer`] is the only effect. The texts are
 //! untrusted: sanitised here, fenced where they meet a model.
 
 use std::time::Duration;
 
 use super::{ConversationMessage, SessionRecord, SessionState};
-use crate::hindsight::store::Timestamp;
-use crate::llm::{ChatRequest, Message, Provider};
-use crate::protocol::thread::{MAX_COMMENT_CHARS, RECENT, Window};
-use crate::protocol::untrusted::{fenced, sanitize};
+use meta_agent_hindsight::store::Timestamp;
+use meta_agent_llm::{ChatRequest, Message, Provider};
+use meta_agent_protocol::thread::{MAX_COMMENT_CHARS, RECENT, Window};
+use meta_agent_protocol::untrusted::{fenced, sanitize};
 
 /// Whether `session` is over: idle longer than `idle`, and not waiting for a maintainer.
 pub fn expired(session: &SessionRecord, now: Timestamp, idle: Duration) -> bool {
@@ -160,7 +160,7 @@ pub async fn recall<P: Provider>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::Role;
+    use crate::Role;
 
     fn message(n: u64) -> ConversationMessage {
         ConversationMessage {
@@ -208,7 +208,7 @@ mod tests {
 
     #[tokio::test]
     async fn ten_in_full_and_older_summarised_past_twenty() {
-        let summarizer: Summarizer<crate::llm::Offline> = Summarizer::Extractive;
+        let summarizer: Summarizer<meta_agent_llm::Offline> = Summarizer::Extractive;
         let many: Vec<ConversationMessage> = (1..=25).map(message).collect();
         let text = recall(&many, &summarizer).await;
         assert!(
@@ -227,7 +227,7 @@ mod tests {
     #[tokio::test]
     async fn a_failing_model_falls_back_to_the_extractive_summary() {
         let summarizer = Summarizer::Model {
-            provider: crate::llm::Offline,
+            provider: meta_agent_llm::Offline,
             model: "fast".into(),
         };
         let many: Vec<ConversationMessage> = (1..=21).map(message).collect();

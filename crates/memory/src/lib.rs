@@ -18,7 +18,7 @@ pub mod conversation;
 pub mod files;
 pub mod journal;
 pub mod postgres;
-pub use crate::config::memory as settings;
+pub use meta_agent_config::memory as settings;
 pub mod shared;
 
 use std::collections::BTreeSet;
@@ -27,9 +27,9 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::hindsight::Signature;
-use crate::hindsight::signature::family_key;
-use crate::hindsight::store::{Entry, EscalationContext, Fix, PatchFix, StoreError, Timestamp};
+use meta_agent_hindsight::Signature;
+use meta_agent_hindsight::signature::family_key;
+use meta_agent_hindsight::store::{Entry, EscalationContext, Fix, PatchFix, StoreError, Timestamp};
 
 /// Why a memory operation failed. [`MemoryError::unreachable`] says whether the run should go
 /// on without the database.
@@ -81,10 +81,10 @@ impl MemoryError {
     /// A JSON-lines file that could not be read ([`MemoryError::Io`]), or one of its lines that
     /// is not `what` ("a queued lesson"), named by file and line ([`MemoryError::Input`]).
     pub fn of_lines(
-        err: crate::hindsight::jsonl::JsonLinesError<serde_json::Error>,
+        err: meta_agent_hindsight::jsonl::JsonLinesError<serde_json::Error>,
         what: &str,
     ) -> MemoryError {
-        use crate::hindsight::jsonl::JsonLinesError;
+        use meta_agent_hindsight::jsonl::JsonLinesError;
         match err {
             JsonLinesError::Read { path, source } => MemoryError::Io { path, source },
             JsonLinesError::Line { path, line, source } => MemoryError::Input {

@@ -7,15 +7,15 @@ use std::time::SystemTime;
 
 use tokio_postgres::{Client, Row};
 
-use crate::hindsight::SignatureKind;
-use crate::hindsight::signature::family_key;
-use crate::hindsight::store::entry::Outcomes;
-use crate::hindsight::store::files::valid_id;
-use crate::hindsight::store::{Entry, EscalationContext, Fix, Resolution, Status, Timestamp};
-use crate::memory::{
+use crate::{
     Approval, Change, ClaimedNow, Learned, MemoryError, RecallQuery, Recorded, ReviewedFix,
     StoredEntry,
 };
+use meta_agent_hindsight::SignatureKind;
+use meta_agent_hindsight::signature::family_key;
+use meta_agent_hindsight::store::entry::Outcomes;
+use meta_agent_hindsight::store::files::valid_id;
+use meta_agent_hindsight::store::{Entry, EscalationContext, Fix, Resolution, Status, Timestamp};
 
 const ENTRY_COLUMNS: &str = "e.repository, e.signature, e.family_key, e.kind, e.template, \
     e.status, e.occurrences, e.tags, e.escalation, e.first_seen, e.last_seen";

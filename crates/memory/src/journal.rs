@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{Learned, MemoryBackend, MemoryError, Recorded};
-use crate::hindsight::store::files::write_atomic;
+use meta_agent_hindsight::store::files::write_atomic;
 
 /// The queue's file name in a session directory.
 pub const PENDING_FILE: &str = "memory-pending.jsonl";
@@ -35,7 +35,7 @@ fn write_queue(path: &Path, learned: &[Learned]) -> Result<(), MemoryError> {
 
 /// The queue at `path`; a line that is not a lesson is an error naming the line.
 pub fn read_pending(path: &Path) -> Result<Vec<Learned>, MemoryError> {
-    crate::hindsight::jsonl::json_lines_of(path, |line| serde_json::from_str(line))
+    meta_agent_hindsight::jsonl::json_lines_of(path, |line| serde_json::from_str(line))
         .map_err(|err| MemoryError::of_lines(err, "a queued lesson"))
 }
 
@@ -109,9 +109,9 @@ pub async fn replay<B: MemoryBackend>(backend: &B, path: &Path) -> Result<Replay
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hindsight::store::Timestamp;
-    use crate::hindsight::{Signature, SignatureKind};
-    use crate::memory::Change;
+    use crate::Change;
+    use meta_agent_hindsight::store::Timestamp;
+    use meta_agent_hindsight::{Signature, SignatureKind};
 
     #[test]
     fn the_queue_round_trips_and_a_bad_line_is_named() {

@@ -26,17 +26,17 @@ use super::{
     Change, ConversationMessage, Learned, MemoryBackend, MemoryError, RecallQuery, ReviewedFix,
     Role, SessionRecord, SessionState, StoredEntry,
 };
-use crate::hindsight::Signature;
-use crate::hindsight::signature::family_key;
-use crate::hindsight::store::{
+use meta_agent_hindsight::Signature;
+use meta_agent_hindsight::signature::family_key;
+use meta_agent_hindsight::store::{
     Fix, RankedResolution, ResolutionSource, Store, StoreOptions, Timestamp, rank,
 };
-use crate::llm::AnyProvider;
-use crate::llm::tokens::TokenCounter;
-use crate::protocol::event::LoopPhase;
-use crate::protocol::records::RunOutcome;
-use crate::protocol::state::LoopState;
-use crate::redact::Redactor;
+use meta_agent_llm::AnyProvider;
+use meta_agent_llm::tokens::TokenCounter;
+use meta_agent_protocol::event::LoopPhase;
+use meta_agent_protocol::records::RunOutcome;
+use meta_agent_protocol::state::LoopState;
+use meta_agent_redact::Redactor;
 
 /// Weight of a resolution found through the family rather than the exact signature.
 pub const FAMILY_SCORE: f64 = 0.8;
@@ -63,7 +63,7 @@ pub struct OpenMemory<'a> {
 
 /// What a run needs to open its memory.
 pub struct RunSetup<'a> {
-    pub config: &'a crate::config::Config,
+    pub config: &'a meta_agent_config::Config,
     pub env: &'a [(String, String)],
     pub repo_root: &'a Path,
     pub git_dir: &'a Path,
@@ -98,12 +98,12 @@ pub async fn open_for_run(setup: RunSetup<'_>) -> RunMemory {
 
 /// The fast model of `llm` when a provider is configured, else the extractive summary.
 pub fn summarizer(
-    llm: &crate::config::LlmSettings,
+    llm: &meta_agent_config::LlmSettings,
     env: &[(String, String)],
     redactor: Arc<Redactor>,
 ) -> Summarizer<AnyProvider> {
-    use crate::config::raw::LlmProvider;
-    use crate::llm::{LlmConfig, LlmEnv, RetryPolicy, connect};
+    use meta_agent_config::raw::LlmProvider;
+    use meta_agent_llm::{LlmConfig, LlmEnv, RetryPolicy, connect};
     if llm.provider == LlmProvider::None {
         return Summarizer::Extractive;
     }
@@ -211,7 +211,7 @@ impl RunMemory {
             settings: input.settings.clone(),
             summarizer: input.summarizer,
             redactor: input.redactor.clone(),
-            nonce: crate::protocol::clock::new_session_id(),
+            nonce: meta_agent_protocol::clock::new_session_id(),
             location: input.memory_dir.display().to_string(),
             approved,
             down: AtomicBool::new(false),
@@ -484,7 +484,7 @@ impl RunMemory {
                 updated: now,
                 outcome: state.outcome.as_ref().map(|o| o.as_str().to_owned()),
             };
-            let summary = crate::render::outcome::final_summary(state, false);
+            let summary = meta_agent_render::outcome::final_summary(state, false);
             self.remember(&session, Role::Bot, &summary).await;
         }
         finished
@@ -692,9 +692,9 @@ fn hint_text(repository: &str, ranked: &RankedResolution) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hindsight::SignatureKind;
-    use crate::hindsight::signature::signature_id;
-    use crate::hindsight::store::{CommandLine, Entry, Resolution};
+    use meta_agent_hindsight::SignatureKind;
+    use meta_agent_hindsight::signature::signature_id;
+    use meta_agent_hindsight::store::{CommandLine, Entry, Resolution};
 
     fn signature(test: &str) -> Signature {
         let template = format!("pytest tests/t.py::{test}: KeyError: 'x'");
@@ -754,13 +754,13 @@ mod tests {
 
     #[test]
     fn a_session_awaits_guidance_after_an_escalation_and_ends_with_a_commit() {
-        let task = crate::protocol::task::Task::from_text("x").unwrap();
+        let task = meta_agent_protocol::task::Task::from_text("x").unwrap();
         let base = |outcome: Option<RunOutcome>, phase: LoopPhase| {
             let mut state: LoopState = serde_json::from_value(serde_json::json!({
-                "version": crate::protocol::state::STATE_VERSION, "session": "s", "task": task, "branch": "b", "base_commit": "c",
+                "version": meta_agent_protocol::state::STATE_VERSION, "session": "s", "task": task, "branch": "b", "base_commit": "c",
                 "dry_run": false, "phase": phase, "iteration": 0, "max_iterations": 1,
                 "plan": null, "worktree_diff": "", "builder_calls": 0, "history": [],
-                "gates": [], "signatures": [], "usage": crate::protocol::records::Usage::default(), "flaky": [],
+                "gates": [], "signatures": [], "usage": meta_agent_protocol::records::Usage::default(), "flaky": [],
                 "tamper": [], "transient_retries": 0, "recoveries": [], "started_unix_ms": 0,
                 "outcome": null
             }))

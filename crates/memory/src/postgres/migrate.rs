@@ -7,8 +7,8 @@
 
 use tokio_postgres::Client;
 
-use crate::hindsight::store::entry::stable_hash;
-use crate::memory::MemoryError;
+use crate::MemoryError;
+use meta_agent_hindsight::store::entry::stable_hash;
 
 /// One migration: its version (1, 2, ...), a name, and its SQL.
 #[derive(Debug, Clone, Copy)]

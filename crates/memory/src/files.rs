@@ -19,9 +19,9 @@ use super::{
     Approval, Change, ClaimedNow, ConversationMessage, Learned, MemoryBackend, MemoryError,
     MemoryStatus, RecallQuery, Recorded, ReviewedFix, SessionRecord, StoredEntry,
 };
-use crate::hindsight::signature::family_key;
-use crate::hindsight::store::{Entry, Store, StoreOptions};
-use crate::hindsight::{Signature, SignatureKind};
+use meta_agent_hindsight::signature::family_key;
+use meta_agent_hindsight::store::{Entry, Store, StoreOptions};
+use meta_agent_hindsight::{Signature, SignatureKind};
 
 const REVIEWED: &str = "reviewed.jsonl";
 const WRITES: &str = "writes.log";
@@ -175,7 +175,7 @@ impl FileMemory {
             path: path.clone(),
             source,
         };
-        let file = crate::fsafe::lock_file(&path).map_err(io)?;
+        let file = meta_agent_fsafe::lock_file(&path).map_err(io)?;
         file.lock().map_err(io)?;
         Ok(file)
     }
@@ -495,7 +495,7 @@ impl MemoryBackend for FileMemory {
             what: "session".into(),
             reason: err.to_string(),
         })?;
-        crate::hindsight::store::files::write_atomic(&path, text.as_bytes())?;
+        meta_agent_hindsight::store::files::write_atomic(&path, text.as_bytes())?;
         Ok(())
     }
 

@@ -26,7 +26,7 @@ use super::{
     Approval, ConversationMessage, Learned, MemoryBackend, MemoryError, MemoryStatus, RecallQuery,
     Recorded, ReviewedFix, SessionRecord, StoredEntry,
 };
-use crate::redact::Redactor;
+use meta_agent_redact::Redactor;
 
 /// How to connect.
 #[derive(Debug, Clone)]
