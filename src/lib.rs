@@ -39,7 +39,7 @@ pub use meta_agent_agent as agent;
 pub mod cli;
 pub use meta_agent_code as code;
 pub use meta_agent_config as config;
-pub mod engine;
+pub use meta_agent_engine as engine;
 pub mod eval;
 pub use meta_agent_exec as exec;
 pub mod exit;

@@ -12,6 +12,8 @@
 //! gates and commits. It never reads the process environment (the parent's variables are passed
 //! in) and never prints.
 
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod act;
 pub mod answer;
 pub mod compact;

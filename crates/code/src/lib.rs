@@ -9,6 +9,8 @@
 //! agent's). Stubs (`.pyi`, `.d.ts`) are never read as a definition: they only describe the
 //! source a fix must change.
 
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod changed;
 mod go;
 mod items;

@@ -6,6 +6,8 @@
 //! program reads. Loading reads files only; detection that needs a child process (`cargo
 //! metadata`, read by [`preset::describe_cargo_metadata`]) goes through the exec module.
 
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod layout;
 pub mod memory;
 pub mod preset;

@@ -9,6 +9,8 @@
 //! is isolated as its [`sandbox::Isolation`] says (network, writes, resource limits); what the
 //! machine supports is found by [`detect::detect`].
 
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod capture;
 pub mod detect;
 pub mod env;

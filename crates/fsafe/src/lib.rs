@@ -14,6 +14,8 @@
 //! through a link. This module decides nothing about policy (which paths may be written): that
 //! is the policy's (`policy` in the main crate).
 
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+
 mod atomic;
 mod resolve;
 

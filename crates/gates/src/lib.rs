@@ -5,6 +5,8 @@
 //! the main crate's `render::gates` renders results as a terminal table, Markdown, JSON and
 //! JUnit. Results are always in the configuration's order, whatever order the gates finished in.
 
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod fast;
 pub mod filter;
 pub mod runner;

@@ -7,6 +7,8 @@
 //! for them. This module must not shell out to the `git` CLI and must not talk to a network (git2
 //! is built without https/ssh; pushing belongs to the publishing layer).
 
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod linked;
 mod names;
 mod patch_check;

@@ -6,6 +6,8 @@
 //! memory; no child process ever sees it (the push hands it to git through the environment of
 //! that one trusted command).
 
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod api;
 pub mod app;
 pub mod authz;

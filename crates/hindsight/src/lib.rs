@@ -7,6 +7,8 @@
 //! reads the JSON-lines exports; the `meta-agent hindsight` command-line surface is the session
 //! layer's (`session::hindsight_cli`).
 
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod jsonl;
 pub mod signature;
 pub mod store;

@@ -7,6 +7,8 @@
 //! This layer only talks to models. It holds no agent logic (tools, context, planning) and never
 //! reads the process environment: the caller passes keys and URLs in [`LlmEnv`].
 
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+
 mod anthropic;
 mod budget;
 mod connect;

@@ -14,6 +14,8 @@
 //! [`conversation`] is the pure windowing of a conversation. Nothing here prints: diagnostics go
 //! through `tracing`, results to the caller.
 
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod conversation;
 pub mod files;
 pub mod journal;

@@ -2,6 +2,8 @@
 //! most specific cause, a body read up to a cap. No policy; the callers decide what a failure
 //! means.
 
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+
 /// The most specific cause of a reqwest error ("connection refused" rather than "error sending
 /// request for url").
 pub fn innermost(error: &(dyn std::error::Error + 'static)) -> String {

@@ -15,6 +15,8 @@
 //!
 //! Pure: no I/O except [`paths::beneath`]'s look at the filesystem.
 
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod paths;
 
 use std::path::{Path, PathBuf};

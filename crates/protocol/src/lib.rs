@@ -4,6 +4,8 @@
 //! No I/O beyond reading a task file, no policy, no decisions: the engine, the agent, the session
 //! layer and the renderers all depend on this module, and it depends on none of them.
 
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod asked;
 pub mod builder;
 pub mod chat;

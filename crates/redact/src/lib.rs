@@ -6,6 +6,8 @@
 //! links, mass mentions). Neither decides where text goes: callers pass every outbound text
 //! through here. A redactor that holds no secret still removes the token patterns.
 
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+
 mod encode;
 mod markdown;
 mod packed;

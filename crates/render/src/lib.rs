@@ -22,6 +22,8 @@
 //! pushed because it moved; [`timeline`] a run's trace as a timeline (`trace show`, `trace
 //! replay`); [`html`] the run's `report.html`.
 
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod checklist;
 pub mod checks;
 pub mod environment;

@@ -7,6 +7,8 @@
 //! [`ReportError`] naming the file and the position, never a panic. This module does no I/O other
 //! than reading the report files it is given, and prints nothing (the writer returns its text).
 
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod coverage;
 pub mod junit;
 pub mod junit_writer;

@@ -6,6 +6,8 @@
 //! they write or send passes a [`Redact`] hook first (identity unless the caller plugs the real
 //! redactor in). No globals: the metrics recorder lives in its sink, the span processor in its.
 
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+
 mod audit;
 mod clock;
 mod http;

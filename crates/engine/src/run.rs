@@ -1,0 +1,618 @@
+//! The loop itself: the effectful shell around [`super::decide::decide`].
+//!
+//! Idle → Planning → Acting → Observing → Deciding → (Planning again | Complete | Escalated |
+//! AwaitingGuidance | Failed). The state is saved atomically before every step, so a run killed
+//! at any point resumes from its last completed step: an interrupted Acting step is redone on the
+//! worktree as the last completed step left it, an interrupted Observing step runs the gates
+//! again. Nothing here decides; it gathers, acts, records and emits events.
+//!
+//! No commit happens without the patch gate ([`super::patch_gate`]): a refused change is not
+//! committed but escalated; from the work in progress the refused paths are put back as HEAD has
+//! them and the rest is committed (nothing is, when the refusal is about the whole change), with
+//! one line per refusal in the report and a `PatchRefused` event.
+
+mod act;
+mod end;
+mod next;
+
+use meta_agent_render::reason::Describe;
+use std::path::Path;
+use std::time::Instant;
+
+use super::baseline;
+use super::decide::{self, Budgets, Decision, DecisionInput};
+use super::improve::{self, HindsightView};
+use super::patch_gate::{self, PatchInput, Refusal};
+use super::state::{LoopState, Recovery, SessionError, SessionStore};
+use meta_agent_config::Config;
+use meta_agent_exec::CommandRunner;
+use meta_agent_git::{GitError, Identity, Repository};
+use meta_agent_protocol::builder::{ActRequest, BuildError, Builder, Progress};
+use meta_agent_protocol::ending::EscalationReason;
+use meta_agent_protocol::event::{Event, EventSink, LoopPhase};
+use meta_agent_protocol::records::{
+    ActEnd, ChangedFile, Plan, ResolutionTried, RunOutcome, SignatureRecord, StepRecord,
+};
+use meta_agent_protocol::task::Task;
+use meta_agent_render::outcome;
+
+/// Why a run could not go on (not: why the code is wrong — that is an escalation).
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error("hindsight: {0}")]
+    Hindsight(#[from] super::improve::HindsightStepError),
+    #[error("the builder failed: {0}")]
+    Builder(#[from] BuildError),
+}
+
+/// Everything the loop talks to.
+pub struct Engine<'a, R: CommandRunner, G: Repository, B: Builder> {
+    pub config: &'a Config,
+    /// What may be read, written and run: built once from the configuration.
+    pub policy: &'a meta_agent_policy::Policy,
+    pub runner: &'a R,
+    pub repo: &'a G,
+    pub builder: &'a B,
+    pub events: &'a dyn EventSink,
+    pub sessions: &'a SessionStore,
+    pub hindsight: &'a HindsightView,
+    pub parent_env: &'a [(String, String)],
+    /// Where gates write their reports (one directory per gate, reused per observation).
+    pub report_root: &'a Path,
+    pub identity: Identity,
+    /// The run's one deadline (see [`meta_agent_protocol::deadline`]).
+    pub deadline: meta_agent_protocol::deadline::Deadline,
+    /// A SIGTERM/SIGINT: the run pauses at once (see [`super::pause`]).
+    pub interrupt: meta_agent_protocol::interrupt::Interrupt,
+    /// The pause points (`pause:`, `--pause-at`) and their counts, shared with the builder.
+    pub pauses: &'a meta_agent_protocol::pause::PauseGate,
+}
+
+/// How a session is resumed.
+#[derive(Debug, Clone, Default)]
+pub struct ResumeOptions {
+    /// Guidance from a maintainer, for the next prompt.
+    pub guidance: Option<String>,
+    /// Pause again at the next arrival at the location the run paused at (`--step`).
+    pub step: bool,
+}
+
+/// How to start a run.
+#[derive(Debug, Clone)]
+pub struct StartOptions {
+    /// From [`new_session_id`].
+    pub session: String,
+    pub dry_run: bool,
+    pub max_iterations: u32,
+    /// The user's uncommitted work the run starts from (a local run's snapshot commit, checked
+    /// out as HEAD); `None` when the run starts from a commit of the repository.
+    pub snapshot: Option<meta_agent_protocol::records::UserSnapshot>,
+}
+
+pub use meta_agent_render::run_report::RunReport;
+
+/// What the last decision produced, for the report.
+#[derive(Debug, Default)]
+pub(super) struct Ending {
+    pub(super) commit_message: Option<String>,
+    pub(super) commit: Option<String>,
+    pub(super) escalation: Option<String>,
+    pub(super) refused_wip: Option<String>,
+}
+
+/// Commit subjects of the history read to learn the repository's style.
+const STYLE_SUBJECTS: usize = 30;
+
+/// What an act did, as its step record keeps it.
+struct Acted {
+    actions: Vec<String>,
+    resolutions: Vec<ResolutionTried>,
+    outcome: String,
+    ended: ActEnd,
+}
+
+pub use meta_agent_protocol::clock::{new_session_id, now_ms};
+
+impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
+    /// Starts a new session for `task`.
+    pub async fn start(&self, task: Task, options: StartOptions) -> Result<RunReport, EngineError> {
+        let head = self.repo.head()?;
+        let session = options.session.clone();
+        let branch = if options.dry_run {
+            head.branch.clone().unwrap_or_else(|| "HEAD".into())
+        } else {
+            self.create_branch(&task, &session)?
+        };
+        let subjects = self
+            .repo
+            .recent_subjects(&head.commit, STYLE_SUBJECTS)
+            .unwrap_or_default();
+        let mut state = LoopState {
+            dry_run: options.dry_run,
+            started_unix_ms: now_ms(),
+            snapshot: options.snapshot,
+            commit_style: meta_agent_render::subject::style_of(&subjects),
+            ..LoopState::new(
+                session.clone(),
+                task,
+                branch,
+                head.commit,
+                options.max_iterations,
+            )
+        };
+        // Saved before the first event: a run killed at any event from here on can be resumed.
+        self.sessions.save(&state)?;
+        if !options.dry_run {
+            self.events.emit(&Event::GitOperation {
+                operation: "branch".into(),
+                target: state.branch.clone(),
+                result: "created".into(),
+            });
+        }
+        self.events.emit(&Event::RunStarted {
+            session,
+            task: state.task.title.clone(),
+            max_iterations: state.max_iterations,
+        });
+        self.drive(&mut state, true).await
+    }
+
+    /// Resumes a session killed earlier (or awaiting guidance), from its last completed step.
+    pub async fn resume(
+        &self,
+        session: Option<&str>,
+        options: ResumeOptions,
+    ) -> Result<RunReport, EngineError> {
+        let ResumeOptions { guidance, step } = options;
+        let mut state = self.sessions.load(session)?;
+        let ended = matches!(
+            state.phase,
+            LoopPhase::Complete | LoopPhase::Escalated | LoopPhase::Failed
+        );
+        if ended && guidance.is_none() {
+            let outcome = state
+                .outcome
+                .as_ref()
+                .map_or("ended", |o| o.as_str())
+                .to_owned();
+            return Err(SessionError::Ended(state.session.clone(), outcome).into());
+        }
+        if state.outcome == Some(RunOutcome::Interrupted) {
+            state.outcome = None;
+            state.interrupted = None;
+        }
+        let paused = state.paused.take();
+        if step {
+            state.pauses.step = paused.as_ref().map(|hit| hit.at);
+        }
+        state.recoveries.push(Recovery {
+            phase: state.phase,
+            iteration: state.iteration,
+            at_unix_ms: now_ms(),
+        });
+        self.events.emit(&Event::Recovered {
+            session: state.session.clone(),
+            phase: state.phase,
+            iteration: state.iteration,
+        });
+        if !state.dry_run && self.repo.head()?.branch.as_deref() != Some(state.branch.as_str()) {
+            self.repo.checkout_existing(&state.branch)?;
+        }
+        self.restore_last_completed(&state)?;
+        if let Some(text) = guidance {
+            state.task.guidance.push(text);
+            // Guidance at a sub-task plan is a word against it: the act plans again with it.
+            state.sub_plan = None;
+            // At a pause point the run goes on from where it stopped; the guidance reaches the
+            // next prompt.
+            if state.phase != LoopPhase::Planning && paused.is_none() {
+                state.iteration += 1;
+                state.max_iterations = state.max_iterations.max(state.iteration);
+                state.plan = Some(Plan::AgentFix {
+                    different_approach: true,
+                });
+                state.outcome = None;
+                self.transition(
+                    &mut state,
+                    LoopPhase::Planning,
+                    "guidance received from a maintainer",
+                );
+            }
+        }
+        let untouched = state.builder_calls == 0
+            && state.worktree_diff.is_empty()
+            && state.checkpoint.is_none()
+            && self.repo.changed_files()?.is_empty();
+        self.drive(&mut state, untouched).await
+    }
+
+    /// The worktree as the last completed Acting step left it. A state loaded from its file holds
+    /// the diff redacted: a worktree whose redacted diff matches it is left as it is.
+    pub(super) fn restore_last_completed(&self, state: &LoopState) -> Result<(), EngineError> {
+        let current = self.repo.diff()?;
+        if self.same_diff(&current, &state.worktree_diff)
+            || self.committed_as_is(state, &current)?
+        {
+            return Ok(());
+        }
+        self.repo
+            .restore_worktree(state.checkpoint.as_deref().unwrap_or(&state.base_commit))?;
+        if !state.worktree_diff.is_empty() {
+            self.repo.apply_patch(&state.worktree_diff)?;
+        }
+        Ok(())
+    }
+
+    /// Whether `diff` is `recorded` (a state loaded from its file holds the diff redacted).
+    fn same_diff(&self, diff: &str, recorded: &str) -> bool {
+        diff == recorded || self.sessions.redactor().redact_text(diff) == recorded
+    }
+
+    /// Whether the worktree is clean (`current` is its diff against HEAD) and HEAD is a commit of
+    /// this session: a run killed after its commit (which may hold hindsight's record too).
+    fn committed_as_is(&self, state: &LoopState, current: &str) -> Result<bool, EngineError> {
+        let head = self.repo.head()?;
+        if !current.is_empty() || head.commit == state.base_commit {
+            return Ok(false);
+        }
+        let message = self.repo.message(&head.commit)?;
+        Ok(super::once::carries_session(&message, &state.session))
+    }
+
+    fn create_branch(&self, task: &Task, session: &str) -> Result<String, EngineError> {
+        let prefix = &self.config.commit.branch_prefix;
+        let slug = meta_agent_git::branch_slug(&task.title);
+        let first = format!("{prefix}{slug}");
+        let fallback = format!(
+            "{prefix}{slug}-{}",
+            session.rsplit('-').next().unwrap_or(session)
+        );
+        let name = if self.repo.checkout_new_branch(&first).is_ok() {
+            first
+        } else {
+            self.repo.checkout_new_branch(&fallback)?;
+            fallback
+        };
+        Ok(name)
+    }
+
+    /// Runs the loop to its end. `setup`: run the setup commands first (a fresh run, or a resumed
+    /// one whose worktree holds nothing the model wrote: they run with the network on).
+    async fn drive(&self, state: &mut LoopState, setup: bool) -> Result<RunReport, EngineError> {
+        let resumed_at = Instant::now();
+        let elapsed_before = state.usage.elapsed_ms;
+        let mut last_gates = None;
+        let mut ending = Ending::default();
+        if !meta_agent_gates::runner::network_can_be_cut() {
+            tracing::warn!(
+                "this machine cannot cut the network (no unprivileged user namespaces): the gates \
+                 of this run will run with the network ON"
+            );
+        }
+        self.hindsight.begin(state).await;
+        self.leave_out_environment(state);
+        if setup {
+            match self.setup().await {
+                Ok(()) => self.settle_after_setup(state),
+                Err(failure) if self.interrupt.reason().is_none() => {
+                    ending = self.setup_failed(state, &failure);
+                }
+                Err(_) => {}
+            }
+        }
+        loop {
+            state.usage.elapsed_ms =
+                elapsed_before + u64::try_from(resumed_at.elapsed().as_millis()).unwrap_or(0);
+            self.sessions.save(state)?;
+            if let Some(why) = self.interrupt.reason()
+                && super::pause::running(state.phase)
+            {
+                ending = self.pause(state, &why)?;
+                break;
+            }
+            if let Some((hit, view)) = self.pauses.take_hit() {
+                ending = self.pause_at(state, hit, view)?;
+                break;
+            }
+            if self.deadline_passed(state) {
+                ending = self.time_spent(state)?;
+            }
+            match state.phase {
+                LoopPhase::Idle if self.config.gates.is_empty() => {
+                    self.transition(state, LoopPhase::Planning, "run started (no gates)");
+                }
+                LoopPhase::Idle => self.transition(
+                    state,
+                    LoopPhase::Observing,
+                    "baseline: observe the gates before acting",
+                ),
+                LoopPhase::Planning => self.plan(state),
+                LoopPhase::Acting => {
+                    self.settle_before_first_act(state);
+                    self.seed_before_first_act(state);
+                    let before = state.clone();
+                    match self.unless_interrupted(self.act(state)).await {
+                        Some(acted)
+                            if self.interrupt.reason().is_none() && !self.pauses.stopping() =>
+                        {
+                            if let Some(refused) = acted? {
+                                ending = refused;
+                            }
+                        }
+                        // Stopped (a signal, a pause point): the step is redone on resume (its
+                        // edits are kept).
+                        Some(_) | None => *state = before,
+                    }
+                }
+                LoopPhase::Observing => {
+                    let before = state.clone();
+                    match self.unless_interrupted(self.observe(state)).await {
+                        Some(gates) if self.interrupt.reason().is_none() => {
+                            last_gates = Some(gates);
+                            if super::pause::running(state.phase) {
+                                self.arrive(state, &super::pause::after_gates(state));
+                            }
+                        }
+                        // Gates cut short say nothing: they run again on resume.
+                        Some(_) | None => *state = before,
+                    }
+                }
+                LoopPhase::Deciding => ending = self.decide_next(state).await?,
+                LoopPhase::Complete
+                | LoopPhase::Escalated
+                | LoopPhase::Failed
+                | LoopPhase::AwaitingGuidance => break,
+            }
+        }
+        self.finish(state);
+        if state.phase != LoopPhase::AwaitingGuidance {
+            self.drop_pristine_material(state);
+        }
+        self.sessions.save(state)?;
+        Ok(RunReport {
+            diff: self.repo.diff()?,
+            state: state.clone(),
+            gates: last_gates,
+            commit_message: ending.commit_message,
+            commit: ending.commit,
+            escalation: ending.escalation,
+            refused_wip: ending.refused_wip,
+        })
+    }
+
+    pub(super) fn transition(&self, state: &mut LoopState, to: LoopPhase, reason: &str) {
+        tracing::debug!(
+            iteration = state.iteration,
+            "{} -> {}: {reason}",
+            state.phase.as_str(),
+            to.as_str()
+        );
+        self.events.emit(&Event::StateChanged {
+            from: state.phase,
+            to,
+            iteration: state.iteration,
+            reason: reason.to_owned(),
+        });
+        state.phase = to;
+    }
+
+    fn plan(&self, state: &mut LoopState) {
+        let plan = state.plan.clone().unwrap_or(Plan::Build);
+        let reason = match &plan {
+            Plan::Build => "build the change from the requirements".to_owned(),
+            Plan::Hindsight => format!(
+                "iteration {}: apply known resolutions (no LLM)",
+                state.iteration
+            ),
+            Plan::AgentFix { .. } => {
+                format!("iteration {}: ask the agent for a fix", state.iteration)
+            }
+        };
+        state.plan = Some(plan);
+        self.transition(state, LoopPhase::Acting, &reason);
+        self.arrive(state, &super::pause::after_plan(state));
+    }
+
+    /// The worktree's change after an Acting step: `.git` entries below the root (nested
+    /// repositories, `gitdir:` pointers) and directories nested deeper than git reads are
+    /// removed and the act refused; what alters the existing tests' evidence is put back (see
+    /// [`super::evidence_guard`]); the rest is refused (and undone) as a whole when it tampers
+    /// with tests or protected files.
+    pub(super) fn checked_change(
+        &self,
+        state: &mut LoopState,
+    ) -> Result<(String, Vec<String>), EngineError> {
+        let nested: Vec<String> = self
+            .repo
+            .prune_nested_git()?
+            .into_iter()
+            .map(|path| format!("{path}: a nested git repository or `gitdir:` pointer; removed"))
+            .collect();
+        let (diff, mut findings) = match self.repo.diff() {
+            Ok(_) if !nested.is_empty() => (String::new(), Vec::new()),
+            Ok(_) => {
+                self.guard_evidence(state)?;
+                let diff = self.repo.diff()?;
+                let allowed = self.test_edits_allowed(state);
+                let lines: Vec<String> = super::tamper::inspect(&diff, self.policy)
+                    .into_iter()
+                    .filter(|f| {
+                        !allowed || f.kind == super::tamper::TamperKind::ProtectedFileChanged
+                    })
+                    .map(|f| format!("{}: {}", f.path, f.detail))
+                    .collect();
+                (diff, lines)
+            }
+            // A command nested directories deeper than git reads: they are removed and the act
+            // is refused like a tampering one (nothing there could be checked or committed).
+            Err(GitError::TooDeep { .. }) => {
+                let removed = self.repo.prune_too_deep()?;
+                let lines: Vec<String> = removed
+                    .iter()
+                    .map(|path| format!("{path}: nested deeper than git reads; removed"))
+                    .collect();
+                (String::new(), lines)
+            }
+            Err(other) => return Err(other.into()),
+        };
+        findings.splice(0..0, nested);
+        if !findings.is_empty() {
+            let lines: Vec<String> = findings;
+            self.events.emit(&Event::TamperRefused {
+                findings: lines.clone(),
+            });
+            state.tamper.extend(lines);
+            self.restore_last_completed(state)?;
+            return Ok((String::new(), Vec::new()));
+        }
+        let files: Vec<String> = self
+            .repo
+            .changed_files()?
+            .into_iter()
+            .map(|change| change.path)
+            .collect();
+        let step_diff = if diff == state.worktree_diff {
+            String::new()
+        } else {
+            diff.clone()
+        };
+        for path in files.iter().filter(|_| !step_diff.is_empty()) {
+            self.events.emit(&Event::FileChanged {
+                path: path.clone(),
+                diff: file_section(&diff, path),
+            });
+        }
+        state.worktree_diff = diff;
+        Ok((step_diff, files))
+    }
+
+    pub(super) fn hindsight_ctx(&self) -> improve::HindsightCtx<'_, R, G> {
+        improve::HindsightCtx {
+            view: self.hindsight,
+            runner: self.runner,
+            repo: self.repo,
+            events: self.events,
+            parent_env: self.parent_env,
+            config: self.config,
+            policy: self.policy,
+        }
+    }
+
+    /// The current failures that are still failing and not the task's to fix (the baseline
+    /// showed them and the task does not ask about them), when every current failure is one:
+    /// they do not hold the change back (the commit message names them).
+    pub(super) fn preexisting_left(&self, state: &LoopState) -> Vec<SignatureRecord> {
+        if !baseline::only_preexisting(&state.signature_ids(), &left_alone(state)) {
+            return Vec::new();
+        }
+        state.signatures.clone()
+    }
+
+    pub(super) fn decision(&self, state: &LoopState) -> Decision {
+        let signatures = state.signature_ids();
+        let previous = state.previous_signature_ids();
+        let gates_passed = meta_agent_protocol::records::gates_passed(&state.gates)
+            || !self.preexisting_left(state).is_empty();
+        let budgets = Budgets {
+            max_tokens: self.config.llm.max_tokens,
+            max_cost_usd: self.config.llm.max_cost_usd,
+            max_calls: self.config.llm.max_calls,
+            wall_clock: Some(self.config.loop_.wall_clock),
+        };
+        decide::decide(&DecisionInput {
+            iteration: state.iteration,
+            max_iterations: state.max_iterations,
+            gates_passed,
+            signatures: &signatures,
+            previous_signatures: previous.as_ref(),
+            usage: &state.usage,
+            budgets: &budgets,
+            transient_error: state.transient_error.as_deref(),
+            transient_retries: state.transient_retries,
+            model_refusal: state.model_refusal.as_ref(),
+            hindsight_available: improve::has_untried(self.hindsight_ctx(), state),
+            agent_available: self.builder.available(state.builder_calls),
+        })
+    }
+
+    /// Commits the work in progress with `message`, what the patch gate allows of it (refused
+    /// paths put back as HEAD has them; nothing when that is not possible). Returns the commit,
+    /// if one was made, and the report's note about refusals.
+    pub(super) fn commit_wip(
+        &self,
+        state: &mut LoopState,
+        message: &str,
+    ) -> Result<(Option<String>, String), EngineError> {
+        let refused = self.patch_refusals(state, "wip_commit")?;
+        let undone = !refused.is_empty() && self.undo_refused(&refused)?;
+        let clean =
+            refused.is_empty() || (undone && self.patch_refusals(state, "wip_commit")?.is_empty());
+        let note = if refused.is_empty() {
+            String::new()
+        } else {
+            outcome::refusal_note(&refused, clean)
+        };
+        let commit = if clean && !self.repo.changed_files()?.is_empty() {
+            Some(self.commit_once(state, message)?)
+        } else {
+            None
+        };
+        Ok((commit, note))
+    }
+
+    pub(super) fn redacted(&self, text: &str) -> String {
+        self.sessions.redactor().redact_text(text).into_owned()
+    }
+
+    /// The patch gate's refusals of the worktree as it would be committed, silently.
+    pub(super) fn patch_check(&self) -> Result<Vec<Refusal>, EngineError> {
+        let changes = self.repo.changed_files()?;
+        let diff = self.repo.diff()?;
+        let workdir = self.repo.workdir();
+        let input = PatchInput {
+            changes: &changes,
+            diff: &diff,
+            worktree: &workdir,
+            redactor: self.sessions.redactor(),
+        };
+        Ok(patch_gate::check(&input, self.policy))
+    }
+}
+
+/// Replaces whatever is at `path` under `root` (a file, a symlink, never followed) with `blob`,
+/// or removes it when `blob` is `None`, through [`meta_agent_fsafe`]: beneath the worktree, never
+/// through a link. False when a directory on the way is a symlink or the filesystem says no. (A
+/// symlink in HEAD comes back as a file holding its target.)
+pub(super) fn restore_path(root: &Path, path: &str, blob: Option<Vec<u8>>) -> bool {
+    let Ok(files) = meta_agent_fsafe::Beneath::open(root) else {
+        return false;
+    };
+    let path = Path::new(path);
+    files.remove(path).is_ok() && blob.is_none_or(|bytes| files.write(path, &bytes, false).is_ok())
+}
+
+/// The part of a unified diff about one file.
+pub(super) fn file_section(diff: &str, path: &str) -> String {
+    let header = format!("diff --git a/{path} b/{path}");
+    let Some(start) = diff.find(&header) else {
+        return String::new();
+    };
+    let rest = &diff[start..];
+    let end = rest[1..]
+        .find("\ndiff --git ")
+        .map_or(rest.len(), |i| i + 2);
+    rest[..end].to_owned()
+}
+
+/// The ids of the baseline's failures the task does not ask about (none without a baseline):
+/// never fixed by hindsight, never required of the model.
+pub(super) fn left_alone(state: &LoopState) -> std::collections::BTreeSet<String> {
+    state
+        .baseline()
+        .map(|step| baseline::not_asked(&state.task, step))
+        .unwrap_or_default()
+}
