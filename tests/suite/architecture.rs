@@ -115,9 +115,9 @@ fn a_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
 #[test]
 fn the_top_level_modules_import_each_other_without_a_cycle() {
     let graph = import_graph(&root().join("src"));
-    assert!(graph.len() >= 4, "the modules were read: {graph:?}");
+    assert!(graph.len() >= 3, "the modules were read: {graph:?}");
     assert!(
-        graph["cli"].contains("session") && graph["session"].contains("eval"),
+        graph["cli"].contains("session") && graph["session"].contains("exit"),
         "edges are seen: {graph:?}"
     );
     assert_eq!(a_cycle(&graph), None, "an import cycle");

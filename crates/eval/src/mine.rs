@@ -7,9 +7,9 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::test_id::TestId;
-use crate::protocol::test_path::is_test_path;
-use crate::report::{TestOutcome, TestStatus};
+use meta_agent_protocol::test_id::TestId;
+use meta_agent_protocol::test_path::is_test_path;
+use meta_agent_report::{TestOutcome, TestStatus};
 
 /// Why a commit did not become a task.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -134,12 +134,12 @@ pub fn task_text(message: &str, issues: &[LinkedIssue]) -> String {
             "{} {}\n\n{}",
             issue.reference,
             issue.title.trim(),
-            crate::report::trim_to(issue.body.trim(), 8_000)
+            meta_agent_report::trim_to(issue.body.trim(), 8_000)
         );
         text.push_str(&format!(
             "\n\nThe linked issue {}:\n{}",
             issue.reference,
-            crate::protocol::untrusted::fenced("untrusted-issue", &body)
+            meta_agent_protocol::untrusted::fenced("untrusted-issue", &body)
         ));
     }
     text
@@ -294,7 +294,7 @@ mod tests {
             }],
         );
         assert_eq!(
-            crate::protocol::untrusted::plain_ids(&text),
+            meta_agent_protocol::untrusted::plain_ids(&text),
             "Fix half\n\nThe linked issue #12:\n<untrusted-issue id=\"ID\">\n#12 half(3) is 1\n\nIt should be 1.5\n</untrusted-issue id=\"ID\">\n"
         );
     }

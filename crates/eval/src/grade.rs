@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::suite::CompositeMode;
-use crate::report::{JunitSummary, TestStatus};
+use meta_agent_report::{JunitSummary, TestStatus};
 
 /// How one run, or one grader of it, was judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -216,14 +216,14 @@ pub fn pattern(actual: &str, regex: &regex::Regex, absent: bool) -> (Grade, Stri
     match (found, absent) {
         (Some(m), false) => (
             Grade::Pass,
-            format!("matched `{}`", crate::report::trim_to(m.as_str(), 80)),
+            format!("matched `{}`", meta_agent_report::trim_to(m.as_str(), 80)),
         ),
         (None, true) => (Grade::Pass, format!("`{}` is absent", regex.as_str())),
         (Some(m), true) => (
             Grade::Fail,
             format!(
                 "`{}` should be absent but matched",
-                crate::report::trim_to(m.as_str(), 80)
+                meta_agent_report::trim_to(m.as_str(), 80)
             ),
         ),
         (None, false) => (Grade::Fail, format!("`{}` did not match", regex.as_str())),

@@ -373,7 +373,7 @@ impl Suite {
         if self.file.tasks.is_empty() {
             return Err(EvalError::Invalid {
                 path: self.path.clone(),
-                line: crate::config::resolve::line_of(text, "tasks:"),
+                line: meta_agent_config::resolve::line_of(text, "tasks:"),
                 key: "tasks".into(),
                 message: "the suite has no tasks".into(),
             });
@@ -393,7 +393,7 @@ impl Suite {
                 return Err(("task".into(), "the task text is empty".into()));
             }
             (None, Some(file)) => {
-                crate::protocol::task::Task::from_file(&self.resolve(file))
+                meta_agent_protocol::task::Task::from_file(&self.resolve(file))
                     .map_err(|err| ("task_file".to_owned(), err.to_string()))?;
             }
             (Some(_), None) => {}
@@ -405,13 +405,13 @@ impl Suite {
             ));
         }
         if let Some(file) = &task.config_file {
-            crate::config::read_raw(&self.resolve(file))
+            meta_agent_config::read_raw(&self.resolve(file))
                 .map_err(|err| ("config_file".to_owned(), err.to_string()))?;
         }
         if let Some(inline) = &task.config {
             let text = serde_yaml::to_string(inline)
                 .map_err(|err| ("config".to_owned(), err.to_string()))?;
-            crate::config::parse_raw(&text, Path::new("(inline config)"))
+            meta_agent_config::parse_raw(&text, Path::new("(inline config)"))
                 .map_err(|err| ("config".to_owned(), err.to_string()))?;
         }
         if let Some(replay) = &task.replay {
@@ -580,7 +580,7 @@ pub fn parse(text: &str, path: &Path) -> Result<SuiteFile, EvalError> {
     if file.version != SUITE_VERSION {
         return Err(EvalError::Invalid {
             path: path.to_owned(),
-            line: crate::config::resolve::line_of(text, "version:"),
+            line: meta_agent_config::resolve::line_of(text, "version:"),
             key: "version".into(),
             message: format!(
                 "suite version {} is not supported (this meta-agent reads version {SUITE_VERSION})",

@@ -5,6 +5,8 @@
 //! [`location`] names the pause-point locations and the events that mark them; [`player`] the
 //! playback loop over a clock, a keyboard and a screen (traits); [`terminal`] the real ones.
 
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod location;
 pub mod player;
 pub mod source;
@@ -30,6 +32,6 @@ pub enum ReplayError {
     #[error("{}: {source}", path.display())]
     Trace {
         path: PathBuf,
-        source: crate::telemetry::TraceReadError,
+        source: meta_agent_telemetry::TraceReadError,
     },
 }

@@ -181,9 +181,9 @@ pub fn to_text(c: &Comparison) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::grade::{Grade, GraderDetail};
-    use crate::eval::results::RunResult;
-    use crate::eval::summary::summarize;
+    use crate::grade::{Grade, GraderDetail};
+    use crate::results::RunResult;
+    use crate::summary::summarize;
 
     fn run(task: &str, grade: Grade) -> RunResult {
         RunResult {

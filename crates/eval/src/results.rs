@@ -139,7 +139,7 @@ pub fn rewrite(path: &Path, results: &[RunResult]) -> Result<(), EvalError> {
         text.push_str(&serde_json::to_string(result).map_err(EvalError::Json)?);
         text.push('\n');
     }
-    crate::engine::state::write_atomic(path, text.as_bytes()).map_err(|err| EvalError::Write {
+    meta_agent_engine::state::write_atomic(path, text.as_bytes()).map_err(|err| EvalError::Write {
         path: path.to_owned(),
         source: std::io::Error::other(err.to_string()),
     })

@@ -3,7 +3,9 @@
 //! combine ([`grade`]), result records ([`results`]), statistics ([`stats`]), the summary and its
 //! reports ([`summary`]), the comparison of two evaluations ([`compare`]) and the decisions of
 //! mining a suite from history ([`mine`]). Running the engine, the graders that need processes
-//! or a model, and the files live in the session layer (`crate::session::eval`).
+//! or a model, and the files live in the session layer (`session::eval` of the main crate).
+
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod compare;
 pub mod grade;

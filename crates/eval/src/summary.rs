@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::grade::Grade;
 use super::results::RunResult;
 use super::stats::{self, Spread};
-use crate::report::junit_writer::{Case, JunitWriteError, Suite, Verdict};
+use meta_agent_report::junit_writer::{Case, JunitWriteError, Suite, Verdict};
 
 /// The summary of an evaluation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -235,7 +235,7 @@ fn failures(summary: &Summary) -> String {
 }
 
 fn one_line(text: &str) -> String {
-    crate::report::trim_to(&text.replace('\n', " "), 300)
+    meta_agent_report::trim_to(&text.replace('\n', " "), 300)
 }
 
 /// `junit.xml`: one case per task × run, grouped by task; a pending run is skipped with the
@@ -252,7 +252,7 @@ pub fn to_junit(summary: &Summary) -> Result<String, JunitWriteError> {
             cases,
         })
         .collect();
-    crate::report::junit_writer::to_xml(&format!("meta-agent eval {}", summary.suite), &suites)
+    meta_agent_report::junit_writer::to_xml(&format!("meta-agent eval {}", summary.suite), &suites)
 }
 
 fn case(result: &RunResult) -> Case {
@@ -293,7 +293,7 @@ fn case(result: &RunResult) -> Case {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::grade::GraderDetail;
+    use crate::grade::GraderDetail;
 
     pub(crate) fn result(task: &str, run: u32, grade: Grade) -> RunResult {
         RunResult {

@@ -6,10 +6,10 @@
 //! own). `on_delegate` and `before_push` are marked by a pause there only (the explorer's sub-task
 //! emits no event; the push happens after the engine's trace ends).
 
-use crate::protocol::event::{Event, LoopPhase};
-pub use crate::protocol::pause::Location;
-use crate::protocol::records::StepPhase;
-use crate::telemetry::Traced;
+use meta_agent_protocol::event::{Event, LoopPhase};
+pub use meta_agent_protocol::pause::Location;
+use meta_agent_protocol::records::StepPhase;
+use meta_agent_telemetry::Traced;
 
 /// A name that is not a location.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use super::ReplayError;
-use crate::telemetry::{TraceEntry, read_trace};
+use meta_agent_telemetry::{TraceEntry, read_trace};
 
 /// The trace file's name in a run's directory and in its artifact.
 pub const TRACE_FILE: &str = "trace.jsonl";
@@ -51,7 +51,7 @@ fn trace_text(path: &Path) -> Result<String, ReplayError> {
 /// The `trace.jsonl` of an artifact's zip (at its root or in one folder).
 fn from_zip(path: &Path, bytes: &[u8]) -> Result<String, ReplayError> {
     let files =
-        crate::github::unzip(bytes, ZIP_CAP, &path.display().to_string()).map_err(|error| {
+        meta_agent_github::unzip(bytes, ZIP_CAP, &path.display().to_string()).map_err(|error| {
             ReplayError::Archive {
                 path: path.to_owned(),
                 message: error.to_string(),

@@ -5,13 +5,13 @@
 //!
 //! The time and the keys come through traits ([`ReplayClock`], [`Keyboard`]), so the timing is
 //! tested with a fake clock; the real ones are in [`super::terminal`]. The loop decides nothing
-//! else: what a row says is [`crate::render::timeline`]'s.
+//! else: what a row says is [`meta_agent_render::timeline`]'s.
 
 use std::time::Duration;
 
 use super::location::{Location, marks};
-use crate::render::timeline::{self, Row};
-use crate::telemetry::TraceEntry;
+use meta_agent_render::timeline::{self, Row};
+use meta_agent_telemetry::TraceEntry;
 
 /// How often a waiting player looks at the keyboard.
 pub const TICK: Duration = Duration::from_millis(50);
@@ -95,7 +95,7 @@ pub struct Play {
     pub until: Vec<Location>,
 }
 
-pub use crate::render::timeline::ReplayEnding as Ending;
+pub use meta_agent_render::timeline::ReplayEnding as Ending;
 
 /// The devices a replay runs on.
 pub struct Devices<'a> {
@@ -232,8 +232,8 @@ mod tests {
     use std::time::SystemTime;
 
     use super::*;
-    use crate::protocol::event::Event;
-    use crate::telemetry::Traced;
+    use meta_agent_protocol::event::Event;
+    use meta_agent_telemetry::Traced;
 
     /// Time that passes only when the player sleeps.
     #[derive(Default)]
