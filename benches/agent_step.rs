@@ -11,7 +11,7 @@
 //! - `agent/tokenizer_table`: building the cl100k table, paid once per process and only when an
 //!   opening is too large to fit by its byte count alone.
 //! - `agent/code_under_test`: the relevant code of an opening on this repository's own sources
-//!   (about 60k lines of Rust): a failing unit test of `src/agent/relevant.rs` found by name and
+//!   (about 60k lines of Rust): a failing unit test of `crates/agent/src/relevant.rs` found by name and
 //!   its calls resolved with tree-sitter, three calls deep, then excerpted.
 //!
 //! Run with `cargo bench --bench agent_step`.
@@ -285,11 +285,11 @@ fn context(c: &mut Criterion) {
 fn code_under_test(c: &mut Criterion) {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let task = Task::from_text("The tests fail; make them pass").expect("task");
-    let test = "meta_agent::agent::relevant::tests::the_code_under_test_comes_first_then_frames_then_the_test";
+    let test = "meta_agent_agent::relevant::tests::the_code_under_test_comes_first_then_frames_then_the_test";
     let context = FailureContext {
         failures: vec![FailureDigest::test(
             test,
-            Some("src/agent/relevant.rs"),
+            Some("crates/agent/src/relevant.rs"),
             "assertion `left == right` failed",
         )],
         ..FailureContext::default()

@@ -1,37 +1,29 @@
 //! meta-agent: a CI-native build-test-improve bot.
 //!
-//! The library holds everything; `main.rs` only parses the command line and maps the outcome to
-//! an exit code (see [`exit`]). Layers, from the outside in:
+//! This package holds the top of the workspace: [`session`] (assembles runs — `run`, `resume`,
+//! the GitHub step, the smaller commands — from the crates below, builds the redactor once),
+//! [`cli`] (the command-line surface: clap types and dispatch only) and [`exit`] (the
+//! documented exit codes); `main.rs` only parses the command line and maps the outcome to an exit
+//! code. Every other layer is its own crate of the workspace, re-exported here under its module
+//! name (`meta_agent::engine` is `meta_agent_engine`), bottom up:
 //!
-//! - [`cli`]: the command-line surface (clap types and dispatch only);
-//! - [`session`]: assembles runs (`run`, `resume`, the GitHub step, the smaller commands) from
-//!   the layers below, builds the redactor once;
-//! - [`render`]: every text a person reads (terminal summary, report, commit message, status
-//!   comment, pull request body, job summary), pure functions of typed records;
-//! - [`replay`]: a recorded run read back: `trace show`, `trace replay` (clock and keys as
-//!   traits);
-//! - [`eval`]: evaluation suites, their graders and statistics (`meta-agent eval`);
-//! - [`run_report`]: what a run hands over ([`run_report::RunReport`]);
-//! - [`engine`]: the build-test-improve loop, its pure decisions and persisted state;
-//! - [`agent`]: the LLM-driven coding agent that implements the protocol's builder contract;
-//! - [`llm`]: the provider connections (OpenAI, Anthropic), budgets and retries;
+//! - [`protocol`]: the floor, the plain data and shared rules every layer uses (task, state,
+//!   records, events, pause points, the builder contract, untrusted text, paths, test paths),
+//!   depending on no other crate of the workspace;
+//! - [`redact`], [`report`], [`fsafe`], [`net`], [`exec`], [`code`], [`git`], [`telemetry`],
+//!   [`hindsight`], [`config`]: on the floor (and each other, never upward): the redactor, the
+//!   report readers, files beneath a root, HTTP helpers, child processes and their sandbox, source
+//!   read as code, the bot's git, the event consumers, error signatures and the store of fixes,
+//!   `.meta-agent.yml` and its presets;
+//! - [`policy`], [`llm`], [`gates`]: what may be read, written and run; the LLM providers;
+//!   running quality gates and their verdicts;
+//! - [`render`] (with [`run_report`]): every text a person reads, pure functions of typed records;
+//! - [`agent`]: the LLM-driven coding agent that implements the builder contract;
 //! - [`github`]: the GitHub side (event, authorization, REST, status comment, push);
-//! - [`policy`]: the one policy of what may be read, written and run;
-//! - [`config`]: `.meta-agent.yml`, presets, defaults;
-//! - [`gates`]: running quality gates and their verdicts;
-//! - [`report`]: JUnit, coverage and SARIF readers (and the JUnit writer);
-//! - [`hindsight`]: error signatures and the store of fixes that worked;
 //! - [`memory`]: hindsight, sessions and conversations shared across repositories in
 //!   PostgreSQL, with the file store as default and fallback;
-//! - [`git`]: the bot's own git, without hooks;
-//! - [`exec`]: the one place child processes run, and their sandbox (crate `meta-agent-exec`);
-//! - [`fsafe`]: opening and writing files beneath the worktree without following links;
-//! - [`redact`]: secrets taken out of everything that leaves;
-//! - [`net`]: the HTTP clients' shared helpers (an error's cause, a capped body);
-//! - [`telemetry`]: the event consumers (metrics, audit log, trace, JSON lines, OTLP);
-//! - [`protocol`]: the plain data every layer shares (task, records, events, the builder
-//!   contract, untrusted text), depending on none of them;
-//! - [`exit`]: the documented exit codes.
+//! - [`engine`]: the build-test-improve loop, its pure decisions and persisted state;
+//! - [`eval`], [`replay`]: evaluation suites; a recorded run read back.
 
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 

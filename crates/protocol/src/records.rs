@@ -263,7 +263,7 @@ pub enum StepPhase {
     /// The observation before any act: the gates on the code as the run found it.
     Baseline,
     /// The gates once more on a pristine checkout of exactly the tree to commit
-    /// (`src/engine/pristine.rs`).
+    /// (`crates/engine/src/pristine.rs`).
     Verify,
 }
 
