@@ -1,6 +1,8 @@
-//! Distribution, read as data: the crate package (`include` in Cargo.toml) carries every file the
-//! binary embeds and none of the tests' fixtures, and cargo-binstall's metadata names the assets
-//! the release workflow attaches. (`cargo package --list` itself is shown in the README.)
+//! Distribution, read as data: every package of the workspace (the main one and each crate under
+//! `crates/`, by its `include` list, or its whole directory without one) carries every file its
+//! code embeds, the main package none of the tests' fixtures, and cargo-binstall's metadata names
+//! the assets the release workflow attaches. (`cargo package --list` itself is shown in the
+//! README.)
 
 use std::path::{Path, PathBuf};
 
@@ -10,17 +12,28 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The quoted entries of the `include = [...]` array of `[package]`.
-fn include_patterns(manifest: &str) -> Vec<String> {
-    let start = manifest.find("\ninclude = [").expect("an include list");
+/// The quoted entries of the `include = [...]` array of `[package]`, if it has one.
+fn include_patterns(manifest: &str) -> Option<Vec<String>> {
+    let start = manifest.find("\ninclude = [")?;
     let rest = &manifest[start..];
     let end = rest.find(']').expect("the list ends");
-    rest[..end]
-        .split('"')
-        .skip(1)
-        .step_by(2)
-        .map(str::to_owned)
-        .collect()
+    Some(
+        rest[..end]
+            .split('"')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_owned)
+            .collect(),
+    )
+}
+
+/// The main package's directory and each crate's under `crates/`.
+fn packages() -> Vec<PathBuf> {
+    let mut dirs = vec![repo()];
+    for entry in std::fs::read_dir(repo().join("crates")).expect("crates/") {
+        dirs.push(entry.expect("entry").path());
+    }
+    dirs
 }
 
 fn glob_set(patterns: &[String]) -> GlobSet {
@@ -55,19 +68,34 @@ fn embedded_files(src: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn the_package_carries_every_embedded_file_and_no_fixture() {
-    let manifest = std::fs::read_to_string(repo().join("Cargo.toml")).expect("Cargo.toml");
-    let included = glob_set(&include_patterns(&manifest));
-    let root = std::fs::canonicalize(repo()).expect("repo");
-    let embedded = embedded_files(&repo().join("src"));
-    assert!(embedded.len() >= 9, "presets and catalog: {embedded:?}");
-    for file in &embedded {
-        let relative = file.strip_prefix(&root).expect("inside the repository");
-        assert!(
-            included.is_match(relative),
-            "{} is not packaged",
-            relative.display()
-        );
+    let mut embedded_in_all = 0;
+    for dir in packages() {
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).expect("Cargo.toml");
+        let root = std::fs::canonicalize(&dir).expect("package directory");
+        let included = include_patterns(&manifest).map(|patterns| glob_set(&patterns));
+        for file in embedded_files(&dir.join("src")) {
+            embedded_in_all += 1;
+            let relative = file.strip_prefix(&root).unwrap_or_else(|_| {
+                panic!(
+                    "{} embeds {} from outside it",
+                    dir.display(),
+                    file.display()
+                )
+            });
+            assert!(
+                included.as_ref().is_none_or(|set| set.is_match(relative)),
+                "{} is not packaged with {}",
+                relative.display(),
+                dir.display()
+            );
+        }
     }
+    assert!(
+        embedded_in_all >= 13,
+        "presets, catalog, migrations and the report's style: {embedded_in_all}"
+    );
+    let manifest = std::fs::read_to_string(repo().join("Cargo.toml")).expect("Cargo.toml");
+    let included = glob_set(&include_patterns(&manifest).expect("the main package's include list"));
     for needed in ["src/main.rs", "src/lib.rs", "Cargo.lock", "README.md"] {
         assert!(included.is_match(needed), "{needed} is not packaged");
     }

@@ -211,10 +211,7 @@ impl<P: Provider, R: CommandRunner> Act<'_, P, R> {
         let user = format!(
             "# The task\n{}\n# What to do\nSurvey the repository for this task and call finish \
              with the summary.\n",
-            fenced(
-                "untrusted-task",
-                &format!("Title: {}\n{}", task.title, task.requirements)
-            )
+            fenced("untrusted-task", &task.brief())
         );
         self.delegate(&user)?;
         let explored = self.run_loop(Role::Explorer, user, EXPLORE_STEPS).await?;

@@ -81,7 +81,7 @@ pub fn sections(input: &ContextInput<'_>) -> Vec<Section> {
     let candidates = [
         Section::new(
             "The task",
-            fenced("untrusted-task", &task_body(input.task)),
+            fenced("untrusted-task", &input.task.brief()),
             0.5,
         ),
         Section::new(
@@ -216,20 +216,6 @@ fn fit(body: &str, allowed: usize, counter: &TokenCounter) -> Fitted {
         body: kept,
         cut: trimmed.omitted,
     }
-}
-
-fn task_body(task: &Task) -> String {
-    let mut body = format!("Title: {}\n", task.title);
-    if !task.requirements.trim().is_empty() {
-        let _ = write!(body, "Requirements:\n{}\n", task.requirements.trim());
-    }
-    if !task.acceptance.is_empty() {
-        body.push_str("Acceptance criteria:\n");
-        for criterion in &task.acceptance {
-            let _ = writeln!(body, "- {criterion}");
-        }
-    }
-    body
 }
 
 /// The parsed failures, at most [`MAX_FAILURES`], numbered: each its test (or first line) with

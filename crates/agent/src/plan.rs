@@ -56,12 +56,7 @@ pub struct TaskShape {
 
 impl TaskShape {
     pub fn of(task: &Task) -> Self {
-        let text = format!(
-            "{}\n{}\n{}",
-            task.title,
-            task.requirements,
-            task.acceptance.join("\n")
-        );
+        let text = task.brief();
         let list_items = task
             .requirements
             .lines()

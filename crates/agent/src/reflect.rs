@@ -140,12 +140,7 @@ fn system() -> String {
 }
 
 fn brief(attempt: &Attempt<'_>) -> String {
-    let task = format!(
-        "Title: {}\n{}\n{}",
-        attempt.task.title,
-        attempt.task.requirements,
-        attempt.task.acceptance.join("\n")
-    );
+    let task = attempt.task.brief();
     let actions = &attempt.report.actions;
     let recent = &actions[actions.len().saturating_sub(MAX_ACTIONS)..];
     let mut summary = format!("Summary: {}\n", attempt.report.summary);

@@ -288,12 +288,7 @@ impl Picker<'_> {
         for mention in without_line {
             self.add(&mention, "named in a failure");
         }
-        let task_text = format!(
-            "{}\n{}\n{}",
-            task.title,
-            task.requirements,
-            task.acceptance.join("\n")
-        );
+        let task_text = task.brief();
         for mention in mentions(&task_text) {
             self.add(&mention, "named in the task");
         }

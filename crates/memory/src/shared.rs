@@ -598,7 +598,7 @@ pub fn task_key(state: &LoopState) -> String {
 fn request_text(state: &LoopState, continued: bool) -> String {
     match (continued, state.task.guidance.last()) {
         (true, Some(guidance)) => format!("Guidance: {guidance}"),
-        _ => format!("{}\n\n{}", state.task.title, state.task.requirements),
+        _ => state.task.brief(),
     }
 }
 

@@ -156,6 +156,24 @@ pub enum TaskError {
 }
 
 impl Task {
+    /// The task as a prompt states it, the one way every prompt does (the first prompt, the
+    /// explorer, reflection, planning, the memory's record of the request): its title, its
+    /// requirements and its acceptance criteria, each only when present. Untrusted text: the
+    /// caller fences it.
+    pub fn brief(&self) -> String {
+        let mut body = format!("Title: {}\n", self.title);
+        if !self.requirements.trim().is_empty() {
+            body.push_str(&format!("Requirements:\n{}\n", self.requirements.trim()));
+        }
+        if !self.acceptance.is_empty() {
+            body.push_str("Acceptance criteria:\n");
+            for criterion in &self.acceptance {
+                body.push_str(&format!("- {criterion}\n"));
+            }
+        }
+        body
+    }
+
     /// Reads a YAML task file.
     pub fn from_file(path: &Path) -> Result<Task, TaskError> {
         let text = std::fs::read_to_string(path).map_err(|source| TaskError::Read {
@@ -257,5 +275,19 @@ mod tests {
         let task = Task::from_text("\n  Make mean() safe  \nmore words").unwrap();
         assert_eq!(task.title, "Make mean() safe");
         assert!(Task::from_text("   ").is_err());
+    }
+
+    #[test]
+    fn a_brief_states_what_the_task_has_and_nothing_else() {
+        let mut task = Task::from_text("Make mean() safe").unwrap();
+        task.requirements = " \n".into();
+        assert_eq!(task.brief(), "Title: Make mean() safe\n");
+        task.requirements = "  Empty input raises ValueError.\n".into();
+        task.acceptance = vec!["mean([]) raises".into(), "mean([2]) == 2".into()];
+        assert_eq!(
+            task.brief(),
+            "Title: Make mean() safe\nRequirements:\nEmpty input raises ValueError.\n\
+             Acceptance criteria:\n- mean([]) raises\n- mean([2]) == 2\n"
+        );
     }
 }
