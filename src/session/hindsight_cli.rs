@@ -2,9 +2,9 @@
 //!
 //! [`run`] takes parsed arguments and a [`HindsightContext`] (repository, store directory, the
 //! time) and returns what to print on stdout; it prints nothing itself and picks no exit code.
-//! Tables are for people; `--json` output is the stable contract.
+//! Tables are for people (written by [`crate::render::hindsight`]); `--json` output is the stable
+//! contract.
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -16,6 +16,7 @@ use crate::hindsight::signature::{
 use crate::hindsight::store::{
     Catalog, CatalogError, Entry, Status, Store, StoreError, StoreOptions, Timestamp,
 };
+use crate::render::hindsight::{self as hindsight_text, StoreStats};
 
 /// `meta-agent hindsight`.
 #[derive(Debug, Clone, clap::Args)]
@@ -221,24 +222,7 @@ fn signatures(
     if json {
         return Ok(serde_json::to_string_pretty(&found)? + "\n");
     }
-    let mut out = String::new();
-    for s in &found {
-        let _ = writeln!(
-            out,
-            "{}  {:<12}  {}  {}",
-            s.id,
-            kind_name(s.kind),
-            s.file.display(),
-            s.template
-        );
-    }
-    let _ = writeln!(
-        out,
-        "{} signature(s) in {} file(s)",
-        found.len(),
-        files.len()
-    );
-    Ok(out)
+    Ok(hindsight_text::signatures(&found, files.len()))
 }
 
 fn sorted(store: &Store) -> Vec<&Entry> {
@@ -260,35 +244,13 @@ fn list(
     if json {
         return Ok(serde_json::to_string_pretty(&entries)? + "\n");
     }
-    let mut out = String::new();
-    for e in &entries {
-        let _ = writeln!(
-            out,
-            "{}  {:<12}  {:<10}  {:>5}x  {}  {}",
-            e.signature,
-            kind_name(e.kind),
-            e.status.as_str(),
-            e.occurrences,
-            e.last_seen,
-            e.template.lines().next().unwrap_or_default()
-        );
-    }
-    let _ = writeln!(out, "{} entr{}", entries.len(), plural_y(entries.len()));
-    for skipped in &store.load_report().skipped {
-        let _ = writeln!(
-            out,
-            "skipped {}: {}",
-            skipped.path.display(),
-            skipped.reason
-        );
-    }
-    Ok(out)
+    Ok(hindsight_text::entries(
+        &entries,
+        &store.load_report().skipped,
+    ))
 }
 
-/// "y" for one, "ies" for any other count ("1 entry", "3 entries").
-pub fn plural_y(n: usize) -> &'static str {
-    if n == 1 { "y" } else { "ies" }
-}
+pub use crate::render::hindsight::plural_y;
 
 fn find<'a>(store: &'a Store, prefix: &str) -> Result<&'a Entry, HindsightError> {
     match store.find_prefix(prefix).as_slice() {
@@ -317,39 +279,15 @@ fn show(
         let value = serde_json::json!({ "entry": entry, "ranked": ranked });
         return Ok(serde_json::to_string_pretty(&value)? + "\n");
     }
-    let mut out = serde_yaml::to_string(entry).unwrap_or_default();
-    let _ = writeln!(out, "# ranked resolutions");
-    for r in &ranked {
-        let _ = writeln!(
-            out,
-            "{:.3}  {}  {}",
-            r.confidence,
-            r.resolution.id,
-            r.resolution.fix.summary()
-        );
-    }
-    Ok(out)
-}
-
-#[derive(Debug, Default, serde::Serialize)]
-struct Stats {
-    entries: usize,
-    by_status: std::collections::BTreeMap<String, usize>,
-    by_kind: std::collections::BTreeMap<String, usize>,
-    resolutions: std::collections::BTreeMap<String, usize>,
-    applied: u64,
-    succeeded: u64,
-    failed: u64,
-    catalog_rules: usize,
-    skipped: Vec<crate::hindsight::store::SkippedFile>,
+    Ok(hindsight_text::entry(entry, &ranked))
 }
 
 fn stats(store: &Store, json: bool) -> Result<String, HindsightError> {
-    let mut stats = Stats {
+    let mut stats = StoreStats {
         entries: store.len(),
         catalog_rules: store.catalog().rules().len(),
         skipped: store.load_report().skipped.clone(),
-        ..Stats::default()
+        ..StoreStats::default()
     };
     for e in store.entries() {
         *stats.by_status.entry(e.status.as_str().into()).or_default() += 1;
@@ -367,34 +305,7 @@ fn stats(store: &Store, json: bool) -> Result<String, HindsightError> {
     if json {
         return Ok(serde_json::to_string_pretty(&stats)? + "\n");
     }
-    Ok(stats_table(&stats))
-}
-
-fn stats_table(stats: &Stats) -> String {
-    let mut out = format!("entries: {}\n", stats.entries);
-    for (name, map) in [
-        ("status", &stats.by_status),
-        ("kind", &stats.by_kind),
-        ("resolutions", &stats.resolutions),
-    ] {
-        let parts: Vec<String> = map.iter().map(|(k, v)| format!("{k} {v}")).collect();
-        let shown = if parts.is_empty() {
-            "none".to_string()
-        } else {
-            parts.join(", ")
-        };
-        let _ = writeln!(out, "{name}: {shown}");
-    }
-    let _ = writeln!(
-        out,
-        "outcomes: applied {}, succeeded {}, failed {}",
-        stats.applied, stats.succeeded, stats.failed
-    );
-    let _ = writeln!(out, "catalog rules: {}", stats.catalog_rules);
-    for s in &stats.skipped {
-        let _ = writeln!(out, "skipped {}: {}", s.path.display(), s.reason);
-    }
-    out
+    Ok(hindsight_text::stats(&stats))
 }
 
 fn prune(
@@ -412,10 +323,7 @@ fn prune(
     if !dry_run {
         store.remove(&stale)?;
     }
-    let verb = if dry_run { "would prune" } else { "pruned" };
-    let mut out: String = stale.iter().map(|id| format!("{verb} {id}\n")).collect();
-    let _ = writeln!(out, "{verb} {} entr{}", stale.len(), plural_y(stale.len()));
-    Ok(out)
+    Ok(hindsight_text::pruned(&stale, dry_run))
 }
 
 /// Last seen more than `days` ago, never cured, not escalated.

@@ -30,6 +30,7 @@ pub mod environment;
 pub mod evidence;
 pub mod fit;
 pub mod gates;
+pub mod hindsight;
 pub mod html;
 pub mod job;
 pub mod live;
