@@ -98,7 +98,8 @@ fn write_junit(
     result: &gates::GatesSummary,
     env: &Environment,
 ) -> Result<(), SessionError> {
-    let xml = summary::to_junit(result).map_err(|err| SessionError::Internal(err.to_string()))?;
+    let xml = report::junit_writer::to_xml("meta-agent", &[summary::junit_suite(result)])
+        .map_err(|err| SessionError::Internal(err.to_string()))?;
     let xml = env.redactor.redact_text(&xml);
     crate::engine::state::write_atomic(path, xml.as_bytes())
         .map_err(|err| SessionError::Usage(format!("--junit {}: {err}", path.display())))

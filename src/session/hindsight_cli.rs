@@ -14,9 +14,10 @@ use crate::hindsight::signature::{
     self, ExtractOptions, ExtractedSignature, InputFormat, SignatureError,
 };
 use crate::hindsight::store::{
-    Catalog, CatalogError, Entry, Status, Store, StoreError, StoreOptions, Timestamp,
+    Catalog, CatalogError, Entry, RankedResolution, Status, Store, StoreError, StoreOptions,
+    Timestamp,
 };
-use crate::render::hindsight::{self as hindsight_text, StoreStats};
+use crate::render::hindsight::{self as hindsight_text, EntryLine, RankedLine, StoreStats};
 
 /// `meta-agent hindsight`.
 #[derive(Debug, Clone, clap::Args)]
@@ -244,10 +245,32 @@ fn list(
     if json {
         return Ok(serde_json::to_string_pretty(&entries)? + "\n");
     }
+    let lines: Vec<EntryLine> = entries.iter().map(|e| entry_line(e)).collect();
     Ok(hindsight_text::entries(
-        &entries,
+        &lines,
         &store.load_report().skipped,
     ))
+}
+
+/// What `list` shows of an entry.
+fn entry_line(entry: &Entry) -> EntryLine<'_> {
+    EntryLine {
+        signature: &entry.signature,
+        kind: entry.kind,
+        status: entry.status.as_str(),
+        occurrences: entry.occurrences,
+        last_seen: entry.last_seen.to_string(),
+        template: &entry.template,
+    }
+}
+
+/// What `show` lists of a ranked resolution.
+fn ranked_line(ranked: &RankedResolution) -> RankedLine<'_> {
+    RankedLine {
+        confidence: ranked.confidence,
+        id: &ranked.resolution.id,
+        summary: ranked.resolution.fix.summary(),
+    }
 }
 
 pub use crate::render::hindsight::plural_y;
@@ -279,7 +302,8 @@ fn show(
         let value = serde_json::json!({ "entry": entry, "ranked": ranked });
         return Ok(serde_json::to_string_pretty(&value)? + "\n");
     }
-    Ok(hindsight_text::entry(entry, &ranked))
+    let lines: Vec<RankedLine> = ranked.iter().map(ranked_line).collect();
+    Ok(hindsight_text::entry(entry, &lines))
 }
 
 fn stats(store: &Store, json: bool) -> Result<String, HindsightError> {
@@ -391,4 +415,108 @@ pub fn deliver_export(
 
 fn export(store: &Store, output: Option<&Path>) -> Result<String, HindsightError> {
     Ok(deliver_export(export_lines(store)?, store.len(), output)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    use crate::hindsight::Signature;
+    use crate::hindsight::store::{Fix, Resolution, ResolutionSource, SkippedFile};
+    use crate::render::hindsight::{entries, entry, pruned, signatures, stats};
+
+    use super::*;
+
+    fn entry_of(id: &str, kind: SignatureKind, template: &str) -> Entry {
+        let at = Timestamp::new(UNIX_EPOCH + Duration::from_secs(1_795_000_000));
+        let signature = Signature {
+            id: id.into(),
+            kind,
+            template: template.into(),
+        };
+        let mut entry = Entry::new(&signature, at);
+        entry.occurrences = 3;
+        entry
+    }
+
+    fn store_entries() -> Vec<Entry> {
+        let mut resolved = entry_of(
+            "5f0c2a9e81b3d4c7",
+            SignatureKind::TestFailure,
+            "tests/test_calc.py::test_mean: assert <n> == <n>\nmore",
+        );
+        resolved.status = Status::Resolved;
+        let mut guidance = Resolution::new(Fix::Guidance("use true division".into()));
+        guidance.outcomes.applied = 2;
+        guidance.outcomes.succeeded = 2;
+        resolved.resolutions.push(guidance);
+        let lint = entry_of(
+            "0a1b2c3d4e5f6071",
+            SignatureKind::Lint,
+            "ruff F401: unused import <name>",
+        );
+        vec![resolved, lint]
+    }
+
+    fn skipped() -> Vec<SkippedFile> {
+        vec![SkippedFile {
+            path: PathBuf::from(".meta-agent/hindsight/entries/zz/broken.yaml"),
+            reason: "not YAML: line 1".into(),
+        }]
+    }
+
+    #[test]
+    /// The tables as people read them, from real store entries (what the session reads off
+    /// them, and how render writes it).
+    fn the_store_s_tables_as_people_read_them() {
+        let entries_owned = store_entries();
+        let listed: Vec<EntryLine> = entries_owned.iter().map(entry_line).collect();
+        let ranked = [RankedResolution {
+            resolution: entries_owned[0].resolutions[0].clone(),
+            source: ResolutionSource::Exact {
+                signature: entries_owned[0].signature.clone(),
+            },
+            confidence: 0.34,
+            from_catalog: false,
+        }];
+        let mut counts = StoreStats {
+            entries: 2,
+            applied: 2,
+            succeeded: 2,
+            catalog_rules: 41,
+            skipped: skipped(),
+            ..StoreStats::default()
+        };
+        counts.by_status.insert("resolved".into(), 1);
+        counts.by_status.insert("unresolved".into(), 1);
+        counts.by_kind.insert("lint".into(), 1);
+        counts.by_kind.insert("test_failure".into(), 1);
+        counts.resolutions.insert("guidance".into(), 1);
+        let found = vec![ExtractedSignature {
+            id: entries_owned[0].signature.clone(),
+            kind: entries_owned[0].kind,
+            template: entries_owned[0].template.clone(),
+            family: entries_owned[0].family.clone(),
+            file: PathBuf::from("reports/junit.xml"),
+            location: Some("tests/test_calc.py:28".into()),
+            test: Some("tests/test_calc.py::test_mean".into()),
+            frames: Vec::new(),
+            excerpt: "assert 2 == 2.5".into(),
+            detail: String::new(),
+        }];
+        insta::assert_snapshot!(
+            "hindsight_tables",
+            [
+                signatures(&found, 2),
+                entries(&listed, &skipped()),
+                entry(&entries_owned[0], &[ranked_line(&ranked[0])]),
+                stats(&counts),
+                stats(&StoreStats::default()),
+                pruned(&["0a1b2c3d4e5f6071".into()], true),
+                pruned(&[], false),
+            ]
+            .join("---\n")
+        );
+    }
 }

@@ -1,7 +1,8 @@
 //! The layers as the code imports them (#26): no import cycle between the top-level modules of
-//! the `meta-agent-ci` crate, no crate under `crates/` reaching up into it, and the floor crate
-//! (`crates/protocol`) naming no other crate of the workspace. Read from the sources as they are: a `crate::X` path in module `Y` (outside a
-//! comment) is an edge `Y → X`.
+//! any crate of the workspace, no crate under `crates/` reaching up into the main one, the floor
+//! crate (`crates/protocol`) naming no other crate of the workspace, and the renderers
+//! (`crates/render`) standing on the floor alone. Read from the sources as they are: a
+//! `crate::X` path in module `Y` (outside a comment) is an edge `Y → X`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -124,6 +125,22 @@ fn the_top_level_modules_import_each_other_without_a_cycle() {
 }
 
 #[test]
+fn no_crate_s_top_level_modules_import_each_other_in_a_cycle() {
+    let mut read = 0;
+    for dir in crate_dirs() {
+        let graph = import_graph(&dir.join("src"));
+        read += graph.len();
+        assert_eq!(
+            a_cycle(&graph),
+            None,
+            "an import cycle in {}",
+            dir.display()
+        );
+    }
+    assert!(read > 100, "the crates' modules were read: {read}");
+}
+
+#[test]
 fn the_cycle_check_finds_a_cycle() {
     let graph: BTreeMap<String, BTreeSet<String>> = [
         ("a", vec!["b"]),
@@ -142,11 +159,7 @@ fn the_cycle_check_finds_a_cycle() {
 
 #[test]
 fn the_crates_below_the_main_one_never_reach_up_into_it() {
-    let crates: Vec<PathBuf> = std::fs::read_dir(root().join("crates"))
-        .unwrap()
-        .flatten()
-        .map(|entry| entry.path())
-        .collect();
+    let crates = crate_dirs();
     assert!(crates.len() >= 2, "{crates:?}");
     for dir in crates {
         let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
@@ -174,6 +187,38 @@ fn the_crates_below_the_main_one_never_reach_up_into_it() {
         workspace_dependencies(&main).any(|name| name == "meta-agent-protocol"),
         "the reading sees a dependency: {main}"
     );
+}
+
+#[test]
+fn the_renderers_stand_on_the_floor_alone() {
+    // Every text people read is a function of the records the floor defines: render names no
+    // layer, so any layer may use it and none can make it reach into another's internals.
+    let dir = root().join("crates/render");
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    let named: Vec<&str> = workspace_dependencies(&manifest).collect();
+    assert_eq!(named, ["meta-agent-protocol"], "{manifest}");
+    for file in rust_files(&dir.join("src")) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (at, _) in text.match_indices("meta_agent_") {
+            assert!(
+                text[at..].starts_with("meta_agent_protocol"),
+                "{} names another crate of the workspace",
+                file.display()
+            );
+        }
+    }
+}
+
+/// Every crate under `crates/`.
+fn crate_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root().join("crates"))
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.join("Cargo.toml").is_file())
+        .collect();
+    dirs.sort();
+    dirs
 }
 
 /// The workspace crates a manifest depends on (its `meta-agent-*` dependency keys).

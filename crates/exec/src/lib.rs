@@ -34,6 +34,7 @@ use serde::Serialize;
 
 pub use capture::Captured;
 use meta_agent_protocol::interrupt::Interrupt;
+pub use meta_agent_protocol::termination::Termination;
 use supervisor::SupervisorStatus;
 
 /// The hidden subcommand that runs the supervisor.
@@ -92,29 +93,6 @@ impl CommandSpec {
         let args = sandbox::SandboxArgs::from_policy(&self.isolation, self.timeout);
         let env = home::HomeEnv::from_lookup(|name| self.env.get(name).map(Into::into));
         Some(isolate::visible_roots(&args, &self.cwd, &env))
-    }
-}
-
-/// How a command ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Termination {
-    /// Exited with this code.
-    Exited { code: i32 },
-    /// Killed by this signal (not by us).
-    Signaled { signal: i32 },
-    /// Ran out of time; the whole tree was killed.
-    TimedOut,
-    /// Stopped because meta-agent was stopping.
-    Cancelled,
-    /// Could not be started (e.g. the program is not installed).
-    NotStarted { reason: String },
-}
-
-impl Termination {
-    /// True only for exit code 0.
-    pub fn success(&self) -> bool {
-        matches!(self, Termination::Exited { code: 0 })
     }
 }
 

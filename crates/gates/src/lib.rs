@@ -1,9 +1,9 @@
 //! Quality gates: run the configured gate commands, read what they produced, and decide.
 //!
 //! [`runner`] is the effectful shell (expands placeholders, runs commands through the exec module,
-//! finds and reads the reports); [`verdict`] is the pure decision over what was observed;
-//! the main crate's `render::gates` renders results as a terminal table, Markdown, JSON and
-//! JUnit. Results are always in the configuration's order, whatever order the gates finished in.
+//! finds and reads the reports); [`verdict`] is the pure decision over what was observed. What
+//! they find is protocol data ([`GatesSummary`]), which `meta-agent-render` shows as a terminal
+//! table, Markdown, JSON and JUnit cases. Results are always in the configuration's order, whatever order the gates finished in.
 
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
@@ -14,128 +14,5 @@ pub mod setup;
 pub mod start;
 pub mod verdict;
 
-use serde::Serialize;
-
-use meta_agent_config::raw::GateKind;
-use meta_agent_exec::Termination;
-use meta_agent_protocol::records::GateStatus;
-use meta_agent_protocol::records::{GateProblem, GateRecord, GateScope};
-use meta_agent_protocol::test_id::TestId;
-use meta_agent_report::{Finding, JunitSummary};
-
+pub use meta_agent_protocol::gates::{CoverageOutcome, GateResult, GatesSummary, LintOutcome};
 pub use runner::{GateNetworkMode, GateRunContext, run_gates, run_gates_with};
-
-/// Coverage as measured against the gate's threshold.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CoverageOutcome {
-    pub line_percent: f64,
-    pub lines_covered: u64,
-    pub lines_total: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub branch_percent: Option<f64>,
-    pub threshold: f64,
-}
-
-/// Lint findings as read from SARIF.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct LintOutcome {
-    pub findings: u64,
-    pub errors: u64,
-    pub warnings: u64,
-    /// Findings at or above the gate's `fail_on` level.
-    pub blocking: u64,
-    pub results: Vec<Finding>,
-}
-
-/// Everything known about one gate after it ran.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct GateResult {
-    pub name: String,
-    pub kind: GateKind,
-    pub status: GateStatus,
-    pub duration_ms: u64,
-    /// The command as configured (placeholders expanded).
-    pub command: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub termination: Option<Termination>,
-    /// Why the gate failed or was skipped, one line each, most important first.
-    pub reasons: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tests: Option<JunitSummary>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub coverage: Option<CoverageOutcome>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lint: Option<LintOutcome>,
-    /// The last lines of the command's output (stderr, then stdout), for failures without reports.
-    pub output_tail: String,
-    /// Processes the command left behind, killed after it ended.
-    pub descendants_killed: u32,
-    /// The command's captured output (stderr then stdout, capped, without escape sequences),
-    /// for signature extraction; not serialized.
-    #[serde(skip)]
-    pub log: String,
-    /// The whole suite, or only the tests that failed before (fast feedback).
-    #[serde(skip_serializing_if = "GateScope::is_full")]
-    pub scope: GateScope,
-    /// Why the gate could not judge the code at all ([`start::classify`]): it could not start,
-    /// or it timed out.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub problem: Option<GateProblem>,
-    /// The failing tests kept in `tests.failures`, typed for the gate's runner (its
-    /// `rerun_failed.format`) so they can be selected again; not serialized (the failures are).
-    #[serde(skip)]
-    pub failing: Vec<TestId>,
-}
-
-impl GateResult {
-    /// Whether the gate ran and passed (its [`GateStatus`]).
-    pub fn passed(&self) -> bool {
-        self.status == GateStatus::Passed
-    }
-}
-
-/// All gates of one run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct GatesSummary {
-    /// True when every gate that ran passed and at least one ran: commit readiness.
-    pub passed: bool,
-    pub gates: Vec<GateResult>,
-}
-
-impl GatesSummary {
-    /// Readiness from the individual results (skipped gates do not count either way).
-    pub fn from_results(gates: Vec<GateResult>) -> Self {
-        let ran: Vec<&GateResult> = gates
-            .iter()
-            .filter(|g| g.status != GateStatus::Skipped)
-            .collect();
-        let passed = !ran.is_empty() && ran.iter().all(|g| g.passed());
-        GatesSummary { passed, gates }
-    }
-
-    /// The compact records of every gate, for the loop's history.
-    pub fn records(&self) -> Vec<GateRecord> {
-        self.gates.iter().map(GateRecord::from).collect()
-    }
-}
-
-impl From<&GateResult> for GateRecord {
-    fn from(gate: &GateResult) -> GateRecord {
-        GateRecord {
-            name: gate.name.clone(),
-            kind: gate.kind,
-            result: gate.status,
-            duration_ms: gate.duration_ms,
-            reasons: gate.reasons.clone(),
-            tests_passed: gate.tests.as_ref().map(|t| t.passed),
-            tests_total: gate.tests.as_ref().map(|t| t.tests),
-            tests_skipped: gate.tests.as_ref().map(|t| t.skipped),
-            failing_tests: gate.failing.clone(),
-            coverage: gate.coverage.as_ref().map(|c| c.line_percent),
-            coverage_threshold: gate.coverage.as_ref().map(|c| c.threshold),
-            findings: gate.lint.as_ref().map(|l| l.findings),
-            problem: gate.problem.clone(),
-            scope: gate.scope,
-        }
-    }
-}

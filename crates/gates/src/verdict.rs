@@ -8,6 +8,7 @@
 //! - every gate: the command exited with code 0.
 
 use meta_agent_exec::Termination;
+use meta_agent_protocol::clock::human_ms;
 use meta_agent_report::{CoverageReport, FindingLevel, JunitSummary, SarifReport};
 
 use super::{CoverageOutcome, LintOutcome};
@@ -181,17 +182,6 @@ fn level_name(level: FindingLevel) -> &'static str {
         FindingLevel::Note => "note",
         FindingLevel::Warning => "warning",
         FindingLevel::Error => "error",
-    }
-}
-
-/// `1500` → `1.5s`, `600000` → `10m`.
-pub fn human_ms(ms: u64) -> String {
-    if ms >= 60_000 && ms.is_multiple_of(60_000) {
-        format!("{}m", ms / 60_000)
-    } else if ms >= 1000 {
-        format!("{:.1}s", ms as f64 / 1000.0)
-    } else {
-        format!("{ms}ms")
     }
 }
 

@@ -15,16 +15,15 @@ mod patch_check;
 mod render;
 mod repo;
 mod snapshot;
-mod trailers;
 pub mod unified;
 pub mod workspace;
 
 use std::path::{Path, PathBuf};
 
 pub use linked::SessionWorktree;
+pub use meta_agent_protocol::trailer::commit_message_trailers;
 pub use names::{branch_slug, validate_branch_name};
 pub use repo::Git2Repository;
-pub use trailers::commit_message_trailers;
 
 /// Where HEAD is.
 #[derive(Debug, Clone, PartialEq, Eq)]

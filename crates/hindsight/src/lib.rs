@@ -13,17 +13,5 @@ pub mod jsonl;
 pub mod signature;
 pub mod store;
 
-use serde::{Deserialize, Serialize};
-
 pub use meta_agent_protocol::kinds::SignatureKind;
-
-/// A stable identity for a failure: the same failure from two checkouts, at different times, gives
-/// the same `id`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct Signature {
-    /// Short stable hash (16 lowercase hex digits) of `kind` and `template`.
-    pub id: String,
-    pub kind: SignatureKind,
-    /// The failure with incidental detail (paths, numbers, addresses, ...) normalized away.
-    pub template: String,
-}
+pub use meta_agent_protocol::signature::Signature;

@@ -1,5 +1,5 @@
 //! The two readings of the clock every layer shares: now in milliseconds, and a new session's
-//! id (time and process).
+//! id (time and process); and how a length of time is written for people ([`human_ms`]).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -20,4 +20,15 @@ pub fn new_session_id() -> String {
         (nanos / 1_000_000) as u64,
         (nanos as u64 ^ u64::from(std::process::id())) & 0xffff
     )
+}
+
+/// `1500` → `1.5s`, `600000` → `10m`.
+pub fn human_ms(ms: u64) -> String {
+    if ms >= 60_000 && ms.is_multiple_of(60_000) {
+        format!("{}m", ms / 60_000)
+    } else if ms >= 1000 {
+        format!("{:.1}s", ms as f64 / 1000.0)
+    } else {
+        format!("{ms}ms")
+    }
 }

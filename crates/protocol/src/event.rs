@@ -8,58 +8,11 @@ use serde::{Deserialize, Serialize};
 
 use super::kinds::SignatureKind;
 use crate::ending::DecisionKind;
+pub use crate::phase::LoopPhase;
 use crate::records::{GateCounts, GateOutcome, GateStatus, RunOutcome, StepPhase};
 
 /// The most characters a [`Event::ModelExchange`] keeps of a prompt or an answer.
 pub const EXCHANGE_CHARS: usize = 4000;
-
-/// The states of the build-test-improve loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LoopPhase {
-    Idle,
-    Planning,
-    Acting,
-    Observing,
-    /// Choosing what comes next from the observation (formerly `reflecting`; a saved
-    /// session in that phase still loads). "Reflection" is only the requirements review.
-    #[serde(alias = "reflecting")]
-    Deciding,
-    AwaitingGuidance,
-    Complete,
-    Failed,
-    Escalated,
-}
-
-impl LoopPhase {
-    /// The lowercase name used in logs, metrics labels and JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LoopPhase::Idle => "idle",
-            LoopPhase::Planning => "planning",
-            LoopPhase::Acting => "acting",
-            LoopPhase::Observing => "observing",
-            LoopPhase::Deciding => "deciding",
-            LoopPhase::AwaitingGuidance => "awaiting_guidance",
-            LoopPhase::Complete => "complete",
-            LoopPhase::Failed => "failed",
-            LoopPhase::Escalated => "escalated",
-        }
-    }
-
-    /// A run in this phase is over (only guidance starts it again).
-    pub fn is_final(self) -> bool {
-        match self {
-            LoopPhase::Complete | LoopPhase::Escalated | LoopPhase::Failed => true,
-            LoopPhase::Idle
-            | LoopPhase::Planning
-            | LoopPhase::Acting
-            | LoopPhase::Observing
-            | LoopPhase::Deciding
-            | LoopPhase::AwaitingGuidance => false,
-        }
-    }
-}
 
 /// Something that happened. Serialized with an `event` tag (snake_case variant name); read back
 /// from a trace by `telemetry::read_trace`.

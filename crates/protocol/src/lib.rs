@@ -1,5 +1,6 @@
 //! The plain data every layer shares: what a run is asked to do ([`task`]), what can happen
-//! during it ([`event`]), and how untrusted text is made safe to show a model ([`untrusted`]).
+//! during it ([`event`]), how untrusted text is made safe to show a model ([`untrusted`]) and to
+//! publish ([`markdown`]).
 //!
 //! No I/O beyond reading a task file, no policy, no decisions: the engine, the agent, the session
 //! layer and the renderers all depend on this module, and it depends on none of them.
@@ -13,17 +14,24 @@ pub mod clock;
 pub mod deadline;
 pub mod ending;
 pub mod event;
+pub mod gates;
 pub mod interrupt;
 pub mod kinds;
 pub mod lang;
+pub mod markdown;
 pub mod path;
 pub mod pause;
+pub mod phase;
 pub mod records;
+pub mod reports;
+pub mod signature;
 pub mod state;
 pub mod subplan;
 pub mod task;
+pub mod termination;
 pub mod test_id;
 pub mod test_path;
 pub mod thread;
+pub mod trace;
 pub mod trailer;
 pub mod untrusted;

@@ -9,7 +9,6 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
 mod encode;
-mod markdown;
 mod packed;
 pub(crate) mod patterns;
 pub mod secrets;
@@ -20,7 +19,7 @@ use std::borrow::Cow;
 use aho_corasick::{AhoCorasick, MatchKind};
 
 pub use encode::{base64, hex, url_encode};
-pub use markdown::neutralize_markdown;
+pub use meta_agent_protocol::markdown::neutralize_markdown;
 
 /// Values shorter than this are not redacted by value: too likely to occur in ordinary text.
 pub const MIN_SECRET_LEN: usize = 8;

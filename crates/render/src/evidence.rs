@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use meta_agent_config::raw::GateKind;
+use meta_agent_protocol::kinds::GateKind;
 use meta_agent_protocol::records::GateScope;
 use meta_agent_protocol::state::LoopState;
 use meta_agent_protocol::test_id::is_new_test;

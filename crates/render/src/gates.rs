@@ -5,12 +5,12 @@
 use std::fmt::Write;
 use std::time::Duration;
 
-use meta_agent_config::raw::GateKind;
-use meta_agent_exec::Termination;
-use meta_agent_gates::verdict::human_ms;
-use meta_agent_gates::{GateResult, GatesSummary};
+use meta_agent_protocol::clock::human_ms;
+use meta_agent_protocol::gates::{GateResult, GatesSummary};
+use meta_agent_protocol::kinds::GateKind;
 use meta_agent_protocol::records::GateStatus;
-use meta_agent_report::junit_writer::{self, Case, JunitWriteError, Suite, Verdict};
+use meta_agent_protocol::reports::{Case, Suite, Verdict};
+use meta_agent_protocol::termination::Termination;
 
 /// Failing tests listed per gate before "and N more".
 const FAILURES_SHOWN: usize = 10;
@@ -162,16 +162,15 @@ pub fn to_terminal(summary: &GatesSummary) -> String {
     out
 }
 
-/// The gates as JUnit XML (`meta-agent gates --junit`): one case per gate, classname
-/// `meta-agent.gates.<kind>`, its duration and command; a failed gate fails with its first
-/// reason and the failure text, a gate that did not finish (timeout, signal, not started) is an
-/// error, a skipped gate is skipped with its reason.
-pub fn to_junit(summary: &GatesSummary) -> Result<String, JunitWriteError> {
-    let suite = Suite {
+/// The gates as JUnit cases (`meta-agent gates --junit`, serialized by the report crate's
+/// writer): one case per gate, classname `meta-agent.gates.<kind>`, its duration and command; a
+/// failed gate fails with its first reason and the failure text, a gate that did not finish
+/// (timeout, signal, not started) is an error, a skipped gate is skipped with its reason.
+pub fn junit_suite(summary: &GatesSummary) -> Suite {
+    Suite {
         name: "meta-agent gates".into(),
         cases: summary.gates.iter().map(junit_case).collect(),
-    };
-    junit_writer::to_xml("meta-agent", &[suite])
+    }
 }
 
 fn junit_case(gate: &GateResult) -> Case {

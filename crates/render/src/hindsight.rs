@@ -5,8 +5,33 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use meta_agent_hindsight::signature::ExtractedSignature;
-use meta_agent_hindsight::store::{Entry, RankedResolution, SkippedFile};
+use serde::Serialize;
+
+use meta_agent_protocol::kinds::SignatureKind;
+use meta_agent_protocol::signature::{ExtractedSignature, SkippedFile};
+
+/// One entry of the store as `hindsight list` shows it (the session layer reads it off the
+/// store's entry).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntryLine<'a> {
+    pub signature: &'a str,
+    pub kind: SignatureKind,
+    /// The entry's status, as the store names it.
+    pub status: &'a str,
+    pub occurrences: u64,
+    /// When it was last seen, as written in the store.
+    pub last_seen: String,
+    pub template: &'a str,
+}
+
+/// One resolution of an entry as the store ranks it now.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankedLine<'a> {
+    pub confidence: f64,
+    pub id: &'a str,
+    /// What the fix does, in one line.
+    pub summary: String,
+}
 
 /// What `hindsight stats` counts.
 #[derive(Debug, Default, serde::Serialize)]
@@ -46,7 +71,7 @@ pub fn signatures(found: &[ExtractedSignature], files: usize) -> String {
 
 /// One line per entry (id, kind, status, occurrences, last seen, the template's first line),
 /// the count, and the files the store could not read.
-pub fn entries(entries: &[&Entry], skipped: &[SkippedFile]) -> String {
+pub fn entries(entries: &[EntryLine], skipped: &[SkippedFile]) -> String {
     let mut out = String::new();
     for e in entries {
         let _ = writeln!(
@@ -54,7 +79,7 @@ pub fn entries(entries: &[&Entry], skipped: &[SkippedFile]) -> String {
             "{}  {:<12}  {:<10}  {:>5}x  {}  {}",
             e.signature,
             e.kind.as_str(),
-            e.status.as_str(),
+            e.status,
             e.occurrences,
             e.last_seen,
             e.template.lines().next().unwrap_or_default()
@@ -66,17 +91,11 @@ pub fn entries(entries: &[&Entry], skipped: &[SkippedFile]) -> String {
 }
 
 /// One entry as its YAML, then its resolutions as the store would rank them now.
-pub fn entry(entry: &Entry, ranked: &[RankedResolution]) -> String {
+pub fn entry(entry: &impl Serialize, ranked: &[RankedLine]) -> String {
     let mut out = serde_yaml::to_string(entry).unwrap_or_default();
     let _ = writeln!(out, "# ranked resolutions");
     for r in ranked {
-        let _ = writeln!(
-            out,
-            "{:.3}  {}  {}",
-            r.confidence,
-            r.resolution.id,
-            r.resolution.fix.summary()
-        );
+        let _ = writeln!(out, "{:.3}  {}  {}", r.confidence, r.id, r.summary);
     }
     out
 }
@@ -120,105 +139,4 @@ fn skipped_lines(skipped: &[SkippedFile]) -> String {
         .iter()
         .map(|s| format!("skipped {}: {}\n", s.path.display(), s.reason))
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use std::path::PathBuf;
-    use std::time::{Duration, UNIX_EPOCH};
-
-    use meta_agent_hindsight::store::{Fix, Resolution, ResolutionSource, Status, Timestamp};
-    use meta_agent_hindsight::{Signature, SignatureKind};
-
-    use super::*;
-
-    fn entry_of(id: &str, kind: SignatureKind, template: &str) -> Entry {
-        let at = Timestamp::new(UNIX_EPOCH + Duration::from_secs(1_795_000_000));
-        let signature = Signature {
-            id: id.into(),
-            kind,
-            template: template.into(),
-        };
-        let mut entry = Entry::new(&signature, at);
-        entry.occurrences = 3;
-        entry
-    }
-
-    fn store_entries() -> Vec<Entry> {
-        let mut resolved = entry_of(
-            "5f0c2a9e81b3d4c7",
-            SignatureKind::TestFailure,
-            "tests/test_calc.py::test_mean: assert <n> == <n>\nmore",
-        );
-        resolved.status = Status::Resolved;
-        let mut guidance = Resolution::new(Fix::Guidance("use true division".into()));
-        guidance.outcomes.applied = 2;
-        guidance.outcomes.succeeded = 2;
-        resolved.resolutions.push(guidance);
-        let lint = entry_of(
-            "0a1b2c3d4e5f6071",
-            SignatureKind::Lint,
-            "ruff F401: unused import <name>",
-        );
-        vec![resolved, lint]
-    }
-
-    fn skipped() -> Vec<SkippedFile> {
-        vec![SkippedFile {
-            path: PathBuf::from(".meta-agent/hindsight/entries/zz/broken.yaml"),
-            reason: "not YAML: line 1".into(),
-        }]
-    }
-
-    #[test]
-    fn the_store_s_tables_as_people_read_them() {
-        let entries_owned = store_entries();
-        let listed: Vec<&Entry> = entries_owned.iter().collect();
-        let ranked = vec![RankedResolution {
-            resolution: entries_owned[0].resolutions[0].clone(),
-            source: ResolutionSource::Exact {
-                signature: entries_owned[0].signature.clone(),
-            },
-            confidence: 0.34,
-            from_catalog: false,
-        }];
-        let mut counts = StoreStats {
-            entries: 2,
-            applied: 2,
-            succeeded: 2,
-            catalog_rules: 41,
-            skipped: skipped(),
-            ..StoreStats::default()
-        };
-        counts.by_status.insert("resolved".into(), 1);
-        counts.by_status.insert("unresolved".into(), 1);
-        counts.by_kind.insert("lint".into(), 1);
-        counts.by_kind.insert("test_failure".into(), 1);
-        counts.resolutions.insert("guidance".into(), 1);
-        let found = vec![ExtractedSignature {
-            id: entries_owned[0].signature.clone(),
-            kind: entries_owned[0].kind,
-            template: entries_owned[0].template.clone(),
-            family: entries_owned[0].family.clone(),
-            file: PathBuf::from("reports/junit.xml"),
-            location: Some("tests/test_calc.py:28".into()),
-            test: Some("tests/test_calc.py::test_mean".into()),
-            frames: Vec::new(),
-            excerpt: "assert 2 == 2.5".into(),
-            detail: String::new(),
-        }];
-        insta::assert_snapshot!(
-            "hindsight_tables",
-            [
-                signatures(&found, 2),
-                entries(&listed, &skipped()),
-                entry(&entries_owned[0], &ranked),
-                stats(&counts),
-                stats(&StoreStats::default()),
-                pruned(&["0a1b2c3d4e5f6071".into()], true),
-                pruned(&[], false),
-            ]
-            .join("---\n")
-        );
-    }
 }

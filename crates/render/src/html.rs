@@ -18,7 +18,7 @@ use super::timeline::{self, Row, RowKind};
 use crate::run_report::RunReport;
 use meta_agent_protocol::event::Event;
 use meta_agent_protocol::records::{GateRecord, StepRecord};
-use meta_agent_telemetry::{TraceEntry, Traced};
+use meta_agent_protocol::trace::{TraceEntry, Traced};
 
 /// The page's one style (allowed by its hash in the content security policy).
 const STYLE: &str = include_str!("html.css");

@@ -2,12 +2,14 @@
 //! function of typed records (the run's [`LoopState`](meta_agent_protocol::state::LoopState), the step
 //! and gate records of [`meta_agent_protocol::records`], the typed
 //! [`EscalationReason`](meta_agent_protocol::ending::EscalationReason), gate results): nothing here
-//! does I/O, so every text has a snapshot test.
+//! does I/O, so every text has a snapshot test. It depends on the floor crate alone: what it
+//! shows is protocol data, or a small view a caller fills (the hindsight tables' lines), never a
+//! layer's own type.
 //!
 //! [`outcome`] the commit message with its trailers, the escalation report and the final
 //! summary; `reason.rs` the sentence for each escalation reason; [`subject`] the commit's
 //! subject line; [`terminal`] what `run` and `resume` print (and write to `report.md`);
-//! [`gates`] gate results (terminal table, Markdown, JSON, JUnit); [`job`] the Actions job summary,
+//! [`gates`] gate results (terminal table, Markdown, JSON, JUnit cases); [`job`] the Actions job summary,
 //! annotations and step outputs; [`status`] the status comment (the escalation comment is its
 //! escalated view; a fork's pull request gets the fix offered as a patch); [`review`] the
 //! suggestion review of a fork's pull request; [`pull`] the pull request body; [`fit`] keeps

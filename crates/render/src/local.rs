@@ -373,7 +373,7 @@ mod tests {
             branch: Some("main"),
             paths: &paths(52),
         });
-        let trailers = meta_agent_git::commit_message_trailers(&text);
+        let trailers = meta_agent_protocol::trailer::commit_message_trailers(&text);
         assert_eq!(
             trailers,
             [

@@ -127,7 +127,7 @@ pub fn commit_message(state: &LoopState, trailers: bool) -> String {
     }
     // The title and the step descriptions come from the task and the model: outbound text,
     // neutralised as comments are (foreign images and links, mention floods).
-    let mut message = meta_agent_redact::neutralize_markdown(&message, &["github.com"]);
+    let mut message = meta_agent_protocol::markdown::neutralize_markdown(&message, &["github.com"]);
     if trailers {
         message.push('\n');
         message.push_str(&trailer_block(state));

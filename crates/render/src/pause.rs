@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use meta_agent_llm::Message;
+use meta_agent_protocol::chat::Message;
 use meta_agent_protocol::pause::context::PauseContext;
 use meta_agent_protocol::pause::{Cause, Location, PauseHit, Values};
 use meta_agent_protocol::records::Plan;

@@ -2,7 +2,7 @@
 //! texts of its commit or escalation. Below the engine, which makes it, and the renderers and
 //! the session layer, which read it (the renderers do not reach into the engine for it).
 
-use meta_agent_gates::GatesSummary;
+use meta_agent_protocol::gates::GatesSummary;
 use meta_agent_protocol::state::LoopState;
 
 /// What a finished (or stopped) run produced.

@@ -12,7 +12,7 @@ use std::time::Duration;
 use meta_agent_protocol::ending::DecisionKind;
 use meta_agent_protocol::event::Event;
 use meta_agent_protocol::records::RunOutcome;
-use meta_agent_telemetry::{TraceEntry, Traced};
+use meta_agent_protocol::trace::{TraceEntry, Traced};
 
 /// The longest text a row shows of one untrusted field (a tool's input, a reason).
 const FIELD_CHARS: usize = 160;

@@ -7,48 +7,9 @@
 //! cannot hold (control characters, ANSI escapes); the project's reader ([`super::junit`]) reads
 //! the result back.
 
-use std::time::Duration;
-
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
-/// How a case ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
-    Passed,
-    /// It ran and did not pass: `message` in one line, `detail` the evidence (reasons, output).
-    Failed {
-        message: String,
-        detail: String,
-    },
-    /// It could not be judged: it did not start, timed out or crashed.
-    Errored {
-        message: String,
-        detail: String,
-    },
-    /// It was not run (a missing optional program, a pending evaluation run): why.
-    Skipped {
-        message: String,
-    },
-}
-
-/// One named case.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Case {
-    pub name: String,
-    /// Where reporters group the case (`meta-agent.gates.tests`, an evaluation task id).
-    pub classname: Option<String>,
-    pub duration: Option<Duration>,
-    pub verdict: Verdict,
-    /// Extra facts shown by some reporters (`command`, `model`, `run`).
-    pub properties: Vec<(String, String)>,
-}
-
-/// Cases under one name.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Suite {
-    pub name: String,
-    pub cases: Vec<Case>,
-}
+pub use meta_agent_protocol::reports::{Case, Suite, Verdict};
 
 /// Why the document could not be produced.
 #[derive(Debug, thiserror::Error)]
@@ -111,6 +72,8 @@ fn status(verdict: &Verdict) -> TestCaseStatus {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
     use crate::{FailureKind, Limits, parse_junit_file};
 

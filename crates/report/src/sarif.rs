@@ -26,31 +26,7 @@ use super::{Limits, ReportError};
 
 const EXPECTED: &str = "SARIF 2.1.0";
 
-/// SARIF result levels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FindingLevel {
-    None,
-    Note,
-    Warning,
-    Error,
-}
-
-/// One SARIF result.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Finding {
-    /// `tool.driver.name` of the run the result belongs to.
-    pub tool: String,
-    /// `ruleId`, else `rule.id`, else the id of the rule `ruleIndex` points at.
-    pub rule_id: Option<String>,
-    pub level: FindingLevel,
-    /// `message.text` (or the rule's message string), trimmed to `Limits::max_message_bytes`.
-    pub message: String,
-    /// The first location's file, relative to the source root when the log says what it is.
-    pub file: Option<String>,
-    /// The first location's `region.startLine`.
-    pub line: Option<u32>,
-}
+pub use meta_agent_protocol::reports::{Finding, FindingLevel};
 
 /// All results of a SARIF log (every run), kept in detail up to a cap.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

@@ -5,31 +5,11 @@
 //!
 //! Pure: it parses a string; where the string comes from is the caller's business.
 
-use std::time::{Duration, SystemTime};
-
 use serde::Deserialize;
 
 use meta_agent_protocol::event::Event;
 
-/// One line of a trace.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TraceEntry {
-    /// When the event was written.
-    pub time: SystemTime,
-    /// The line's number in the file (counting from 1, across resumed runs).
-    pub seq: u64,
-    pub event: Traced,
-}
-
-/// An event of a trace: known to this version, or only by name.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Traced {
-    Known(Event),
-    /// An event this version does not read (the name of its `event` tag).
-    Unknown {
-        name: String,
-    },
-}
+pub use meta_agent_protocol::trace::{TraceEntry, Traced};
 
 /// Why a trace cannot be read; names the line (counting from 1).
 #[derive(Debug, thiserror::Error)]
@@ -86,18 +66,13 @@ fn read_line(line: usize, text: &str) -> Result<TraceEntry, TraceReadError> {
     Ok(TraceEntry { time, seq, event })
 }
 
-impl TraceEntry {
-    /// How long after `start` this entry was written (zero if before it).
-    pub fn since(&self, start: SystemTime) -> Duration {
-        self.time.duration_since(start).unwrap_or_default()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
 
     use proptest::prelude::*;
+
+    use std::time::{Duration, SystemTime};
 
     use super::*;
     use crate::{NoRedaction, TraceFile};

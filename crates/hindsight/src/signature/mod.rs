@@ -46,11 +46,12 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Signature, SignatureKind};
+use super::SignatureKind;
 use meta_agent_report::{JunitSummary, Limits, ReportError, SarifReport, trim_to};
 
 pub use family::{family_key, family_template};
 pub use hash::signature_id;
+pub use meta_agent_protocol::signature::ExtractedSignature;
 pub use normalize::normalize;
 
 /// Which reader to use for an input file.
@@ -79,43 +80,6 @@ pub struct ExtractOptions {
     /// in it (see `resolve.rs`).
     pub repo_root: Option<PathBuf>,
     pub limits: Limits,
-}
-
-/// One failure found in an input, with its signature and context.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ExtractedSignature {
-    #[serde(rename = "signature")]
-    pub id: String,
-    pub kind: SignatureKind,
-    pub template: String,
-    /// The [`family_key`] of kind and template: near-identical failures share it.
-    pub family: String,
-    /// The input file it came from.
-    pub file: PathBuf,
-    /// Repository-relative `path:line` of the failure when known.
-    pub location: Option<String>,
-    /// The test's identity when it is a test failure.
-    pub test: Option<String>,
-    /// Top frames inside the repository, innermost first, normalized; Python frames are
-    /// repository-relative `path:line` (a traceback's with ` in <function>`).
-    pub frames: Vec<String>,
-    /// The original message, trimmed, for people and prompts.
-    pub excerpt: String,
-    /// A failing test's assertion and its diff, compact ([`assertion::assertion`]); empty when
-    /// the failure shows none.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub detail: String,
-}
-
-impl ExtractedSignature {
-    /// The bare signature (id, kind, template).
-    pub fn signature(&self) -> Signature {
-        Signature {
-            id: self.id.clone(),
-            kind: self.kind,
-            template: self.template.clone(),
-        }
-    }
 }
 
 /// Why signatures could not be extracted from a file. Every variant names the file.

@@ -40,12 +40,7 @@ pub enum EntryError {
     ReaderPanicked,
 }
 
-/// A file the load skipped, and why.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct SkippedFile {
-    pub path: PathBuf,
-    pub reason: String,
-}
+pub use meta_agent_protocol::signature::SkippedFile;
 
 /// What a load found.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]

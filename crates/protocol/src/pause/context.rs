@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::PauseHit;
 use crate::chat::{Message, ToolCall};
-use crate::event::LoopPhase;
+use crate::phase::LoopPhase;
 use crate::records::{GateRecord, Plan, ResolutionTried, SignatureRecord, Usage};
 use crate::task::Task;
 

@@ -2,7 +2,7 @@
 //! messages as sent, the pending tool call) and one after the gates (no conversation).
 
 use super::*;
-use meta_agent_llm::ToolCall;
+use meta_agent_protocol::chat::ToolCall;
 use meta_agent_protocol::event::LoopPhase;
 use meta_agent_protocol::pause::Field;
 use meta_agent_protocol::pause::context::{ModelSettings, StepLine};

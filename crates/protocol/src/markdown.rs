@@ -1,8 +1,8 @@
 //! Makes outbound Markdown inert: images, links, autolinks and `<img>` tags pointing at hosts
 //! outside an allowlist become plain text naming the host (so nothing is fetched and no data
 //! leaves in a URL), and mass mentions (`@everyone`, `@here`, team mentions, more than three user
-//! mentions) are wrapped in backticks so they notify nobody. It does not redact secrets: see the
-//! parent module.
+//! mentions) are wrapped in backticks so they notify nobody. It does not redact secrets: that is the
+//! redactor's work (`meta-agent-redact`, which sends every outbound text through this too).
 
 use std::sync::LazyLock;
 
