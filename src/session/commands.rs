@@ -140,7 +140,7 @@ pub fn report(request: &ReportRequest) -> Result<Done, SessionError> {
             if *json {
                 junit_json(&summary)
             } else {
-                junit_text(&summary)
+                crate::render::reports::junit(&summary)
             }
         }
         ReportRequest::Coverage { file, json } => {
@@ -148,7 +148,7 @@ pub fn report(request: &ReportRequest) -> Result<Done, SessionError> {
             if *json {
                 pretty(&to_value(&coverage))
             } else {
-                coverage_text(&coverage)
+                crate::render::reports::coverage(&coverage)
             }
         }
         ReportRequest::Sarif { file, json } => {
@@ -156,7 +156,7 @@ pub fn report(request: &ReportRequest) -> Result<Done, SessionError> {
             if *json {
                 pretty(&to_value(&sarif))
             } else {
-                sarif_text(&sarif)
+                crate::render::reports::sarif(&sarif)
             }
         }
     };
@@ -174,68 +174,6 @@ fn junit_json(summary: &report::JunitSummary) -> String {
         object.insert("pass_rate".into(), serde_json::json!(summary.pass_rate()));
     }
     pretty(&value)
-}
-
-fn junit_text(summary: &report::JunitSummary) -> String {
-    let mut out = format!(
-        "{} tests: {} passed, {} failed, {} errors, {} skipped, {} flaky (pass rate {:.1}%)\n",
-        summary.tests,
-        summary.passed,
-        summary.failed,
-        summary.errors,
-        summary.skipped,
-        summary.flaky,
-        summary.pass_rate() * 100.0
-    );
-    for failure in &summary.failures {
-        let id = failure.id();
-        out.push_str(&format!(
-            "  ✗ {id}: {}\n",
-            failure.message.lines().next().unwrap_or("")
-        ));
-    }
-    if summary.failures_omitted > 0 {
-        out.push_str(&format!("  … and {} more\n", summary.failures_omitted));
-    }
-    out
-}
-
-fn coverage_text(coverage: &report::CoverageReport) -> String {
-    let mut out = format!(
-        "lines: {:.2}% ({}/{})\n",
-        coverage.line_percent, coverage.lines_covered, coverage.lines_total
-    );
-    if let (Some(percent), Some(covered), Some(total)) = (
-        coverage.branch_percent,
-        coverage.branches_covered,
-        coverage.branches_total,
-    ) {
-        out.push_str(&format!("branches: {percent:.2}% ({covered}/{total})\n"));
-    }
-    for file in &coverage.files {
-        out.push_str(&format!("  {:6.2}%  {}\n", file.line_percent, file.path));
-    }
-    out
-}
-
-fn sarif_text(sarif: &report::SarifReport) -> String {
-    let mut out = format!(
-        "{} findings: {} errors, {} warnings\n",
-        sarif.findings, sarif.errors, sarif.warnings
-    );
-    for finding in &sarif.results {
-        let location = match (&finding.file, finding.line) {
-            (Some(file), Some(line)) => format!("{file}:{line}"),
-            (Some(file), None) => file.clone(),
-            _ => "-".into(),
-        };
-        let rule = finding.rule_id.as_deref().unwrap_or("-");
-        out.push_str(&format!(
-            "  {location}: [{rule}] {}\n",
-            finding.message.lines().next().unwrap_or("")
-        ));
-    }
-    out
 }
 
 /// `meta-agent hindsight ...`: the store of fixes, and signatures of reports.

@@ -273,8 +273,6 @@ fn ranked_line(ranked: &RankedResolution) -> RankedLine<'_> {
     }
 }
 
-pub use crate::render::hindsight::plural_y;
-
 fn find<'a>(store: &'a Store, prefix: &str) -> Result<&'a Entry, HindsightError> {
     match store.find_prefix(prefix).as_slice() {
         [] => Err(HindsightError::NotFound(prefix.to_string())),
@@ -369,11 +367,7 @@ fn import(store: &mut Store, file: &Path) -> Result<String, HindsightError> {
     for entry in &entries {
         store.merge_entry(entry)?;
     }
-    Ok(format!(
-        "imported {} entr{}\n",
-        entries.len(),
-        plural_y(entries.len())
-    ))
+    Ok(hindsight_text::imported(entries.len()))
 }
 
 /// Every entry as one JSON line, sorted by signature.
@@ -406,11 +400,7 @@ pub fn deliver_export(
         return Ok(lines);
     };
     crate::hindsight::store::files::write_atomic(path, lines.as_bytes())?;
-    Ok(format!(
-        "exported {entries} entr{} to {}\n",
-        plural_y(entries),
-        path.display()
-    ))
+    Ok(hindsight_text::exported(entries, path))
 }
 
 fn export(store: &Store, output: Option<&Path>) -> Result<String, HindsightError> {
@@ -424,7 +414,7 @@ mod tests {
 
     use crate::hindsight::Signature;
     use crate::hindsight::store::{Fix, Resolution, ResolutionSource, SkippedFile};
-    use crate::render::hindsight::{entries, entry, pruned, signatures, stats};
+    use crate::render::hindsight::{entries, entry, exported, imported, pruned, signatures, stats};
 
     use super::*;
 
@@ -515,6 +505,8 @@ mod tests {
                 stats(&StoreStats::default()),
                 pruned(&["0a1b2c3d4e5f6071".into()], true),
                 pruned(&[], false),
+                imported(1),
+                exported(12, Path::new(".meta-agent/hindsight-export.jsonl")),
             ]
             .join("---\n")
         );

@@ -6,7 +6,6 @@
 //! back; `--files` picks the repository's file backend instead. Functions return what to print;
 //! nothing here prints or picks an exit code.
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -16,8 +15,9 @@ use crate::memory::files::FileMemory;
 use crate::memory::journal::{self, Replayed};
 use crate::memory::postgres::{ConnectOptions, PgMemory, migrate};
 use crate::memory::settings::{self, MemorySettings};
-use crate::memory::{AnyMemory, Approval, MemoryBackend, MemoryError, MemoryStatus, StoredEntry};
+use crate::memory::{AnyMemory, Approval, MemoryBackend, MemoryError, StoredEntry};
 use crate::redact::Redactor;
+use crate::render::memory as memory_text;
 
 /// `meta-agent memory`.
 #[derive(Debug, Clone, clap::Args)]
@@ -171,7 +171,7 @@ pub async fn run(args: &MemoryArgs, ctx: &MemoryContext<'_>) -> Result<String, M
             Ok(if *json {
                 to_json(&status)?
             } else {
-                status_text(&status)
+                memory_text::status(&status)
             })
         }
         MemoryCommand::Export { output, files } => {
@@ -186,10 +186,7 @@ pub async fn run(args: &MemoryArgs, ctx: &MemoryContext<'_>) -> Result<String, M
             let repository = repository.clone().unwrap_or_else(|| ctx.repository());
             let entries = read_export(file, &repository)?;
             let count = ctx.backend(*files).await?.import(&entries).await?;
-            Ok(format!(
-                "imported {count} entr{}\n",
-                hindsight_cli::plural_y(count as usize)
-            ))
+            Ok(crate::render::hindsight::imported(count as usize))
         }
     }
 }
@@ -203,23 +200,11 @@ async fn migrate_command(ctx: &MemoryContext<'_>, json: bool) -> Result<String, 
     if json {
         return to_json(&report);
     }
-    Ok(match report.applied.as_slice() {
-        [] => format!(
-            "{}: schema is up to date (version {})\n",
-            database.location(),
-            report.version
-        ),
-        applied => format!(
-            "{}: applied migration(s) {} (schema version {})\n",
-            database.location(),
-            applied
-                .iter()
-                .map(i32::to_string)
-                .collect::<Vec<_>>()
-                .join(", "),
-            report.version
-        ),
-    })
+    Ok(memory_text::migrated(
+        database.location(),
+        &report.applied,
+        report.version,
+    ))
 }
 
 fn to_json<T: serde::Serialize>(value: &T) -> Result<String, MemoryError> {
@@ -229,32 +214,6 @@ fn to_json<T: serde::Serialize>(value: &T) -> Result<String, MemoryError> {
             what: "JSON output".into(),
             reason: err.to_string(),
         })
-}
-
-fn status_text(status: &MemoryStatus) -> String {
-    let mut out = format!("backend: {} ({})\n", status.backend, status.location);
-    if let (Some(version), Some(known)) = (status.schema_version, status.known_version) {
-        let _ = writeln!(
-            out,
-            "schema: version {version} (this meta-agent knows {known})"
-        );
-    }
-    let _ = writeln!(
-        out,
-        "hindsight: {} entr{} from {} repositor{}, {} resolution(s), {} reviewed",
-        status.entries,
-        hindsight_cli::plural_y(status.entries as usize),
-        status.repositories,
-        hindsight_cli::plural_y(status.repositories as usize),
-        status.resolutions,
-        status.reviewed
-    );
-    let _ = writeln!(
-        out,
-        "sessions: {}, conversation messages: {}",
-        status.sessions, status.messages
-    );
-    out
 }
 
 fn export(entries: &[StoredEntry], output: Option<&Path>) -> Result<String, MemoryError> {
@@ -327,15 +286,11 @@ pub async fn approve(args: &ApproveArgs, ctx: &MemoryContext<'_>) -> Result<Stri
             args.signature
         )));
     }
-    let mut out = String::new();
-    for fix in &approved {
-        let _ = writeln!(
-            out,
-            "approved {} {} ({repository}, by {by})",
-            fix.signature, fix.resolution
-        );
-    }
-    Ok(out)
+    let approved: Vec<(&str, &str)> = approved
+        .iter()
+        .map(|fix| (fix.signature.as_str(), fix.resolution.as_str()))
+        .collect();
+    Ok(memory_text::approved(&approved, &repository, &by))
 }
 
 /// `meta-agent hindsight sync`: writes every queued lesson to the database.
@@ -356,10 +311,10 @@ pub async fn sync(args: &SyncArgs, ctx: &MemoryContext<'_>) -> Result<String, Me
             total.already += done.already;
         }
     }
-    Ok(format!(
-        "synced {files} queue file(s) to {}: {} written, {} already there\n",
+    Ok(memory_text::synced(
+        files,
         database.location(),
         total.applied,
-        total.already
+        total.already,
     ))
 }

@@ -83,7 +83,7 @@ fn human_output_summarises() {
         .assert()
         .success()
         .stdout(predicate::str::starts_with(
-            "9 tests: 4 passed, 3 failed, 1 errors, 1 skipped, 0 flaky",
+            "9 tests: 4 passed, 3 failed, 1 error, 1 skipped, 0 flaky (pass rate 44.4%)",
         ));
 }
 

@@ -19,6 +19,7 @@ pub mod interrupt;
 pub mod kinds;
 pub mod lang;
 pub mod markdown;
+pub mod memory;
 pub mod path;
 pub mod pause;
 pub mod phase;

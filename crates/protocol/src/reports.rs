@@ -1,5 +1,6 @@
 //! What the report readers found, as plain data: a JUnit report's counts, failures and outcomes
-//! ([`JunitSummary`]) and a SARIF log's findings ([`Finding`]). The readers (`meta-agent-report`)
+//! ([`JunitSummary`]), a SARIF log's findings ([`SarifReport`]) and a coverage report's totals
+//! ([`CoverageReport`]). The readers (`meta-agent-report`)
 //! produce these; the gates judge them and the renderers show them, knowing no reader. And the
 //! other way: the cases of a JUnit report the bot writes ([`Suite`]), which the renderers compose
 //! and the report crate's writer serializes.
@@ -135,6 +136,64 @@ pub struct Finding {
     pub file: Option<String>,
     /// The first location's `region.startLine`.
     pub line: Option<u32>,
+}
+
+/// All results of a SARIF log (every run), kept in detail up to a cap.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SarifReport {
+    /// Total number of results.
+    pub findings: u64,
+    /// Results at level error.
+    pub errors: u64,
+    /// Results at level warning.
+    pub warnings: u64,
+    pub results: Vec<Finding>,
+    /// Results counted but not kept in `results` because the cap was reached.
+    pub results_omitted: u64,
+}
+
+/// The format a coverage report was written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CoverageFormat {
+    Lcov,
+    Cobertura,
+}
+
+/// Coverage of one source file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FileCoverage {
+    /// The path as the report wrote it (lcov `SF:`, Cobertura `filename`).
+    pub path: String,
+    pub lines_covered: u64,
+    pub lines_total: u64,
+    /// Percent (0 to 100), 0.0 when the file has no instrumented lines.
+    pub line_percent: f64,
+    /// Branch counts are present only when this file has branch data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branches_covered: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branches_total: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch_percent: Option<f64>,
+}
+
+/// A whole coverage report: totals, and per file (sorted by path).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CoverageReport {
+    pub format: CoverageFormat,
+    /// Percent (0 to 100); 0.0 when the report has no instrumented lines (see the module doc).
+    pub line_percent: f64,
+    pub lines_covered: u64,
+    pub lines_total: u64,
+    /// Present only when the report has at least one branch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch_percent: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branches_covered: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branches_total: Option<u64>,
+    pub files: Vec<FileCoverage>,
 }
 
 /// How a case ended.

@@ -134,6 +134,20 @@ pub fn pruned(stale: &[String], dry_run: bool) -> String {
     out
 }
 
+/// How many entries an import (`hindsight import`, `memory import`) wrote.
+pub fn imported(count: usize) -> String {
+    format!("imported {count} entr{}\n", plural_y(count))
+}
+
+/// An export written to a file (printed, it is only its JSON lines).
+pub fn exported(count: usize, path: &std::path::Path) -> String {
+    format!(
+        "exported {count} entr{} to {}\n",
+        plural_y(count),
+        path.display()
+    )
+}
+
 fn skipped_lines(skipped: &[SkippedFile]) -> String {
     skipped
         .iter()

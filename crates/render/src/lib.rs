@@ -19,7 +19,9 @@
 //! [`checklist`] the status comment's live checklist, folded from the event stream; [`live`]
 //! the terminal's live status line and its plain lines;
 //! [`local`] what a local run says about its worktree and the user's uncommitted work (and
-//! `meta-agent worktrees`); [`mine`] the progress and lines of `eval mine`;
+//! `meta-agent worktrees`); [`mine`] the progress and lines of `eval mine`; [`hindsight`] the
+//! tables of `meta-agent hindsight`; [`memory`] what the memory commands print; [`reports`]
+//! what `meta-agent report` prints of a JUnit, coverage or SARIF report;
 //! [`checks`] a pull request's failing checks: not reproduced, fixed on its own branch, or not
 //! pushed because it moved; [`timeline`] a run's trace as a timeline (`trace show`, `trace
 //! replay`); [`html`] the run's `report.html`.
@@ -37,11 +39,13 @@ pub mod html;
 pub mod job;
 pub mod live;
 pub mod local;
+pub mod memory;
 pub mod mine;
 pub mod outcome;
 pub mod pause;
 pub mod pull;
 pub mod reason;
+pub mod reports;
 pub mod review;
 pub mod run_report;
 pub mod status;

@@ -21,53 +21,9 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::Path;
 
-use serde::Serialize;
-
 use super::ReportError;
 
-/// The format a coverage report was written in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CoverageFormat {
-    Lcov,
-    Cobertura,
-}
-
-/// Coverage of one source file.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FileCoverage {
-    /// The path as the report wrote it (lcov `SF:`, Cobertura `filename`).
-    pub path: String,
-    pub lines_covered: u64,
-    pub lines_total: u64,
-    /// Percent (0 to 100), 0.0 when the file has no instrumented lines.
-    pub line_percent: f64,
-    /// Branch counts are present only when this file has branch data.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub branches_covered: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub branches_total: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub branch_percent: Option<f64>,
-}
-
-/// A whole coverage report: totals, and per file (sorted by path).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CoverageReport {
-    pub format: CoverageFormat,
-    /// Percent (0 to 100); 0.0 when the report has no instrumented lines (see the module doc).
-    pub line_percent: f64,
-    pub lines_covered: u64,
-    pub lines_total: u64,
-    /// Present only when the report has at least one branch.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub branch_percent: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub branches_covered: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub branches_total: Option<u64>,
-    pub files: Vec<FileCoverage>,
-}
+pub use meta_agent_protocol::reports::{CoverageFormat, CoverageReport, FileCoverage};
 
 /// Reads an lcov or Cobertura file, detecting which from its content.
 pub fn parse_coverage_file(path: &Path) -> Result<CoverageReport, ReportError> {

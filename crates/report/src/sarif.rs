@@ -18,7 +18,6 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
-use serde::Serialize;
 use serde::de::DeserializeSeed;
 
 use super::coverage::position;
@@ -26,21 +25,7 @@ use super::{Limits, ReportError};
 
 const EXPECTED: &str = "SARIF 2.1.0";
 
-pub use meta_agent_protocol::reports::{Finding, FindingLevel};
-
-/// All results of a SARIF log (every run), kept in detail up to a cap.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct SarifReport {
-    /// Total number of results.
-    pub findings: u64,
-    /// Results at level error.
-    pub errors: u64,
-    /// Results at level warning.
-    pub warnings: u64,
-    pub results: Vec<Finding>,
-    /// Results counted but not kept in `results` because the cap was reached.
-    pub results_omitted: u64,
-}
+pub use meta_agent_protocol::reports::{Finding, FindingLevel, SarifReport};
 
 /// Reads a SARIF 2.1.0 file.
 pub fn parse_sarif_file(path: &Path, limits: &Limits) -> Result<SarifReport, ReportError> {
