@@ -770,7 +770,10 @@ fn the_report_and_the_summary_read_as_expected() {
         result("flaky-net", 2, Grade::Pending),
     ];
     let summary = summarize("demo", results);
-    insta::assert_snapshot!("eval_report_md", summary::to_markdown(&summary));
+    insta::assert_snapshot!(
+        "eval_report_md",
+        meta_agent::render::eval::report_markdown(&summary)
+    );
     insta::assert_json_snapshot!("eval_summary_json", summary::to_json(&summary));
 }
 

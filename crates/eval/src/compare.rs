@@ -9,30 +9,10 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+pub use meta_agent_protocol::eval::{Comparison, Test, Verdict};
 
 use super::stats::{self, Spread};
 use super::summary::{Summary, per_task};
-
-/// What the comparison says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    Better,
-    Worse,
-    /// No significant difference (or one within the threshold).
-    Same,
-}
-
-/// How pass rates were tested.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Test {
-    /// Exact sign test on paired tasks.
-    PairedSign,
-    /// Pooled two-proportion z-test (no tasks in common).
-    TwoProportion,
-}
 
 /// When B counts as a regression.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -41,28 +21,6 @@ pub struct Gate {
     pub alpha: f64,
     /// The pass-rate drop (0-1) tolerated even when significant.
     pub threshold: f64,
-}
-
-/// The comparison.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Comparison {
-    pub a: String,
-    pub b: String,
-    pub pass_rate_a: f64,
-    pub pass_rate_b: f64,
-    /// B − A (on paired tasks when there are any).
-    pub difference: f64,
-    pub difference_ci95: [f64; 2],
-    pub test: Test,
-    pub p_value: f64,
-    pub paired_tasks: usize,
-    /// Paired tasks B did better / worse on.
-    pub tasks_better: u64,
-    pub tasks_worse: u64,
-    pub verdict: Verdict,
-    pub regression: bool,
-    /// Means of A and B: calls, tokens, cost, wall.
-    pub measures: BTreeMap<String, [f64; 2]>,
 }
 
 /// Compares B against A.
@@ -147,35 +105,6 @@ fn measures(a: &Summary, b: &Summary) -> BTreeMap<String, [f64; 2]> {
     pick.iter()
         .map(|(name, get)| ((*name).to_owned(), [get(a).mean, get(b).mean]))
         .collect()
-}
-
-/// The comparison as a person reads it.
-pub fn to_text(c: &Comparison) -> String {
-    let test = match c.test {
-        Test::PairedSign => format!(
-            "exact sign test over {} paired tasks ({} better, {} worse)",
-            c.paired_tasks, c.tasks_better, c.tasks_worse
-        ),
-        Test::TwoProportion => "two-proportion z-test (no tasks in common)".to_owned(),
-    };
-    let verdict = match c.verdict {
-        Verdict::Better => "B is significantly BETTER than A",
-        Verdict::Worse => "B is significantly WORSE than A (regression)",
-        Verdict::Same => "no significant difference",
-    };
-    let mut out = format!(
-        "pass rate: A {:.1} % → B {:.1} % (B − A {:+.1} points, 95 % CI {:+.1} to {:+.1}); p = {:.4}, {test}\n{verdict}\n\n| measure | A mean | B mean |\n|---|---:|---:|\n",
-        c.pass_rate_a * 100.0,
-        c.pass_rate_b * 100.0,
-        c.difference * 100.0,
-        c.difference_ci95[0] * 100.0,
-        c.difference_ci95[1] * 100.0,
-        c.p_value,
-    );
-    for (name, [a, b]) in &c.measures {
-        out.push_str(&format!("| {name} | {a:.3} | {b:.3} |\n"));
-    }
-    out
 }
 
 #[cfg(test)]

@@ -4,111 +4,38 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
-use super::suite::CompositeMode;
+pub use meta_agent_protocol::eval::{CompositeMode, Grade, GraderDetail};
 use meta_agent_report::{JunitSummary, TestStatus};
 
-/// How one run, or one grader of it, was judged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Grade {
-    Pass,
-    Fail,
-    /// It could not be judged: the source could not be prepared, its setup failed, a grader
-    /// could not run. Not the bot's failure, and not counted in the pass rate.
-    Error,
-    /// Waiting for a person (`eval grade`).
-    Pending,
+/// A composite over `children`, its grade combined from theirs.
+pub fn composite(
+    mode: CompositeMode,
+    threshold: Option<f64>,
+    children: Vec<GraderDetail>,
+) -> GraderDetail {
+    let mut detail = GraderDetail {
+        kind: "composite".into(),
+        grade: Grade::Pending,
+        detail: String::new(),
+        score: None,
+        weight: 1.0,
+        mode: Some(mode),
+        threshold,
+        children,
+    };
+    recombine(&mut detail);
+    detail
 }
 
-impl Grade {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Grade::Pass => "pass",
-            Grade::Fail => "fail",
-            Grade::Error => "error",
-            Grade::Pending => "pending",
-        }
+/// Recomputes a composite's grade from its children (after a human grade).
+pub fn recombine(detail: &mut GraderDetail) {
+    for child in &mut detail.children {
+        recombine(child);
     }
-}
-
-/// What one grader said.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GraderDetail {
-    /// The grader's kind (`gates`, `hidden_tests`, `llm_judge`, ...).
-    pub kind: String,
-    pub grade: Grade,
-    /// Why, in a line or a few (a judge's reasoning, the failing hidden tests).
-    pub detail: String,
-    /// A judge's score (0-10).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub score: Option<f64>,
-    /// The weight inside a composite.
-    #[serde(default = "one", skip_serializing_if = "is_one")]
-    pub weight: f64,
-    /// For a composite: how its children combine.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mode: Option<CompositeMode>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub threshold: Option<f64>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub children: Vec<GraderDetail>,
-}
-
-fn one() -> f64 {
-    1.0
-}
-
-fn is_one(value: &f64) -> bool {
-    *value == 1.0
-}
-
-impl GraderDetail {
-    /// A leaf grader's verdict.
-    pub fn leaf(kind: &str, grade: Grade, detail: impl Into<String>) -> GraderDetail {
-        GraderDetail {
-            kind: kind.to_owned(),
-            grade,
-            detail: detail.into(),
-            score: None,
-            weight: 1.0,
-            mode: None,
-            threshold: None,
-            children: Vec::new(),
-        }
-    }
-
-    /// A composite over `children`, its grade combined from theirs.
-    pub fn composite(
-        mode: CompositeMode,
-        threshold: Option<f64>,
-        children: Vec<GraderDetail>,
-    ) -> GraderDetail {
-        let mut detail = GraderDetail {
-            kind: "composite".into(),
-            grade: Grade::Pending,
-            detail: String::new(),
-            score: None,
-            weight: 1.0,
-            mode: Some(mode),
-            threshold,
-            children,
-        };
-        detail.recombine();
-        detail
-    }
-
-    /// Recomputes a composite's grade from its children (after a human grade).
-    pub fn recombine(&mut self) {
-        for child in &mut self.children {
-            child.recombine();
-        }
-        if let Some(mode) = self.mode {
-            let (grade, detail) = combine_composite(mode, self.threshold, &self.children);
-            self.grade = grade;
-            self.detail = detail;
-        }
+    if let Some(mode) = detail.mode {
+        let (grade, text) = combine_composite(mode, detail.threshold, &detail.children);
+        detail.grade = grade;
+        detail.detail = text;
     }
 }
 
@@ -387,14 +314,14 @@ mod tests {
 
     #[test]
     fn a_human_grade_recombines_the_tree() {
-        let mut tree = GraderDetail::composite(
+        let mut tree = composite(
             CompositeMode::All,
             None,
             vec![leaf(Grade::Pass, 1.0), leaf(Grade::Pending, 1.0)],
         );
         assert_eq!(tree.grade, Grade::Pending);
         tree.children[1].grade = Grade::Fail;
-        tree.recombine();
+        recombine(&mut tree);
         assert_eq!(tree.grade, Grade::Fail);
         assert_eq!(overall(&[leaf(Grade::Pass, 1.0), tree]), Grade::Fail);
     }

@@ -7,63 +7,14 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::EvalError;
-use super::grade::{Grade, GraderDetail};
 
 /// The file of results in an output directory.
 pub const RESULTS_FILE: &str = "results.jsonl";
 
-/// One run of one task.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunResult {
-    pub task: String,
-    /// 1-based run number.
-    pub run: u32,
-    /// How the engine ended: `committed`, `escalated`, `nothing_to_do`, `failed`, or `error`
-    /// when it could not start.
-    pub outcome: String,
-    pub grade: Grade,
-    pub grader_details: Vec<GraderDetail>,
-    pub llm_calls: u32,
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-    pub cost_usd: f64,
-    /// Wall time of the whole run: clone, setup, engine and grading.
-    pub wall_s: f64,
-    /// The part of `wall_s` spent outside the engine (clone, setup, grading, bookkeeping).
-    #[serde(default)]
-    pub overhead_s: f64,
-    /// Why the run is an error, or the escalation's summary (first lines).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
-impl RunResult {
-    /// A run that could not be judged (its source or setup failed).
-    pub fn error(task: &str, run: u32, why: String, wall_s: f64) -> RunResult {
-        RunResult {
-            task: task.to_owned(),
-            run,
-            outcome: "error".into(),
-            grade: Grade::Error,
-            grader_details: Vec::new(),
-            llm_calls: 0,
-            prompt_tokens: 0,
-            completion_tokens: 0,
-            cost_usd: 0.0,
-            wall_s,
-            overhead_s: wall_s,
-            note: Some(why),
-        }
-    }
-
-    /// The `(task, run)` key.
-    pub fn key(&self) -> (String, u32) {
-        (self.task.clone(), self.run)
-    }
-}
+pub use meta_agent_protocol::eval::RunResult;
 
 /// Reads `results.jsonl` (missing: none). A last line without its newline (cut by a kill) is
 /// dropped; any other bad line is an error naming its line.

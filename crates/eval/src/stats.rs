@@ -3,6 +3,8 @@
 //! exact sign test on paired tasks, which is McNemar's exact test when each task ran once; the
 //! two-proportion z-test when the tasks are not paired; a paired bootstrap interval).
 
+pub use meta_agent_protocol::eval::Spread;
+
 /// z for a two-sided 95 % interval.
 pub const Z95: f64 = 1.959_963_984_540_054;
 
@@ -39,34 +41,6 @@ pub fn pass_at_k(n: u64, c: u64, k: u64) -> Option<f64> {
         all_fail *= 1.0 - k as f64 / i as f64;
     }
     Some(1.0 - all_fail)
-}
-
-/// Mean and median of a sample (both 0 for an empty one).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Spread {
-    pub mean: f64,
-    pub median: f64,
-}
-
-impl Spread {
-    pub fn of(values: &[f64]) -> Spread {
-        if values.is_empty() {
-            return Spread {
-                mean: 0.0,
-                median: 0.0,
-            };
-        }
-        let mean = values.iter().sum::<f64>() / values.len() as f64;
-        let mut sorted = values.to_vec();
-        sorted.sort_by(f64::total_cmp);
-        let mid = sorted.len() / 2;
-        let median = if sorted.len().is_multiple_of(2) {
-            (sorted[mid - 1] + sorted[mid]) / 2.0
-        } else {
-            sorted[mid]
-        };
-        Spread { mean, median }
-    }
 }
 
 /// Two-sided exact sign test: the probability, under "neither is better", of a split of the

@@ -13,6 +13,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::EvalError;
+pub use meta_agent_protocol::eval::CompositeMode;
 
 /// The newest suite schema version this binary reads.
 pub const SUITE_VERSION: u32 = 1;
@@ -247,15 +248,6 @@ pub struct Composite {
     #[serde(default)]
     pub threshold: Option<f64>,
     pub graders: Vec<Weighted>,
-}
-
-/// How a composite combines.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum CompositeMode {
-    All,
-    Any,
-    Weighted,
 }
 
 /// One grader of a composite, with its weight.

@@ -19,7 +19,8 @@
 //! [`checklist`] the status comment's live checklist, folded from the event stream; [`live`]
 //! the terminal's live status line and its plain lines;
 //! [`local`] what a local run says about its worktree and the user's uncommitted work (and
-//! `meta-agent worktrees`); [`mine`] the progress and lines of `eval mine`; [`hindsight`] the
+//! `meta-agent worktrees`); [`mine`] the progress and lines of `eval mine`; [`eval`] an evaluation's report, JUnit cases
+//! and comparison; [`hindsight`] the
 //! tables of `meta-agent hindsight`; [`memory`] what the memory commands print; [`reports`]
 //! what `meta-agent report` prints of a JUnit, coverage or SARIF report;
 //! [`checks`] a pull request's failing checks: not reproduced, fixed on its own branch, or not
@@ -31,6 +32,7 @@
 pub mod checklist;
 pub mod checks;
 pub mod environment;
+pub mod eval;
 pub mod evidence;
 pub mod fit;
 pub mod gates;

@@ -153,15 +153,4 @@ impl ReportError {
     }
 }
 
-/// Trims `text` to at most `max` bytes on a character boundary, appending a marker that says how
-/// much was cut.
-pub fn trim_to(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_owned();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}… [{} bytes trimmed]", &text[..end], text.len() - end)
-}
+pub use meta_agent_protocol::text::trim_to;

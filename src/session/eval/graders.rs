@@ -103,7 +103,7 @@ async fn one(shared: &EvalShared<'_>, input: &GradeInput<'_>, grader: &Grader) -
                 child.weight = weighted.weight;
                 children.push(child);
             }
-            GraderDetail::composite(composite.mode, composite.threshold, children)
+            crate::eval::grade::composite(composite.mode, composite.threshold, children)
         }
     }
 }

@@ -160,7 +160,7 @@ pub async fn run(
     }
     drop(stream);
     let summary = write_outputs(&request.out, &suite.name, done, env)?;
-    review::publish(env, &summary, &review_queue(&summary)).await;
+    review::publish(env, &summary, &crate::render::eval::review_queue(&summary)).await;
     Ok(Done {
         stdout: render(&summary, request.json),
         outcome: Outcome::Success,
@@ -208,7 +208,7 @@ fn render(summary: &Summary, json: bool) -> String {
     if json {
         format!("{}\n", summary::to_json(summary))
     } else {
-        summary::to_markdown(summary)
+        crate::render::eval::report_markdown(summary)
     }
 }
 
@@ -221,8 +221,11 @@ fn write_outputs(
     env: &Environment,
 ) -> Result<Summary, SessionError> {
     let summary = summary::summarize(suite, results);
-    let junit =
-        summary::to_junit(&summary).map_err(|err| SessionError::Internal(err.to_string()))?;
+    let junit = crate::report::junit_writer::to_xml(
+        &crate::render::eval::junit_report_name(&summary),
+        &crate::render::eval::junit_suites(&summary),
+    )
+    .map_err(|err| SessionError::Internal(err.to_string()))?;
     let files = [
         (
             SUMMARY_FILE,
@@ -232,9 +235,9 @@ fn write_outputs(
                     .map_err(|err| SessionError::Internal(err.to_string()))?
             ),
         ),
-        ("report.md", summary::to_markdown(&summary)),
+        ("report.md", crate::render::eval::report_markdown(&summary)),
         ("junit.xml", junit),
-        (REVIEW_FILE, review_queue(&summary)),
+        (REVIEW_FILE, crate::render::eval::review_queue(&summary)),
     ];
     for (name, text) in files {
         let text = env.redactor.redact_text(&text);
@@ -242,51 +245,6 @@ fn write_outputs(
             .map_err(|err| SessionError::Internal(err.to_string()))?;
     }
     Ok(summary)
-}
-
-/// The review queue: a Markdown checklist per run awaiting a human grade, with its diff's file
-/// and the command that records the grade.
-pub fn review_queue(summary: &Summary) -> String {
-    let mut out = String::from("# Review queue\n\n");
-    let mut any = false;
-    for result in &summary.results {
-        let mut items = Vec::new();
-        for detail in &result.grader_details {
-            pending_humans(detail, &mut items);
-        }
-        if items.is_empty() {
-            continue;
-        }
-        any = true;
-        out.push_str(&format!(
-            "## {} run {} ({})\n\nDiff: `diffs/{}`\n\n",
-            result.task,
-            result.run,
-            result.outcome,
-            runner::diff_name(&result.task, result.run)
-        ));
-        for item in items {
-            out.push_str(&format!("- [ ] {item}\n"));
-        }
-        out.push_str(&format!(
-            "\nRecord: `meta-agent eval grade DIR --task {} --run {} --pass` (or `--fail`)\n\n",
-            result.task, result.run
-        ));
-    }
-    if !any {
-        out.push_str("Nothing awaits review.\n");
-    }
-    out
-}
-
-fn pending_humans(detail: &GraderDetail, items: &mut Vec<String>) {
-    if detail.kind == "human" && detail.grade == Grade::Pending {
-        let list = detail.detail.trim_start_matches("awaiting review: ");
-        items.extend(list.split("; ").map(str::to_owned));
-    }
-    for child in &detail.children {
-        pending_humans(child, items);
-    }
 }
 
 /// What `meta-agent eval grade` records.
@@ -325,7 +283,7 @@ pub async fn grade(request: &GradeRequest, env: &Environment) -> Result<Done, Se
     let mut recorded = 0;
     for detail in &mut result.grader_details {
         recorded += record_human(detail, grade, request.note.as_deref());
-        detail.recombine();
+        crate::eval::grade::recombine(detail);
     }
     if recorded == 0 {
         return Err(SessionError::Usage(format!(
@@ -342,7 +300,7 @@ pub async fn grade(request: &GradeRequest, env: &Environment) -> Result<Done, Se
     );
     results::rewrite(&path, &all)?;
     let summary = write_outputs(&request.dir, &suite, all, env)?;
-    review::publish(env, &summary, &review_queue(&summary)).await;
+    review::publish(env, &summary, &crate::render::eval::review_queue(&summary)).await;
     Ok(Done::ok(line))
 }
 
@@ -423,7 +381,7 @@ pub async fn merge(
         .map_err(|err| SessionError::Usage(format!("--out {}: {err}", out.display())))?;
     results::rewrite(&out.join(RESULTS_FILE), &all)?;
     let summary = write_outputs(out, &suite, all, env)?;
-    review::publish(env, &summary, &review_queue(&summary)).await;
+    review::publish(env, &summary, &crate::render::eval::review_queue(&summary)).await;
     Ok(Done::ok(render(&summary, json)))
 }
 
@@ -447,7 +405,7 @@ pub fn compare(request: &CompareRequest) -> Result<Done, SessionError> {
                 .map_err(|err| SessionError::Internal(err.to_string()))?
         )
     } else {
-        compare::to_text(&comparison)
+        crate::render::eval::comparison(&comparison)
     };
     Ok(Done {
         stdout,

@@ -14,14 +14,10 @@ use crate::github::context::ActionsContext;
 use crate::github::rate::RatePolicy;
 use crate::github::rest::{RestClient, RestSettings};
 use crate::github::status::StatusComment;
-use crate::render::fit;
 use crate::session::github::DEFAULT_BOT_LOGIN;
 use crate::session::{Environment, SessionError};
 
-/// The first line of the review comment of suite `suite`.
-pub fn marker(suite: &str) -> String {
-    format!("<!-- meta-agent:eval-review suite={suite} -->")
-}
+pub use crate::render::eval::review_marker as marker;
 
 /// Where the review comment goes.
 pub(super) struct Target {
@@ -76,23 +72,12 @@ pub(super) fn target(env: &Environment) -> Result<Option<Target>, SessionError> 
     }))
 }
 
-/// The comment's body: the marker, then the queue, redacted, neutralised and cut to fit.
+/// The comment's body (written by [`crate::render::eval::review_comment`]), its text redacted
+/// and neutralised like every outbound text before it is cut to fit.
 pub fn body(suite: &str, queue: &str, env: &Environment, run_url: Option<&str>) -> String {
-    let marker = marker(suite);
-    let visible = format!(
-        "**meta-agent eval**: suite `{suite}`. Grades stay `pending` until recorded with \
-         `meta-agent eval grade`.\n\n{queue}"
-    );
-    let visible = crate::redact::outbound_markdown(&env.redactor, &visible, &["github.com"]);
-    let whole = match run_url {
-        Some(url) => {
-            format!("the whole queue is `review.md` in [the run's files]({url}#artifacts)")
-        }
-        None => "the whole queue is `review.md` in the evaluation's output directory".to_owned(),
-    };
-    let room = fit::MAX_BODY_CHARS.saturating_sub(marker.chars().count() + 1);
-    let fitted = fit::fit(&visible, room, fit::Measure::Chars, &whole);
-    format!("{marker}\n{}", fitted.text)
+    crate::render::eval::review_comment(suite, queue, run_url, |text| {
+        crate::redact::outbound_markdown(&env.redactor, text, &["github.com"])
+    })
 }
 
 /// Posts or updates the review comment when there is a target; creates none when nothing awaits
@@ -162,7 +147,7 @@ mod tests {
         let queue = "- [ ] check this line of the change carefully\n".repeat(5_000);
         let text = body("bundled", &queue, &env, None);
         assert!(text.starts_with(&marker("bundled")), "{}", &text[..80]);
-        assert!(text.chars().count() <= fit::MAX_BODY_CHARS);
+        assert!(text.chars().count() <= crate::render::fit::MAX_BODY_CHARS);
         assert!(
             text.contains("review.md"),
             "the cut says where the whole queue is"

@@ -319,7 +319,4 @@ fn save_diff(out: &Path, task: &str, run: u32, diff: &str) {
     }
 }
 
-/// The file name of a run's diff.
-pub fn diff_name(task: &str, run: u32) -> String {
-    format!("{task}-run{run}.diff")
-}
+pub use crate::protocol::eval::diff_name;
