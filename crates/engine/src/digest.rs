@@ -295,17 +295,9 @@ pub(crate) fn failed_output(gates: &[GateRecord], signatures: &[SignatureRecord]
         .iter()
         .filter(|g| g.failed() && !parsed(g))
         .flat_map(|g| g.reasons.iter())
-        .filter(|reason| !is_loop_note(reason))
         .cloned()
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// Notes the loop adds to a gate's reasons for people, not for the model.
-fn is_loop_note(reason: &str) -> bool {
-    reason.starts_with("fast feedback:")
-        || reason.starts_with("flaky:")
-        || reason == meta_agent_gates::runner::NETWORK_NOT_CUT_NOTE
 }
 
 fn patterns(state: &LoopState) -> String {
@@ -349,7 +341,7 @@ fn instruction(state: &LoopState, preexisting: bool) -> String {
 mod tests {
     use super::*;
     use meta_agent_config::raw::GateKind;
-    use meta_agent_protocol::records::GateStatus;
+    use meta_agent_protocol::records::{GateNote, GateStatus};
 
     fn gate(name: &str, result: GateStatus, reasons: &[&str]) -> GateRecord {
         let reasons = reasons.iter().map(|r| (*r).to_owned()).collect();
@@ -384,14 +376,10 @@ mod tests {
                 GateStatus::Skipped,
                 &["requires `ruff`, which is not on PATH"],
             ),
-            gate(
-                "tests",
-                GateStatus::Failed,
-                &[
-                    "1 of 3 tests failed",
-                    "fast feedback: only the tests that failed before were re-run",
-                ],
-            ),
+            GateRecord {
+                notes: vec![GateNote::FastFeedback, GateNote::NetworkNotCut],
+                ..gate("tests", GateStatus::Failed, &["1 of 3 tests failed"])
+            },
             gate("coverage", GateStatus::Failed, &["no report found"]),
         ];
         assert_eq!(

@@ -147,6 +147,7 @@ mod tests {
             } else {
                 vec![reason.into()]
             },
+            notes: Vec::new(),
             tests: None,
             coverage: None,
             lint: None,

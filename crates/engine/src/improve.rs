@@ -443,13 +443,10 @@ async fn run_command<R: CommandRunner, G: Repository>(
     };
     let started = std::time::Instant::now();
     let result = match ctx.runner.run(spec).await {
-        Ok(output) => match meta_agent_gates::verdict::termination_reason(
+        Ok(output) => meta_agent_gates::verdict::termination_line(
             &output.termination,
             RESOLUTION_TIMEOUT.as_millis() as u64,
-        ) {
-            None => "exit 0".to_owned(),
-            Some(reason) => reason,
-        },
+        ),
         Err(err) => err.to_string(),
     };
     ctx.events.emit(&Event::CommandRun {

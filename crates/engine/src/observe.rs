@@ -24,7 +24,7 @@ use meta_agent_git::Repository;
 use meta_agent_protocol::builder::Builder;
 use meta_agent_protocol::event::{Event, LoopPhase};
 use meta_agent_protocol::records::{
-    GateRecord, SignatureRecord, StepPhase, StepRecord, start_failures,
+    GateNote, GateRecord, SignatureRecord, StepPhase, StepRecord, start_failures,
 };
 use meta_agent_protocol::test_id::TestId;
 use meta_agent_report::Limits;
@@ -358,9 +358,7 @@ fn scoped(
     ran.into_iter()
         .map(|(mut result, scope)| {
             if let Some(scope) = scope {
-                result
-                    .reasons
-                    .push("fast feedback: only the tests that failed before were re-run".into());
+                result.notes.push(GateNote::FastFeedback);
                 result.scope = scope;
             }
             result

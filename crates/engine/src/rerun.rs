@@ -11,7 +11,7 @@ use meta_agent_gates::fast::{self, Plan};
 use meta_agent_gates::{self as gates, GateNetworkMode, GateRunContext, GatesSummary};
 use meta_agent_git::Repository;
 use meta_agent_protocol::builder::Builder;
-use meta_agent_protocol::records::{GateRecord, GateScope};
+use meta_agent_protocol::records::{GateNote, GateRecord, GateScope};
 use meta_agent_protocol::test_id::TestId;
 
 /// What the flaky check found.
@@ -125,12 +125,7 @@ fn passed_on_rerun(gate: &mut meta_agent_gates::GateResult) {
         tests.failures.clear();
     }
     gate.status = meta_agent_protocol::records::GateStatus::Passed;
-    let network_note = gate
-        .reasons
-        .iter()
-        .find(|reason| reason.as_str() == gates::runner::NETWORK_NOT_CUT_NOTE)
-        .cloned();
-    gate.reasons =
-        vec!["flaky: the failing tests passed on an immediate re-run with no change".into()];
-    gate.reasons.extend(network_note);
+    gate.reasons.clear();
+    gate.notes.retain(|note| *note == GateNote::NetworkNotCut);
+    gate.notes.insert(0, GateNote::Flaky);
 }

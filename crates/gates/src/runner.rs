@@ -27,7 +27,7 @@ use meta_agent_config::{GateCommand, GateSpec, SandboxSettings};
 use meta_agent_exec::sandbox::{Isolation, NetworkPolicy};
 use meta_agent_exec::{CommandOutput, CommandRunner, CommandSpec, Program, env::child_env};
 use meta_agent_protocol::event::{Event, EventSink};
-use meta_agent_protocol::records::{GateProblem, GateScope, GateStatus};
+use meta_agent_protocol::records::{GateNote, GateProblem, GateScope, GateStatus};
 use meta_agent_protocol::test_id::TestId;
 use meta_agent_report::{self as report, Limits, ReportError};
 
@@ -64,10 +64,6 @@ pub enum GateNetworkMode {
     /// namespaces: offline gates then run with the network on, and their results say so.
     AsConfigured { can_cut: bool },
 }
-
-/// Added to the reasons of a gate that should have run offline but could not.
-pub const NETWORK_NOT_CUT_NOTE: &str = "note: this gate ran with the network ON: the machine cannot \
-     cut it (no unprivileged user namespaces), so code under test could reach the network";
 
 /// Set in the environment of an offline gate, so cargo does not try the network.
 const OFFLINE_ENV: [(&str, &str); 1] = [("CARGO_NET_OFFLINE", "true")];
@@ -185,11 +181,10 @@ async fn run_gate<R: CommandRunner>(
     ctx.events.emit(&Event::CommandRun {
         command: command.clone(),
         cwd: prepared.workdir.display().to_string(),
-        result: verdict::termination_reason(
+        result: verdict::termination_line(
             &output.termination,
             u64::try_from(gate.timeout.as_millis()).unwrap_or(u64::MAX),
-        )
-        .unwrap_or_else(|| "exit 0".into()),
+        ),
         duration_ms: u64::try_from(output.duration.as_millis()).unwrap_or(u64::MAX),
     });
     let reading = ReportContext {
@@ -202,8 +197,9 @@ async fn run_gate<R: CommandRunner>(
     result.problem = problem;
     result.failing = typed_failures(gate, result.tests.as_ref(), &prepared.workdir);
     if network == NetworkPolicy::Off && mode == (GateNetworkMode::AsConfigured { can_cut: false }) {
-        tracing::warn!(gate = %gate.name, "{NETWORK_NOT_CUT_NOTE}");
-        result.reasons.push(NETWORK_NOT_CUT_NOTE.to_owned());
+        let note = GateNote::NetworkNotCut;
+        tracing::warn!(gate = %gate.name, "{}", meta_agent_render::gates::note(note));
+        result.notes.push(note);
     }
     finish(ctx, result)
 }
@@ -253,7 +249,10 @@ fn grant_for(path: &Path) -> Option<PathBuf> {
 }
 
 fn finish<R: CommandRunner>(ctx: &GateRunContext<'_, R>, result: GateResult) -> GateResult {
-    let detail = result.reasons.first().cloned().unwrap_or_default();
+    let detail = meta_agent_render::gates::said(&result.reasons, &result.notes)
+        .into_iter()
+        .next()
+        .unwrap_or_default();
     ctx.events.emit(&Event::GateFinished {
         gate: result.name.clone(),
         status: result.status,
@@ -625,7 +624,11 @@ fn judged(
     evidence: Evidence,
 ) -> GateResult {
     let verdict = verdict::judge(evidence);
-    let mut reasons = verdict.reasons;
+    let mut reasons: Vec<String> = verdict
+        .reasons
+        .iter()
+        .map(meta_agent_render::gates::reason)
+        .collect();
     if output.descendants_killed > 0 {
         reasons.push(format!(
             "note: {} leftover process(es) killed after the command ended",
@@ -644,6 +647,7 @@ fn judged(
         command,
         termination: Some(output.termination.clone()),
         reasons,
+        notes: Vec::new(),
         tests: verdict.tests,
         coverage: verdict.coverage,
         lint: verdict.lint,
@@ -696,6 +700,7 @@ fn not_run(gate: &GateSpec, command: String, status: GateStatus, reason: String)
         command,
         termination: None,
         reasons: vec![reason],
+        notes: Vec::new(),
         tests: None,
         coverage: None,
         lint: None,
@@ -886,7 +891,8 @@ mod tests {
     #[test]
     fn where_the_network_cannot_be_cut_the_offline_gate_says_it_ran_online() {
         let (summary, _) = run_with(GateNetworkMode::AsConfigured { can_cut: false });
-        assert_eq!(summary.gates[0].reasons, [NETWORK_NOT_CUT_NOTE]);
+        assert_eq!(summary.gates[0].notes, [GateNote::NetworkNotCut]);
+        assert!(summary.gates[0].reasons.is_empty());
         assert!(
             summary.gates[0].passed(),
             "fail-open is reported, not a failure"

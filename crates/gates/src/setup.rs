@@ -103,7 +103,8 @@ async fn run_one<R: CommandRunner>(
         reason: format!("could not run: {err}"),
         tail: String::new(),
     })?;
-    let failure = verdict::termination_reason(&output.termination, timeout_ms);
+    let failure = verdict::termination_reason(&output.termination, timeout_ms)
+        .map(|reason| meta_agent_render::gates::reason(&reason));
     ctx.events.emit(&Event::CommandRun {
         command: command.clone(),
         cwd: cwd.display().to_string(),

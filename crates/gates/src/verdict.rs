@@ -8,7 +8,7 @@
 //! - every gate: the command exited with code 0.
 
 use meta_agent_exec::Termination;
-use meta_agent_protocol::clock::human_ms;
+use meta_agent_protocol::gates::{GateReason, ReportKind};
 use meta_agent_report::{CoverageReport, FindingLevel, JunitSummary, SarifReport};
 
 use super::{CoverageOutcome, LintOutcome};
@@ -41,11 +41,11 @@ pub struct Evidence {
     pub fail_on: FindingLevel,
 }
 
-/// The decision, with the reasons a person needs.
+/// The decision, with the reasons a person needs (typed; render writes their sentences).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
     pub passed: bool,
-    pub reasons: Vec<String>,
+    pub reasons: Vec<GateReason>,
     pub tests: Option<JunitSummary>,
     pub coverage: Option<CoverageOutcome>,
     pub lint: Option<LintOutcome>,
@@ -70,37 +70,46 @@ pub fn judge(evidence: Evidence) -> Verdict {
 }
 
 /// Why the command's ending fails the gate, if it does.
-pub fn termination_reason(termination: &Termination, timeout_ms: u64) -> Option<String> {
+pub fn termination_reason(termination: &Termination, timeout_ms: u64) -> Option<GateReason> {
     match termination {
         Termination::Exited { code: 0 } => None,
-        Termination::Exited { code } => Some(format!("exited with code {code}")),
-        Termination::Signaled { signal } => Some(format!("killed by signal {signal}")),
-        Termination::TimedOut => Some(format!("timed out after {}", human_ms(timeout_ms))),
-        Termination::Cancelled => Some("cancelled before it finished".into()),
-        Termination::NotStarted { reason } => Some(format!("could not start: {reason}")),
+        Termination::Exited { code } => Some(GateReason::Exited { code: *code }),
+        Termination::Signaled { signal } => Some(GateReason::Signaled { signal: *signal }),
+        Termination::TimedOut => Some(GateReason::TimedOut {
+            after_ms: timeout_ms,
+        }),
+        Termination::Cancelled => Some(GateReason::Cancelled),
+        Termination::NotStarted { reason } => Some(GateReason::CouldNotStart {
+            reason: reason.clone(),
+        }),
     }
+}
+
+/// The sentence of how a command ended, for logs and events: "exit 0", or why it failed.
+pub fn termination_line(termination: &Termination, timeout_ms: u64) -> String {
+    termination_reason(termination, timeout_ms).map_or_else(
+        || "exit 0".to_owned(),
+        |r| meta_agent_render::gates::reason(&r),
+    )
 }
 
 fn tests_check(
     evidence: ReportEvidence<JunitSummary>,
-    reasons: &mut Vec<String>,
+    reasons: &mut Vec<GateReason>,
 ) -> Option<JunitSummary> {
-    let summary = parsed_or_reason(evidence, "JUnit", reasons)?;
+    let summary = parsed_or_reason(evidence, ReportKind::Junit, reasons)?;
     if summary.tests == 0 {
-        reasons.push("no test ran (the JUnit report has no test cases)".into());
+        reasons.push(GateReason::NoTestRan);
     } else if summary.failed + summary.errors > 0 {
-        reasons.push(format!(
-            "{} of {} tests failed ({} failures, {} errors)",
-            summary.failed + summary.errors,
-            summary.tests,
-            summary.failed,
-            summary.errors
-        ));
+        reasons.push(GateReason::TestsFailed {
+            failed: summary.failed,
+            errors: summary.errors,
+            total: summary.tests,
+        });
     } else if summary.passed == 0 {
-        reasons.push(format!(
-            "all {} tests were skipped; nothing was verified",
-            summary.tests
-        ));
+        reasons.push(GateReason::AllSkipped {
+            total: summary.tests,
+        });
     }
     Some(summary)
 }
@@ -108,14 +117,14 @@ fn tests_check(
 fn coverage_check(
     evidence: ReportEvidence<CoverageReport>,
     threshold: f64,
-    reasons: &mut Vec<String>,
+    reasons: &mut Vec<GateReason>,
 ) -> Option<CoverageOutcome> {
-    let report = parsed_or_reason(evidence, "coverage", reasons)?;
+    let report = parsed_or_reason(evidence, ReportKind::Coverage, reasons)?;
     if report.line_percent < threshold {
-        reasons.push(format!(
-            "line coverage {:.1}% is below the {threshold}% threshold",
-            report.line_percent
-        ));
+        reasons.push(GateReason::CoverageBelow {
+            percent: report.line_percent,
+            threshold,
+        });
     }
     Some(CoverageOutcome {
         line_percent: report.line_percent,
@@ -129,9 +138,9 @@ fn coverage_check(
 fn lint_check(
     evidence: ReportEvidence<SarifReport>,
     fail_on: FindingLevel,
-    reasons: &mut Vec<String>,
+    reasons: &mut Vec<GateReason>,
 ) -> Option<LintOutcome> {
-    let report = parsed_or_reason(evidence, "SARIF", reasons)?;
+    let report = parsed_or_reason(evidence, ReportKind::Sarif, reasons)?;
     let blocking = report
         .results
         .iter()
@@ -143,10 +152,10 @@ fn lint_check(
             0
         };
     if blocking > 0 {
-        reasons.push(format!(
-            "{blocking} finding(s) at level {} or above",
-            level_name(fail_on)
-        ));
+        reasons.push(GateReason::Findings {
+            blocking,
+            level: fail_on,
+        });
     }
     Some(LintOutcome {
         findings: report.findings,
@@ -159,35 +168,35 @@ fn lint_check(
 
 fn parsed_or_reason<T>(
     evidence: ReportEvidence<T>,
-    what: &str,
-    reasons: &mut Vec<String>,
+    report: ReportKind,
+    reasons: &mut Vec<GateReason>,
 ) -> Option<T> {
     match evidence {
         ReportEvidence::NotConfigured => None,
         ReportEvidence::Missing { patterns } => {
-            reasons.push(format!("no {what} report found at {}", patterns.join(", ")));
+            reasons.push(GateReason::ReportMissing { report, patterns });
             None
         }
         ReportEvidence::Unreadable { error } => {
-            reasons.push(format!("{what} report unreadable: {error}"));
+            reasons.push(GateReason::ReportUnreadable { report, error });
             None
         }
         ReportEvidence::Parsed(report) => Some(report),
     }
 }
 
-fn level_name(level: FindingLevel) -> &'static str {
-    match level {
-        FindingLevel::None => "none",
-        FindingLevel::Note => "note",
-        FindingLevel::Warning => "warning",
-        FindingLevel::Error => "error",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The reasons' sentences as people read them.
+    fn said(verdict: &Verdict) -> Vec<String> {
+        verdict
+            .reasons
+            .iter()
+            .map(meta_agent_render::gates::reason)
+            .collect()
+    }
 
     fn evidence() -> Evidence {
         Evidence {
@@ -219,7 +228,7 @@ mod tests {
             ..evidence()
         });
         assert!(!failed.passed);
-        assert_eq!(failed.reasons, vec!["exited with code 2".to_owned()]);
+        assert_eq!(said(&failed), vec!["exited with code 2".to_owned()]);
     }
 
     #[test]
@@ -229,7 +238,7 @@ mod tests {
             ..evidence()
         });
         assert!(!verdict.passed);
-        assert!(verdict.reasons[0].contains("no test ran"));
+        assert!(said(&verdict)[0].contains("no test ran"));
         let all_skipped = judge(Evidence {
             junit: ReportEvidence::Parsed(junit(3, 0, 3)),
             ..evidence()
@@ -245,7 +254,7 @@ mod tests {
         });
         assert!(!verdict.passed);
         assert_eq!(
-            verdict.reasons,
+            said(&verdict),
             vec!["2 of 10 tests failed (2 failures, 0 errors)".to_owned()]
         );
         assert!(
@@ -266,7 +275,7 @@ mod tests {
             ..evidence()
         });
         assert_eq!(
-            verdict.reasons,
+            said(&verdict),
             vec!["no JUnit report found at out/junit.xml".to_owned()]
         );
     }
@@ -295,7 +304,7 @@ mod tests {
             ..evidence()
         });
         assert_eq!(
-            below.reasons,
+            said(&below),
             vec!["line coverage 79.9% is below the 80% threshold".to_owned()]
         );
     }
@@ -338,6 +347,6 @@ mod tests {
             timeout_ms: 600_000,
             ..evidence()
         });
-        assert_eq!(verdict.reasons, vec!["timed out after 10m".to_owned()]);
+        assert_eq!(said(&verdict), vec!["timed out after 10m".to_owned()]);
     }
 }

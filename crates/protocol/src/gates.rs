@@ -6,8 +6,8 @@
 use serde::Serialize;
 
 use crate::kinds::GateKind;
-use crate::records::{GateProblem, GateRecord, GateScope, GateStatus};
-use crate::reports::{Finding, JunitSummary};
+use crate::records::{GateNote, GateProblem, GateRecord, GateScope, GateStatus};
+use crate::reports::{Finding, FindingLevel, JunitSummary};
 use crate::termination::Termination;
 use crate::test_id::TestId;
 
@@ -46,6 +46,10 @@ pub struct GateResult {
     pub termination: Option<Termination>,
     /// Why the gate failed or was skipped, one line each, most important first.
     pub reasons: Vec<String>,
+    /// What the loop or the runner says about how it ran (fast feedback, flaky, the network
+    /// not cut): for people, beside the reasons.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<GateNote>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tests: Option<JunitSummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -113,6 +117,7 @@ impl From<&GateResult> for GateRecord {
             result: gate.status,
             duration_ms: gate.duration_ms,
             reasons: gate.reasons.clone(),
+            notes: gate.notes.clone(),
             tests_passed: gate.tests.as_ref().map(|t| t.passed),
             tests_total: gate.tests.as_ref().map(|t| t.tests),
             tests_skipped: gate.tests.as_ref().map(|t| t.skipped),
@@ -124,4 +129,49 @@ impl From<&GateResult> for GateRecord {
             scope: gate.scope,
         }
     }
+}
+
+/// Why a gate's verdict is a failure, typed (render writes each one's sentence): how its command
+/// ended, what its reports say, or that a report is missing or unreadable.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GateReason {
+    /// The command exited with a code other than 0.
+    Exited { code: i32 },
+    /// A signal killed it (not meta-agent).
+    Signaled { signal: i32 },
+    /// It ran out of its time, `after_ms`.
+    TimedOut { after_ms: u64 },
+    /// meta-agent was stopping.
+    Cancelled,
+    /// It could not start, and why.
+    CouldNotStart { reason: String },
+    /// The JUnit report has no test case.
+    NoTestRan,
+    /// Tests failed (assertions) or errored, of `total`.
+    TestsFailed {
+        failed: u64,
+        errors: u64,
+        total: u64,
+    },
+    /// Every one of `total` tests was skipped: nothing verified.
+    AllSkipped { total: u64 },
+    /// Line coverage under the gate's threshold (both percent).
+    CoverageBelow { percent: f64, threshold: f64 },
+    /// `blocking` findings at `level` or above.
+    Findings { blocking: u64, level: FindingLevel },
+    /// No file matched the report's configured paths.
+    ReportMissing {
+        report: ReportKind,
+        patterns: Vec<String>,
+    },
+    /// A report file could not be read.
+    ReportUnreadable { report: ReportKind, error: String },
+}
+
+/// The reports a gate reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportKind {
+    Junit,
+    Coverage,
+    Sarif,
 }

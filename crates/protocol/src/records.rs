@@ -39,13 +39,21 @@ impl GateStatus {
 }
 
 /// A gate result in the compact form kept in history.
+///
+/// Read through [`GateRecord::lift_legacy_notes`]: sessions written before gate notes were
+/// typed hold them as text among the reasons.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct GateRecord {
     pub name: String,
     pub kind: GateKind,
     pub result: GateStatus,
     pub duration_ms: u64,
+    /// Why the gate failed or was skipped, most important first.
     pub reasons: Vec<String>,
+    /// What the loop or the runner adds about how the gate ran (for people, not the model).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<GateNote>,
     pub tests_passed: Option<u64>,
     pub tests_total: Option<u64>,
     /// Tests the runner skipped (counted in `tests_total`, not in `tests_passed`); older
@@ -64,6 +72,66 @@ pub struct GateRecord {
     /// What the gate ran: the whole suite, or only the tests that failed before.
     #[serde(default, skip_serializing_if = "GateScope::is_full")]
     pub scope: GateScope,
+}
+
+impl Serialize for GateRecord {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        GateRecord::serialize(self, serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for GateRecord {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut record = GateRecord::deserialize(deserializer)?;
+        record.lift_legacy_notes();
+        Ok(record)
+    }
+}
+
+impl GateRecord {
+    /// Moves the notes an older version wrote as text among the reasons into [`Self::notes`],
+    /// in their order, so a resumed session reads as a new one does.
+    pub fn lift_legacy_notes(&mut self) {
+        let mut reasons = Vec::with_capacity(self.reasons.len());
+        for reason in std::mem::take(&mut self.reasons) {
+            match GateNote::from_legacy_reason(&reason) {
+                Some(note) => self.notes.push(note),
+                None => reasons.push(reason),
+            }
+        }
+        self.reasons = reasons;
+    }
+}
+
+/// Something the loop or the gate runner says about how a gate ran, beside its reasons: for
+/// people (render writes each one's sentence), never a reason the gate failed and never sent to
+/// the model as the gate's output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GateNote {
+    /// Fast feedback: only the tests that failed before were re-run, not the whole suite.
+    FastFeedback,
+    /// The failing tests passed on an immediate re-run with no change: counted as passed.
+    Flaky,
+    /// The gate should have run offline, but this machine cannot cut the network (no
+    /// unprivileged user namespaces): code under test could reach it.
+    NetworkNotCut,
+}
+
+impl GateNote {
+    /// The note an older version wrote among a gate's reasons as this text, if it is one (only
+    /// for reading sessions written then; nothing new is written as text).
+    pub fn from_legacy_reason(reason: &str) -> Option<GateNote> {
+        if reason.starts_with("fast feedback:") {
+            Some(GateNote::FastFeedback)
+        } else if reason.starts_with("flaky:") {
+            Some(GateNote::Flaky)
+        } else if reason.starts_with("note: this gate ran with the network ON") {
+            Some(GateNote::NetworkNotCut)
+        } else {
+            None
+        }
+    }
 }
 
 /// What one gate run covered.
@@ -170,6 +238,7 @@ impl GateRecord {
             result,
             duration_ms: 0,
             reasons,
+            notes: Vec::new(),
             tests_passed: None,
             tests_total: None,
             tests_skipped: None,

@@ -6,10 +6,10 @@ use std::fmt::Write;
 use std::time::Duration;
 
 use meta_agent_protocol::clock::human_ms;
-use meta_agent_protocol::gates::{GateResult, GatesSummary};
+use meta_agent_protocol::gates::{GateReason, GateResult, GatesSummary, ReportKind};
 use meta_agent_protocol::kinds::GateKind;
-use meta_agent_protocol::records::GateStatus;
-use meta_agent_protocol::reports::{Case, Suite, Verdict};
+use meta_agent_protocol::records::{GateNote, GateStatus};
+use meta_agent_protocol::reports::{Case, FindingLevel, Suite, Verdict};
 use meta_agent_protocol::termination::Termination;
 
 /// Failing tests listed per gate before "and N more".
@@ -24,6 +24,84 @@ fn headline(message: &str) -> String {
         Some((cut, _)) => format!("{}…", &first[..cut]),
         None => first.to_owned(),
     }
+}
+
+/// The sentence of why a gate failed. Its words do not change with the counts ("1 errors",
+/// "finding(s)"): a gate whose failures cannot be parsed is known to hindsight by this sentence
+/// with its numbers normalised away, and one failure more must not make it another failure.
+pub fn reason(reason: &GateReason) -> String {
+    match reason {
+        GateReason::Exited { code } => format!("exited with code {code}"),
+        GateReason::Signaled { signal } => format!("killed by signal {signal}"),
+        GateReason::TimedOut { after_ms } => format!("timed out after {}", human_ms(*after_ms)),
+        GateReason::Cancelled => "cancelled before it finished".into(),
+        GateReason::CouldNotStart { reason } => format!("could not start: {reason}"),
+        GateReason::NoTestRan => "no test ran (the JUnit report has no test cases)".into(),
+        GateReason::TestsFailed {
+            failed,
+            errors,
+            total,
+        } => format!(
+            "{} of {total} tests failed ({failed} failures, {errors} errors)",
+            failed + errors
+        ),
+        GateReason::AllSkipped { total } => {
+            format!("all {total} tests were skipped; nothing was verified")
+        }
+        GateReason::CoverageBelow { percent, threshold } => {
+            format!("line coverage {percent:.1}% is below the {threshold}% threshold")
+        }
+        GateReason::Findings { blocking, level } => format!(
+            "{blocking} finding(s) at level {} or above",
+            level_name(*level)
+        ),
+        GateReason::ReportMissing { report, patterns } => format!(
+            "no {} report found at {}",
+            report_name(*report),
+            patterns.join(", ")
+        ),
+        GateReason::ReportUnreadable { report, error } => {
+            format!("{} report unreadable: {error}", report_name(*report))
+        }
+    }
+}
+
+fn report_name(report: ReportKind) -> &'static str {
+    match report {
+        ReportKind::Junit => "JUnit",
+        ReportKind::Coverage => "coverage",
+        ReportKind::Sarif => "SARIF",
+    }
+}
+
+fn level_name(level: FindingLevel) -> &'static str {
+    match level {
+        FindingLevel::None => "none",
+        FindingLevel::Note => "note",
+        FindingLevel::Warning => "warning",
+        FindingLevel::Error => "error",
+    }
+}
+
+/// The sentence of a gate note.
+pub fn note(note: GateNote) -> &'static str {
+    match note {
+        GateNote::FastFeedback => "fast feedback: only the tests that failed before were re-run",
+        GateNote::Flaky => "flaky: the failing tests passed on an immediate re-run with no change",
+        GateNote::NetworkNotCut => {
+            "note: this gate ran with the network ON: the machine cannot cut it (no unprivileged \
+             user namespaces), so code under test could reach the network"
+        }
+    }
+}
+
+/// What a gate's result says, one line each: its reasons, then its notes.
+pub fn said(reasons: &[String], notes: &[GateNote]) -> Vec<String> {
+    reasons
+        .iter()
+        .cloned()
+        .chain(notes.iter().map(|n| note(*n).to_owned()))
+        .collect()
 }
 
 /// The JSON document of `meta-agent gates --json`.
@@ -75,7 +153,7 @@ pub fn details(gate: &GateResult) -> String {
         .is_some_and(|termination| !matches!(termination, Termination::Exited { .. }));
     let first = match gate.problem.as_ref().filter(|p| p.cannot_start()) {
         Some(problem) => Some(super::environment::headline(problem)),
-        None => gate.reasons.first().cloned(),
+        None => said(&gate.reasons, &gate.notes).into_iter().next(),
     };
     if let Some(reason) =
         first.filter(|_| parts.is_empty() || abnormal_end || gate.problem.is_some())
@@ -175,9 +253,9 @@ pub fn junit_suite(summary: &GatesSummary) -> Suite {
 
 fn junit_case(gate: &GateResult) -> Case {
     let reason = |fallback: &str| {
-        gate.reasons
-            .first()
-            .cloned()
+        said(&gate.reasons, &gate.notes)
+            .into_iter()
+            .next()
             .unwrap_or_else(|| fallback.to_owned())
     };
     let verdict = match gate.status {
@@ -210,7 +288,7 @@ fn junit_case(gate: &GateResult) -> Case {
 /// What went wrong in one gate, for the terminal.
 fn failure_text(gate: &GateResult) -> String {
     let mut out = format!("{} failed:\n", gate.name);
-    for reason in &gate.reasons {
+    for reason in said(&gate.reasons, &gate.notes) {
         let _ = writeln!(out, "  - {reason}");
     }
     if let Some(tests) = &gate.tests {
@@ -291,8 +369,8 @@ pub fn to_markdown(summary: &GatesSummary) -> String {
             "\n<details><summary><code>{}</code> failed</summary>\n\n",
             gate.name
         );
-        for reason in &gate.reasons {
-            let _ = writeln!(out, "- {}", cell(reason));
+        for reason in said(&gate.reasons, &gate.notes) {
+            let _ = writeln!(out, "- {}", cell(&reason));
         }
         for failure in gate
             .tests
@@ -312,4 +390,76 @@ pub fn to_markdown(summary: &GatesSummary) -> String {
     };
     let _ = writeln!(out, "\n{verdict}");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_gate_reason_and_note_as_people_read_them() {
+        let reasons = [
+            GateReason::Exited { code: 2 },
+            GateReason::Signaled { signal: 9 },
+            GateReason::TimedOut { after_ms: 600_000 },
+            GateReason::TimedOut { after_ms: 1_500 },
+            GateReason::Cancelled,
+            GateReason::CouldNotStart {
+                reason: "`pytest` is not on PATH".into(),
+            },
+            GateReason::NoTestRan,
+            GateReason::TestsFailed {
+                failed: 1,
+                errors: 0,
+                total: 12,
+            },
+            GateReason::TestsFailed {
+                failed: 3,
+                errors: 1,
+                total: 9,
+            },
+            GateReason::AllSkipped { total: 4 },
+            GateReason::CoverageBelow {
+                percent: 79.94,
+                threshold: 80.0,
+            },
+            GateReason::Findings {
+                blocking: 1,
+                level: FindingLevel::Error,
+            },
+            GateReason::Findings {
+                blocking: 5,
+                level: FindingLevel::Warning,
+            },
+            GateReason::ReportMissing {
+                report: ReportKind::Junit,
+                patterns: vec!["out/junit.xml".into(), "out/*.xml".into()],
+            },
+            GateReason::ReportUnreadable {
+                report: ReportKind::Sarif,
+                error: "not JSON at line 1".into(),
+            },
+        ];
+        let mut lines: Vec<String> = reasons.iter().map(reason).collect();
+        lines.extend(
+            [
+                GateNote::FastFeedback,
+                GateNote::Flaky,
+                GateNote::NetworkNotCut,
+            ]
+            .map(|n| note(n).to_owned()),
+        );
+        insta::assert_snapshot!("gate_reasons_and_notes", lines.join("\n"));
+    }
+
+    #[test]
+    fn a_gate_says_its_reasons_then_its_notes() {
+        let said = said(
+            &["1 of 3 tests failed".to_owned()],
+            &[GateNote::FastFeedback],
+        );
+        assert_eq!(said.len(), 2);
+        assert_eq!(said[0], "1 of 3 tests failed");
+        assert!(said[1].starts_with("fast feedback:"));
+    }
 }

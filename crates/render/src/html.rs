@@ -283,7 +283,7 @@ fn gate_table(records: &[GateRecord]) -> Markup {
                         td { (gate.result.short()) }
                         td { (tests(gate)) }
                         td {
-                            @for reason in &gate.reasons { div { (reason) } }
+                            @for reason in super::gates::said(&gate.reasons, &gate.notes) { div { (reason) } }
                             @if !gate.failing_tests.is_empty() {
                                 details {
                                     summary { (gate.failing_tests.len()) " failing test(s)" }

@@ -173,7 +173,11 @@ fn gate_row(gate: &GateRecord) -> String {
         .iter()
         .take(5)
         .map(ToString::to_string)
-        .chain(gate.reasons.iter().take(2).cloned())
+        .chain(
+            super::gates::said(&gate.reasons, &gate.notes)
+                .into_iter()
+                .take(2),
+        )
         .collect::<Vec<_>>()
         .join("; ");
     format!(

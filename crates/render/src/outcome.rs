@@ -280,7 +280,7 @@ pub fn escalation_report(state: &LoopState, reason: &EscalationReason) -> String
             "- `{}`: {}{}",
             gate.name,
             gate.result.short(),
-            gate.reasons
+            super::gates::said(&gate.reasons, &gate.notes)
                 .first()
                 .map(|r| format!(" — {}", cell(r)))
                 .unwrap_or_default()
@@ -317,7 +317,11 @@ fn environment_report(state: &LoopState, failures: &[StartFailure], pristine: bo
             .problem
             .as_ref()
             .map(super::environment::headline)
-            .or_else(|| gate.reasons.first().cloned());
+            .or_else(|| {
+                super::gates::said(&gate.reasons, &gate.notes)
+                    .into_iter()
+                    .next()
+            });
         let _ = writeln!(
             out,
             "- `{}`: {}{}",
