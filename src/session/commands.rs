@@ -201,55 +201,37 @@ pub async fn config_check(overrides: &Overrides, env: &Environment) -> Result<Do
     let repo = repo_root(overrides)?;
     let executor = executor()?;
     let config = load_config(overrides, &repo, &executor, env).await?;
-    let source = config
-        .source
-        .as_ref()
-        .map_or("no configuration file (defaults)".to_owned(), |p| {
-            p.display().to_string()
-        });
-    let preset = config.preset.as_deref().unwrap_or("none");
     let llm = &config.llm;
     let provider = serde_json::to_value(llm.provider)
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default();
-    let model = llm.model.as_deref().unwrap_or("default model");
-    let base = llm.base_url.as_deref().unwrap_or("default URL");
-    let mut out = format!(
-        "configuration OK: {source}\npreset: {preset} ({})\nllm: {provider}, {model}, {base}\n{}\ngates:\n",
-        config.preset_reason,
-        crate::llm::wire_line(llm)
-    );
-    for gate in &config.gates {
-        let network = match gate.network {
-            config::raw::GateNetwork::On => " [network: on — runs model-written code online]",
-            config::raw::GateNetwork::Off => "",
-        };
-        out.push_str(&format!(
-            "  - {} ({}): {}{network}\n",
-            gate.name,
-            summary::kind_word(gate.kind),
-            command_line(&gate.command)
-        ));
-    }
-    if !config.setup.is_empty() {
-        out.push_str("setup (once per run, before the build, network on):\n");
-        for step in &config.setup {
-            out.push_str(&format!("  - {}\n", command_line(&step.command)));
-        }
-    }
-    if !config.pause.is_empty() {
-        out.push_str("pause points:\n");
-        for rule in &config.pause {
-            let only = if rule.at == crate::protocol::pause::Location::BeforePush {
-                " (GitHub runs that push only: a local run never pushes)"
-            } else {
-                ""
-            };
-            out.push_str(&format!("  - {}{only}\n", rule.describe()));
-        }
-    }
-    Ok(Done::ok(out))
+    let check = crate::render::config::ConfigCheck {
+        source: config.source.as_ref().map(|p| p.display().to_string()),
+        preset: config.preset.as_deref(),
+        preset_reason: &config.preset_reason,
+        provider,
+        model: llm.model.as_deref(),
+        base_url: llm.base_url.as_deref(),
+        wire: crate::llm::wire_line(llm),
+        gates: config
+            .gates
+            .iter()
+            .map(|gate| crate::render::config::GateLine {
+                name: &gate.name,
+                kind: gate.kind,
+                command: command_line(&gate.command),
+                network_on: gate.network == config::raw::GateNetwork::On,
+            })
+            .collect(),
+        setup: config
+            .setup
+            .iter()
+            .map(|step| command_line(&step.command))
+            .collect(),
+        pause: &config.pause,
+    };
+    Ok(Done::ok(crate::render::config::check(&check)))
 }
 
 /// `meta-agent debug context [SESSION] [--json]`: the context of a session paused at a pause

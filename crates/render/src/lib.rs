@@ -21,7 +21,7 @@
 //! [`local`] what a local run says about its worktree and the user's uncommitted work (and
 //! `meta-agent worktrees`); [`mine`] the progress and lines of `eval mine`; [`eval`] an evaluation's report, JUnit cases
 //! and comparison; [`hindsight`] the
-//! tables of `meta-agent hindsight`; [`memory`] what the memory commands print; [`reports`]
+//! tables of `meta-agent hindsight`; [`config`] what `meta-agent config check` prints; [`memory`] what the memory commands print; [`reports`]
 //! what `meta-agent report` prints of a JUnit, coverage or SARIF report;
 //! [`checks`] a pull request's failing checks: not reproduced, fixed on its own branch, or not
 //! pushed because it moved; [`timeline`] a run's trace as a timeline (`trace show`, `trace
@@ -31,6 +31,7 @@
 
 pub mod checklist;
 pub mod checks;
+pub mod config;
 pub mod environment;
 pub mod eval;
 pub mod evidence;
