@@ -249,7 +249,7 @@ pub async fn run(
         };
         Ok((builder, begin))
     };
-    let plan = Plan {
+    let plan = WorktreeRun {
         session: &session,
         base: None,
         checkout: checkout.workdir(),
@@ -325,8 +325,11 @@ pub async fn resume(
         worktree::tidy_ended(&checkout, &state)?;
         let outcome = state.outcome.as_ref().map_or("ended", |o| o.as_str());
         return Err(SessionError::Usage(
-            crate::engine::state::SessionError::Ended(state.session.clone(), outcome.to_owned())
-                .to_string(),
+            crate::engine::state::SessionStoreError::Ended(
+                state.session.clone(),
+                outcome.to_owned(),
+            )
+            .to_string(),
         ));
     }
     let places = places_of(overrides, env, &checkout)?;
@@ -343,7 +346,7 @@ pub async fn resume(
         };
         Ok((builder, begin))
     };
-    let plan = Plan {
+    let plan = WorktreeRun {
         session: &state.session,
         base: Some(&state.base_commit),
         checkout: checkout.workdir(),
@@ -358,7 +361,7 @@ pub async fn resume(
 }
 
 /// What [`in_worktree`] needs besides the worktree and how the run begins.
-struct Plan<'a> {
+struct WorktreeRun<'a> {
     session: &'a str,
     /// The commit a resumed session started from; `None` for a new run, which starts where its
     /// worktree is (`HEAD`, or the snapshot of the user's uncommitted work). The repository's
@@ -381,7 +384,7 @@ async fn in_worktree<F>(
     overrides: &Overrides,
     env: &Environment,
     place: SessionWorktree,
-    plan: Plan<'_>,
+    plan: WorktreeRun<'_>,
     begin: F,
 ) -> Result<Done, SessionError>
 where

@@ -23,7 +23,7 @@ use super::baseline;
 use super::decide::{self, Budgets, Decision, DecisionInput};
 use super::improve::{self, HindsightView};
 use super::patch_gate::{self, PatchInput, Refusal};
-use super::state::{LoopState, Recovery, SessionError, SessionStore};
+use super::state::{LoopState, Recovery, SessionStore, SessionStoreError};
 use meta_agent_config::Config;
 use meta_agent_exec::CommandRunner;
 use meta_agent_git::{GitError, Identity, Repository};
@@ -40,7 +40,7 @@ use meta_agent_render::outcome;
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     #[error(transparent)]
-    Session(#[from] SessionError),
+    Session(#[from] SessionStoreError),
     #[error(transparent)]
     Git(#[from] GitError),
     #[error("hindsight: {0}")]
@@ -179,7 +179,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 .as_ref()
                 .map_or("ended", |o| o.as_str())
                 .to_owned();
-            return Err(SessionError::Ended(state.session.clone(), outcome).into());
+            return Err(SessionStoreError::Ended(state.session.clone(), outcome).into());
         }
         if state.outcome == Some(RunOutcome::Interrupted) {
             state.outcome = None;

@@ -17,7 +17,7 @@ pub use meta_agent_protocol::state::{
 
 /// Why a session could not be saved or loaded.
 #[derive(Debug, thiserror::Error)]
-pub enum SessionError {
+pub enum SessionStoreError {
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -80,12 +80,13 @@ impl SessionStore {
     /// Writes the state, redacted, atomically (temporary file, rename) and points `latest` at it.
     /// Redaction keeps the JSON valid: markers hold no quote or backslash, and every encoded
     /// form of a secret is matched as it appears inside a JSON string.
-    pub fn save(&self, state: &LoopState) -> Result<(), SessionError> {
+    pub fn save(&self, state: &LoopState) -> Result<(), SessionStoreError> {
         let path = self.state_path(&state.session);
-        let json = serde_json::to_string_pretty(state).map_err(|source| SessionError::Corrupt {
-            path: path.clone(),
-            source,
-        })?;
+        let json =
+            serde_json::to_string_pretty(state).map_err(|source| SessionStoreError::Corrupt {
+                path: path.clone(),
+                source,
+            })?;
         let json = self.redactor.redact_text(&json);
         write_atomic(&path, json.as_bytes())?;
         write_atomic(&self.dir.join("latest"), state.session.as_bytes())
@@ -95,12 +96,12 @@ impl SessionStore {
     pub fn save_context(
         &self,
         context: &meta_agent_protocol::pause::context::PauseContext,
-    ) -> Result<(), SessionError> {
+    ) -> Result<(), SessionStoreError> {
         let path = self
             .session_dir(&context.session)
             .join(meta_agent_protocol::pause::context::CONTEXT_FILE);
         let json =
-            serde_json::to_string_pretty(context).map_err(|source| SessionError::Corrupt {
+            serde_json::to_string_pretty(context).map_err(|source| SessionStoreError::Corrupt {
                 path: path.clone(),
                 source,
             })?;
@@ -111,29 +112,29 @@ impl SessionStore {
     pub fn load_context(
         &self,
         session: Option<&str>,
-    ) -> Result<meta_agent_protocol::pause::context::PauseContext, SessionError> {
+    ) -> Result<meta_agent_protocol::pause::context::PauseContext, SessionStoreError> {
         let state = self.load(session)?;
         if state.paused.is_none() {
-            return Err(SessionError::NotPaused(state.session));
+            return Err(SessionStoreError::NotPaused(state.session));
         }
         let path = self
             .session_dir(&state.session)
             .join(meta_agent_protocol::pause::context::CONTEXT_FILE);
-        let text = std::fs::read_to_string(&path).map_err(|source| SessionError::Io {
+        let text = std::fs::read_to_string(&path).map_err(|source| SessionStoreError::Io {
             path: path.clone(),
             source,
         })?;
-        serde_json::from_str(&text).map_err(|source| SessionError::Corrupt { path, source })
+        serde_json::from_str(&text).map_err(|source| SessionStoreError::Corrupt { path, source })
     }
 
     /// Loads a session, or the latest one.
-    pub fn load(&self, session: Option<&str>) -> Result<LoopState, SessionError> {
+    pub fn load(&self, session: Option<&str>) -> Result<LoopState, SessionStoreError> {
         let session = match session {
             Some(session) => session.to_owned(),
             None => {
                 let latest = self.dir.join("latest");
                 std::fs::read_to_string(&latest)
-                    .map_err(|_| SessionError::NoneYet(self.dir.clone()))?
+                    .map_err(|_| SessionStoreError::NoneYet(self.dir.clone()))?
                     .trim()
                     .to_owned()
             }
@@ -143,11 +144,12 @@ impl SessionStore {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '-');
         if !valid {
-            return Err(SessionError::Unknown(session));
+            return Err(SessionStoreError::Unknown(session));
         }
         let path = self.state_path(&session);
-        let bytes = std::fs::read(&path).map_err(|_| SessionError::Unknown(session.clone()))?;
-        serde_json::from_slice(&bytes).map_err(|source| SessionError::Corrupt { path, source })
+        let bytes =
+            std::fs::read(&path).map_err(|_| SessionStoreError::Unknown(session.clone()))?;
+        serde_json::from_slice(&bytes).map_err(|source| SessionStoreError::Corrupt { path, source })
     }
 }
 
@@ -155,8 +157,8 @@ impl SessionStore {
 /// process was killed at any instant, sees the old file or the new one, never a mix. (No fsync:
 /// that guards against power loss, which a CI runner does not survive anyway, and it would cost
 /// milliseconds on every transition.)
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), SessionError> {
-    meta_agent_fsafe::write_atomic(path, bytes, false).map_err(|source| SessionError::Io {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), SessionStoreError> {
+    meta_agent_fsafe::write_atomic(path, bytes, false).map_err(|source| SessionStoreError::Io {
         path: path.to_owned(),
         source,
     })

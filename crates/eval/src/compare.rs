@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-pub use meta_agent_protocol::eval::{Comparison, Test, Verdict};
+pub use meta_agent_protocol::eval::{Comparison, ComparisonVerdict, Test};
 
 use super::stats::{self, Spread};
 use super::summary::{Summary, per_task};
@@ -67,11 +67,11 @@ pub fn compare(a: &Summary, b: &Summary, gate: Gate) -> Comparison {
     };
     let significant = p_value < gate.alpha;
     let verdict = if significant && difference < -gate.threshold {
-        Verdict::Worse
+        ComparisonVerdict::Worse
     } else if significant && difference > gate.threshold {
-        Verdict::Better
+        ComparisonVerdict::Better
     } else {
-        Verdict::Same
+        ComparisonVerdict::Same
     };
     Comparison {
         a: a.suite.clone(),
@@ -86,7 +86,7 @@ pub fn compare(a: &Summary, b: &Summary, gate: Gate) -> Comparison {
         tasks_better: better,
         tasks_worse: worse,
         verdict,
-        regression: verdict == Verdict::Worse,
+        regression: verdict == ComparisonVerdict::Worse,
         measures: measures(a, b),
     }
 }
@@ -159,7 +159,7 @@ mod tests {
         let a = suite(&[true; 8]);
         let b = suite(&[false, false, true, true, true, true, true, true]);
         let c = compare(&a, &b, GATE);
-        assert_eq!(c.verdict, Verdict::Same);
+        assert_eq!(c.verdict, ComparisonVerdict::Same);
         assert!(!c.regression);
         assert!((c.p_value - 0.5).abs() < 1e-9);
     }
@@ -168,6 +168,6 @@ mod tests {
     fn an_improvement_is_better_not_a_regression() {
         let a = suite(&[false; 8]);
         let b = suite(&[true; 8]);
-        assert_eq!(compare(&a, &b, GATE).verdict, Verdict::Better);
+        assert_eq!(compare(&a, &b, GATE).verdict, ComparisonVerdict::Better);
     }
 }

@@ -25,7 +25,7 @@ pub struct Offer {
 
 /// The features to use for one command, and what is missing.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decision {
+pub struct IsolationPlan {
     pub landlock: bool,
     pub namespaces: bool,
     pub network_off: bool,
@@ -184,7 +184,7 @@ pub fn home_env() -> super::home::HomeEnv {
 }
 
 fn namespace_plan(
-    decision: &Decision,
+    decision: &IsolationPlan,
     git: PathBuf,
     hidden: &[PathBuf],
 ) -> Result<NamespacePlan, NamespaceError> {
@@ -218,7 +218,7 @@ pub fn decide(
     args: &SandboxArgs,
     offer: Offer,
     situation: Situation,
-) -> Result<Decision, IsolationError> {
+) -> Result<IsolationPlan, IsolationError> {
     let namespaces = offer.user_namespaces;
     let needs = [
         (
@@ -254,7 +254,7 @@ pub fn decide(
     if args.require_isolation && !missing.is_empty() {
         return Err(IsolationError::Required { missing });
     }
-    Ok(Decision {
+    Ok(IsolationPlan {
         landlock: args.confine_writes && offer.landlock,
         namespaces,
         network_off: args.no_network && namespaces,

@@ -26,7 +26,7 @@ pub enum Screen {
 
 /// The decision once the permission is known.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
+pub enum Authorization {
     Allowed,
     /// Refused, with the reason (shown to the actor as a reaction and in the job log).
     Refused(String),
@@ -53,11 +53,11 @@ pub fn screen(actor: &Account, policy: &Policy) -> Screen {
 }
 
 /// Decides on a person's permission.
-pub fn decide(actor: &Account, permission: Permission) -> Decision {
+pub fn decide(actor: &Account, permission: Permission) -> Authorization {
     if permission.can_trigger() {
-        Decision::Allowed
+        Authorization::Allowed
     } else {
-        Decision::Refused(format!(
+        Authorization::Refused(format!(
             "@{} has {} permission on this repository; triggering meta-agent needs write, maintain or admin",
             actor.login,
             permission.as_str()
@@ -111,10 +111,10 @@ mod tests {
     fn only_write_maintain_and_admin_may_trigger() {
         let alice = account("alice", "User");
         for permission in [Permission::Write, Permission::Maintain, Permission::Admin] {
-            assert_eq!(decide(&alice, permission), Decision::Allowed);
+            assert_eq!(decide(&alice, permission), Authorization::Allowed);
         }
         for permission in [Permission::Triage, Permission::Read, Permission::None] {
-            let Decision::Refused(reason) = decide(&alice, permission) else {
+            let Authorization::Refused(reason) = decide(&alice, permission) else {
                 panic!("{permission:?} allowed");
             };
             assert!(reason.contains(permission.as_str()), "{reason}");

@@ -222,7 +222,7 @@ pub fn per_task(results: &[RunResult]) -> BTreeMap<String, TaskCounts> {
 /// What the comparison says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub enum ComparisonVerdict {
     Better,
     Worse,
     /// No significant difference (or one within the threshold).
@@ -255,7 +255,7 @@ pub struct Comparison {
     /// Paired tasks B did better / worse on.
     pub tasks_better: u64,
     pub tasks_worse: u64,
-    pub verdict: Verdict,
+    pub verdict: ComparisonVerdict,
     pub regression: bool,
     /// Means of A and B: calls, tokens, cost, wall.
     pub measures: BTreeMap<String, [f64; 2]>,

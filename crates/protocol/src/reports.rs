@@ -198,7 +198,7 @@ pub struct CoverageReport {
 
 /// How a case ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub enum CaseVerdict {
     Passed,
     /// It ran and did not pass: `message` in one line, `detail` the evidence (reasons, output).
     Failed {
@@ -223,7 +223,7 @@ pub struct Case {
     /// Where reporters group the case (`meta-agent.gates.tests`, an evaluation task id).
     pub classname: Option<String>,
     pub duration: Option<Duration>,
-    pub verdict: Verdict,
+    pub verdict: CaseVerdict,
     /// Extra facts shown by some reporters (`command`, `model`, `run`).
     pub properties: Vec<(String, String)>,
 }

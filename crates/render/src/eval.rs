@@ -7,9 +7,10 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use meta_agent_protocol::eval::{
-    Comparison, Grade, GraderDetail, RunResult, Summary, Test, Verdict, diff_name, per_task,
+    Comparison, ComparisonVerdict, Grade, GraderDetail, RunResult, Summary, Test, diff_name,
+    per_task,
 };
-use meta_agent_protocol::reports::{Case, Suite, Verdict as CaseVerdict};
+use meta_agent_protocol::reports::{Case, CaseVerdict, Suite};
 use meta_agent_protocol::text::trim_to;
 
 use super::fit;
@@ -170,9 +171,9 @@ pub fn comparison(c: &Comparison) -> String {
         Test::TwoProportion => "two-proportion z-test (no tasks in common)".to_owned(),
     };
     let verdict = match c.verdict {
-        Verdict::Better => "B is significantly BETTER than A",
-        Verdict::Worse => "B is significantly WORSE than A (regression)",
-        Verdict::Same => "no significant difference",
+        ComparisonVerdict::Better => "B is significantly BETTER than A",
+        ComparisonVerdict::Worse => "B is significantly WORSE than A (regression)",
+        ComparisonVerdict::Same => "no significant difference",
     };
     let mut out = format!(
         "pass rate: A {:.1} % → B {:.1} % (B − A {:+.1} points, 95 % CI {:+.1} to {:+.1}); p = {:.4}, {test}\n{verdict}\n\n| measure | A mean | B mean |\n|---|---:|---:|\n",
@@ -343,7 +344,7 @@ mod tests {
         }
     }
 
-    fn comparison(test: Test, verdict: Verdict) -> Comparison {
+    fn comparison(test: Test, verdict: ComparisonVerdict) -> Comparison {
         Comparison {
             a: "a".into(),
             b: "b".into(),
@@ -357,7 +358,7 @@ mod tests {
             tasks_better: 0,
             tasks_worse: 6,
             verdict,
-            regression: verdict == Verdict::Worse,
+            regression: verdict == ComparisonVerdict::Worse,
             measures: [("llm_calls".to_owned(), [2.0, 3.5])].into_iter().collect(),
         }
     }
@@ -368,9 +369,9 @@ mod tests {
             "eval_texts",
             [
                 report_markdown(&summary()),
-                super::comparison(&comparison(Test::PairedSign, Verdict::Worse)),
-                super::comparison(&comparison(Test::TwoProportion, Verdict::Same)),
-                super::comparison(&comparison(Test::PairedSign, Verdict::Better)),
+                super::comparison(&comparison(Test::PairedSign, ComparisonVerdict::Worse)),
+                super::comparison(&comparison(Test::TwoProportion, ComparisonVerdict::Same)),
+                super::comparison(&comparison(Test::PairedSign, ComparisonVerdict::Better)),
             ]
             .join("---\n")
         );

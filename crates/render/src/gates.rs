@@ -9,7 +9,7 @@ use meta_agent_protocol::clock::human_ms;
 use meta_agent_protocol::gates::{GateReason, GateResult, GatesSummary, ReportKind};
 use meta_agent_protocol::kinds::GateKind;
 use meta_agent_protocol::records::{GateNote, GateStatus};
-use meta_agent_protocol::reports::{Case, FindingLevel, Suite, Verdict};
+use meta_agent_protocol::reports::{Case, CaseVerdict, FindingLevel, Suite};
 use meta_agent_protocol::termination::Termination;
 
 /// Failing tests listed per gate before "and N more".
@@ -259,20 +259,20 @@ fn junit_case(gate: &GateResult) -> Case {
             .unwrap_or_else(|| fallback.to_owned())
     };
     let verdict = match gate.status {
-        GateStatus::Passed => Verdict::Passed,
-        GateStatus::Skipped => Verdict::Skipped {
+        GateStatus::Passed => CaseVerdict::Passed,
+        GateStatus::Skipped => CaseVerdict::Skipped {
             message: reason("skipped"),
         },
         GateStatus::Failed => {
             let (message, detail) = (reason("failed"), failure_text(gate));
             match &gate.termination {
-                None | Some(Termination::Exited { .. }) => Verdict::Failed { message, detail },
+                None | Some(Termination::Exited { .. }) => CaseVerdict::Failed { message, detail },
                 Some(
                     Termination::Signaled { .. }
                     | Termination::TimedOut
                     | Termination::Cancelled
                     | Termination::NotStarted { .. },
-                ) => Verdict::Errored { message, detail },
+                ) => CaseVerdict::Errored { message, detail },
             }
         }
     };

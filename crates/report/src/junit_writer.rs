@@ -1,7 +1,7 @@
 //! JUnit XML that the bot writes itself, for CI test reporters (GitHub's, GitLab's, Jenkins'):
 //! named cases with verdicts, grouped in suites, serialized by quick-junit. Generic on purpose:
 //! `meta-agent gates --junit` writes one case per gate, and an evaluation can write one case per
-//! task × run (a pending run is [`Verdict::Skipped`] with the reason, as JUnit has no pending).
+//! task × run (a pending run is [`CaseVerdict::Skipped`] with the reason, as JUnit has no pending).
 //!
 //! Pure: it returns the document; the caller redacts and writes it. quick-junit strips what XML
 //! cannot hold (control characters, ANSI escapes); the project's reader ([`super::junit`]) reads
@@ -9,7 +9,7 @@
 
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
-pub use meta_agent_protocol::reports::{Case, Suite, Verdict};
+pub use meta_agent_protocol::reports::{Case, CaseVerdict, Suite};
 
 /// Why the document could not be produced.
 #[derive(Debug, thiserror::Error)]
@@ -50,19 +50,21 @@ fn test_case(case: &Case) -> TestCase {
     test_case
 }
 
-fn status(verdict: &Verdict) -> TestCaseStatus {
+fn status(verdict: &CaseVerdict) -> TestCaseStatus {
     let non_success = |kind, message: &str, detail: &str| {
         let mut status = TestCaseStatus::non_success(kind);
         status.set_message(message).set_description(detail);
         status
     };
     match verdict {
-        Verdict::Passed => TestCaseStatus::success(),
-        Verdict::Failed { message, detail } => {
+        CaseVerdict::Passed => TestCaseStatus::success(),
+        CaseVerdict::Failed { message, detail } => {
             non_success(NonSuccessKind::Failure, message, detail)
         }
-        Verdict::Errored { message, detail } => non_success(NonSuccessKind::Error, message, detail),
-        Verdict::Skipped { message } => {
+        CaseVerdict::Errored { message, detail } => {
+            non_success(NonSuccessKind::Error, message, detail)
+        }
+        CaseVerdict::Skipped { message } => {
             let mut status = TestCaseStatus::skipped();
             status.set_message(message.as_str());
             status
@@ -77,7 +79,7 @@ mod tests {
     use super::*;
     use crate::{FailureKind, Limits, parse_junit_file};
 
-    fn case(name: &str, verdict: Verdict) -> Case {
+    fn case(name: &str, verdict: CaseVerdict) -> Case {
         Case {
             name: name.into(),
             classname: Some("evals.task-7".into()),
@@ -92,24 +94,24 @@ mod tests {
         vec![Suite {
             name: "task-7".into(),
             cases: vec![
-                case("run 1", Verdict::Passed),
+                case("run 1", CaseVerdict::Passed),
                 case(
                     "run 2",
-                    Verdict::Failed {
+                    CaseVerdict::Failed {
                         message: "gates failed: tests <2 of 9> & lint".into(),
                         detail: "tests:\n  \u{1b}[31m✗ test_mean\u{1b}[0m\u{7}".into(),
                     },
                 ),
                 case(
                     "run 3",
-                    Verdict::Errored {
+                    CaseVerdict::Errored {
                         message: "timed out after 10m".into(),
                         detail: String::new(),
                     },
                 ),
                 case(
                     "run 4",
-                    Verdict::Skipped {
+                    CaseVerdict::Skipped {
                         message: "pending: not run yet".into(),
                     },
                 ),

@@ -22,7 +22,7 @@ use crate::exit::Outcome;
 use crate::git::{Git2Repository, Repository};
 use crate::github::api::{GitHubApi, GitHubError, NewPullRequest, Permission, Reaction};
 use crate::github::app;
-use crate::github::authz::{self, Decision, Policy, Screen};
+use crate::github::authz::{self, Authorization, Policy, Screen};
 use crate::github::command::Command;
 use crate::github::context::ActionsContext;
 use crate::github::push::{self, BranchRules, Remote};
@@ -374,8 +374,8 @@ impl Step<'_> {
                     Err(err) => return Err(SessionError::Internal(err.to_string())),
                 };
                 match authz::decide(actor, permission) {
-                    Decision::Allowed => return Ok(None),
-                    Decision::Refused(reason) => reason,
+                    Authorization::Allowed => return Ok(None),
+                    Authorization::Refused(reason) => reason,
                 }
             }
         };
