@@ -11,7 +11,7 @@
 
 use super::answer::{self, Sorted};
 use super::compact;
-use super::tools::{Observation, Outcome, ToolBox};
+use super::tools::{Observation, ToolBox, ToolOutcome};
 use meta_agent_exec::CommandRunner;
 use meta_agent_llm::ToolCall;
 use meta_agent_llm::{
@@ -215,21 +215,21 @@ async fn carry_out<P: Provider, R: CommandRunner>(
         let (outcome, observation) = session.tools.dispatch(call).await;
         session.progress.emit(&observation.event());
         let after = match &outcome {
-            Outcome::Answered { is_error: true, .. } | Outcome::Malformed(_) => {
+            ToolOutcome::Answered { is_error: true, .. } | ToolOutcome::Malformed(_) => {
                 Location::OnToolError
             }
-            Outcome::Answered {
+            ToolOutcome::Answered {
                 is_error: false, ..
             }
-            | Outcome::Finished(_) => Location::AfterToolCall,
+            | ToolOutcome::Finished(_) => Location::AfterToolCall,
         };
         let result = outcome_text(&outcome);
         arrive(session, progress, after, number, Some((call, Some(result))))?;
         progress.observations.push(observation);
         let (content, is_error) = match outcome {
-            Outcome::Finished(summary) => return Ok(TurnEnd::Finished(summary)),
-            Outcome::Answered { content, is_error } => (content, is_error),
-            Outcome::Malformed(content) => {
+            ToolOutcome::Finished(summary) => return Ok(TurnEnd::Finished(summary)),
+            ToolOutcome::Answered { content, is_error } => (content, is_error),
+            ToolOutcome::Malformed(content) => {
                 malformed += 1;
                 (content, true)
             }
@@ -388,10 +388,10 @@ fn arrive<P: Provider, R: CommandRunner>(
 }
 
 /// What a tool call answered, as the model is told it.
-fn outcome_text(outcome: &Outcome) -> String {
+fn outcome_text(outcome: &ToolOutcome) -> String {
     match outcome {
-        Outcome::Finished(summary) => summary.clone(),
-        Outcome::Answered { content, .. } | Outcome::Malformed(content) => content.clone(),
+        ToolOutcome::Finished(summary) => summary.clone(),
+        ToolOutcome::Answered { content, .. } | ToolOutcome::Malformed(content) => content.clone(),
     }
 }
 

@@ -54,7 +54,7 @@ pub enum ToolError {
 
 /// What one tool call produced.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Outcome {
+pub enum ToolOutcome {
     /// The model called `finish` with this summary.
     Finished(String),
     /// A result for the model: its text, and whether it is a failure.
@@ -123,23 +123,25 @@ pub const READ_ONLY: [&str; 4] = ["list_files", "read_file", "search", "finish"]
 
 impl<R: CommandRunner> ToolBox<'_, R> {
     /// Carries out one call; returns its outcome and its observation.
-    pub async fn dispatch(&self, call: &ToolCall) -> (Outcome, Observation) {
+    pub async fn dispatch(&self, call: &ToolCall) -> (ToolOutcome, Observation) {
         let started = Instant::now();
         let started_unix_ms = meta_agent_protocol::clock::now_ms();
         let outcome = match self.route(call).await {
             Ok(outcome) => outcome,
-            Err(err @ ToolError::Malformed { .. }) => Outcome::Malformed(err.to_string()),
-            Err(err) => Outcome::Answered {
+            Err(err @ ToolError::Malformed { .. }) => ToolOutcome::Malformed(err.to_string()),
+            Err(err) => ToolOutcome::Answered {
                 content: err.to_string(),
                 is_error: true,
             },
         };
         let failure = match &outcome {
-            Outcome::Finished(_)
-            | Outcome::Answered {
+            ToolOutcome::Finished(_)
+            | ToolOutcome::Answered {
                 is_error: false, ..
             } => None,
-            Outcome::Answered { content, .. } | Outcome::Malformed(content) => Some(content),
+            ToolOutcome::Answered { content, .. } | ToolOutcome::Malformed(content) => {
+                Some(content)
+            }
         };
         let detail = failure.map_or(String::new(), |text| {
             let first = text.lines().next().unwrap_or_default();
@@ -156,7 +158,7 @@ impl<R: CommandRunner> ToolBox<'_, R> {
         (outcome, observation)
     }
 
-    async fn route(&self, call: &ToolCall) -> Result<Outcome, ToolError> {
+    async fn route(&self, call: &ToolCall) -> Result<ToolOutcome, ToolError> {
         let args = &call.arguments;
         if self.read_only && !READ_ONLY.contains(&call.name.as_str()) {
             return Err(ToolError::UnknownTool(call.name.clone()));
@@ -170,17 +172,17 @@ impl<R: CommandRunner> ToolBox<'_, R> {
             "run_command" => return Ok(self.run_command(parse(&call.name, args)?).await),
             "finish" => {
                 let finish: FinishArgs = parse(&call.name, args)?;
-                return Ok(Outcome::Finished(finish.summary));
+                return Ok(ToolOutcome::Finished(finish.summary));
             }
             other => return Err(ToolError::UnknownTool(other.to_owned())),
         };
-        Ok(Outcome::Answered {
+        Ok(ToolOutcome::Answered {
             content: cap(&text),
             is_error: false,
         })
     }
 
-    async fn run_command(&self, args: command::RunArgs) -> Outcome {
+    async fn run_command(&self, args: command::RunArgs) -> ToolOutcome {
         let ctx = command::CommandContext {
             root: self.root,
             runner: self.runner,
@@ -188,11 +190,11 @@ impl<R: CommandRunner> ToolBox<'_, R> {
             parent_env: self.parent_env,
         };
         match command::run(&ctx, args).await {
-            Ok((text, success)) => Outcome::Answered {
+            Ok((text, success)) => ToolOutcome::Answered {
                 content: cap(&text),
                 is_error: !success,
             },
-            Err(err) => Outcome::Answered {
+            Err(err) => ToolOutcome::Answered {
                 content: cap(&err.to_string()),
                 is_error: true,
             },
