@@ -855,9 +855,9 @@ proptest! {
         absolute in any::<bool>(),
     ) {
         let path = format!("{}{before}/{bad}/{after}", if absolute { "/" } else { "" });
-        prop_assert!(!meta_agent::engine::patch_gate::is_plain(&path));
+        prop_assert!(!meta_agent::protocol::path::is_plain(std::path::Path::new(&path)));
         let path = format!("/{before}");
-        prop_assert!(!meta_agent::engine::patch_gate::is_plain(&path));
+        prop_assert!(!meta_agent::protocol::path::is_plain(std::path::Path::new(&path)));
     }
 }
 

@@ -136,7 +136,7 @@ fn name_refusals(input: &PatchInput<'_>, change: &FileChange) -> Vec<Refusal> {
     if let ChangeStatus::Renamed { from } = &change.status {
         names.push(from.clone());
     }
-    if is_plain(&change.path)
+    if meta_agent_protocol::path::is_plain(Path::new(&change.path))
         && symlinked_ancestor(input.worktree, &change.path).is_none()
         && let Ok(target) = std::fs::read_link(input.worktree.join(&change.path))
     {
@@ -184,7 +184,7 @@ fn path_refusals(change: &FileChange, policy: &Policy) -> Vec<Refusal> {
     };
     let mut out = Vec::new();
     for path in std::iter::once(change.path.as_str()).chain(from) {
-        if !is_plain(path) {
+        if !meta_agent_protocol::path::is_plain(Path::new(path)) {
             out.push(refusal(
                 path,
                 RefusalKind::NotPlainPath,
@@ -201,15 +201,9 @@ fn path_refusals(change: &FileChange, policy: &Policy) -> Vec<Refusal> {
     out
 }
 
-/// Relative, no `..`, no NUL, no component a file system takes for `.git`
-/// ([`meta_agent_protocol::path`]).
-pub fn is_plain(path: &str) -> bool {
-    meta_agent_protocol::path::is_plain(Path::new(path))
-}
-
 /// What the worktree holds at `path`: symlinks, sizes, binary content (never followed).
 fn file_refusals(input: &PatchInput<'_>, path: &str, limits: &PatchLimits) -> Vec<Refusal> {
-    if !is_plain(path) {
+    if !meta_agent_protocol::path::is_plain(Path::new(path)) {
         return Vec::new();
     }
     if let Some(escape) = symlinked_ancestor(input.worktree, path) {

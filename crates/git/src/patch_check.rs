@@ -51,7 +51,7 @@ fn refusal(path: &Path, reason: &'static str) -> Option<GitError> {
 
 fn path_conflict(workdir: &Path, path: Option<&Path>, expect: Expect) -> Option<GitError> {
     let path = path?;
-    if !is_plain_relative(path) {
+    if !meta_agent_protocol::path::is_plain(path) {
         return refusal(path, "not a plain path inside the worktree");
     }
     if through_symlink(workdir, path) {
@@ -69,10 +69,6 @@ fn path_conflict(workdir: &Path, path: Option<&Path>, expect: Expect) -> Option<
 }
 
 /// Relative, no `..`, no component a file system takes for `.git` ([`meta_agent_protocol::path`]).
-fn is_plain_relative(path: &Path) -> bool {
-    meta_agent_protocol::path::is_plain(path)
-}
-
 fn through_symlink(workdir: &Path, path: &Path) -> bool {
     path.ancestors()
         .skip(1)
@@ -92,7 +88,7 @@ fn new_link_conflict(diff: &Diff<'_>, index: usize, delta: &DiffDelta<'_>) -> Op
     }
     let path = delta.new_file().path()?;
     let target = link_target(diff, index).unwrap_or_default();
-    if link_escapes(path, &target) {
+    if meta_agent_protocol::path::link_escape(path, Path::new(&target)).is_some() {
         return refusal(path, "a symlink pointing out of the worktree or into .git");
     }
     None
@@ -118,16 +114,15 @@ fn link_target(diff: &Diff<'_>, index: usize) -> Option<String> {
 }
 
 /// Whether `target`, resolved from the directory holding `link`, leaves the tree or enters `.git`.
-fn link_escapes(link: &Path, target: &str) -> bool {
-    meta_agent_protocol::path::link_escape(link, Path::new(target)).is_some()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn link_targets() {
+        let link_escapes = |link: &Path, target: &str| {
+            meta_agent_protocol::path::link_escape(link, Path::new(target)).is_some()
+        };
         assert!(!link_escapes(Path::new("a/link"), "b.txt"));
         assert!(!link_escapes(Path::new("a/link"), "../top.txt"));
         assert!(link_escapes(Path::new("a/link"), "../../outside"));
@@ -138,6 +133,7 @@ mod tests {
 
     #[test]
     fn plain_paths() {
+        let is_plain_relative = meta_agent_protocol::path::is_plain;
         assert!(is_plain_relative(Path::new("a/b.txt")));
         assert!(!is_plain_relative(Path::new("../b.txt")));
         assert!(!is_plain_relative(Path::new("/b.txt")));

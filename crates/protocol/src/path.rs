@@ -113,6 +113,12 @@ pub fn link_escape(link: &Path, target: &Path) -> Option<LinkEscape> {
     None
 }
 
+/// The last component of a `/`-separated repository path (`a/b.py` → `b.py`; a path without
+/// `/` is its own).
+pub fn basename(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

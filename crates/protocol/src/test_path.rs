@@ -43,10 +43,6 @@ fn components(path: &str) -> impl Iterator<Item = &str> {
     path.split('/')
 }
 
-fn basename(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
-}
-
 fn in_dir(path: &str, names: &[&str]) -> bool {
     let parts: Vec<&str> = components(path).collect();
     parts[..parts.len().saturating_sub(1)]
@@ -56,12 +52,14 @@ fn in_dir(path: &str, names: &[&str]) -> bool {
 
 /// The file's extension, without the dot ("" when there is none).
 pub fn extension(path: &str) -> &str {
-    basename(path).rsplit_once('.').map_or("", |(_, ext)| ext)
+    crate::path::basename(path)
+        .rsplit_once('.')
+        .map_or("", |(_, ext)| ext)
 }
 
 /// The role of `path` in the repository's tests.
 pub fn role(path: &str) -> PathRole {
-    let name = basename(path);
+    let name = crate::path::basename(path);
     if is_hook(path, name) {
         return PathRole::Hook;
     }
@@ -150,7 +148,8 @@ pub fn is_source(name: &str) -> bool {
 /// [`PathRole::TestConfig`]). A runner's configuration alone (`pytest.ini`, `jest.config.js`) is
 /// not a test.
 pub fn is_test_path(path: &str) -> bool {
-    matches!(role(path), PathRole::TestCode | PathRole::TestData) || basename(path) == "conftest.py"
+    matches!(role(path), PathRole::TestCode | PathRole::TestData)
+        || crate::path::basename(path) == "conftest.py"
 }
 
 fn is_test_code(path: &str, name: &str) -> bool {

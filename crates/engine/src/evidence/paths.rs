@@ -4,19 +4,15 @@
 
 pub(super) use meta_agent_protocol::test_path::{PathRole, Shared, extension, role};
 
-fn basename(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
-}
-
 /// A Python file's import name: `pkg/mod.py` → `mod`, `pkg/__init__.py` → `pkg`.
 pub(super) fn python_module(path: &str) -> Option<&str> {
-    let name = basename(path);
+    let name = meta_agent_protocol::path::basename(path);
     let stem = name.strip_suffix(".py")?;
     if stem != "__init__" {
         return Some(stem);
     }
     let parent = path.strip_suffix(name)?.trim_end_matches('/');
-    Some(basename(parent)).filter(|p| !p.is_empty())
+    Some(meta_agent_protocol::path::basename(parent)).filter(|p| !p.is_empty())
 }
 
 /// The directory of `path` ("" at the root).

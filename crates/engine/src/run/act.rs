@@ -179,7 +179,9 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     pub(super) fn undo_refused(&self, refusals: &[Refusal]) -> Result<bool, EngineError> {
         let workdir = self.repo.workdir();
         for refusal in refusals {
-            if refusal.path == patch_gate::WHOLE_CHANGE || !patch_gate::is_plain(&refusal.path) {
+            if refusal.path == patch_gate::WHOLE_CHANGE
+                || !meta_agent_protocol::path::is_plain(Path::new(&refusal.path))
+            {
                 return Ok(false);
             }
             let blob = self.repo.read_blob("HEAD", &refusal.path)?;
