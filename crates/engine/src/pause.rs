@@ -69,7 +69,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 state.worktree_diff.clear();
             }
             ending.commit = commit;
-            ending.refused_wip = (!note.is_empty()).then_some(note);
+            ending.wip_refused = note;
         }
         state.outcome = Some(RunOutcome::Interrupted);
         state.interrupted = Some(why.to_owned());

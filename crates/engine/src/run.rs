@@ -28,7 +28,7 @@ use meta_agent_config::Config;
 use meta_agent_exec::CommandRunner;
 use meta_agent_git::{GitError, Identity, Repository};
 use meta_agent_protocol::builder::{ActRequest, BuildError, Builder, Progress};
-use meta_agent_protocol::ending::EscalationReason;
+use meta_agent_protocol::ending::{EscalationReason, WipRefused};
 use meta_agent_protocol::event::{Event, EventSink, LoopPhase};
 use meta_agent_protocol::records::{
     ActEnd, ChangedFile, Plan, ResolutionTried, RunOutcome, SignatureRecord, StepRecord,
@@ -100,8 +100,8 @@ pub use meta_agent_render::run_report::RunReport;
 pub(super) struct Ending {
     pub(super) commit_message: Option<String>,
     pub(super) commit: Option<String>,
-    pub(super) escalation: Option<String>,
-    pub(super) refused_wip: Option<String>,
+    /// What the patch gate refused of the work in progress (the report renders its note).
+    pub(super) wip_refused: Option<WipRefused>,
 }
 
 /// Commit subjects of the history read to learn the repository's style.
@@ -379,8 +379,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             gates: last_gates,
             commit_message: ending.commit_message,
             commit: ending.commit,
-            escalation: ending.escalation,
-            refused_wip: ending.refused_wip,
+            wip_refused: ending.wip_refused,
         })
     }
 
@@ -546,16 +545,15 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         &self,
         state: &mut LoopState,
         message: &str,
-    ) -> Result<(Option<String>, String), EngineError> {
+    ) -> Result<(Option<String>, Option<WipRefused>), EngineError> {
         let refused = self.patch_refusals(state, "wip_commit")?;
         let undone = !refused.is_empty() && self.undo_refused(&refused)?;
         let clean =
             refused.is_empty() || (undone && self.patch_refusals(state, "wip_commit")?.is_empty());
-        let note = if refused.is_empty() {
-            String::new()
-        } else {
-            outcome::refusal_note(&refused, clean)
-        };
+        let note = (!refused.is_empty()).then(|| WipRefused {
+            refusals: refused.iter().map(ToString::to_string).collect(),
+            committed_without: clean,
+        });
         let commit = if clean && !self.repo.changed_files()?.is_empty() {
             Some(self.commit_once(state, message)?)
         } else {

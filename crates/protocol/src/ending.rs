@@ -133,3 +133,12 @@ pub enum DecisionKind {
     Escalate,
     AwaitGuidance,
 }
+
+/// What the patch gate refused of the work in progress when a run ended or paused: its lines
+/// (one per refusal, as the patch gate states them) and whether the rest was committed without
+/// them (`committed_without`) or nothing was.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WipRefused {
+    pub refusals: Vec<String>,
+    pub committed_without: bool,
+}

@@ -94,7 +94,7 @@ fn outcome(report: &RunReport) -> Markup {
     html! {
         section id="outcome" {
             h2 { "Outcome" }
-            @if let Some(escalation) = &report.escalation {
+            @if let Some(escalation) = &report.escalation() {
                 h3 { "Escalation report" }
                 pre class="text" { (escalation) }
             }

@@ -7,7 +7,8 @@ use crate::run_report::RunReport;
 /// refused of the work in progress, under its own heading (a pause is not an escalation).
 fn paused(report: &RunReport, why: &str) -> String {
     let state = &report.state;
-    let refused = report.refused_wip.as_deref();
+    let refused_note = report.refused_wip();
+    let refused = refused_note.as_deref();
     let kept = match (&report.commit, state.dry_run, refused) {
         (_, true, _) => "nothing (a dry run commits nothing)".to_owned(),
         (Some(commit), false, _) => format!(
@@ -81,7 +82,7 @@ pub fn render(report: &RunReport, verbose: bool) -> String {
     if let Some(why) = &report.state.interrupted {
         out.push_str(&paused(report, why));
     }
-    if let Some(escalation) = &report.escalation {
+    if let Some(escalation) = &report.escalation() {
         out.push_str(&format!("\n--- escalation report ---\n{escalation}"));
         let every = super::outcome::failures_beyond_report(&report.state);
         if !every.is_empty() {

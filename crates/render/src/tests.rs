@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::{job, outcome, pull, status, terminal};
 use crate::run_report::RunReport;
-use meta_agent_protocol::ending::EscalationReason;
+use meta_agent_protocol::ending::{EscalationReason, WipRefused};
 use meta_agent_protocol::state::LoopState;
 
 fn gate(name: &str, kind: &str, result: &str, passed: u64, total: u64) -> serde_json::Value {
@@ -140,12 +140,11 @@ fn report(state: LoopState) -> RunReport {
     let escalated = state.escalation.is_some();
     RunReport {
         commit_message: (!escalated).then(|| outcome::commit_message(&state, true)),
-        escalation: escalated.then(|| outcome::escalation_report(&state, &reason())),
         state,
         diff: String::new(),
         gates: None,
         commit: None,
-        refused_wip: None,
+        wip_refused: None,
     }
 }
 
@@ -489,7 +488,7 @@ fn skipped_tests_are_named_beside_the_total() {
 }
 
 /// A run paused by SIGTERM during `observing`, its checkpoint `commit` (if any).
-fn paused_report(commit: Option<&str>, refused_wip: Option<&str>) -> RunReport {
+fn paused_report(commit: Option<&str>, wip_refused: Option<WipRefused>) -> RunReport {
     let mut state = state(false);
     state.outcome = Some(meta_agent_protocol::records::RunOutcome::Interrupted);
     state.phase = meta_agent_protocol::event::LoopPhase::Observing;
@@ -497,8 +496,7 @@ fn paused_report(commit: Option<&str>, refused_wip: Option<&str>) -> RunReport {
     RunReport {
         commit: commit.map(str::to_owned),
         commit_message: None,
-        escalation: None,
-        refused_wip: refused_wip.map(str::to_owned),
+        wip_refused,
         state,
         diff: String::new(),
         gates: None,
@@ -518,8 +516,11 @@ fn a_paused_run_says_where_the_work_is_and_how_to_go_on() {
 /// never as an escalation report, and the `Kept:` line does not claim there was nothing to commit.
 #[test]
 fn a_paused_run_whose_work_the_patch_gate_refused_is_not_an_escalation() {
-    let note = "\nThe work in progress was NOT committed: the patch gate refused it:\n- .github/workflows/ci.yml: protected path\n";
-    let text = terminal::render(&paused_report(None, Some(note)), false);
+    let refused = WipRefused {
+        refusals: vec![".github/workflows/ci.yml: protected path".into()],
+        committed_without: false,
+    };
+    let text = terminal::render(&paused_report(None, Some(refused)), false);
     assert!(!text.contains("escalation"), "{text}");
     insta::assert_snapshot!("terminal_interrupted_refused", stable(&text));
 }

@@ -107,9 +107,8 @@ fn result(
         wall_s,
         overhead_s: (wall_s - engine_s).max(0.0),
         note: report
-            .escalation
-            .as_deref()
-            .map(|text| crate::report::trim_to(text, 1500)),
+            .escalation()
+            .map(|text| crate::report::trim_to(&text, 1500)),
     }
 }
 

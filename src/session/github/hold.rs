@@ -194,8 +194,7 @@ impl Step<'_> {
             gates: None,
             commit_message: repo.message(&held.commit).ok(),
             commit: Some(held.commit.clone()),
-            escalation: None,
-            refused_wip: None,
+            wip_refused: None,
             state,
         };
         let done = Done {

@@ -40,7 +40,7 @@ impl Step<'_> {
             Some(RunOutcome::Committed) => self.offered_view(&input, summary_text).await?,
             Some(RunOutcome::Escalated) => View::PatchNotOffered {
                 why: "The gates did not pass within this run's budget".into(),
-                report: input.report.escalation.clone().unwrap_or(summary_text),
+                report: input.report.escalation().unwrap_or(summary_text),
             },
             Some(RunOutcome::Interrupted) => View::PatchNotOffered {
                 why: format!(

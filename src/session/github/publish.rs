@@ -155,7 +155,7 @@ impl Step<'_> {
                     .await;
             }
             Some(RunOutcome::Escalated) => View::Escalated {
-                report: report.escalation.clone().unwrap_or(summary_text),
+                report: report.escalation().unwrap_or(summary_text),
                 branch: state.branch.clone(),
             },
             Some(RunOutcome::Interrupted) if state.paused.is_some() => View::Paused {
@@ -166,7 +166,7 @@ impl Step<'_> {
                     .as_ref()
                     .map_or(crate::protocol::pause::Location::AfterPlan, |hit| hit.at),
                 plan: crate::render::pause::plan_and_progress(state),
-                refused: report.refused_wip.clone(),
+                refused: report.refused_wip(),
             },
             Some(RunOutcome::Interrupted) => View::Interrupted {
                 why: state
@@ -174,7 +174,7 @@ impl Step<'_> {
                     .clone()
                     .unwrap_or_else(|| "interrupted".into()),
                 branch: state.branch.clone(),
-                refused: report.refused_wip.clone(),
+                refused: report.refused_wip(),
             },
             Some(RunOutcome::NothingToDo) if state.task.source.is_failing_check() => {
                 View::NotReproduced(self.not_reproduced(state))

@@ -67,8 +67,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         Ok(Ending {
             commit_message: Some(message),
             commit,
-            escalation: None,
-            refused_wip: None,
+            wip_refused: None,
         })
     }
 
@@ -96,10 +95,10 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             improve::record_escalation(self.hindsight_ctx(), state, &text)
                 .map_err(EngineError::Hindsight)?;
         }
-        let mut report = outcome::escalation_report(state, &reason);
+        let mut wip_refused = None;
         if commit.is_none() && !state.dry_run && !self.repo.changed_files()?.is_empty() {
-            let (wip, note) = self.commit_wip(state, &wip_message)?;
-            report.push_str(&note);
+            let (wip, refused) = self.commit_wip(state, &wip_message)?;
+            wip_refused = refused;
             commit = wip;
         }
         let branch = (!state.dry_run).then(|| state.branch.clone());
@@ -113,8 +112,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         Ok(Ending {
             commit_message: None,
             commit,
-            escalation: Some(report),
-            refused_wip: None,
+            wip_refused,
         })
     }
 
@@ -169,13 +167,9 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             branch: None,
         });
         state.outcome = Some(RunOutcome::Escalated);
-        let report = outcome::escalation_report(state, &reason);
         state.escalation = Some(reason);
         self.transition(state, LoopPhase::Escalated, &text);
-        Ending {
-            escalation: Some(report),
-            ..Ending::default()
-        }
+        Ending::default()
     }
 
     pub(super) fn finish(&self, state: &LoopState) {
