@@ -2,7 +2,8 @@
 //! any crate of the workspace, no crate under `crates/` reaching up into the main one, the floor
 //! crate (`crates/protocol`) naming no other crate of the workspace, and the renderers
 //! (`crates/render`) standing on the floor alone. Read from the sources as they are: a
-//! `crate::X` path in module `Y` (outside a comment) is an edge `Y → X`.
+//! `crate::X` path in module `Y` (outside a comment), or a `super::…::X` path that climbs from
+//! `Y` to the crate's root, is an edge `Y → X`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -24,7 +25,8 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// The top-level modules of `src/` (a file `x.rs` or a directory `x/`), without the roots.
+/// The top-level modules of `src/` (a file `x.rs` or a directory `x/`), without the roots and
+/// a crate's test-only `tests` module.
 fn top_level_modules(src: &Path) -> BTreeSet<String> {
     std::fs::read_dir(src)
         .unwrap()
@@ -32,33 +34,82 @@ fn top_level_modules(src: &Path) -> BTreeSet<String> {
         .filter_map(|entry| {
             let name = entry.file_name().to_string_lossy().into_owned();
             match name.strip_suffix(".rs") {
-                Some("lib" | "main") => None,
+                Some("lib" | "main" | "tests") => None,
                 Some(module) => Some(module.to_owned()),
-                None if entry.path().is_dir() => Some(name),
+                None if entry.path().is_dir() && name != "tests" && name != "snapshots" => {
+                    Some(name)
+                }
                 None => None,
             }
         })
         .collect()
 }
 
-/// The modules each `crate::X` path outside comments in `files` names.
-fn named_modules(files: &[PathBuf], modules: &BTreeSet<String>) -> BTreeSet<String> {
+/// The module path of a source file below `src` (`a/b.rs` and `a/b/mod.rs` are `[a, b]`).
+fn module_path(src: &Path, file: &Path) -> Vec<String> {
+    let relative = file.strip_prefix(src).unwrap_or(file).with_extension("");
+    let mut parts: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts.last().is_some_and(|last| last == "mod") {
+        parts.pop();
+    }
+    parts
+}
+
+/// The top-level module a path written in `file` names, if any: `crate::X…`, or `super::X…`
+/// climbing (once or more) from the file's module up to the crate's root.
+fn top_level_named(rest: &str, climbed_to_root: bool) -> Option<String> {
+    if !climbed_to_root {
+        return None;
+    }
+    let name: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_lowercase() || *c == '_' || c.is_ascii_digit())
+        .collect();
+    (!name.is_empty()).then_some(name)
+}
+
+/// The modules each `crate::X` or root-reaching `super::X` path outside comments in `files`
+/// names.
+fn named_modules(src: &Path, files: &[PathBuf], modules: &BTreeSet<String>) -> BTreeSet<String> {
     let mut named = BTreeSet::new();
     for file in files {
-        for line in std::fs::read_to_string(file).unwrap().lines() {
+        let depth = module_path(src, file).len();
+        let text = std::fs::read_to_string(file).unwrap();
+        let mut previous = "";
+        for line in text.lines() {
+            // A file's unit tests (`#[cfg(test)] mod tests` at its end) are not the layering.
+            if previous.trim() == "#[cfg(test)]" && line.trim_start().starts_with("mod tests") {
+                break;
+            }
+            previous = line;
             let code = line.split("//").next().unwrap_or_default();
             for (at, _) in code.match_indices("crate::") {
-                let rest = &code[at + "crate::".len()..];
-                let name: String = rest
-                    .chars()
-                    .take_while(|c| c.is_ascii_lowercase() || *c == '_' || c.is_ascii_digit())
-                    .collect();
-                if modules.contains(&name) {
+                let preceded = code[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_');
+                if let Some(name) = top_level_named(&code[at + "crate::".len()..], !preceded) {
+                    named.insert(name);
+                }
+            }
+            for (at, _) in code.match_indices("super::") {
+                if code[..at].ends_with("super::") {
+                    continue;
+                }
+                let mut rest = &code[at..];
+                let mut climbs = 0;
+                while let Some(after) = rest.strip_prefix("super::") {
+                    rest = after;
+                    climbs += 1;
+                }
+                // From `a/b.rs` (module a::b) one `super` reaches `a`, two reach the root.
+                if let Some(name) = top_level_named(rest, climbs >= depth) {
                     named.insert(name);
                 }
             }
         }
     }
+    named.retain(|name| modules.contains(name));
     named
 }
 
@@ -74,7 +125,7 @@ fn import_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
             } else {
                 vec![src.join(format!("{module}.rs"))]
             };
-            let mut named = named_modules(&files, &modules);
+            let mut named = named_modules(src, &files, &modules);
             named.remove(module);
             (module.clone(), named)
         })
@@ -138,6 +189,33 @@ fn no_crate_s_top_level_modules_import_each_other_in_a_cycle() {
         );
     }
     assert!(read > 100, "the crates' modules were read: {read}");
+}
+
+#[test]
+fn an_edge_through_super_to_the_root_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    std::fs::create_dir_all(src.join("a")).unwrap();
+    std::fs::write(src.join("a/mod.rs"), "use super::b::x;\n").unwrap();
+    std::fs::write(
+        src.join("a/inner.rs"),
+        "use super::super::c::y;\nuse super::z;\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("b.rs"), "// use crate::a;\nfn f() {}\n").unwrap();
+    std::fs::write(
+        src.join("c.rs"),
+        "use crate::b;\n#[cfg(test)]\nmod tests {\n    use crate::a;\n}\n",
+    )
+    .unwrap();
+    let graph = import_graph(src);
+    assert_eq!(graph["a"], ["b", "c"].map(str::to_owned).into());
+    assert!(graph["b"].is_empty(), "a comment is no edge: {graph:?}");
+    assert_eq!(
+        graph["c"],
+        ["b"].map(str::to_owned).into(),
+        "unit tests are no edge"
+    );
 }
 
 #[test]

@@ -812,10 +812,10 @@ proptest! {
         let joined = parts.join("/");
         let path = if absolute { format!("/{joined}") } else { joined };
         for access in [
-            meta_agent::agent::paths::Access::Read,
-            meta_agent::agent::paths::Access::Write(&meta_agent::policy::Policy::default()),
+            meta_agent::agent::tools::paths::Access::Read,
+            meta_agent::agent::tools::paths::Access::Write(&meta_agent::policy::Policy::default()),
         ] {
-            if let Ok(resolved) = meta_agent::agent::paths::resolve(&root, &path, access) {
+            if let Ok(resolved) = meta_agent::agent::tools::paths::resolve(&root, &path, access) {
                 let relative = resolved.strip_prefix(&root);
                 prop_assert!(relative.is_ok(), "{path:?} resolved to {resolved:?}");
                 let relative = relative.unwrap();

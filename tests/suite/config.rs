@@ -417,7 +417,7 @@ fn config_check_shows_the_setup_and_gates_that_keep_the_network() {
 /// alike (the model hears "no" at once instead of the patch gate refusing at the end).
 #[test]
 fn one_policy_from_the_configuration_governs_the_tools_and_the_guards() {
-    use meta_agent::agent::paths::{Access, resolve};
+    use meta_agent::agent::tools::paths::{Access, resolve};
     use meta_agent::config::{LoadInput, load};
     use meta_agent::engine::tamper::{TamperKind, inspect};
     use meta_agent::exec::Executor;

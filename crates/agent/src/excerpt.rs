@@ -7,8 +7,18 @@
 //! Reads the files it renders through [`Sources`] (beneath the root, no link followed); decides
 //! nothing about relevance.
 
-use super::relevant::FileExcerpt;
 use meta_agent_code::{Def, Sources};
+
+/// An excerpt of one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileExcerpt {
+    /// Relative to the repository root.
+    pub path: String,
+    /// Why it was chosen (`stack trace, line 12`, `named in the task`, `defines mean`).
+    pub reason: String,
+    /// Numbered lines.
+    pub text: String,
+}
 
 /// Lines shown at most, all files together.
 pub const MAX_SHOWN_LINES: usize = 200;

@@ -7,7 +7,7 @@
 //! [`AgentBuilder::review`] checks a change whose gates pass against the task's stated
 //! requirements ([`reflect`], only when the engine asks: a verdict it acts on); [`turn`] runs each loop, one turn at a time, sending back only what
 //! [`answer`] sorted as sendable and shortening the conversation ([`compact`]) when the model
-//! refuses it as too long; [`paths`] keeps every path inside the worktree.
+//! refuses it as too long; [`tools::paths`] keeps every path inside the worktree.
 //! The agent proposes edits in the worktree only: the engine validates the change, runs the
 //! gates and commits. It never reads the process environment (the parent's variables are passed
 //! in) and never prints.
@@ -21,7 +21,6 @@ pub mod context;
 pub mod excerpt;
 pub mod instructions;
 pub mod metered;
-pub mod paths;
 pub mod plan;
 pub mod planner;
 pub mod prompt;

@@ -14,8 +14,9 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+pub use super::excerpt::FileExcerpt;
 use super::excerpt::{Excerpts, Span, def_spans};
-use super::paths::relative;
+use super::tools::paths::relative;
 use super::tools::walk;
 use meta_agent_code::{self as code, Reached, Role, Site, Sources, is_stub};
 use meta_agent_policy::Policy;
@@ -36,17 +37,6 @@ const MAX_IDENTIFIERS: usize = 6;
 const MAX_WALK: usize = 5000;
 /// Bytes read at most when searching for the task's identifiers.
 const MAX_SCAN_BYTES: usize = 32 << 20;
-
-/// An excerpt of one file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileExcerpt {
-    /// Relative to the repository root.
-    pub path: String,
-    /// Why it was chosen (`stack trace, line 12`, `named in the task`, `defines mean`).
-    pub reason: String,
-    /// Numbered lines.
-    pub text: String,
-}
 
 /// A path mentioned somewhere, with a line when one was given.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -76,6 +76,17 @@ pub use meta_agent_protocol::asked::{
     asks_about, asks_about_any, not_asked, only_preexisting, task_asks_about,
 };
 
+/// The ids of the baseline's failures the task does not ask about (none without a baseline):
+/// never fixed by hindsight, never required of the model.
+pub fn left_alone(
+    state: &meta_agent_protocol::state::LoopState,
+) -> std::collections::BTreeSet<String> {
+    state
+        .baseline()
+        .map(|step| not_asked(&state.task, step))
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;

@@ -75,7 +75,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
 /// them; see [`super::baseline::not_asked`]). When every failure is left alone, all are shown
 /// (with the instruction that they predate the change) and none is set apart.
 fn the_tasks_failures(state: &LoopState) -> (Vec<&SignatureRecord>, Vec<&SignatureRecord>) {
-    let left_alone = super::run::left_alone(state);
+    let left_alone = super::baseline::left_alone(state);
     let (alone, asked): (Vec<_>, Vec<_>) = state
         .signatures
         .iter()

@@ -245,7 +245,7 @@ fn candidates<R: CommandRunner, G: Repository>(
     state: &LoopState,
     record: &SignatureRecord,
 ) -> Vec<RankedResolution> {
-    if super::run::left_alone(state).contains(&record.id) {
+    if super::baseline::left_alone(state).contains(&record.id) {
         return Vec::new();
     }
     let signature = signature_of(record);

@@ -22,6 +22,7 @@ mod evidence_guard;
 mod existing_tests;
 pub mod hints;
 pub mod improve;
+mod machine;
 mod observe;
 pub mod once;
 pub mod patch_gate;

@@ -10,7 +10,7 @@
 //! A run paused by a signal ([`super::pause`]) leaves its work in a WIP commit, the session's
 //! checkpoint: the verified commit goes on top of it even when the resumed run added nothing.
 
-use super::run::{Engine, EngineError};
+use super::machine::{Engine, EngineError};
 use super::state::LoopState;
 use meta_agent_exec::CommandRunner;
 use meta_agent_git::Repository;

@@ -10,7 +10,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use super::run::{Ending, Engine, EngineError};
+use super::machine::{Ending, Engine, EngineError};
 use super::state::LoopState;
 use meta_agent_exec::CommandRunner;
 use meta_agent_git::Repository;

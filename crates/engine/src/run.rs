@@ -21,56 +21,19 @@ use std::time::Instant;
 
 use super::baseline;
 use super::decide::{self, Budgets, Decision, DecisionInput};
-use super::improve::{self, HindsightView};
+use super::improve;
 use super::patch_gate::{self, PatchInput, Refusal};
-use super::state::{LoopState, Recovery, SessionStore, SessionStoreError};
-use meta_agent_config::Config;
+use super::state::{LoopState, Recovery, SessionStoreError};
 use meta_agent_exec::CommandRunner;
-use meta_agent_git::{GitError, Identity, Repository};
+use meta_agent_git::{GitError, Repository};
 use meta_agent_protocol::builder::{ActRequest, BuildError, Builder, Progress};
 use meta_agent_protocol::ending::{EscalationReason, WipRefused};
-use meta_agent_protocol::event::{Event, EventSink, LoopPhase};
+use meta_agent_protocol::event::{Event, LoopPhase};
 use meta_agent_protocol::records::{
     ActEnd, ChangedFile, Plan, ResolutionTried, RunOutcome, SignatureRecord, StepRecord,
 };
 use meta_agent_protocol::task::Task;
 use meta_agent_render::outcome;
-
-/// Why a run could not go on (not: why the code is wrong — that is an escalation).
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    #[error(transparent)]
-    Session(#[from] SessionStoreError),
-    #[error(transparent)]
-    Git(#[from] GitError),
-    #[error("hindsight: {0}")]
-    Hindsight(#[from] super::improve::HindsightStepError),
-    #[error("the builder failed: {0}")]
-    Builder(#[from] BuildError),
-}
-
-/// Everything the loop talks to.
-pub struct Engine<'a, R: CommandRunner, G: Repository, B: Builder> {
-    pub config: &'a Config,
-    /// What may be read, written and run: built once from the configuration.
-    pub policy: &'a meta_agent_policy::Policy,
-    pub runner: &'a R,
-    pub repo: &'a G,
-    pub builder: &'a B,
-    pub events: &'a dyn EventSink,
-    pub sessions: &'a SessionStore,
-    pub hindsight: &'a HindsightView,
-    pub parent_env: &'a [(String, String)],
-    /// Where gates write their reports (one directory per gate, reused per observation).
-    pub report_root: &'a Path,
-    pub identity: Identity,
-    /// The run's one deadline (see [`meta_agent_protocol::deadline`]).
-    pub deadline: meta_agent_protocol::deadline::Deadline,
-    /// A SIGTERM/SIGINT: the run pauses at once (see [`super::pause`]).
-    pub interrupt: meta_agent_protocol::interrupt::Interrupt,
-    /// The pause points (`pause:`, `--pause-at`) and their counts, shared with the builder.
-    pub pauses: &'a meta_agent_protocol::pause::PauseGate,
-}
 
 /// How a session is resumed.
 #[derive(Debug, Clone, Default)]
@@ -93,16 +56,9 @@ pub struct StartOptions {
     pub snapshot: Option<meta_agent_protocol::records::UserSnapshot>,
 }
 
+pub(super) use super::machine::Ending;
+pub use super::machine::{Engine, EngineError};
 pub use meta_agent_render::run_report::RunReport;
-
-/// What the last decision produced, for the report.
-#[derive(Debug, Default)]
-pub(super) struct Ending {
-    pub(super) commit_message: Option<String>,
-    pub(super) commit: Option<String>,
-    /// What the patch gate refused of the work in progress (the report renders its note).
-    pub(super) wip_refused: Option<WipRefused>,
-}
 
 /// Commit subjects of the history read to learn the repository's style.
 const STYLE_SUBJECTS: usize = 30;
@@ -505,7 +461,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     /// showed them and the task does not ask about them), when every current failure is one:
     /// they do not hold the change back (the commit message names them).
     pub(super) fn preexisting_left(&self, state: &LoopState) -> Vec<SignatureRecord> {
-        if !baseline::only_preexisting(&state.signature_ids(), &left_alone(state)) {
+        if !baseline::only_preexisting(&state.signature_ids(), &baseline::left_alone(state)) {
             return Vec::new();
         }
         state.signatures.clone()
@@ -604,13 +560,4 @@ pub(super) fn file_section(diff: &str, path: &str) -> String {
         .find("\ndiff --git ")
         .map_or(rest.len(), |i| i + 2);
     rest[..end].to_owned()
-}
-
-/// The ids of the baseline's failures the task does not ask about (none without a baseline):
-/// never fixed by hindsight, never required of the model.
-pub(super) fn left_alone(state: &LoopState) -> std::collections::BTreeSet<String> {
-    state
-        .baseline()
-        .map(|step| baseline::not_asked(&state.task, step))
-        .unwrap_or_default()
 }

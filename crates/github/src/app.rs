@@ -22,7 +22,6 @@ use octocrab::models::AppId;
 use octocrab::models::apps::CreateInstallationAccessToken;
 
 use super::api::{GitHubError, RepoId};
-use super::context::ActionsContext;
 use super::rest::{RestClient, RestSettings};
 
 /// The variable holding the App's numeric id.
@@ -389,34 +388,34 @@ impl TokenKeeper {
     }
 }
 
-/// When the step acts as a GitHub App: mints an installation token for what the run needs
-/// (`actions: read` only when it reads a failed workflow run) and puts it in
-/// `actions.token`, in place of the workflow's token, for every API call and the push. `None`
-/// when no App is configured; else the token and the keeper that mints it again before it
-/// expires.
+/// When the step acts as a GitHub App (`app` configured): mints an installation token for
+/// `repository` with what the run needs (`actions: read` only when it reads a failed workflow
+/// run), which the caller uses in place of the workflow's token for every API call and the
+/// push. `None` when no App is configured; else the token and the keeper that mints it again
+/// before it expires.
 pub async fn authenticate(
-    actions: &mut ActionsContext,
+    app: Option<&AppCredentials>,
+    repository: &RepoId,
     reads_workflow_runs: bool,
     settings: RestSettings,
 ) -> Result<Option<(Minted, TokenKeeper)>, AppError> {
-    let Some(credentials) = actions.app.clone() else {
+    let Some(credentials) = app.cloned() else {
         return Ok(None);
     };
-    let scope = TokenScope::for_run(&actions.repository, reads_workflow_runs);
-    let minted = mint(&credentials, settings.clone(), &actions.repository, &scope).await?;
+    let scope = TokenScope::for_run(repository, reads_workflow_runs);
+    let minted = mint(&credentials, settings.clone(), repository, &scope).await?;
     tracing::info!(
         "acting as the GitHub App {} ({}) with a token for {} ({}), expiring at {}",
         credentials.app_id,
         minted.bot_login.as_deref().unwrap_or("its bot"),
-        actions.repository,
+        repository,
         scope.describe(),
         minted.expires_at.as_deref().unwrap_or("an unknown time"),
     );
-    actions.token = minted.token.clone();
     let keeper = TokenKeeper::new(
         credentials,
         settings,
-        actions.repository.clone(),
+        repository.clone(),
         scope,
         minted.clone(),
     );

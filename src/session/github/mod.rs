@@ -213,15 +213,24 @@ async fn app_identity(
     settings: &RestSettings,
 ) -> Result<Option<(app::Minted, app::TokenKeeper)>, SessionError> {
     let reads_runs = matches!(trigger, Trigger::FailedRun { .. });
-    app::authenticate(actions, reads_runs, settings.clone())
-        .await
-        .map_err(|err| {
-            if err.is_configuration() {
-                SessionError::Usage(err.to_string())
-            } else {
-                SessionError::Internal(err.to_string())
-            }
-        })
+    let identity = app::authenticate(
+        actions.app.as_ref(),
+        &actions.repository,
+        reads_runs,
+        settings.clone(),
+    )
+    .await
+    .map_err(|err| {
+        if err.is_configuration() {
+            SessionError::Usage(err.to_string())
+        } else {
+            SessionError::Internal(err.to_string())
+        }
+    })?;
+    if let Some((minted, _)) = &identity {
+        actions.token = minted.token.clone();
+    }
+    Ok(identity)
 }
 
 /// Acting as a GitHub App, the bot's own login is the App's bot account unless one was given.

@@ -1,6 +1,6 @@
 //! The file tools: `list_files`, `read_file`, `edit_file` and `write_file`.
 //!
-//! Every path goes through [`crate::paths::resolve`] first; writes are checked for
+//! Every path goes through [`crate::tools::paths::resolve`] first; writes are checked for
 //! protected files. The files themselves are opened through [`meta_agent_fsafe`]: beneath the
 //! worktree, never through a link, regular files only (a FIFO is refused, not waited on), reads
 //! bounded. Listings honour `.gitignore` (the `ignore` crate) and are capped. Nothing here runs a
@@ -11,7 +11,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::ToolError;
-use crate::paths::{Access, relative, resolve, resolve_dir};
+use crate::tools::paths::{Access, relative, resolve, resolve_dir};
 use meta_agent_fsafe::Beneath;
 use meta_agent_policy::Policy;
 

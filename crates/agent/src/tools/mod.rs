@@ -7,6 +7,7 @@
 
 mod command;
 mod files;
+pub mod paths;
 mod search;
 
 use std::path::Path;

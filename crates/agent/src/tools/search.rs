@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::ToolError;
 use super::files::walk;
-use crate::paths::{relative, resolve_dir};
+use crate::tools::paths::{relative, resolve_dir};
 use meta_agent_fsafe::Beneath;
 
 /// Hits returned at most.

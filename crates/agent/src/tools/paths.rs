@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::tools::ToolError;
+use super::ToolError;
 use meta_agent_policy::Policy;
 use meta_agent_policy::paths::beneath;
 
