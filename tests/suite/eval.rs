@@ -1189,7 +1189,7 @@ fn mined_tasks_carry_the_linked_issue_as_untrusted_text() {
     );
     assert!(stdout.contains("issue  #12: half(3) is 1"), "{stdout}");
     assert!(
-        stdout.contains("issue  acme/other#3: GitHub has no"),
+        stdout.contains("issue  acme/other#3: issue #3 of acme/other: not found on GitHub"),
         "{stdout}"
     );
     let task =

@@ -109,7 +109,7 @@ async fn a_missing_issue_is_not_found_by_name() {
     assert!(matches!(error, GitHubError::NotFound { .. }), "{error:?}");
     assert_eq!(
         error.to_string(),
-        "GitHub has no issue #99 of octo/widgets (404)"
+        "issue #99 of octo/widgets: not found on GitHub (404)"
     );
 }
 

@@ -294,7 +294,7 @@ pub enum GitHubError {
         what: String,
         message: String,
     },
-    #[error("GitHub has no {what} (404)")]
+    #[error("{what}: not found on GitHub (404)")]
     NotFound { what: String },
     #[error(
         "GitHub rate limit on {what}: waiting {wait_secs} s more would pass the job's deadline"
