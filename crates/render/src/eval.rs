@@ -14,6 +14,7 @@ use meta_agent_protocol::reports::{Case, CaseVerdict, Suite};
 use meta_agent_protocol::text::trim_to;
 
 use super::fit;
+use super::words::plural;
 
 /// `report.md`.
 pub fn report_markdown(summary: &Summary) -> String {
@@ -26,12 +27,12 @@ pub fn report_markdown(summary: &Summary) -> String {
         summary.passed,
         summary.failed,
         summary.errors,
-        plural(summary.errors),
+        plural(summary.errors as u64),
         summary.pending,
         summary.runs,
-        plural(summary.runs),
+        plural(summary.runs as u64),
         summary.tasks,
-        plural(summary.tasks)
+        plural(summary.tasks as u64)
     ));
     if !summary.pass_at_k.is_empty() {
         let ks: Vec<String> = summary
@@ -265,11 +266,6 @@ pub fn review_comment(
     let room = fit::MAX_BODY_CHARS.saturating_sub(marker.chars().count() + 1);
     let fitted = fit::fit(&visible, room, fit::Measure::Chars, &whole);
     format!("{marker}\n{}", fitted.text)
-}
-
-/// "s" for any count but one.
-fn plural(count: usize) -> &'static str {
-    if count == 1 { "" } else { "s" }
 }
 
 #[cfg(test)]

@@ -10,6 +10,8 @@ use serde::Serialize;
 use meta_agent_protocol::kinds::SignatureKind;
 use meta_agent_protocol::signature::{ExtractedSignature, SkippedFile};
 
+use super::words::plural_y;
+
 /// One entry of the store as `hindsight list` shows it (the session layer reads it off the
 /// store's entry).
 #[derive(Debug, Clone, PartialEq)]
@@ -47,11 +49,6 @@ pub struct StoreStats {
     pub skipped: Vec<SkippedFile>,
 }
 
-/// "y" for one, "ies" for any other count ("1 entry", "3 entries").
-pub fn plural_y(n: usize) -> &'static str {
-    if n == 1 { "y" } else { "ies" }
-}
-
 /// One line per signature found (id, kind, file, template) and the count.
 pub fn signatures(found: &[ExtractedSignature], files: usize) -> String {
     let mut out = String::new();
@@ -85,7 +82,12 @@ pub fn entries(entries: &[EntryLine], skipped: &[SkippedFile]) -> String {
             e.template.lines().next().unwrap_or_default()
         );
     }
-    let _ = writeln!(out, "{} entr{}", entries.len(), plural_y(entries.len()));
+    let _ = writeln!(
+        out,
+        "{} entr{}",
+        entries.len(),
+        plural_y(entries.len() as u64)
+    );
     out.push_str(&skipped_lines(skipped));
     out
 }
@@ -130,20 +132,25 @@ pub fn stats(stats: &StoreStats) -> String {
 pub fn pruned(stale: &[String], dry_run: bool) -> String {
     let verb = if dry_run { "would prune" } else { "pruned" };
     let mut out: String = stale.iter().map(|id| format!("{verb} {id}\n")).collect();
-    let _ = writeln!(out, "{verb} {} entr{}", stale.len(), plural_y(stale.len()));
+    let _ = writeln!(
+        out,
+        "{verb} {} entr{}",
+        stale.len(),
+        plural_y(stale.len() as u64)
+    );
     out
 }
 
 /// How many entries an import (`hindsight import`, `memory import`) wrote.
 pub fn imported(count: usize) -> String {
-    format!("imported {count} entr{}\n", plural_y(count))
+    format!("imported {count} entr{}\n", plural_y(count as u64))
 }
 
 /// An export written to a file (printed, it is only its JSON lines).
 pub fn exported(count: usize, path: &std::path::Path) -> String {
     format!(
         "exported {count} entr{} to {}\n",
-        plural_y(count),
+        plural_y(count as u64),
         path.display()
     )
 }

@@ -55,6 +55,7 @@ pub mod status;
 pub mod subject;
 pub mod terminal;
 pub mod timeline;
+pub mod words;
 
 /// Tests named in a line: `a, b, c`.
 pub fn test_names(tests: &[meta_agent_protocol::test_id::TestId]) -> String {

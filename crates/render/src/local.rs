@@ -11,6 +11,8 @@ use std::time::Duration;
 use meta_agent_protocol::event::LoopPhase;
 use meta_agent_protocol::records::{RunOutcome, UserSnapshot};
 
+use super::words::plural;
+
 /// Paths a line names before "and N more".
 pub const PATHS_IN_A_LINE: usize = 10;
 /// Paths the snapshot's commit message lists before "and N more".
@@ -55,7 +57,7 @@ pub fn start_line(start: Start<'_>) -> String {
              commit {}; your checkout stays as it is (--from-head leaves it out)",
             short(head),
             paths.len(),
-            plural(paths.len()),
+            plural(paths.len() as u64),
             path_list(paths, PATHS_IN_A_LINE),
             short(snapshot)
         ),
@@ -63,7 +65,7 @@ pub fn start_line(start: Start<'_>) -> String {
             "starting from HEAD {} (--from-head): {} uncommitted path{} left out: {}",
             short(head),
             paths.len(),
-            plural(paths.len()),
+            plural(paths.len() as u64),
             path_list(paths, PATHS_IN_A_LINE)
         ),
     }
@@ -289,7 +291,7 @@ pub enum Pruned {
 pub fn prune_report(removed: &[(WorktreeRow, Pruned)], kept: &[WorktreeRow]) -> String {
     let mut out = match removed.len() {
         0 => "nothing to prune\n".to_owned(),
-        count => format!("removed {count} worktree{}:\n", plural(count)),
+        count => format!("removed {count} worktree{}:\n", plural(count as u64)),
     };
     for (row, why) in removed {
         let why = match why {
@@ -317,13 +319,6 @@ pub fn prune_report(removed: &[(WorktreeRow, Pruned)], kept: &[WorktreeRow]) -> 
         let _ = writeln!(out, "  {}: {why}\n    {}", row.session, row.path.display());
     }
     out
-}
-
-fn plural(count: usize) -> &'static str {
-    match count {
-        1 => "",
-        _ => "s",
-    }
 }
 
 fn short(commit: &str) -> &str {

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use meta_agent_protocol::memory::MemoryStatus;
 
-use super::hindsight::plural_y;
+use super::words::plural_y;
 
 /// The backend and where it is, the schema's version, and the counts.
 pub fn status(status: &MemoryStatus) -> String {
@@ -21,9 +21,9 @@ pub fn status(status: &MemoryStatus) -> String {
         out,
         "hindsight: {} entr{} from {} repositor{}, {} resolution(s), {} reviewed",
         status.entries,
-        plural_y(status.entries as usize),
+        plural_y(status.entries),
         status.repositories,
-        plural_y(status.repositories as usize),
+        plural_y(status.repositories),
         status.resolutions,
         status.reviewed
     );

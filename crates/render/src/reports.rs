@@ -6,6 +6,8 @@ use std::fmt::Write as _;
 
 use meta_agent_protocol::reports::{CoverageReport, JunitSummary, SarifReport};
 
+use super::words::plural;
+
 /// The counts and pass rate (none when no test ran), then each kept failure's id and first
 /// message line.
 pub fn junit(summary: &JunitSummary) -> String {
@@ -89,11 +91,6 @@ pub fn sarif(sarif: &SarifReport) -> String {
         );
     }
     out
-}
-
-/// "s" for any count but one.
-fn plural(count: u64) -> &'static str {
-    if count == 1 { "" } else { "s" }
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 
 use super::checklist::Checklist;
 use super::fit::{self, Measure};
+use super::words::plural;
 
 /// The first line of the bot's status comment.
 pub const MARKER: &str = "<!-- meta-agent:status -->";
@@ -265,7 +266,7 @@ fn patch_offered(offered: &PatchOffered) -> String {
         Some(Suggested { count, of }) if count == of => out.push_str(&format!(
             "- **In one click:** the review below holds the whole fix as {count} suggestion{}: \
              *Commit suggestion* (or add them to a batch).\n",
-            plural(*count)
+            plural(*count as u64)
         )),
         Some(Suggested { count, of }) => out.push_str(&format!(
             "- **In one click, in part:** the review below holds {count} of the fix's {of} \
@@ -307,10 +308,6 @@ pub fn fenced_diff(patch: &str) -> Option<String> {
 pub fn fence_for(text: &str) -> String {
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     "`".repeat(longest.max(2) + 1)
-}
-
-fn plural(count: usize) -> &'static str {
-    if count == 1 { "" } else { "s" }
 }
 
 /// The comment's visible part (everything but the hidden session record), within what GitHub
