@@ -9,6 +9,8 @@ use meta_agent_protocol::clock::human_ms;
 use meta_agent_protocol::gates::{GateReason, GateResult, GatesSummary, ReportKind};
 use meta_agent_protocol::kinds::GateKind;
 use meta_agent_protocol::records::{GateNote, GateStatus};
+
+use super::words::plural;
 use meta_agent_protocol::reports::{Case, CaseVerdict, FindingLevel, Suite};
 use meta_agent_protocol::termination::Termination;
 
@@ -116,7 +118,12 @@ pub fn details(gate: &GateResult) -> String {
     if let Some(tests) = &gate.tests {
         let mut counts = match gate.scope.describe() {
             Some(scope) => format!("{scope}: {} passed", tests.passed),
-            None => format!("{} tests: {} passed", tests.tests, tests.passed),
+            None => format!(
+                "{} test{}: {} passed",
+                tests.tests,
+                plural(tests.tests),
+                tests.passed
+            ),
         };
         for (count, label) in [
             (tests.failed, "failed"),
