@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 
 use super::improve;
-use super::run::Engine;
+use super::machine::Engine;
 use super::state::LoopState;
 use meta_agent_code::resolve::test_name;
 use meta_agent_exec::CommandRunner;

@@ -8,7 +8,7 @@
 //! act, so are the entries the baseline gates added. The list is kept in the state
 //! ([`LoopState::environment`]) and applied again when a run resumes. Part of [`Engine`].
 
-use super::run::Engine;
+use super::machine::Engine;
 use super::state::LoopState;
 use meta_agent_exec::CommandRunner;
 use meta_agent_git::Repository;

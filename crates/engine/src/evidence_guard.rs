@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use super::evidence::{self, BaseTree, Change};
-use super::run::{Engine, EngineError};
+use super::machine::{Engine, EngineError};
 use super::state::{AllowedEdit, LoopState};
 use meta_agent_exec::CommandRunner;
 use meta_agent_git::{ChangeStatus, Repository};
@@ -54,7 +54,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 .map(|f| AllowedEdit {
                     path: f.path.clone(),
                     reason: f.detail.clone(),
-                    diff: super::run::file_section(&diff, &f.path),
+                    diff: super::machine::file_section(&diff, &f.path),
                 })
                 .collect();
             state.evidence.new_tests = evidence::new_tests(&changes);
@@ -63,7 +63,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let workdir = self.repo.workdir();
         for finding in &findings {
             let blob = self.repo.read_blob(&state.base_commit, &finding.path)?;
-            if !super::run::restore_path(&workdir, &finding.path, blob) {
+            if !super::machine::restore_path(&workdir, &finding.path, blob) {
                 tracing::warn!(path = %finding.path, "could not put a refused test change back");
             }
         }

@@ -17,9 +17,9 @@ use std::io;
 use std::path::Path;
 
 use super::evidence;
+use super::machine::Engine;
 use super::pristine::PristineError;
 use super::rerun::in_run;
-use super::run::Engine;
 use super::state::LoopState;
 use meta_agent_config::GateSpec;
 use meta_agent_config::raw::GateKind;

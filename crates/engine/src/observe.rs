@@ -14,14 +14,15 @@ use std::time::Instant;
 
 use super::candidate::{self, Facts, Observation, VerifiedTree};
 use super::improve;
+use super::machine::Engine;
 use super::rerun::{FlakyCheck, elapsed_ms, in_run, rerun_scope};
-use super::run::{Engine, now_ms};
 use super::state::LoopState;
 use meta_agent_exec::CommandRunner;
 use meta_agent_gates::fast::{self, Plan, partial};
 use meta_agent_gates::{self as gates, GateRunContext, GatesSummary};
 use meta_agent_git::Repository;
 use meta_agent_protocol::builder::Builder;
+use meta_agent_protocol::clock::now_ms;
 use meta_agent_protocol::event::{Event, LoopPhase};
 use meta_agent_protocol::records::{
     GateNote, GateRecord, SignatureRecord, StepPhase, StepRecord, start_failures,

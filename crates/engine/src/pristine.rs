@@ -34,13 +34,14 @@ use std::time::Instant;
 
 use super::decide::Decision;
 use super::improve;
+use super::machine::{Engine, EngineError};
 use super::rerun::{elapsed_ms, in_run};
-use super::run::{Engine, EngineError, now_ms};
 use super::state::LoopState;
 use meta_agent_exec::CommandRunner;
 use meta_agent_gates::{self as gates, GatesSummary};
 use meta_agent_git::Repository;
 use meta_agent_protocol::builder::Builder;
+use meta_agent_protocol::clock::now_ms;
 use meta_agent_protocol::ending::EscalationReason;
 use meta_agent_protocol::event::Event;
 use meta_agent_protocol::records::{

@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use super::run::Engine;
+use super::machine::Engine;
 use meta_agent_exec::CommandRunner;
 use meta_agent_gates::fast::{self, Plan};
 use meta_agent_gates::{self as gates, GateNetworkMode, GateRunContext, GatesSummary};

@@ -56,7 +56,7 @@ pub struct StartOptions {
     pub snapshot: Option<meta_agent_protocol::records::UserSnapshot>,
 }
 
-pub(super) use super::machine::Ending;
+pub(super) use super::machine::{Ending, file_section, restore_path};
 pub use super::machine::{Engine, EngineError};
 pub use meta_agent_render::run_report::RunReport;
 
@@ -535,29 +535,4 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         };
         Ok(patch_gate::check(&input, self.policy))
     }
-}
-
-/// Replaces whatever is at `path` under `root` (a file, a symlink, never followed) with `blob`,
-/// or removes it when `blob` is `None`, through [`meta_agent_fsafe`]: beneath the worktree, never
-/// through a link. False when a directory on the way is a symlink or the filesystem says no. (A
-/// symlink in HEAD comes back as a file holding its target.)
-pub(super) fn restore_path(root: &Path, path: &str, blob: Option<Vec<u8>>) -> bool {
-    let Ok(files) = meta_agent_fsafe::Beneath::open(root) else {
-        return false;
-    };
-    let path = Path::new(path);
-    files.remove(path).is_ok() && blob.is_none_or(|bytes| files.write(path, &bytes, false).is_ok())
-}
-
-/// The part of a unified diff about one file.
-pub(super) fn file_section(diff: &str, path: &str) -> String {
-    let header = format!("diff --git a/{path} b/{path}");
-    let Some(start) = diff.find(&header) else {
-        return String::new();
-    };
-    let rest = &diff[start..];
-    let end = rest[1..]
-        .find("\ndiff --git ")
-        .map_or(rest.len(), |i| i + 2);
-    rest[..end].to_owned()
 }
