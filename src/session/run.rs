@@ -631,7 +631,7 @@ pub fn outcome_json(report: &RunReport) -> serde_json::Value {
         "dry_run": state.dry_run,
         "gates": crate::render::outcome::gates_trailer(&state.gates),
         "flaky": state.flaky.iter().map(ToString::to_string).collect::<Vec<_>>(),
-        "refused_changes": state.tamper,
+        "refused_changes": state.tamper.iter().map(crate::render::refusal::line).collect::<Vec<_>>(),
         "interrupted": state.interrupted,
         "escalation": state.escalation,
         "user_changes": state.snapshot.as_ref().map(|snapshot| serde_json::json!({

@@ -11,6 +11,7 @@ use meta_agent::hindsight::SignatureKind;
 use meta_agent::protocol::ending::DecisionKind;
 use meta_agent::protocol::event::{Event, EventSink, Fanout, LoopPhase, Recorder};
 use meta_agent::protocol::records::{GateStatus, RunOutcome, StepPhase};
+use meta_agent::protocol::refusal::{Refusal, TamperKind, Why};
 use meta_agent::telemetry::{AuditLog, Clock, JsonLines, MetricsSink, NoRedaction, TraceFile};
 use serde_json::Value;
 
@@ -362,17 +363,23 @@ fn audit_log_appends_to_an_existing_file() {
     std::fs::write(&path, "{\"earlier\":true}\n").unwrap();
     let audit = AuditLog::open(&path, fixed_clock(), Arc::new(NoRedaction)).unwrap();
     audit.emit(&Event::TamperRefused {
-        findings: vec!["tests/parse.rs: test `empty` deleted".into()],
+        findings: vec![Refusal::of(
+            "tests/parse.rs",
+            Why::Tampered {
+                tamper: TamperKind::TestRemoved,
+                seen: "test `empty` deleted".into(),
+            },
+        )],
     });
     let lines = json_lines(&path);
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[0]["earlier"], true);
     assert_eq!(lines[1]["actor"], "gate");
     assert_eq!(lines[1]["result"], "refused");
-    assert_eq!(
-        lines[1]["detail"]["findings"][0],
-        "tests/parse.rs: test `empty` deleted"
-    );
+    let finding = &lines[1]["detail"]["findings"][0];
+    assert_eq!(finding["path"], "tests/parse.rs");
+    assert_eq!(finding["why"]["kind"], "tampered");
+    assert_eq!(finding["why"]["seen"], "test `empty` deleted");
 }
 
 #[test]

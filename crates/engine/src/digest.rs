@@ -29,11 +29,12 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let preexisting = self.preexisting_at_baseline(state);
         let mut guidance = improve::guidance_for(self.hindsight_ctx(), state);
         guidance.extend(state.task.guidance.iter().cloned());
-        guidance.extend(state.tamper.iter().map(|line| {
+        guidance.extend(state.tamper.iter().map(|refusal| {
             format!(
-                "Your earlier change was refused: {line}. Fix the product code; existing tests, \
+                "Your earlier change was refused: {}. Fix the product code; existing tests, \
                  their data and their configuration stay as they are (new tests in new test \
-                 functions or files are welcome)."
+                 functions or files are welcome).",
+                meta_agent_render::refusal::line(refusal)
             )
         }));
         guidance.extend(super::hints::family_hints(

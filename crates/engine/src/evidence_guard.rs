@@ -14,9 +14,7 @@ use meta_agent_exec::CommandRunner;
 use meta_agent_git::{ChangeStatus, Repository};
 use meta_agent_protocol::builder::Builder;
 use meta_agent_protocol::event::Event;
-
-/// The suffix of every refusal line: what the maintainer can do about it.
-pub const REFUSAL_NOTE: &str = "refused and undone: existing tests are evidence (a maintainer can allow test edits: `/agent fix --allow-test-edits`)";
+use meta_agent_protocol::refusal::Refusal;
 
 /// The base commit, read through git.
 struct GitBase<'r, G: Repository> {
@@ -73,16 +71,13 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             .collect();
         state.evidence.new_tests = evidence::new_tests(&kept);
         if !findings.is_empty() {
-            let lines: Vec<String> = findings
-                .iter()
-                .map(|f| format!("{f} — {REFUSAL_NOTE}"))
-                .collect();
+            let refused: Vec<Refusal> = findings.iter().map(evidence::Finding::refusal).collect();
             self.events.emit(&Event::TamperRefused {
-                findings: lines.clone(),
+                findings: refused.clone(),
             });
-            for line in lines {
-                if !state.tamper.contains(&line) {
-                    state.tamper.push(line);
+            for refusal in refused {
+                if !state.tamper.contains(&refusal) {
+                    state.tamper.push(refusal);
                 }
             }
         }

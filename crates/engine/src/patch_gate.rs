@@ -9,70 +9,16 @@
 //!
 //! It reads file metadata, link targets and (for binary files within the cap) file bytes; it
 //! never follows a symlink, never writes and never decides what happens to a refused change: the
-//! engine does. A refusal's text names the path and the kind of secret, never the secret.
+//! engine does. A refusal ([`Refusal`], protocol data) names the path and the kind of secret, never
+//! the secret; render writes its line.
 
-use std::fmt;
 use std::path::Path;
 
 use super::tamper::first_of_each;
 use meta_agent_git::{ChangeStatus, FileChange};
 use meta_agent_policy::{PatchLimits, Policy};
+pub use meta_agent_protocol::refusal::{Refusal, SecretPlace, Why};
 use meta_agent_redact::{Redactor, SecretMatch};
-
-/// The path a refusal about the whole change (not one file) names.
-pub const WHOLE_CHANGE: &str = "*";
-
-/// Why a change is refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RefusalKind {
-    /// Absolute, `..`, a NUL byte or a `.git` component (in any case).
-    NotPlainPath,
-    Protected,
-    /// A symlink (or a symlinked directory on the way) leading out of the tree or into `.git`.
-    SymlinkOut,
-    TooManyFiles,
-    TooManyAddedLines,
-    TooManyAddedBytes,
-    FileTooLarge,
-    BinaryTooLarge,
-    Secret,
-}
-
-impl RefusalKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RefusalKind::NotPlainPath => "not_plain_path",
-            RefusalKind::Protected => "protected",
-            RefusalKind::SymlinkOut => "symlink_out",
-            RefusalKind::TooManyFiles => "too_many_files",
-            RefusalKind::TooManyAddedLines => "too_many_added_lines",
-            RefusalKind::TooManyAddedBytes => "too_many_added_bytes",
-            RefusalKind::FileTooLarge => "file_too_large",
-            RefusalKind::BinaryTooLarge => "binary_too_large",
-            RefusalKind::Secret => "secret",
-        }
-    }
-}
-
-/// One reason to refuse the change.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
-    /// The repository path, or [`WHOLE_CHANGE`].
-    pub path: String,
-    pub kind: RefusalKind,
-    /// For a person; never quotes a secret.
-    pub detail: String,
-}
-
-impl fmt::Display for Refusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path == WHOLE_CHANGE {
-            write!(f, "the change: {}", self.detail)
-        } else {
-            write!(f, "{}: {}", self.path, self.detail)
-        }
-    }
-}
 
 /// The change to check.
 #[derive(Clone, Copy)]
@@ -90,14 +36,10 @@ pub fn check(input: &PatchInput<'_>, policy: &Policy) -> Vec<Refusal> {
     let limits = &policy.limits;
     let mut refusals = Vec::new();
     if input.changes.len() > limits.max_files {
-        refusals.push(whole(
-            RefusalKind::TooManyFiles,
-            format!(
-                "{} changed files (at most {})",
-                input.changes.len(),
-                limits.max_files
-            ),
-        ));
+        refusals.push(Refusal::whole(Why::TooManyFiles {
+            count: input.changes.len(),
+            max: limits.max_files,
+        }));
     }
     for change in input.changes {
         refusals.extend(name_refusals(input, change));
@@ -110,22 +52,6 @@ pub fn check(input: &PatchInput<'_>, policy: &Policy) -> Vec<Refusal> {
     refusals.extend(size_refusals(&added, limits));
     refusals.extend(secret_refusals(&added, input.redactor));
     first_of_each(refusals)
-}
-
-fn whole(kind: RefusalKind, detail: String) -> Refusal {
-    Refusal {
-        path: WHOLE_CHANGE.to_owned(),
-        kind,
-        detail,
-    }
-}
-
-fn refusal(path: &str, kind: RefusalKind, detail: impl Into<String>) -> Refusal {
-    Refusal {
-        path: path.to_owned(),
-        kind,
-        detail: detail.into(),
-    }
 }
 
 /// A held secret or a token (raw or encoded) in the change's names: the path, a rename's source,
@@ -148,15 +74,19 @@ fn name_refusals(input: &PatchInput<'_>, change: &FileChange) -> Vec<Refusal> {
         .iter()
         .find_map(|name| input.redactor.find_secrets(name).into_iter().next());
     match found {
-        Some(found) => vec![refusal(
+        Some(found) => vec![Refusal::of(
             &without_secrets(&change.path, input.redactor),
-            RefusalKind::Secret,
-            format!(
-                "a secret ({}) in the file's name or link target",
-                found.kind
-            ),
+            secret(&found, SecretPlace::Name),
         )],
         None => Vec::new(),
+    }
+}
+
+/// A secret of `found`'s kind (never its value) at `place`.
+fn secret(found: &SecretMatch, place: SecretPlace) -> Why {
+    Why::Secret {
+        secret: found.kind.to_owned(),
+        place,
     }
 }
 
@@ -185,17 +115,9 @@ fn path_refusals(change: &FileChange, policy: &Policy) -> Vec<Refusal> {
     let mut out = Vec::new();
     for path in std::iter::once(change.path.as_str()).chain(from) {
         if !meta_agent_protocol::path::is_plain(Path::new(path)) {
-            out.push(refusal(
-                path,
-                RefusalKind::NotPlainPath,
-                "not a plain path inside the repository",
-            ));
+            out.push(Refusal::of(path, Why::NotPlainPath));
         } else if policy.protected_by(path).is_some() {
-            out.push(refusal(
-                path,
-                RefusalKind::Protected,
-                "changes a protected path",
-            ));
+            out.push(Refusal::of(path, Why::Protected));
         }
     }
     out
@@ -206,12 +128,8 @@ fn file_refusals(input: &PatchInput<'_>, path: &str, limits: &PatchLimits) -> Ve
     if !meta_agent_protocol::path::is_plain(Path::new(path)) {
         return Vec::new();
     }
-    if let Some(escape) = symlinked_ancestor(input.worktree, path) {
-        return vec![refusal(
-            path,
-            RefusalKind::SymlinkOut,
-            format!("{escape} on the way is a symlink"),
-        )];
+    if let Some(dir) = symlinked_ancestor(input.worktree, path) {
+        return vec![Refusal::of(path, Why::SymlinkOnTheWay { dir })];
     }
     let full = input.worktree.join(path);
     let Ok(meta) = full.symlink_metadata() else {
@@ -227,10 +145,12 @@ fn file_refusals(input: &PatchInput<'_>, path: &str, limits: &PatchLimits) -> Ve
         return Vec::new();
     }
     if meta.len() > limits.max_file_bytes {
-        return vec![refusal(
+        return vec![Refusal::of(
             path,
-            RefusalKind::FileTooLarge,
-            format!("{} bytes (at most {})", meta.len(), limits.max_file_bytes),
+            Why::FileTooLarge {
+                bytes: meta.len(),
+                max: limits.max_file_bytes,
+            },
         )];
     }
     binary_refusals(input, path, &full, meta.len(), limits)
@@ -253,11 +173,7 @@ pub fn symlinked_ancestor(root: &Path, path: &str) -> Option<String> {
 /// A symlink at `path` must point, lexically, inside the tree and not into `.git`.
 fn link_refusal(path: &str, target: &str) -> Option<Refusal> {
     let escape = meta_agent_protocol::path::link_escape(Path::new(path), Path::new(target))?;
-    Some(refusal(
-        path,
-        RefusalKind::SymlinkOut,
-        format!("a symlink {escape}"),
-    ))
+    Some(Refusal::of(path, Why::SymlinkOut { escape }))
 }
 
 /// A binary file (a NUL byte in its first 8 KiB) over the binary cap, or holding a secret: the
@@ -277,13 +193,12 @@ fn binary_refusals(
         return Vec::new();
     }
     if len > limits.max_binary_bytes {
-        return vec![refusal(
+        return vec![Refusal::of(
             path,
-            RefusalKind::BinaryTooLarge,
-            format!(
-                "a binary file of {len} bytes (at most {})",
-                limits.max_binary_bytes
-            ),
+            Why::BinaryTooLarge {
+                bytes: len,
+                max: limits.max_binary_bytes,
+            },
         )];
     }
     let text = String::from_utf8_lossy(&bytes);
@@ -294,13 +209,7 @@ fn binary_refusals(
         .into_iter()
         .chain(input.redactor.find_secrets(&printable))
         .next()
-        .map(|found| {
-            refusal(
-                path,
-                RefusalKind::Secret,
-                format!("a binary file holding a secret ({})", found.kind),
-            )
-        })
+        .map(|found| Refusal::of(path, secret(&found, SecretPlace::BinaryFile)))
         .into_iter()
         .collect()
 }
@@ -411,16 +320,16 @@ fn size_refusals(added: &[Added], limits: &PatchLimits) -> Vec<Refusal> {
         .sum();
     let mut out = Vec::new();
     if lines > limits.max_added_lines {
-        out.push(whole(
-            RefusalKind::TooManyAddedLines,
-            format!("{lines} added lines (at most {})", limits.max_added_lines),
-        ));
+        out.push(Refusal::whole(Why::TooManyAddedLines {
+            count: lines,
+            max: limits.max_added_lines,
+        }));
     }
     if bytes > limits.max_added_bytes {
-        out.push(whole(
-            RefusalKind::TooManyAddedBytes,
-            format!("{bytes} added bytes (at most {})", limits.max_added_bytes),
-        ));
+        out.push(Refusal::whole(Why::TooManyAddedBytes {
+            count: bytes,
+            max: limits.max_added_bytes,
+        }));
     }
     out
 }
@@ -460,11 +369,11 @@ fn secret_refusals(added: &[Added], redactor: &Redactor) -> Vec<Refusal> {
                 starts.get(at.saturating_sub(1)).map_or(0, |(_, n)| *n)
             };
             let line = line_of(found.range.start);
-            let detail = match line == line_of(found.range.end.saturating_sub(1)) {
-                true => format!("adds a secret ({}) at line {line}", found.kind),
-                false => format!("adds a secret ({}) across lines", found.kind),
+            let place = match line == line_of(found.range.end.saturating_sub(1)) {
+                true => SecretPlace::Line { line },
+                false => SecretPlace::AcrossLines,
             };
-            out.push(refusal(&file.path, RefusalKind::Secret, detail));
+            out.push(Refusal::of(&file.path, secret(&found, place)));
         }
         let joined: String = file.lines.iter().map(|(_, l)| l.trim()).collect();
         if exact_found {
@@ -475,10 +384,9 @@ fn secret_refusals(added: &[Added], redactor: &Redactor) -> Vec<Refusal> {
             .into_iter()
             .find(|m| m.is_exact())
         {
-            out.push(refusal(
+            out.push(Refusal::of(
                 &file.path,
-                RefusalKind::Secret,
-                format!("adds a secret ({}) across lines", found.kind),
+                secret(&found, SecretPlace::AcrossLines),
             ));
         }
     }

@@ -22,7 +22,7 @@ use std::time::Instant;
 use super::baseline;
 use super::decide::{self, Budgets, Decision, DecisionInput};
 use super::improve;
-use super::patch_gate::{self, PatchInput, Refusal};
+use super::patch_gate::{self, PatchInput, Refusal, Why};
 use super::state::{LoopState, Recovery, SessionStoreError};
 use meta_agent_exec::CommandRunner;
 use meta_agent_git::{GitError, Repository};
@@ -32,6 +32,7 @@ use meta_agent_protocol::event::{Event, LoopPhase};
 use meta_agent_protocol::records::{
     ActEnd, ChangedFile, Plan, ResolutionTried, RunOutcome, SignatureRecord, StepRecord,
 };
+use meta_agent_protocol::refusal::PatchStage;
 use meta_agent_protocol::task::Task;
 use meta_agent_render::outcome;
 
@@ -381,11 +382,11 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         &self,
         state: &mut LoopState,
     ) -> Result<(String, Vec<String>), EngineError> {
-        let nested: Vec<String> = self
+        let nested: Vec<Refusal> = self
             .repo
             .prune_nested_git()?
-            .into_iter()
-            .map(|path| format!("{path}: a nested git repository or `gitdir:` pointer; removed"))
+            .iter()
+            .map(|path| Refusal::of(path, Why::NestedGit))
             .collect();
         let (diff, mut findings) = match self.repo.diff() {
             Ok(_) if !nested.is_empty() => (String::new(), Vec::new()),
@@ -393,34 +394,33 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 self.guard_evidence(state)?;
                 let diff = self.repo.diff()?;
                 let allowed = self.test_edits_allowed(state);
-                let lines: Vec<String> = super::tamper::inspect(&diff, self.policy)
+                let refused: Vec<Refusal> = super::tamper::inspect(&diff, self.policy)
                     .into_iter()
                     .filter(|f| {
                         !allowed || f.kind == super::tamper::TamperKind::ProtectedFileChanged
                     })
-                    .map(|f| format!("{}: {}", f.path, f.detail))
+                    .map(super::tamper::TamperFinding::refusal)
                     .collect();
-                (diff, lines)
+                (diff, refused)
             }
             // A command nested directories deeper than git reads: they are removed and the act
             // is refused like a tampering one (nothing there could be checked or committed).
             Err(GitError::TooDeep { .. }) => {
                 let removed = self.repo.prune_too_deep()?;
-                let lines: Vec<String> = removed
+                let refused: Vec<Refusal> = removed
                     .iter()
-                    .map(|path| format!("{path}: nested deeper than git reads; removed"))
+                    .map(|path| Refusal::of(path, Why::TooDeep))
                     .collect();
-                (String::new(), lines)
+                (String::new(), refused)
             }
             Err(other) => return Err(other.into()),
         };
         findings.splice(0..0, nested);
         if !findings.is_empty() {
-            let lines: Vec<String> = findings;
             self.events.emit(&Event::TamperRefused {
-                findings: lines.clone(),
+                findings: findings.clone(),
             });
-            state.tamper.extend(lines);
+            state.tamper.extend(findings);
             self.restore_last_completed(state)?;
             return Ok((String::new(), Vec::new()));
         }
@@ -502,12 +502,15 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         state: &mut LoopState,
         message: &str,
     ) -> Result<(Option<String>, Option<WipRefused>), EngineError> {
-        let refused = self.patch_refusals(state, "wip_commit")?;
+        let refused = self.patch_refusals(state, PatchStage::WipCommit)?;
         let undone = !refused.is_empty() && self.undo_refused(&refused)?;
-        let clean =
-            refused.is_empty() || (undone && self.patch_refusals(state, "wip_commit")?.is_empty());
-        let note = (!refused.is_empty()).then(|| WipRefused {
-            refusals: refused.iter().map(ToString::to_string).collect(),
+        let clean = refused.is_empty()
+            || (undone
+                && self
+                    .patch_refusals(state, PatchStage::WipCommit)?
+                    .is_empty());
+        let note = (!refused.is_empty()).then_some(WipRefused {
+            refusals: refused,
             committed_without: clean,
         });
         let commit = if clean && !self.repo.changed_files()?.is_empty() {

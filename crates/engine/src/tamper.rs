@@ -23,29 +23,8 @@ use removal::removed_tests;
 
 use meta_agent_policy::Policy;
 
-/// The kind of tampering found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TamperKind {
-    ProtectedFileChanged,
-    TestFileDeleted,
-    TestRemoved,
-    TestSkipped,
-    AssertionWeakened,
-}
-
-impl TamperKind {
-    /// The snake_case name (as serialised).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TamperKind::ProtectedFileChanged => "protected_file_changed",
-            TamperKind::TestFileDeleted => "test_file_deleted",
-            TamperKind::TestRemoved => "test_removed",
-            TamperKind::TestSkipped => "test_skipped",
-            TamperKind::AssertionWeakened => "assertion_weakened",
-        }
-    }
-}
+pub use meta_agent_protocol::refusal::TamperKind;
+use meta_agent_protocol::refusal::{Refusal, Why};
 
 /// One reason to refuse a change.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -54,6 +33,19 @@ pub struct TamperFinding {
     pub kind: TamperKind,
     /// What was seen, for a person (quotes at most a line of the diff).
     pub detail: String,
+}
+
+impl TamperFinding {
+    /// The refusal it is: of its path, with what the guard saw.
+    pub fn refusal(self) -> Refusal {
+        Refusal {
+            path: Some(self.path),
+            why: Why::Tampered {
+                tamper: self.kind,
+                seen: self.detail,
+            },
+        }
+    }
 }
 
 /// Every tampering finding in `diff` (a unified git diff), in file order, without duplicates.

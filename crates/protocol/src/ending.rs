@@ -41,11 +41,11 @@ pub enum EscalationReason {
     TransientErrors { error: String },
     /// The same failures stayed after an attempt: a person should say what to try.
     PersistentFailure { signatures: usize, iteration: u32 },
-    /// The patch gate refused what would have been committed (one line per refusal).
+    /// The patch gate refused what would have been committed.
     PatchRefused {
         /// What was refused: the change as it stood, or what the run recorded with it.
         recorded: bool,
-        refusals: Vec<String>,
+        refusals: Vec<crate::refusal::Refusal>,
     },
     /// The LLM provider refused the requests for good (key, model, request, context length,
     /// spend limit): its reason, in its words.
@@ -134,11 +134,10 @@ pub enum DecisionKind {
     AwaitGuidance,
 }
 
-/// What the patch gate refused of the work in progress when a run ended or paused: its lines
-/// (one per refusal, as the patch gate states them) and whether the rest was committed without
-/// them (`committed_without`) or nothing was.
+/// What the patch gate refused of the work in progress when a run ended or paused, and whether
+/// the rest was committed without it (`committed_without`) or nothing was.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WipRefused {
-    pub refusals: Vec<String>,
+    pub refusals: Vec<crate::refusal::Refusal>,
     pub committed_without: bool,
 }

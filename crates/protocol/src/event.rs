@@ -138,14 +138,17 @@ pub enum Event {
         decision: DecisionKind,
         reason: String,
     },
-    /// A change tried to delete or skip tests, weaken assertions or edit protected files.
-    TamperRefused { findings: Vec<String> },
+    /// A change tried to delete or skip tests, weaken assertions or edit protected files (or
+    /// left a nested repository the bot removed): what was refused, undone.
+    TamperRefused {
+        findings: Vec<crate::refusal::Refusal>,
+    },
     /// The patch gate refused to commit the change (protected or unplain paths, symlinks out of
-    /// the tree, size limits, secrets): one line per refusal, naming the path and the reason.
+    /// the tree, size limits, secrets): one refusal per path and reason.
     PatchRefused {
-        /// What the bot was about to commit: `commit` or `wip_commit`.
-        stage: String,
-        refusals: Vec<String>,
+        /// What the bot was about to commit.
+        stage: crate::refusal::PatchStage,
+        refusals: Vec<crate::refusal::Refusal>,
     },
     /// Verified work was committed.
     Committed {
@@ -239,7 +242,7 @@ impl EventSink for TracingSink {
                 tracing::info!(iteration, "{} → {}: {reason}", from.as_str(), to.as_str());
             }
             Event::PatchRefused { stage, refusals } => {
-                tracing::warn!("patch gate refused the {stage}: {}", refusals.join("; "))
+                tracing::warn!(stage = stage.as_str(), ?refusals, "the patch gate refused")
             }
             other => tracing::debug!(event = ?other),
         }

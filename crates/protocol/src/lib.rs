@@ -25,6 +25,7 @@ pub mod path;
 pub mod pause;
 pub mod phase;
 pub mod records;
+pub mod refusal;
 pub mod reports;
 pub mod signature;
 pub mod state;

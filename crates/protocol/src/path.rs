@@ -74,7 +74,8 @@ pub fn is_plain(path: &Path) -> bool {
 }
 
 /// Where a symlink's target leads that it must not.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum LinkEscape {
     /// An empty target, or one with a NUL byte.
     #[error("with an empty target")]

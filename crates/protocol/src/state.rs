@@ -49,7 +49,9 @@ pub struct LoopState {
     /// Tests that failed and then passed on an immediate re-run with no change (older sessions
     /// hold their names as strings: they load untyped).
     pub flaky: Vec<crate::test_id::TestId>,
-    pub tamper: Vec<String>,
+    /// What the tamper and evidence guards refused and undone during the run (older sessions
+    /// hold lines of text: they load as said).
+    pub tamper: Vec<crate::refusal::Refusal>,
     /// Transient failures retried in a row.
     pub transient_retries: u32,
     /// The transient failure of the step just taken, for the decision.

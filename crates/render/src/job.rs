@@ -146,8 +146,11 @@ pub fn markdown_result(state: &LoopState) -> String {
     }
     if !state.tamper.is_empty() {
         out.push_str("\n**Refused changes:**\n");
-        for line in &state.tamper {
-            out.push_str(&format!("- {}\n", table_cell(line)));
+        for refusal in &state.tamper {
+            out.push_str(&format!(
+                "- {}\n",
+                table_cell(&super::refusal::line(refusal))
+            ));
         }
     }
     out.push_str(&super::evidence::markdown(state));

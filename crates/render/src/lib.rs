@@ -48,6 +48,7 @@ pub mod outcome;
 pub mod pause;
 pub mod pull;
 pub mod reason;
+pub mod refusal;
 pub mod reports;
 pub mod review;
 pub mod run_report;

@@ -10,6 +10,7 @@ use meta_agent_protocol::records::{
     GateProblem, GateRecord, ResolutionTried, RunOutcome, SignatureRecord, StartFailure, StepPhase,
     StepRecord,
 };
+use meta_agent_protocol::refusal::Refusal;
 use meta_agent_protocol::state::LoopState;
 
 /// Failures the escalation report shows in full; the rest are counted (and listed in
@@ -210,8 +211,11 @@ pub fn wip_message(state: &LoopState, reason: &str) -> String {
 
 /// The escalation report's lines about a work in progress the patch gate refused (one line per
 /// refusal): left out of the WIP commit when `committed_without`, else not committed at all.
-pub fn refusal_note<R: std::fmt::Display>(refused: &[R], committed_without: bool) -> String {
-    let list: String = refused.iter().map(|r| format!("- {r}\n")).collect();
+pub fn refusal_note(refused: &[Refusal], committed_without: bool) -> String {
+    let list: String = refused
+        .iter()
+        .map(|r| format!("- {}\n", super::refusal::line(r)))
+        .collect();
     if committed_without {
         format!(
             "\nThe patch gate refused part of the work in progress; these paths were put back as \
@@ -444,16 +448,16 @@ fn observed_after(state: &LoopState, step: &StepRecord) -> String {
 
 /// The changes refused during the run (tamper guard, patch gate), with their reasons.
 fn refusals(state: &LoopState, reason: &EscalationReason) -> String {
-    let mut lines: Vec<&str> = state.tamper.iter().map(String::as_str).collect();
+    let mut lines: Vec<String> = state.tamper.iter().map(super::refusal::line).collect();
     if let EscalationReason::PatchRefused { refusals, .. } = reason {
-        lines.extend(refusals.iter().map(String::as_str));
+        lines.extend(refusals.iter().map(super::refusal::line));
     }
     if lines.is_empty() {
         return String::new();
     }
     let mut out = String::from("\n### Refused changes\n\n");
     for line in lines {
-        let _ = writeln!(out, "- {}", cell(line));
+        let _ = writeln!(out, "- {}", cell(&line));
     }
     out
 }
@@ -572,7 +576,11 @@ pub fn final_summary(state: &LoopState, verbose: bool) -> String {
         );
     }
     if !state.tamper.is_empty() {
-        let _ = writeln!(out, "refused changes: {}", state.tamper.join("; "));
+        let _ = writeln!(
+            out,
+            "refused changes: {}",
+            super::refusal::lines(&state.tamper)
+        );
     }
     if let Some(line) = super::evidence::split_line(state) {
         let _ = writeln!(out, "{line}");

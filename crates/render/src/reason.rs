@@ -39,7 +39,7 @@ impl Describe for EscalationReason {
                 };
                 format!(
                     "the patch gate refused to commit {what} ({})",
-                    refusals.join("; ")
+                    super::refusal::lines(refusals)
                 )
             }
             EscalationReason::ProviderRefused { reason } => {
@@ -101,6 +101,7 @@ impl Describe for EscalationReason {
 mod tests {
     use super::Describe;
     use meta_agent_protocol::ending::{BudgetKind, EscalationReason};
+    use meta_agent_protocol::refusal::{Refusal, TamperKind, Why};
 
     /// Every reason's sentence, in one snapshot: the words a maintainer reads first.
     #[test]
@@ -120,7 +121,13 @@ mod tests {
             },
             EscalationReason::PatchRefused {
                 recorded: false,
-                refusals: vec!["tests/test_a.py: assertion loosened".to_owned()],
+                refusals: vec![Refusal::of(
+                    "tests/test_a.py",
+                    Why::Tampered {
+                        tamper: TamperKind::AssertionWeakened,
+                        seen: "assertion loosened".to_owned(),
+                    },
+                )],
             },
             EscalationReason::ProviderRefused {
                 reason: "invalid x-api-key".to_owned(),

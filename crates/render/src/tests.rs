@@ -8,6 +8,7 @@ use serde_json::json;
 use super::{job, outcome, pull, status, terminal};
 use crate::run_report::RunReport;
 use meta_agent_protocol::ending::{EscalationReason, WipRefused};
+use meta_agent_protocol::refusal::{Refusal, Why};
 use meta_agent_protocol::state::LoopState;
 
 fn gate(name: &str, kind: &str, result: &str, passed: u64, total: u64) -> serde_json::Value {
@@ -184,8 +185,14 @@ fn wip_commit_message() {
 #[test]
 fn refusal_notes() {
     let refused = [
-        "`.github/workflows/ci.yml`: protected (matches `.github/workflows/**`)",
-        "`big.bin`: 3.2 MiB binary file over the 1 MiB limit",
+        Refusal::of(".github/workflows/ci.yml", Why::Protected),
+        Refusal::of(
+            "big.bin",
+            Why::BinaryTooLarge {
+                bytes: 3_355_443,
+                max: 1_048_576,
+            },
+        ),
     ];
     insta::assert_snapshot!(
         "refusal_notes",
@@ -517,7 +524,7 @@ fn a_paused_run_says_where_the_work_is_and_how_to_go_on() {
 #[test]
 fn a_paused_run_whose_work_the_patch_gate_refused_is_not_an_escalation() {
     let refused = WipRefused {
-        refusals: vec![".github/workflows/ci.yml: protected path".into()],
+        refusals: vec![Refusal::of(".github/workflows/ci.yml", Why::Protected)],
         committed_without: false,
     };
     let text = terminal::render(&paused_report(None, Some(refused)), false);

@@ -331,14 +331,17 @@ fn describe_event(event: &Event) -> Described {
             *kind == DecisionKind::Escalate,
         ),
         Event::TamperRefused { findings } => decision(
-            format!("change refused: {}", one_line(&findings.join("; "))),
+            format!(
+                "change refused: {}",
+                one_line(&super::refusal::lines(findings))
+            ),
             true,
         ),
         Event::PatchRefused { stage, refusals } => decision(
             format!(
                 "patch gate refused the {}: {}",
-                one_line(stage),
-                one_line(&refusals.join("; "))
+                stage.as_str(),
+                one_line(&super::refusal::lines(refusals))
             ),
             true,
         ),

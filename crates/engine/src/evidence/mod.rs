@@ -49,37 +49,8 @@ pub trait BaseTree {
     fn read(&self, path: &str) -> Option<String>;
 }
 
-/// What kind of evidence a refused change would have altered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EvidenceKind {
-    /// An existing test's code changed (assertion, expected value, marker, parametrize table).
-    TestChanged,
-    /// An existing test file was deleted.
-    TestDeleted,
-    /// An existing snapshot, fixture or testdata file changed or was deleted.
-    TestDataChanged,
-    /// How tests are collected, configured, built or run changed.
-    TestConfigChanged,
-    /// A start-up hook or a module-resolution directory was written.
-    StartupHook,
-    /// A new module shadows one the tests import.
-    ShadowingModule,
-}
-
-impl EvidenceKind {
-    /// The snake_case name (as serialised).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EvidenceKind::TestChanged => "test_changed",
-            EvidenceKind::TestDeleted => "test_deleted",
-            EvidenceKind::TestDataChanged => "test_data_changed",
-            EvidenceKind::TestConfigChanged => "test_config_changed",
-            EvidenceKind::StartupHook => "startup_hook",
-            EvidenceKind::ShadowingModule => "shadowing_module",
-        }
-    }
-}
+pub use meta_agent_protocol::refusal::EvidenceKind;
+use meta_agent_protocol::refusal::{Refusal, Why};
 
 /// One change that would alter the evidence of the existing tests.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -90,9 +61,16 @@ pub struct Finding {
     pub detail: String,
 }
 
-impl std::fmt::Display for Finding {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.path, self.detail)
+impl Finding {
+    /// The refusal it is: of its path, with what changed.
+    pub fn refusal(&self) -> Refusal {
+        Refusal::of(
+            &self.path,
+            Why::AltersEvidence {
+                evidence: self.kind,
+                seen: self.detail.clone(),
+            },
+        )
     }
 }
 

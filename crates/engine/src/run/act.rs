@@ -151,23 +151,22 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             .collect()
     }
 
-    /// The patch gate over the worktree as it would be committed at `stage`: one line per
-    /// refusal, each also kept in the state's refused changes and emitted as `PatchRefused`.
+    /// The patch gate over the worktree as it would be committed at `stage`: its refusals,
+    /// each also kept in the state's refused changes and emitted as `PatchRefused`.
     pub(super) fn patch_refusals(
         &self,
         state: &mut LoopState,
-        stage: &str,
+        stage: PatchStage,
     ) -> Result<Vec<Refusal>, EngineError> {
         let refusals = self.patch_check()?;
-        let lines: Vec<String> = refusals.iter().map(ToString::to_string).collect();
-        if !lines.is_empty() {
+        if !refusals.is_empty() {
             self.events.emit(&Event::PatchRefused {
-                stage: stage.to_owned(),
-                refusals: lines.clone(),
+                stage,
+                refusals: refusals.clone(),
             });
-            for line in &lines {
-                if !state.tamper.contains(line) {
-                    state.tamper.push(line.clone());
+            for refusal in &refusals {
+                if !state.tamper.contains(refusal) {
+                    state.tamper.push(refusal.clone());
                 }
             }
         }
@@ -179,13 +178,15 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     pub(super) fn undo_refused(&self, refusals: &[Refusal]) -> Result<bool, EngineError> {
         let workdir = self.repo.workdir();
         for refusal in refusals {
-            if refusal.path == patch_gate::WHOLE_CHANGE
-                || !meta_agent_protocol::path::is_plain(Path::new(&refusal.path))
-            {
+            let Some(path) = refusal
+                .path
+                .as_deref()
+                .filter(|path| meta_agent_protocol::path::is_plain(Path::new(path)))
+            else {
                 return Ok(false);
-            }
-            let blob = self.repo.read_blob("HEAD", &refusal.path)?;
-            if !restore_path(&workdir, &refusal.path, blob) {
+            };
+            let blob = self.repo.read_blob("HEAD", path)?;
+            if !restore_path(&workdir, path, blob) {
                 return Ok(false);
             }
         }
@@ -197,6 +198,6 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
 pub(super) fn patch_refused(refusals: &[Refusal], recorded: bool) -> EscalationReason {
     EscalationReason::PatchRefused {
         recorded,
-        refusals: refusals.iter().map(ToString::to_string).collect(),
+        refusals: refusals.to_vec(),
     }
 }

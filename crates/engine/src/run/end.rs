@@ -32,7 +32,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         // Killed after its commit: the commit (hindsight's record included) is adopted as it is.
         let adopted = !state.dry_run && self.adoptable_head(state, &message)?.is_some();
         if !state.dry_run && !adopted {
-            let refused = self.patch_refusals(state, "commit")?;
+            let refused = self.patch_refusals(state, PatchStage::Commit)?;
             if !refused.is_empty() {
                 return self.escalate(state, patch_refused(&refused, false));
             }
@@ -44,7 +44,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let commit = if state.dry_run {
             None
         } else {
-            let refused = self.patch_refusals(state, "commit")?;
+            let refused = self.patch_refusals(state, PatchStage::Commit)?;
             if !refused.is_empty() {
                 return self.escalate(state, patch_refused(&refused, true));
             }
