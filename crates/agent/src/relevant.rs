@@ -154,14 +154,13 @@ pub fn find(
 
 /// Where each failing test is: the first of its location and frames in a test file, else its
 /// location (Rust's unit tests live beside the code), else the file its id names (vitest's
-/// `test/add.test.ts::adds`, pytest's `tests.test_calc::test_mean`), with the test's id.
-// A typed test id (#24.7) will carry the file; until then it is read back from the id here.
+/// `test/add.test.ts::adds`, pytest's `tests.test_calc::test_mean`), with the test's name.
 pub fn test_sites(files: &mut Sources, failures: &[FailureDigest], policy: &Policy) -> Vec<Site> {
     failures
         .iter()
         .filter(|f| f.same_as.is_none())
         .filter_map(|failure| {
-            let test = failure.test.as_deref()?;
+            let test = failure.test.as_ref()?;
             let places: Vec<(String, Option<usize>)> = failure
                 .location
                 .iter()
@@ -173,24 +172,17 @@ pub fn test_sites(files: &mut Sources, failures: &[FailureDigest], policy: &Poli
                 .find(|(path, _)| policy.is_test_path(path))
                 .or(places.first())
                 .cloned()
-                .or_else(|| file_of_test_id(files, test).map(|path| (path, None)))?;
+                .or_else(|| {
+                    let file = test.module_files().into_iter().find(|p| files.is_file(p))?;
+                    Some((file, None))
+                })?;
             Some(Site {
                 path,
                 line,
-                name: Some(test.to_owned()),
+                name: Some(test.clone()),
             })
         })
         .collect()
-}
-
-/// The repository file a runner's test id starts with: `test/add.test.ts` of
-/// `test/add.test.ts::adds`, `tests/test_calc.py` of `tests.test_calc::test_mean`.
-fn file_of_test_id(files: &mut Sources, id: &str) -> Option<String> {
-    let (head, _) = id.split_once("::")?;
-    let dotted = format!("{}.py", head.replace('.', "/"));
-    [head.to_owned(), dotted]
-        .into_iter()
-        .find(|path| files.is_file(path))
 }
 
 /// `path:line` (a trailing `:col` ignored) as its parts.

@@ -14,6 +14,7 @@ use super::Lang;
 use super::items::{Binding, Bound, Call, Def, DefKind, Module, Reader, Receiver, Value};
 use super::parsed::Parsed;
 use super::sources::Sources;
+pub use meta_agent_protocol::test_id::TestName;
 
 /// Calls from the test followed at most (2: a helper the test calls, and what it calls).
 pub const MAX_DEPTH: u8 = 3;
@@ -32,7 +33,7 @@ pub struct Site {
     pub path: String,
     pub line: Option<usize>,
     /// `tests.test_calc::test_mean[1-2]`, `winstats::tests::mean`, `suite › adds`, `TestMean/one`.
-    pub name: Option<String>,
+    pub name: Option<TestName>,
 }
 
 /// Why a definition was reached.
@@ -121,7 +122,7 @@ impl Walk<'_> {
             .into_iter()
             .filter(|d| d.kind != DefKind::Class)
             .collect();
-        let wanted = site.name.as_deref();
+        let wanted = site.name.as_ref();
         let at_line = site.line.and_then(|line| {
             defs.iter()
                 .filter(|d| d.contains(line))
@@ -497,24 +498,13 @@ fn defined(reader: &dyn Reader, parsed: &Parsed, module: &Module, name: &str) ->
         .collect()
 }
 
-/// The function or block name a runner's test id ends with: `test_mean` of
-/// `tests.test_calc::test_mean[1-2]`, `mean` of `winstats::tests::mean`, `adds` of
-/// `suite › adds` or `suite > adds`, `TestMean` of `TestMean/one`.
-pub fn test_name(id: &str) -> String {
-    let id = id.trim();
-    let id = id.split_once('[').map_or(id, |(head, _)| head);
-    let last = [" › ", " > ", "::", "."]
-        .iter()
-        .fold(id, |rest, sep| rest.rsplit(sep).next().unwrap_or(rest));
-    let last = last.split('/').next().unwrap_or(last);
-    last.trim_end_matches("()").trim().to_owned()
-}
-
-/// Whether `def` is the test the runner's id names (a test block's title may hold spaces and
-/// dots, so the whole id may also end with it).
-fn names_test(def: &Def, id: &str) -> bool {
-    def.name == test_name(id)
-        || (def.kind == DefKind::Test && !def.name.is_empty() && id.trim().ends_with(&def.name))
+/// Whether `def` is the test the runner's name is of (a test block's title may hold spaces and
+/// dots, so the whole name may also end with it).
+fn names_test(def: &Def, name: &TestName) -> bool {
+    def.name == name.function()
+        || (def.kind == DefKind::Test
+            && !def.name.is_empty()
+            && name.as_str().trim().ends_with(&def.name))
 }
 
 #[cfg(test)]

@@ -96,6 +96,7 @@ mod tests {
     use meta_agent_hindsight::SignatureKind;
     use meta_agent_protocol::records::{SignatureRecord, StepRecord};
     use meta_agent_protocol::task::Task;
+    use meta_agent_protocol::test_id::TestName;
 
     fn input(passed: bool, asked: bool, hindsight: bool, agent: bool) -> BaselineInput<'static> {
         BaselineInput {
@@ -126,7 +127,7 @@ mod tests {
             gate: "tests".into(),
             excerpt: String::new(),
             location: Some(location.into()),
-            test: Some(test.into()),
+            test: Some(TestName::new(test)),
             frames: Vec::new(),
             family: String::new(),
             detail: String::new(),

@@ -11,7 +11,6 @@ use std::collections::BTreeSet;
 use super::improve;
 use super::machine::Engine;
 use super::state::LoopState;
-use meta_agent_code::resolve::test_name;
 use meta_agent_exec::CommandRunner;
 use meta_agent_git::Repository;
 use meta_agent_hindsight::SignatureKind;
@@ -170,8 +169,8 @@ fn kind_rank(kind: SignatureKind) -> u8 {
 fn same_failure(digest: &FailureDigest, record: &SignatureRecord) -> bool {
     match (&digest.test, &record.test) {
         (Some(known), Some(test)) => {
-            test_name(known) == test_name(test)
-                && parameters(known) == parameters(test)
+            known.function() == test.function()
+                && known.parameters() == test.parameters()
                 && digest.location.is_some()
                 && digest.location == record.location
         }
@@ -180,10 +179,6 @@ fn same_failure(digest: &FailureDigest, record: &SignatureRecord) -> bool {
 }
 
 /// The `[…]` of a parametrised test's id (pytest's `test_mean[1-2]`).
-fn parameters(id: &str) -> Option<&str> {
-    id.find('[').map(|at| &id[at..])
-}
-
 fn absorb(digest: &mut FailureDigest, record: &SignatureRecord) {
     if !digest.gates.contains(&record.gate) {
         digest.gates.push(record.gate.clone());
@@ -200,7 +195,7 @@ fn absorb(digest: &mut FailureDigest, record: &SignatureRecord) {
 
 fn digest_of(record: &SignatureRecord) -> FailureDigest {
     let headline = match &record.test {
-        Some(test) => test.clone(),
+        Some(test) => test.to_string(),
         None => record
             .excerpt
             .lines()
@@ -343,6 +338,7 @@ mod tests {
     use super::*;
     use meta_agent_config::raw::GateKind;
     use meta_agent_protocol::records::{GateNote, GateStatus};
+    use meta_agent_protocol::test_id::TestName;
 
     fn gate(name: &str, result: GateStatus, reasons: &[&str]) -> GateRecord {
         let reasons = reasons.iter().map(|r| (*r).to_owned()).collect();
@@ -359,7 +355,7 @@ mod tests {
             gate: gate.into(),
             excerpt: "assert 2 == 2.5".into(),
             location: Some(format!("tests/test_calc.py:{line}")),
-            test: Some(test.into()),
+            test: Some(TestName::new(test)),
             frames: vec![
                 format!("tests/test_calc.py:{line}"),
                 "calc.py:25 in mean".into(),
@@ -441,7 +437,10 @@ mod tests {
         let both = digests(&parametrised);
         assert_eq!(both.len(), 2, "two parametrisations are two failures");
         assert_eq!(both[1].same_as, Some(1));
-        assert_eq!(found[0].test.as_deref(), Some("tests.test_calc::test_mean"));
+        assert_eq!(
+            found[0].test.as_ref().map(TestName::as_str),
+            Some("tests.test_calc::test_mean")
+        );
         assert_eq!(found[0].gates, ["tests", "coverage"]);
         assert_eq!(
             found[0].detail,

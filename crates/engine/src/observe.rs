@@ -275,9 +275,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     /// Keeps the flaky check's findings: events, the state's list, its cost.
     pub(super) fn record_flaky(&self, state: &mut LoopState, check: FlakyCheck) {
         for test in &check.flaky {
-            self.events.emit(&Event::FlakyTest {
-                test: test.to_string(),
-            });
+            self.events.emit(&Event::FlakyTest { test: test.into() });
         }
         state.flaky.extend(check.flaky);
         if check.failing_ms.is_some() {

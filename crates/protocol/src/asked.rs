@@ -109,8 +109,8 @@ pub fn asks_about(task: &Task, failure: &SignatureRecord, from_lint_gate: bool) 
 fn names_failure(text: &str, failure: &SignatureRecord) -> bool {
     let test_name = failure
         .test
-        .as_deref()
-        .and_then(|test| test.rsplit(['.', ':', '/']).next())
+        .as_ref()
+        .map(|test| test.function())
         .filter(|name| name.len() >= 4);
     let file = failure
         .location

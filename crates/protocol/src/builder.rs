@@ -94,7 +94,7 @@ pub struct FailureDigest {
     /// The gates that reported it, in order.
     pub gates: Vec<String>,
     /// The failing test as its runner names it.
-    pub test: Option<String>,
+    pub test: Option<crate::test_id::TestName>,
     /// One line: the test's id, or the error's first line.
     pub headline: String,
     /// The assertion and its diff, or the rest of the error's message (may be several lines).
@@ -114,7 +114,7 @@ impl FailureDigest {
         FailureDigest {
             kind: SignatureKind::TestFailure,
             gates: vec!["tests".to_owned()],
-            test: Some(test.to_owned()),
+            test: Some(crate::test_id::TestName::new(test)),
             headline: test.to_owned(),
             detail: detail.to_owned(),
             location: location.map(str::to_owned),

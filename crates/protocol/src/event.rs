@@ -84,7 +84,7 @@ pub enum Event {
         cured: bool,
     },
     /// A test failed and then passed on an immediate re-run with no change.
-    FlakyTest { test: String },
+    FlakyTest { test: crate::test_id::TestName },
     /// A re-run of a gate's failing tests did not run exactly the tests it selected (a filter
     /// that selects nothing, or too much): a harness problem, never a verdict on the code. The
     /// gate ran whole instead.

@@ -476,7 +476,8 @@ pub struct SignatureRecord {
     pub gate: String,
     pub excerpt: String,
     pub location: Option<String>,
-    pub test: Option<String>,
+    /// The failing test, as its runner named it.
+    pub test: Option<crate::test_id::TestName>,
     pub frames: Vec<String>,
     /// A failing test's assertion and its diff, compact (empty when the failure shows none, and
     /// in records written before it was kept).

@@ -33,8 +33,8 @@ pub struct ExtractedSignature {
     pub file: PathBuf,
     /// Repository-relative `path:line` of the failure when known.
     pub location: Option<String>,
-    /// The test's identity when it is a test failure.
-    pub test: Option<String>,
+    /// The failing test, as its runner named it, when it is a test failure.
+    pub test: Option<crate::test_id::TestName>,
     /// Top frames inside the repository, innermost first, normalized; Python frames are
     /// repository-relative `path:line` (a traceback's with ` in <function>`).
     pub frames: Vec<String>,

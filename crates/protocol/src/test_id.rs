@@ -1,4 +1,5 @@
-//! A test's identity, typed end to end: what the runner's JUnit report called it (the identity
+//! A test's identity, typed end to end (and, in [`TestName`], the text a failure names its test
+//! by, from a report or a log): what the runner's JUnit report called it (the identity
 //! and the text people and signatures see) and how that runner selects it again (the parts its
 //! re-run filter needs: nextest's binary id and test path, pytest's file, classes and
 //! parametrised name, jest's or vitest's file and full name, go's package and test).
@@ -16,6 +17,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::kinds::TestFilterFormat;
+
+mod name;
+pub use name::TestName;
 
 /// One test, as its runner's JUnit report named it and as its runner selects it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -260,23 +264,6 @@ impl From<Wire> for TestId {
             },
         }
     }
-}
-
-/// Whether a test's name (as a JUnit report gives it: `test_mean`, `test_mean[1-2]`,
-/// `tests.test_calc::test_mean`, `TestMean/sub`) is one of `new` (`path::name`).
-pub fn is_new_test(junit_name: &str, new: &[String]) -> bool {
-    let base = junit_name
-        .split('[')
-        .next()
-        .unwrap_or(junit_name)
-        .split('/')
-        .next()
-        .unwrap_or(junit_name);
-    let last = base.rsplit([':', '.', ' ']).next().unwrap_or(base);
-    new.iter().any(|entry| {
-        let name = entry.rsplit("::").next().unwrap_or(entry);
-        name == last || (!name.is_empty() && name.contains(' ') && junit_name.contains(name))
-    })
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use meta_agent_protocol::kinds::GateKind;
 use meta_agent_protocol::records::GateScope;
 use meta_agent_protocol::state::LoopState;
-use meta_agent_protocol::test_id::is_new_test;
+use meta_agent_protocol::test_id::TestName;
 
 /// The latest test verdicts split by whether the test existed at the base commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,17 +29,16 @@ pub fn test_split(state: &LoopState) -> Option<TestSplit> {
         .find(|g| g.kind == GateKind::Tests)
         .or_else(|| state.gates.iter().find(|g| g.tests_total.is_some()))?;
     let new_names = &state.evidence.new_tests;
-    let failing: Vec<String> = gate.failing_tests.iter().map(ToString::to_string).collect();
-    let (new_failing, existing_failing): (Vec<&String>, Vec<&String>) = failing
-        .iter()
-        .partition(|name| is_new_test(name, new_names));
+    let failing: Vec<TestName> = gate.failing_tests.iter().map(TestName::from).collect();
+    let (new_failing, existing_failing): (Vec<&TestName>, Vec<&TestName>) =
+        failing.iter().partition(|name| name.is_among(new_names));
     let new = new_names
         .iter()
         .map(|name| {
             let short = name.rsplit("::").next().unwrap_or(name);
             let failing = new_failing
                 .iter()
-                .any(|f| is_new_test(f, std::slice::from_ref(name)) || f.ends_with(short));
+                .any(|f| f.is_among(std::slice::from_ref(name)) || f.as_str().ends_with(short));
             (name.clone(), failing)
         })
         .collect::<Vec<_>>();
@@ -51,7 +50,7 @@ pub fn test_split(state: &LoopState) -> Option<TestSplit> {
     };
     Some(TestSplit {
         existing_total,
-        existing_failing: existing_failing.into_iter().cloned().collect(),
+        existing_failing: existing_failing.iter().map(ToString::to_string).collect(),
         new,
     })
 }

@@ -199,10 +199,10 @@ pub fn annotations(state: &LoopState) -> Vec<String> {
             let location = signature.location.as_deref()?;
             let (file, line) = location.rsplit_once(':')?;
             let line: u32 = line.parse().ok()?;
-            let title = signature
-                .test
-                .clone()
-                .unwrap_or_else(|| format!("{} failure", signature.kind.as_str()));
+            let title = signature.test.as_ref().map_or_else(
+                || format!("{} failure", signature.kind.as_str()),
+                |test| test.to_string(),
+            );
             Some(format!(
                 "::error file={},line={line},title={}::{}",
                 escape_property(file),

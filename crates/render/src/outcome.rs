@@ -393,7 +393,7 @@ fn failure_list(signatures: &[SignatureRecord]) -> String {
             signature.gate
         );
         if let Some(test) = &signature.test {
-            let _ = writeln!(out, "  - test: `{}`", code_cell(test));
+            let _ = writeln!(out, "  - test: `{}`", code_cell(test.as_str()));
         }
         if let Some(excerpt) = first_line(&signature.excerpt) {
             let _ = writeln!(out, "  - message: {}", cell(excerpt));

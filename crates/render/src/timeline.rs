@@ -279,7 +279,9 @@ fn describe_event(event: &Event) -> Described {
             .to_owned(),
             !status.passed(),
         ),
-        Event::FlakyTest { test } => gate_row(format!("flaky test {}", one_line(test)), false),
+        Event::FlakyTest { test } => {
+            gate_row(format!("flaky test {}", one_line(test.as_str())), false)
+        }
         Event::RerunRejected { gate, reason } => gate_row(
             format!("{} re-run rejected: {}", one_line(gate), one_line(reason)),
             false,

@@ -24,7 +24,7 @@ fn site(path: &str, line: usize, name: &str) -> Site {
     Site {
         path: path.into(),
         line: Some(line),
-        name: Some(name.into()),
+        name: Some(TestName::new(name)),
     }
 }
 
@@ -334,17 +334,4 @@ fn a_line_in_another_function_is_not_taken_for_the_test() {
         &[site("calc.py", 2, "tests.test_calc::test_mean")],
     );
     assert!(reached.is_empty(), "{reached:?}");
-}
-
-#[test]
-fn test_ids_end_with_the_function_or_block_name() {
-    assert_eq!(test_name("tests.test_calc::test_mean[1-2]"), "test_mean");
-    assert_eq!(
-        test_name("winstats::tests::windows_of_four"),
-        "windows_of_four"
-    );
-    assert_eq!(test_name("arithmetic > wrong product"), "wrong product");
-    assert_eq!(test_name("suite › adds"), "adds");
-    assert_eq!(test_name("TestTable/one"), "TestTable");
-    assert_eq!(test_name("test_mean"), "test_mean");
 }

@@ -381,7 +381,5 @@ fn declared(text: &str, lang: Lang) -> Vec<String> {
     names
 }
 
-pub use meta_agent_protocol::test_id::is_new_test;
-
 #[cfg(test)]
 mod tests;

@@ -52,6 +52,7 @@ use meta_agent_report::{JunitSummary, Limits, ReportError, SarifReport, trim_to}
 pub use family::{family_key, family_template};
 pub use hash::signature_id;
 pub use meta_agent_protocol::signature::ExtractedSignature;
+use meta_agent_protocol::test_id::TestName;
 pub use normalize::normalize;
 
 /// Which reader to use for an input file.
@@ -321,7 +322,7 @@ fn finish(
                 template,
                 file: source.to_owned(),
                 location: c.location.as_deref().map(path),
-                test: c.test.map(|t| normalize(&t, root)),
+                test: c.test.map(|t| TestName::new(normalize(&t, root))),
                 frames: c.frames.iter().map(|f| path(f)).collect(),
                 detail: test_detail(c.kind, &c.excerpt),
                 excerpt: trim_to(c.excerpt.trim(), opts.limits.max_message_bytes),
