@@ -14,6 +14,7 @@
 
 pub mod baseline;
 pub mod candidate;
+mod commit;
 pub mod decide;
 mod digest;
 mod environment;
@@ -24,7 +25,6 @@ pub mod hints;
 pub mod improve;
 mod machine;
 mod observe;
-pub mod once;
 pub mod patch_gate;
 pub mod pause;
 mod pristine;

@@ -51,6 +51,20 @@ pub struct Engine<'a, R: CommandRunner, G: Repository, B: Builder> {
     pub pauses: &'a meta_agent_protocol::pause::PauseGate,
 }
 
+impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
+    /// The commit unit: the only way the loop commits (through the patch gate).
+    pub(crate) fn committer(&self) -> super::commit::Committer<'_, G> {
+        super::commit::Committer {
+            repo: self.repo,
+            policy: self.policy,
+            redactor: self.sessions.redactor(),
+            identity: &self.identity,
+            events: self.events,
+            records: &self.config.hindsight.path,
+        }
+    }
+}
+
 /// What the last decision produced, for the report.
 #[derive(Debug, Default)]
 pub(crate) struct Ending {

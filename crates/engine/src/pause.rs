@@ -63,7 +63,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         if !state.dry_run && !self.repo.changed_files()?.is_empty() {
             self.checked_change(state)?;
             let message = self.pause_message(state, why);
-            let (commit, note) = self.commit_wip(state, &message)?;
+            let (commit, note) = self.committer().wip(state, &message)?;
             if let Some(sha) = &commit {
                 state.checkpoint = Some(sha.clone());
                 state.worktree_diff.clear();

@@ -222,7 +222,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         }
         let clean = self
             .committed_already(state)
-            .and_then(|committed| Ok(!committed && self.patch_check()?.is_empty()));
+            .and_then(|committed| Ok(!committed && self.committer().check()?.is_empty()));
         clean.unwrap_or_else(|err| {
             tracing::warn!("pristine: cannot tell whether the change can be verified: {err}");
             false
@@ -362,7 +362,10 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             return Ok(false);
         }
         let message = self.repo.message(&head.commit)?;
-        Ok(super::once::carries_session(&message, &state.session))
+        Ok(meta_agent_protocol::trailer::carries_session(
+            &message,
+            &state.session,
+        ))
     }
 
     /// Seeds `checkout` from the snapshot, then writes the tree over it (the tree's files are
@@ -468,54 +471,6 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             }
         }
         named.into_iter().collect()
-    }
-
-    /// `tree` with the bot's own records (the hindsight store, written after the verification)
-    /// as the worktree has them now; nothing else of the worktree.
-    fn with_records(&self, tree: &str) -> Result<String, EngineError> {
-        let store = &self.config.hindsight.path;
-        if store.is_absolute() || store.as_os_str().is_empty() {
-            return Ok(tree.to_owned());
-        }
-        let current = self.repo.stage_tree()?;
-        Ok(self.repo.graft(tree, &current, store)?)
-    }
-
-    /// Commits the verified `tree` (with the bot's records), or adopts this session's commit of
-    /// it (a run killed after its commit). Returns the commit.
-    pub(super) fn commit_verified(
-        &self,
-        state: &LoopState,
-        message: &str,
-        tree: &str,
-    ) -> Result<String, EngineError> {
-        let tree = self.with_records(tree)?;
-        let head = self.repo.head()?;
-        let adoptable = head.commit != state.base_commit
-            && super::once::same_session_commit(
-                &self.repo.message(&head.commit)?,
-                message,
-                &state.session,
-            )
-            && self.repo.tree_of(&head.commit)? == tree;
-        let (sha, result) = if adoptable {
-            (head.commit.clone(), format!("adopted:{}", head.commit))
-        } else {
-            let sha = self.repo.commit_tree(&tree, message, &self.identity)?;
-            (sha.clone(), sha)
-        };
-        if !self.repo.changed_files()?.is_empty() {
-            tracing::warn!(
-                "the worktree differs from the verified commit {sha}: those differences were \
-                 not verified and are not committed"
-            );
-        }
-        self.events.emit(&Event::GitOperation {
-            operation: "commit".into(),
-            target: state.branch.clone(),
-            result,
-        });
-        Ok(sha)
     }
 }
 

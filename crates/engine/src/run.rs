@@ -16,18 +16,17 @@ mod end;
 mod next;
 
 use meta_agent_render::reason::Describe;
-use std::path::Path;
 use std::time::Instant;
 
 use super::baseline;
 use super::decide::{self, Budgets, Decision, DecisionInput};
 use super::improve;
-use super::patch_gate::{self, PatchInput, Refusal, Why};
+use super::patch_gate::{Refusal, Why};
 use super::state::{LoopState, Recovery, SessionStoreError};
 use meta_agent_exec::CommandRunner;
 use meta_agent_git::{GitError, Repository};
 use meta_agent_protocol::builder::{ActRequest, BuildError, Builder, Progress};
-use meta_agent_protocol::ending::{EscalationReason, WipRefused};
+use meta_agent_protocol::ending::EscalationReason;
 use meta_agent_protocol::event::{Event, LoopPhase};
 use meta_agent_protocol::records::{
     ActEnd, ChangedFile, Plan, ResolutionTried, RunOutcome, SignatureRecord, StepRecord,
@@ -57,7 +56,7 @@ pub struct StartOptions {
     pub snapshot: Option<meta_agent_protocol::records::UserSnapshot>,
 }
 
-pub(super) use super::machine::{Ending, file_section, restore_path};
+pub(super) use super::machine::{Ending, file_section};
 pub use super::machine::{Engine, EngineError};
 pub use meta_agent_render::run_report::RunReport;
 
@@ -217,7 +216,10 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             return Ok(false);
         }
         let message = self.repo.message(&head.commit)?;
-        Ok(super::once::carries_session(&message, &state.session))
+        Ok(meta_agent_protocol::trailer::carries_session(
+            &message,
+            &state.session,
+        ))
     }
 
     fn create_branch(&self, task: &Task, session: &str) -> Result<String, EngineError> {
@@ -494,48 +496,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         })
     }
 
-    /// Commits the work in progress with `message`, what the patch gate allows of it (refused
-    /// paths put back as HEAD has them; nothing when that is not possible). Returns the commit,
-    /// if one was made, and the report's note about refusals.
-    pub(super) fn commit_wip(
-        &self,
-        state: &mut LoopState,
-        message: &str,
-    ) -> Result<(Option<String>, Option<WipRefused>), EngineError> {
-        let refused = self.patch_refusals(state, PatchStage::WipCommit)?;
-        let undone = !refused.is_empty() && self.undo_refused(&refused)?;
-        let clean = refused.is_empty()
-            || (undone
-                && self
-                    .patch_refusals(state, PatchStage::WipCommit)?
-                    .is_empty());
-        let note = (!refused.is_empty()).then_some(WipRefused {
-            refusals: refused,
-            committed_without: clean,
-        });
-        let commit = if clean && !self.repo.changed_files()?.is_empty() {
-            Some(self.commit_once(state, message)?)
-        } else {
-            None
-        };
-        Ok((commit, note))
-    }
-
     pub(super) fn redacted(&self, text: &str) -> String {
         self.sessions.redactor().redact_text(text).into_owned()
-    }
-
-    /// The patch gate's refusals of the worktree as it would be committed, silently.
-    pub(super) fn patch_check(&self) -> Result<Vec<Refusal>, EngineError> {
-        let changes = self.repo.changed_files()?;
-        let diff = self.repo.diff()?;
-        let workdir = self.repo.workdir();
-        let input = PatchInput {
-            changes: &changes,
-            diff: &diff,
-            worktree: &workdir,
-            redactor: self.sessions.redactor(),
-        };
-        Ok(patch_gate::check(&input, self.policy))
     }
 }

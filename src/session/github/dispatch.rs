@@ -133,7 +133,7 @@ impl Step<'_> {
         let repo = run::open_repo(&prepared.repo)?;
         if !super::publish::on_remote(self, prepared, &repo, state).await {
             let local = repo.message(&state.branch).is_ok_and(|message| {
-                crate::engine::once::carries_session(&message, &state.session)
+                crate::protocol::trailer::carries_session(&message, &state.session)
             });
             if !local {
                 // Killed before its push on a runner that is gone: nothing of it was published.

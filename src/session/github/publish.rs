@@ -387,7 +387,7 @@ pub(super) async fn on_remote(
         return false;
     }
     repo.message(push::PUBLISHED_REF)
-        .is_ok_and(|message| crate::engine::once::carries_session(&message, &state.session))
+        .is_ok_and(|message| crate::protocol::trailer::carries_session(&message, &state.session))
 }
 
 /// The `outcome` output: the run's, but `not_reproduced` for a failure the gates did not show

@@ -150,48 +150,6 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             .map(|(path, definitions)| ChangedFile { path, definitions })
             .collect()
     }
-
-    /// The patch gate over the worktree as it would be committed at `stage`: its refusals,
-    /// each also kept in the state's refused changes and emitted as `PatchRefused`.
-    pub(super) fn patch_refusals(
-        &self,
-        state: &mut LoopState,
-        stage: PatchStage,
-    ) -> Result<Vec<Refusal>, EngineError> {
-        let refusals = self.patch_check()?;
-        if !refusals.is_empty() {
-            self.events.emit(&Event::PatchRefused {
-                stage,
-                refusals: refusals.clone(),
-            });
-            for refusal in &refusals {
-                if !state.tamper.contains(refusal) {
-                    state.tamper.push(refusal.clone());
-                }
-            }
-        }
-        Ok(refusals)
-    }
-
-    /// Puts every refused path back as HEAD has it (removed when HEAD has none), never through a
-    /// symlink. False when a refusal is about the whole change or a path could not be put back.
-    pub(super) fn undo_refused(&self, refusals: &[Refusal]) -> Result<bool, EngineError> {
-        let workdir = self.repo.workdir();
-        for refusal in refusals {
-            let Some(path) = refusal
-                .path
-                .as_deref()
-                .filter(|path| meta_agent_protocol::path::is_plain(Path::new(path)))
-            else {
-                return Ok(false);
-            };
-            let blob = self.repo.read_blob("HEAD", path)?;
-            if !restore_path(&workdir, path, blob) {
-                return Ok(false);
-            }
-        }
-        Ok(true)
-    }
 }
 
 /// The escalation reason for refused paths: the change itself, or what the run recorded with it.

@@ -30,9 +30,9 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         }
         let message = self.redacted(&outcome::commit_message(state, self.config.commit.trailers));
         // Killed after its commit: the commit (hindsight's record included) is adopted as it is.
-        let adopted = !state.dry_run && self.adoptable_head(state, &message)?.is_some();
+        let adopted = !state.dry_run && self.committer().adoptable_head(state, &message)?.is_some();
         if !state.dry_run && !adopted {
-            let refused = self.patch_refusals(state, PatchStage::Commit)?;
+            let refused = self.committer().refusals(state, PatchStage::Commit)?;
             if !refused.is_empty() {
                 return self.escalate(state, patch_refused(&refused, false));
             }
@@ -44,13 +44,13 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let commit = if state.dry_run {
             None
         } else {
-            let refused = self.patch_refusals(state, PatchStage::Commit)?;
+            let refused = self.committer().refusals(state, PatchStage::Commit)?;
             if !refused.is_empty() {
                 return self.escalate(state, patch_refused(&refused, true));
             }
             let sha = match verified {
-                Some(tree) => self.commit_verified(state, &message, tree)?,
-                None => self.commit_once(state, &message)?,
+                Some(tree) => self.committer().verified(state, &message, tree)?,
+                None => self.committer().once(state, &message)?,
             };
             self.events.emit(&Event::Committed {
                 branch: state.branch.clone(),
@@ -89,7 +89,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let mut commit = if state.dry_run {
             None
         } else {
-            self.adoptable_head(state, &wip_message)?
+            self.committer().adoptable_head(state, &wip_message)?
         };
         if commit.is_none() && reason.blames_the_code() {
             improve::record_escalation(self.hindsight_ctx(), state, &text)
@@ -97,7 +97,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         }
         let mut wip_refused = None;
         if commit.is_none() && !state.dry_run && !self.repo.changed_files()?.is_empty() {
-            let (wip, refused) = self.commit_wip(state, &wip_message)?;
+            let (wip, refused) = self.committer().wip(state, &wip_message)?;
             wip_refused = refused;
             commit = wip;
         }
