@@ -40,7 +40,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         scratch: &Path,
         full: GatesSummary,
     ) -> Result<GatesSummary, PristineError> {
-        if self.test_edits_allowed(state) {
+        if self.guard().test_edits_allowed(state) {
             return Ok(full);
         }
         // What the candidate changes from the base commit's tree, read from git alone (the

@@ -52,6 +52,17 @@ pub struct Engine<'a, R: CommandRunner, G: Repository, B: Builder> {
 }
 
 impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
+    /// The change-check unit: what an act left, checked and put back where refused.
+    pub(crate) fn guard(&self) -> super::guard::ChangeGuard<'_, G> {
+        super::guard::ChangeGuard {
+            repo: self.repo,
+            policy: self.policy,
+            redactor: self.sessions.redactor(),
+            events: self.events,
+            allow_test_edits: self.config.commit.allow_test_edits,
+        }
+    }
+
     /// The commit unit: the only way the loop commits (through the patch gate).
     pub(crate) fn committer(&self) -> super::commit::Committer<'_, G> {
         super::commit::Committer {

@@ -61,7 +61,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         tracing::warn!("{why}: pausing in {}", state.phase.as_str());
         let mut ending = Ending::default();
         if !state.dry_run && !self.repo.changed_files()?.is_empty() {
-            self.checked_change(state)?;
+            self.guard().checked_change(state)?;
             let message = self.pause_message(state, why);
             let (commit, note) = self.committer().wip(state, &message)?;
             if let Some(sha) = &commit {

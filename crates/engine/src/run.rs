@@ -21,10 +21,10 @@ use std::time::Instant;
 use super::baseline;
 use super::decide::{self, Budgets, Decision, DecisionInput};
 use super::improve;
-use super::patch_gate::{Refusal, Why};
+use super::patch_gate::Refusal;
 use super::state::{LoopState, Recovery, SessionStoreError};
 use meta_agent_exec::CommandRunner;
-use meta_agent_git::{GitError, Repository};
+use meta_agent_git::Repository;
 use meta_agent_protocol::builder::{ActRequest, BuildError, Builder, Progress};
 use meta_agent_protocol::ending::EscalationReason;
 use meta_agent_protocol::event::{Event, LoopPhase};
@@ -56,7 +56,7 @@ pub struct StartOptions {
     pub snapshot: Option<meta_agent_protocol::records::UserSnapshot>,
 }
 
-pub(super) use super::machine::{Ending, file_section};
+pub(super) use super::machine::Ending;
 pub use super::machine::{Engine, EngineError};
 pub use meta_agent_render::run_report::RunReport;
 
@@ -158,7 +158,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         if !state.dry_run && self.repo.head()?.branch.as_deref() != Some(state.branch.as_str()) {
             self.repo.checkout_existing(&state.branch)?;
         }
-        self.restore_last_completed(&state)?;
+        self.guard().restore_last_completed(&state)?;
         if let Some(text) = guidance {
             state.task.guidance.push(text);
             // Guidance at a sub-task plan is a word against it: the act plans again with it.
@@ -184,42 +184,6 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             && state.checkpoint.is_none()
             && self.repo.changed_files()?.is_empty();
         self.drive(&mut state, untouched).await
-    }
-
-    /// The worktree as the last completed Acting step left it. A state loaded from its file holds
-    /// the diff redacted: a worktree whose redacted diff matches it is left as it is.
-    pub(super) fn restore_last_completed(&self, state: &LoopState) -> Result<(), EngineError> {
-        let current = self.repo.diff()?;
-        if self.same_diff(&current, &state.worktree_diff)
-            || self.committed_as_is(state, &current)?
-        {
-            return Ok(());
-        }
-        self.repo
-            .restore_worktree(state.checkpoint.as_deref().unwrap_or(&state.base_commit))?;
-        if !state.worktree_diff.is_empty() {
-            self.repo.apply_patch(&state.worktree_diff)?;
-        }
-        Ok(())
-    }
-
-    /// Whether `diff` is `recorded` (a state loaded from its file holds the diff redacted).
-    fn same_diff(&self, diff: &str, recorded: &str) -> bool {
-        diff == recorded || self.sessions.redactor().redact_text(diff) == recorded
-    }
-
-    /// Whether the worktree is clean (`current` is its diff against HEAD) and HEAD is a commit of
-    /// this session: a run killed after its commit (which may hold hindsight's record too).
-    fn committed_as_is(&self, state: &LoopState, current: &str) -> Result<bool, EngineError> {
-        let head = self.repo.head()?;
-        if !current.is_empty() || head.commit == state.base_commit {
-            return Ok(false);
-        }
-        let message = self.repo.message(&head.commit)?;
-        Ok(meta_agent_protocol::trailer::carries_session(
-            &message,
-            &state.session,
-        ))
     }
 
     fn create_branch(&self, task: &Task, session: &str) -> Result<String, EngineError> {
@@ -373,78 +337,6 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         state.plan = Some(plan);
         self.transition(state, LoopPhase::Acting, &reason);
         self.arrive(state, &super::pause::after_plan(state));
-    }
-
-    /// The worktree's change after an Acting step: `.git` entries below the root (nested
-    /// repositories, `gitdir:` pointers) and directories nested deeper than git reads are
-    /// removed and the act refused; what alters the existing tests' evidence is put back (see
-    /// [`super::evidence_guard`]); the rest is refused (and undone) as a whole when it tampers
-    /// with tests or protected files.
-    pub(super) fn checked_change(
-        &self,
-        state: &mut LoopState,
-    ) -> Result<(String, Vec<String>), EngineError> {
-        let nested: Vec<Refusal> = self
-            .repo
-            .prune_nested_git()?
-            .iter()
-            .map(|path| Refusal::of(path, Why::NestedGit))
-            .collect();
-        let (diff, mut findings) = match self.repo.diff() {
-            Ok(_) if !nested.is_empty() => (String::new(), Vec::new()),
-            Ok(_) => {
-                self.guard_evidence(state)?;
-                let diff = self.repo.diff()?;
-                let allowed = self.test_edits_allowed(state);
-                let refused: Vec<Refusal> = super::tamper::inspect(&diff, self.policy)
-                    .into_iter()
-                    .filter(|f| {
-                        !allowed || f.kind == super::tamper::TamperKind::ProtectedFileChanged
-                    })
-                    .map(super::tamper::TamperFinding::refusal)
-                    .collect();
-                (diff, refused)
-            }
-            // A command nested directories deeper than git reads: they are removed and the act
-            // is refused like a tampering one (nothing there could be checked or committed).
-            Err(GitError::TooDeep { .. }) => {
-                let removed = self.repo.prune_too_deep()?;
-                let refused: Vec<Refusal> = removed
-                    .iter()
-                    .map(|path| Refusal::of(path, Why::TooDeep))
-                    .collect();
-                (String::new(), refused)
-            }
-            Err(other) => return Err(other.into()),
-        };
-        findings.splice(0..0, nested);
-        if !findings.is_empty() {
-            self.events.emit(&Event::TamperRefused {
-                findings: findings.clone(),
-            });
-            state.tamper.extend(findings);
-            self.restore_last_completed(state)?;
-            return Ok((String::new(), Vec::new()));
-        }
-        let files: Vec<String> = self
-            .repo
-            .changed_files()?
-            .into_iter()
-            .map(|change| change.path)
-            .collect();
-        let step_diff = if diff == state.worktree_diff {
-            String::new()
-        } else {
-            diff.clone()
-        };
-        for path in files.iter().filter(|_| !step_diff.is_empty()) {
-            self.events.emit(&Event::FileChanged {
-                path: path.clone(),
-                diff: file_section(&diff, path),
-            });
-        }
-        state.worktree_diff = diff;
-        Ok((step_diff, files))
     }
 
     pub(super) fn hindsight_ctx(&self) -> improve::HindsightCtx<'_, R, G> {

@@ -39,11 +39,11 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                     return Ok(None);
                 }
                 Err(error) if error.is_deadline() => {
-                    self.checked_change(state)?;
+                    self.guard().checked_change(state)?;
                     return self.time_spent(state).map(Some);
                 }
                 Err(error) if error.is_refusal() => {
-                    self.checked_change(state)?;
+                    self.guard().checked_change(state)?;
                     let reason = EscalationReason::ProviderRefused {
                         reason: error.to_string(),
                     };
@@ -52,7 +52,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 Err(error) => return Err(EngineError::Builder(error)),
             },
         };
-        let (diff, files) = self.checked_change(state)?;
+        let (diff, files) = self.guard().checked_change(state)?;
         let phase = plan.phase();
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(0);
         self.events.emit(&Event::PhaseFinished {

@@ -1,4 +1,4 @@
-//! The effectful shell of [`super::evidence`]: after every act, the change from the run's base
+//! The effectful shell of [`crate::evidence`], part of the [`ChangeGuard`]: after every act, the change from the run's base
 //! commit to the worktree is checked; what would alter the existing tests' evidence is put back
 //! as the base commit has it (removed when it had none), listed among the run's refused changes
 //! and told to the model with its next request. When a maintainer allowed test edits (the task's
@@ -7,12 +7,11 @@
 
 use std::path::Path;
 
-use super::evidence::{self, BaseTree, Change};
-use super::machine::{Engine, EngineError};
-use super::state::{AllowedEdit, LoopState};
-use meta_agent_exec::CommandRunner;
-use meta_agent_git::{ChangeStatus, Repository};
-use meta_agent_protocol::builder::Builder;
+use super::ChangeGuard;
+use crate::evidence::{self, BaseTree, Change};
+use crate::machine::{file_section, restore_path};
+use crate::state::{AllowedEdit, LoopState};
+use meta_agent_git::{ChangeStatus, GitError, Repository};
 use meta_agent_protocol::event::Event;
 use meta_agent_protocol::refusal::Refusal;
 
@@ -34,10 +33,10 @@ impl<G: Repository> BaseTree for GitBase<'_, G> {
     }
 }
 
-impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
+impl<G: Repository> ChangeGuard<'_, G> {
     /// Checks the worktree against the base commit; undoes (or, when allowed, records) what
     /// alters the existing tests, and records the tests the change adds.
-    pub(super) fn guard_evidence(&self, state: &mut LoopState) -> Result<(), EngineError> {
+    pub(super) fn guard_evidence(&self, state: &mut LoopState) -> Result<(), GitError> {
         let changes = self.evidence_changes(&state.base_commit)?;
         let base = GitBase {
             repo: self.repo,
@@ -52,7 +51,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 .map(|f| AllowedEdit {
                     path: f.path.clone(),
                     reason: f.detail.clone(),
-                    diff: super::machine::file_section(&diff, &f.path),
+                    diff: file_section(&diff, &f.path),
                 })
                 .collect();
             state.evidence.new_tests = evidence::new_tests(&changes);
@@ -61,7 +60,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         let workdir = self.repo.workdir();
         for finding in &findings {
             let blob = self.repo.read_blob(&state.base_commit, &finding.path)?;
-            if !super::machine::restore_path(&workdir, &finding.path, blob) {
+            if !restore_path(&workdir, &finding.path, blob) {
                 tracing::warn!(path = %finding.path, "could not put a refused test change back");
             }
         }
@@ -84,15 +83,10 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         Ok(())
     }
 
-    /// Whether a maintainer allowed test edits for this run.
-    pub(super) fn test_edits_allowed(&self, state: &LoopState) -> bool {
-        state.task.permissions.allow_test_edits || self.config.commit.allow_test_edits
-    }
-
     /// Every path the worktree changes (renames as a deletion and an addition), with its text at
     /// the `base` commit and now. (HEAD is the base commit, or a work-in-progress commit of this
     /// run whose changes were checked when they were made.)
-    fn evidence_changes(&self, base: &str) -> Result<Vec<Change>, EngineError> {
+    fn evidence_changes(&self, base: &str) -> Result<Vec<Change>, GitError> {
         let workdir = self.repo.workdir();
         let files = meta_agent_fsafe::Beneath::open(&workdir).ok();
         let read_now = |path: &str| -> Option<String> {
@@ -104,7 +98,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 |b| String::from_utf8_lossy(&b).into_owned(),
             ))
         };
-        let read_base = |path: &str| -> Result<Option<String>, EngineError> {
+        let read_base = |path: &str| -> Result<Option<String>, GitError> {
             Ok(self
                 .repo
                 .read_blob(base, path)?
