@@ -210,6 +210,19 @@ impl<G: Repository> Committer<'_, G> {
     }
 }
 
+/// Whether the branch head is a commit of this session (not the base) and the worktree holds
+/// nothing more: a run killed after its commit, which may hold hindsight's record too.
+pub(crate) fn head_is_sessions_commit<G: Repository>(
+    repo: &G,
+    state: &LoopState,
+) -> Result<bool, GitError> {
+    let head = repo.head()?;
+    if head.commit == state.base_commit || !repo.changed_files()?.is_empty() {
+        return Ok(false);
+    }
+    Ok(carries_session(&repo.message(&head.commit)?, &state.session))
+}
+
 /// Whether the commit message `existing` is the one `expected` would write for `session`: the
 /// same subject and the session's trailer.
 pub(crate) fn same_session_commit(existing: &str, expected: &str, session: &str) -> bool {

@@ -63,21 +63,13 @@ impl<G: Repository> ChangeGuard<'_, G> {
     /// Whether the worktree is clean (`current` is its diff against HEAD) and HEAD is a commit of
     /// this session: a run killed after its commit (which may hold hindsight's record too).
     fn committed_as_is(&self, state: &LoopState, current: &str) -> Result<bool, GitError> {
-        let head = self.repo.head()?;
-        if !current.is_empty() || head.commit == state.base_commit {
-            return Ok(false);
-        }
-        let message = self.repo.message(&head.commit)?;
-        Ok(meta_agent_protocol::trailer::carries_session(
-            &message,
-            &state.session,
-        ))
+        Ok(current.is_empty() && super::commit::head_is_sessions_commit(self.repo, state)?)
     }
 
     /// The worktree's change after an Acting step: `.git` entries below the root (nested
     /// repositories, `gitdir:` pointers) and directories nested deeper than git reads are
     /// removed and the act refused; what alters the existing tests' evidence is put back (see
-    /// [`super::evidence_guard`]); the rest is refused (and undone) as a whole when it tampers
+    /// [`evidence`]); the rest is refused (and undone) as a whole when it tampers
     /// with tests or protected files.
     pub(crate) fn checked_change(
         &self,

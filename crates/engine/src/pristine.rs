@@ -357,15 +357,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     /// Whether the branch head already is this session's commit and the worktree holds nothing
     /// more (a run killed after its commit): nothing is left to verify.
     fn committed_already(&self, state: &LoopState) -> Result<bool, EngineError> {
-        let head = self.repo.head()?;
-        if head.commit == state.base_commit || !self.repo.changed_files()?.is_empty() {
-            return Ok(false);
-        }
-        let message = self.repo.message(&head.commit)?;
-        Ok(meta_agent_protocol::trailer::carries_session(
-            &message,
-            &state.session,
-        ))
+        Ok(super::commit::head_is_sessions_commit(self.repo, state)?)
     }
 
     /// Seeds `checkout` from the snapshot, then writes the tree over it (the tree's files are
