@@ -1,7 +1,8 @@
 //! What a GitHub Actions step shows: the job summary (Markdown for `GITHUB_STEP_SUMMARY`), the
-//! workflow commands for annotations and log groups, and the step outputs (`GITHUB_OUTPUT`).
-//! Rendered from the run's state, which the engine's events built. Pure: the caller writes the
-//! files and prints the commands (after the redactor).
+//! workflow commands for annotations and log groups, the step outputs (`GITHUB_OUTPUT`), and the
+//! one-line texts the step prints in its log (how it ended, when it ended without a run or
+//! published what an earlier run made). Rendered from the run's state, which the engine's events
+//! built. Pure: the caller writes the files and prints the commands (after the redactor).
 
 use meta_agent_protocol::records::{GateRecord, GateStatus};
 use meta_agent_protocol::state::LoopState;
@@ -237,9 +238,51 @@ pub fn outputs(pairs: &[(&str, String)]) -> String {
         .collect()
 }
 
+/// The run's report in the step's log, folded into a group (`::group::`) Actions shows closed.
+pub fn report_group(report: &str) -> String {
+    format!("::group::meta-agent report\n{report}\n::endgroup::\n")
+}
+
+/// The line of a step that ends without a run: its outcome (the step output's value) and why.
+pub fn finished_early(outcome: &str, reason: &str) -> String {
+    format!("meta-agent: {outcome}: {reason}\n")
+}
+
+/// The line of a step that found its session committed and pushed already, and published it
+/// again (`pull_url`, the pull request opened or found).
+pub fn already_committed(pull_url: &str) -> String {
+    format!("meta-agent: already committed; pull request {pull_url}\n")
+}
+
+/// The line of a step that publishes the verified commit a paused run held before its push.
+pub fn held_published(commit: &str) -> String {
+    format!("meta-agent: the verified commit {commit} held before its push is published\n")
+}
+
+/// Why a step stopped with an error (`error`, the error's own words), for the status comment
+/// and the job summary.
+pub fn step_failed(error: &str) -> String {
+    format!("The step stopped with an error: {error}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn step_lines_as_the_log_shows_them() {
+        let lines = [
+            report_group("meta-agent: committed c0ffee1 on meta-agent/fix-7"),
+            finished_early(
+                "ignored",
+                "a maintainer stopped the bot on this issue (`/agent fix` starts it again)",
+            ),
+            already_committed("https://github.com/octo/calc/pull/8"),
+            held_published("0123456789abcdef0123456789abcdef01234567"),
+            step_failed("GitHub API: 502 Bad Gateway"),
+        ];
+        insta::assert_snapshot!("step_lines", lines.join("---\n"));
+    }
 
     #[test]
     fn workflow_command_data_cannot_inject_a_second_command() {

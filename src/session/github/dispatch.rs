@@ -174,7 +174,7 @@ impl Step<'_> {
             &super::publish::outputs(state, Some(&pull), "committed"),
         )?;
         Ok(Some(Done {
-            stdout: format!("meta-agent: already committed; pull request {pull}\n"),
+            stdout: summary::already_committed(&pull),
             outcome: Outcome::Success,
         }))
     }

@@ -198,10 +198,7 @@ impl Step<'_> {
             state,
         };
         let done = Done {
-            stdout: format!(
-                "meta-agent: the verified commit {} held before its push is published\n",
-                held.commit
-            ),
+            stdout: summary::held_published(&held.commit),
             outcome: Outcome::Success,
         };
         self.publish(prepared, &repo, status, report, done).await

@@ -304,7 +304,7 @@ fn finish_early(
         &[("outcome", outcome.to_owned())],
     )?;
     Ok(Done {
-        stdout: format!("meta-agent: {outcome}: {reason}\n"),
+        stdout: summary::finished_early(outcome, reason),
         outcome: Outcome::Success,
     })
 }
@@ -398,7 +398,7 @@ impl Step<'_> {
     /// Every step ends with the truth where maintainers look: an error that stopped the run is
     /// written into the status comment (keeping the recorded session) and the job summary.
     async fn report_failure(&self, err: &SessionError) {
-        let reason = format!("The step stopped with an error: {err}");
+        let reason = summary::step_failed(&err.to_string());
         let mut status = self.status_comment();
         let record = match &mut status {
             Some(comment) => match comment.existing(self.api).await {

@@ -78,10 +78,7 @@ impl Step<'_> {
             &outputs,
         )?;
         Ok(Done {
-            stdout: format!(
-                "::group::meta-agent report\n{}\n::endgroup::\n",
-                done.stdout
-            ),
+            stdout: summary::report_group(&done.stdout),
             outcome: done.outcome,
         })
     }

@@ -88,10 +88,7 @@ impl Step<'_> {
             .iter()
             .map(|line| self.redactor.redact_text(line).into_owned())
             .collect();
-        let mut stdout = format!(
-            "::group::meta-agent report\n{}\n::endgroup::\n",
-            done.stdout
-        );
+        let mut stdout = summary::report_group(&done.stdout);
         for line in annotations {
             stdout.push_str(&line);
             stdout.push('\n');
