@@ -24,7 +24,8 @@
 //! tables of `meta-agent hindsight`; [`config`] what `meta-agent config check` prints; [`memory`] what the memory commands print; [`reports`]
 //! what `meta-agent report` prints of a JUnit, coverage or SARIF report;
 //! [`checks`] a pull request's failing checks: not reproduced, fixed on its own branch, or not
-//! pushed because it moved; [`timeline`] a run's trace as a timeline (`trace show`, `trace
+//! pushed because it moved; [`task`] the titles and requirements of the tasks the GitHub step
+//! words itself; [`timeline`] a run's trace as a timeline (`trace show`, `trace
 //! replay`); [`html`] the run's `report.html`.
 
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
@@ -54,6 +55,7 @@ pub mod review;
 pub mod run_report;
 pub mod status;
 pub mod subject;
+pub mod task;
 pub mod terminal;
 pub mod timeline;
 pub mod words;

@@ -10,6 +10,7 @@ use super::*;
 use crate::github::provenance::{PullFacts, PushKind};
 use crate::protocol::task::FailedRun;
 use crate::render::status::NotReproduced;
+use crate::render::task as task_text;
 
 /// The facts of the failed run a task heals.
 pub(super) struct RunFacts<'a> {
@@ -96,24 +97,22 @@ impl Step<'_> {
                 bot_login: &self.args.bot_login,
             },
         ));
-        let title = format!(
-            "Fix the failing `{}` checks of #{number}: {}",
-            run.workflow, issue.title
-        );
-        let requirements = format!(
-            "The workflow run {} (`{}`) failed on pull request #{number}'s head {} (branch `{}`). \
-             Make the repository's gates pass on it without weakening any test, keeping what the \
-             pull request sets out to do.\n\nIts description:\n\n{}\n\n{}",
-            run.id,
-            run.workflow,
-            run.head_sha,
-            pull.head_ref,
-            crate::protocol::untrusted::sanitize(&issue.body),
-            run.digest
-        );
+        let description = crate::protocol::untrusted::sanitize(&issue.body);
+        let thread_of = task_text::Thread {
+            number,
+            title: &issue.title,
+            description: &description,
+        };
+        let failed = task_text::FailedRun {
+            id: run.id,
+            workflow: run.workflow,
+            head_sha: run.head_sha,
+            digest: &run.digest,
+        };
+        let title = task_text::check_title(&thread_of, &failed);
         Ok(self.redacted(Task {
             title: title.chars().take(120).collect(),
-            requirements,
+            requirements: task_text::check_requirements(&thread_of, &failed, &pull.head_ref),
             acceptance: vec!["the failing checks pass on the pull request's head".into()],
             issue: None,
             source: self.pull_source(

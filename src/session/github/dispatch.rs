@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::github::provenance::{Publish, PullFacts, PushKind};
+use crate::render::task as task_text;
 use crate::session::builder::{KeyNeed, builder_for};
 use crate::session::run::Begin;
 
@@ -298,7 +299,11 @@ impl Step<'_> {
         }
         Ok(self.redacted(Task {
             title: title.chars().take(120).collect(),
-            requirements: format!("{title}\n\n{}", sanitize(&body)),
+            requirements: task_text::issue_requirements(&task_text::Thread {
+                number,
+                title: &title,
+                description: &sanitize(&body),
+            }),
             acceptance: Vec::new(),
             issue: Some(number),
             source: TaskSource::Issue {
@@ -322,17 +327,16 @@ impl Step<'_> {
         thread: String,
         permissions: TaskPermissions,
     ) -> Task {
-        let number = pull.number;
-        let title = format!("Fix #{number}: {}", text.title);
-        let requirements = format!(
-            "Make the repository's gates pass on pull request #{number} ({}) without weakening \
-             any test, keeping what it sets out to do.\n\nIts description:\n\n{}",
-            text.title,
-            crate::protocol::untrusted::sanitize(text.body)
-        );
+        let description = crate::protocol::untrusted::sanitize(text.body);
+        let thread_of = task_text::Thread {
+            number: pull.number,
+            title: text.title,
+            description: &description,
+        };
+        let title = task_text::pull_title(&thread_of);
         Task {
             title: title.chars().take(120).collect(),
-            requirements,
+            requirements: task_text::pull_requirements(&thread_of),
             acceptance: vec!["the repository's gates pass on the pull request's head".into()],
             issue: None,
             source: self.pull_source(pull, None),
@@ -388,14 +392,15 @@ impl Step<'_> {
             };
             return self.check_task(pull, run).await;
         }
-        let title = format!("Fix the failing `{workflow}` workflow on {head_branch}");
-        let requirements = format!(
-            "{title}\n\nThe workflow run {run_id} failed at {head_sha}. Make the repository's gates pass \
-             again without weakening any test.\n\n{digest}"
-        );
+        let failed = task_text::FailedRun {
+            id: *run_id,
+            workflow,
+            head_sha,
+            digest: &digest,
+        };
         Ok(self.redacted(Task {
-            title,
-            requirements,
+            title: task_text::failed_run_title(&failed, head_branch),
+            requirements: task_text::failed_run_requirements(&failed, head_branch),
             acceptance: vec!["the failing checks pass".into()],
             issue: None,
             source: TaskSource::WorkflowRun {
