@@ -202,18 +202,14 @@ pub async fn config_check(overrides: &Overrides, env: &Environment) -> Result<Do
     let executor = executor()?;
     let config = load_config(overrides, &repo, &executor, env).await?;
     let llm = &config.llm;
-    let provider = serde_json::to_value(llm.provider)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default();
     let check = crate::render::config::ConfigCheck {
         source: config.source.as_ref().map(|p| p.display().to_string()),
         preset: config.preset.as_deref(),
         preset_reason: &config.preset_reason,
-        provider,
+        provider: setting_name(llm.provider),
         model: llm.model.as_deref(),
         base_url: llm.base_url.as_deref(),
-        wire: crate::llm::wire_line(llm),
+        wire: wire(llm),
         gates: config
             .gates
             .iter()
@@ -232,6 +228,38 @@ pub async fn config_check(overrides: &Overrides, env: &Environment) -> Result<Do
         pause: &config.pause,
     };
     Ok(Done::ok(crate::render::config::check(&check)))
+}
+
+/// How requests go on the wire, for `config check`: streaming, and for `provider: openai` the
+/// output-cap field (`llm.compat`) and the reasoning effort; anthropic ignores those two.
+fn wire(llm: &config::LlmSettings) -> crate::render::config::Wire {
+    use crate::render::config::Dialect;
+    use config::raw::{LlmCompat, LlmProvider};
+    let dialect = match llm.provider {
+        LlmProvider::Openai => Dialect::Openai {
+            compat: setting_name(llm.compat),
+            cap_field: crate::llm::token_field(llm.compat),
+            reasoning_effort: llm.reasoning_effort.map(setting_name),
+        },
+        LlmProvider::Anthropic
+            if llm.compat != LlmCompat::Openai || llm.reasoning_effort.is_some() =>
+        {
+            Dialect::AnthropicIgnoring
+        }
+        LlmProvider::Anthropic | LlmProvider::None | LlmProvider::Replay => Dialect::Plain,
+    };
+    crate::render::config::Wire {
+        streamed: llm.stream,
+        dialect,
+    }
+}
+
+/// A setting's name as the configuration file spells it (`openai`, `high`).
+fn setting_name(value: impl serde::Serialize) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_owned))
+        .unwrap_or_default()
 }
 
 /// `meta-agent debug context [SESSION] [--json]`: the context of a session paused at a pause
@@ -265,4 +293,45 @@ fn pretty(value: &serde_json::Value) -> String {
     let mut text = serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string());
     text.push('\n');
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::config::Dialect;
+    use config::raw::{LlmCompat, LlmProvider, ReasoningEffort};
+
+    fn settings(
+        provider: LlmProvider,
+        compat: LlmCompat,
+        effort: Option<ReasoningEffort>,
+    ) -> config::LlmSettings {
+        config::LlmSettings {
+            provider,
+            compat,
+            reasoning_effort: effort,
+            ..config::LlmSettings::default()
+        }
+    }
+
+    #[test]
+    fn the_wire_names_openais_cap_field_and_effort_and_what_anthropic_ignores() {
+        let openai = wire(&settings(
+            LlmProvider::Openai,
+            LlmCompat::Ollama,
+            Some(ReasoningEffort::High),
+        ));
+        assert_eq!(
+            openai.dialect,
+            Dialect::Openai {
+                compat: "ollama".into(),
+                cap_field: "max_tokens",
+                reasoning_effort: Some("high".into()),
+            }
+        );
+        let ignoring = wire(&settings(LlmProvider::Anthropic, LlmCompat::Vllm, None));
+        assert_eq!(ignoring.dialect, Dialect::AnthropicIgnoring);
+        let plain = wire(&settings(LlmProvider::Anthropic, LlmCompat::Openai, None));
+        assert_eq!(plain.dialect, Dialect::Plain);
+    }
 }

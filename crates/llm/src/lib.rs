@@ -32,11 +32,11 @@ pub use error::{Fault, LlmError};
 pub use meta_agent_protocol::chat::{
     ChatRequest, Completion, CutCall, Message, StopReason, ToolCall, ToolResult, ToolSpec, Usage,
 };
-pub use openai::{OpenAi, WireProfile, is_reasoning_model};
+pub use openai::{OpenAi, WireProfile, is_reasoning_model, token_field};
 pub use price::cost_usd;
 pub use replay::{Exchange, Recorder, Replay};
 pub use retry::{RetryPolicy, Sleeper, TokioSleeper, backoff};
-pub use settings::{AZURE_API_VERSION, ApiKey, Azure, LlmConfig, LlmEnv, detect_azure, wire_line};
+pub use settings::{AZURE_API_VERSION, ApiKey, Azure, LlmConfig, LlmEnv, detect_azure};
 pub use transport::{Transport, TransportSettings};
 
 /// A chat model that can call tools.

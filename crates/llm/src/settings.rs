@@ -211,71 +211,9 @@ impl LlmConfig {
     }
 }
 
-/// One line on how requests go on the wire, for `config check`: streamed or whole answers, and
-/// for `provider: openai` the output-cap field (`llm.compat`) and the reasoning effort.
-pub fn wire_line(settings: &LlmSettings) -> String {
-    let answers = if settings.stream {
-        "streamed answers"
-    } else {
-        "whole answers (llm.stream: false)"
-    };
-    let compat = serde_json::to_value(settings.compat)
-        .ok()
-        .and_then(|value| value.as_str().map(str::to_owned))
-        .unwrap_or_default();
-    let effort = settings.reasoning_effort.map_or(String::new(), |effort| {
-        let name = serde_json::to_value(effort).unwrap_or_default();
-        format!(
-            ", reasoning_effort {} to reasoning models",
-            name.as_str().unwrap_or_default()
-        )
-    });
-    let openai = format!(
-        "compat {compat} (output cap as {}){effort}",
-        super::openai::token_field(settings.compat)
-    );
-    match settings.provider {
-        LlmProvider::Openai => format!("llm wire: {answers}; {openai}"),
-        LlmProvider::Anthropic
-            if settings.compat != LlmCompat::Openai || settings.reasoning_effort.is_some() =>
-        {
-            format!(
-                "llm wire: {answers}; llm.compat and llm.reasoning_effort are ignored by anthropic"
-            )
-        }
-        LlmProvider::Anthropic | LlmProvider::None | LlmProvider::Replay => {
-            format!("llm wire: {answers}")
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_wire_line_names_the_cap_field_the_effort_and_streaming() {
-        let openai = LlmSettings {
-            provider: LlmProvider::Openai,
-            reasoning_effort: Some(ReasoningEffort::High),
-            ..LlmSettings::default()
-        };
-        assert_eq!(
-            wire_line(&openai),
-            "llm wire: streamed answers; compat openai (output cap as max_completion_tokens), \
-             reasoning_effort high to reasoning models"
-        );
-        let ollama = LlmSettings {
-            provider: LlmProvider::Openai,
-            compat: LlmCompat::Ollama,
-            stream: false,
-            ..LlmSettings::default()
-        };
-        assert_eq!(
-            wire_line(&ollama),
-            "llm wire: whole answers (llm.stream: false); compat ollama (output cap as max_tokens)"
-        );
-    }
 
     #[test]
     fn azure_is_detected_from_the_host_the_path_or_the_api_version() {

@@ -1,6 +1,7 @@
 //! What `meta-agent config check` prints: where the configuration came from, the preset, the
-//! model, then each gate with its command, the setup commands and the pause points. The session
-//! reads the resolved configuration into a [`ConfigCheck`]; the words are written here.
+//! model and how requests go on the wire, then each gate with its command, the setup commands
+//! and the pause points. The session reads the resolved configuration into a [`ConfigCheck`]
+//! (the wire settings into a [`Wire`]); the words are written here.
 
 use std::fmt::Write as _;
 
@@ -18,13 +19,36 @@ pub struct ConfigCheck<'a> {
     pub provider: String,
     pub model: Option<&'a str>,
     pub base_url: Option<&'a str>,
-    /// How the model is spoken to (streaming, compatibility, reasoning effort), as the LLM layer
-    /// states it.
-    pub wire: String,
+    /// How the model is spoken to (streaming, compatibility, reasoning effort).
+    pub wire: Wire,
     pub gates: Vec<GateLine<'a>>,
     /// The setup commands, in order.
     pub setup: Vec<String>,
     pub pause: &'a [Rule],
+}
+
+/// How requests go on the wire, as the LLM settings resolve it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wire {
+    /// Answers come streamed (`llm.stream`).
+    pub streamed: bool,
+    pub dialect: Dialect,
+}
+
+/// What the provider makes of the wire settings besides streaming.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Dialect {
+    /// `provider: openai`: the compatibility profile (`llm.compat`), the request field that
+    /// carries the output cap, and the reasoning effort sent to reasoning models, if set.
+    Openai {
+        compat: String,
+        cap_field: &'static str,
+        reasoning_effort: Option<String>,
+    },
+    /// `provider: anthropic` with `llm.compat` or `llm.reasoning_effort` set, which it ignores.
+    AnthropicIgnoring,
+    /// Nothing more to say (anthropic as configured, no provider, a replay).
+    Plain,
 }
 
 /// One configured gate.
@@ -50,7 +74,7 @@ pub fn check(check: &ConfigCheck) -> String {
         check.provider,
         check.model.unwrap_or("default model"),
         check.base_url.unwrap_or("default URL"),
-        check.wire
+        wire_line(&check.wire)
     );
     if check.gates.is_empty() {
         out.push_str("  none: add `gates:` to .meta-agent.yml, or a `preset:`\n");
@@ -89,6 +113,32 @@ pub fn check(check: &ConfigCheck) -> String {
     out
 }
 
+/// One line on how requests go on the wire: streamed or whole answers, and for `provider:
+/// openai` the output-cap field (`llm.compat`) and the reasoning effort.
+pub fn wire_line(wire: &Wire) -> String {
+    let answers = if wire.streamed {
+        "streamed answers"
+    } else {
+        "whole answers (llm.stream: false)"
+    };
+    match &wire.dialect {
+        Dialect::Openai {
+            compat,
+            cap_field,
+            reasoning_effort,
+        } => {
+            let effort = reasoning_effort.as_ref().map_or(String::new(), |effort| {
+                format!(", reasoning_effort {effort} to reasoning models")
+            });
+            format!("llm wire: {answers}; compat {compat} (output cap as {cap_field}){effort}")
+        }
+        Dialect::AnthropicIgnoring => format!(
+            "llm wire: {answers}; llm.compat and llm.reasoning_effort are ignored by anthropic"
+        ),
+        Dialect::Plain => format!("llm wire: {answers}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,7 +170,10 @@ mod tests {
             provider: "anthropic".into(),
             model: Some("claude-sonnet-4"),
             base_url: None,
-            wire: "streamed answers".into(),
+            wire: Wire {
+                streamed: true,
+                dialect: Dialect::Plain,
+            },
             gates,
             setup: vec!["pip install -e .".into()],
             pause: &rules,
@@ -132,7 +185,14 @@ mod tests {
             provider: "openai".into(),
             model: None,
             base_url: Some("http://127.0.0.1:8080/v1"),
-            wire: "whole answers (llm.stream: false)".into(),
+            wire: Wire {
+                streamed: false,
+                dialect: Dialect::Openai {
+                    compat: "vllm".into(),
+                    cap_field: "max_tokens",
+                    reasoning_effort: None,
+                },
+            },
             gates: Vec::new(),
             setup: Vec::new(),
             pause: &[],
@@ -141,5 +201,29 @@ mod tests {
             "config_check",
             [check(&with_file), check(&defaults)].join("---\n")
         );
+    }
+
+    #[test]
+    fn wire_lines_as_people_read_them() {
+        let openai = Dialect::Openai {
+            compat: "openai".into(),
+            cap_field: "max_completion_tokens",
+            reasoning_effort: Some("high".into()),
+        };
+        let ollama = Dialect::Openai {
+            compat: "ollama".into(),
+            cap_field: "max_tokens",
+            reasoning_effort: None,
+        };
+        let lines: Vec<String> = [
+            (true, openai),
+            (false, ollama),
+            (true, Dialect::AnthropicIgnoring),
+            (false, Dialect::Plain),
+        ]
+        .into_iter()
+        .map(|(streamed, dialect)| wire_line(&Wire { streamed, dialect }))
+        .collect();
+        insta::assert_snapshot!("wire_lines", lines.join("\n"));
     }
 }
