@@ -54,6 +54,8 @@ pub enum SessionError {
     Memory(#[from] crate::memory::MemoryError),
     #[error(transparent)]
     Replay(#[from] crate::replay::ReplayError),
+    #[error(transparent)]
+    Places(#[from] places::PlacesError),
     #[error("{0}")]
     Usage(String),
     #[error("{0}")]
@@ -68,6 +70,7 @@ impl SessionError {
             SessionError::Config(_)
             | SessionError::Report(_)
             | SessionError::Replay(_)
+            | SessionError::Places(_)
             | SessionError::Usage(_) => FailureClass::Usage,
             SessionError::Hindsight(err) => hindsight_class(err),
             SessionError::Memory(err) => crate::session::memory_cli::failure_class(err),

@@ -22,12 +22,43 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Environment, SessionError};
+use super::Environment;
 use crate::exec::home::{HomeEnv, readable_dirs};
 use crate::exec::sandbox::{Isolation, WritePolicy};
 
 /// The variable (and global flag `--worktrees-dir`) that chooses where worktrees live.
 pub const WORKTREES_VAR: &str = "META_AGENT_WORKTREES_DIR";
+
+/// Why the worktrees cannot live where they were asked to (a usage error: the user chooses
+/// another place).
+#[derive(Debug, thiserror::Error)]
+pub enum PlacesError {
+    /// `--worktrees-dir` names a path that cannot be made absolute.
+    #[error("--worktrees-dir {}: {source}", dir.display())]
+    Chosen {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    /// Neither `HOME` nor `XDG_STATE_HOME` is set, and no root was chosen.
+    #[error(
+        "no place for the run's worktree: neither HOME nor XDG_STATE_HOME is set; set \
+         {WORKTREES_VAR} (or --worktrees-dir) to a directory of meta-agent's own"
+    )]
+    NoRoot,
+    /// The root lies where it must not.
+    #[error(
+        "the worktrees directory {} cannot be used: {unfit}; set {WORKTREES_VAR} (or \
+         --worktrees-dir) to a directory of meta-agent's own outside both",
+        root.display()
+    )]
+    Unfit { root: PathBuf, unfit: Unfit },
+    /// The repository's directory could not be made.
+    #[error("cannot create {}: {source} (choose another place with {WORKTREES_VAR})", dir.display())]
+    Create {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+}
 
 /// Where the worktrees of one repository live.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,20 +77,18 @@ impl Places {
         env: &Environment,
         checkout: &Path,
         git_dir: &Path,
-    ) -> Result<Places, SessionError> {
+    ) -> Result<Places, PlacesError> {
         let root = match chosen {
-            Some(dir) => std::path::absolute(dir).map_err(|err| {
-                SessionError::Usage(format!("--worktrees-dir {}: {err}", dir.display()))
+            Some(dir) => std::path::absolute(dir).map_err(|source| PlacesError::Chosen {
+                dir: dir.to_owned(),
+                source,
             })?,
-            None => default_root(|name| env.get(name).map(str::to_owned)).ok_or_else(|| {
-                SessionError::Usage(format!(
-                    "no place for the run's worktree: neither HOME nor XDG_STATE_HOME is set; \
-                     set {WORKTREES_VAR} (or --worktrees-dir) to a directory of meta-agent's own"
-                ))
-            })?,
+            None => {
+                default_root(|name| env.get(name).map(str::to_owned)).ok_or(PlacesError::NoRoot)?
+            }
         };
         if let Some(unfit) = unfit(&root, checkout, &exposed_dirs(env)) {
-            return Err(SessionError::Usage(unfit.describe(&root)));
+            return Err(PlacesError::Unfit { root, unfit });
         }
         Ok(Places {
             repository: root.join(repository_name(checkout, git_dir)),
@@ -73,17 +102,15 @@ impl Places {
     }
 
     /// Makes the repository's directory (the root private: mode 0700).
-    pub fn create(&self) -> Result<(), SessionError> {
+    pub fn create(&self) -> Result<(), PlacesError> {
         use std::os::unix::fs::DirBuilderExt;
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
             .create(&self.repository)
-            .map_err(|err| {
-                SessionError::Usage(format!(
-                    "cannot create {}: {err} (choose another place with {WORKTREES_VAR})",
-                    self.repository.display()
-                ))
+            .map_err(|source| PlacesError::Create {
+                dir: self.repository.clone(),
+                source,
             })
     }
 }
@@ -123,35 +150,22 @@ pub fn repository_name(checkout: &Path, git_dir: &Path) -> String {
 }
 
 /// Why a root cannot hold a repository's worktrees.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Unfit {
     /// Inside the user's checkout: the worktree's ancestors would be the user's project.
+    #[error(
+        "it is inside the checkout {}: tools that search upward from a worktree (cargo, pytest, \
+         eslint, git) would climb into your project",
+        checkout.display()
+    )]
     InsideCheckout { checkout: PathBuf },
     /// Beneath a directory every sandboxed command may read.
+    #[error(
+        "it is beneath {}, which every sandboxed command may read: one repository's commands \
+         could read another's worktrees",
+        dir.display()
+    )]
     Readable { dir: PathBuf },
-}
-
-impl Unfit {
-    /// The usage error's text.
-    pub fn describe(&self, root: &Path) -> String {
-        let why = match self {
-            Unfit::InsideCheckout { checkout } => format!(
-                "it is inside the checkout {}: tools that search upward from a worktree (cargo, \
-                 pytest, eslint, git) would climb into your project",
-                checkout.display()
-            ),
-            Unfit::Readable { dir } => format!(
-                "it is beneath {}, which every sandboxed command may read: one repository's \
-                 commands could read another's worktrees",
-                dir.display()
-            ),
-        };
-        format!(
-            "the worktrees directory {} cannot be used: {why}; set {WORKTREES_VAR} (or \
-             --worktrees-dir) to a directory of meta-agent's own outside both",
-            root.display()
-        )
-    }
 }
 
 /// Whether `root` cannot hold the worktrees of `checkout`, given the directories sandboxed
@@ -262,6 +276,23 @@ mod tests {
             unfit(Path::new("/home/ada/calc-worktrees"), checkout, &exposed),
             None,
             "a sibling whose name starts like the checkout's is outside it"
+        );
+    }
+
+    #[test]
+    fn an_unfit_root_says_why_and_what_to_do() {
+        let err = PlacesError::Unfit {
+            root: PathBuf::from("/home/ada/.cache/wt"),
+            unfit: Unfit::Readable {
+                dir: PathBuf::from("/home/ada/.cache"),
+            },
+        };
+        assert_eq!(
+            err.to_string(),
+            "the worktrees directory /home/ada/.cache/wt cannot be used: it is beneath \
+             /home/ada/.cache, which every sandboxed command may read: one repository's commands \
+             could read another's worktrees; set META_AGENT_WORKTREES_DIR (or --worktrees-dir) \
+             to a directory of meta-agent's own outside both"
         );
     }
 

@@ -291,12 +291,12 @@ fn places_of(
     env: &Environment,
     checkout: &Git2Repository,
 ) -> Result<Places, SessionError> {
-    Places::for_checkout(
+    Ok(Places::for_checkout(
         overrides.worktrees_dir.as_deref(),
         env,
         &checkout.workdir(),
         &checkout.git_dir(),
-    )
+    )?)
 }
 
 /// Marks session `session` of `checkout` in use for as long as the lock lives.
