@@ -57,6 +57,16 @@ pub struct SessionRecord {
 }
 
 impl SessionRecord {
+    /// The record as its one-line texts name it (`status`, a head handled already).
+    pub fn line(&self) -> meta_agent_render::job::SessionLine<'_> {
+        meta_agent_render::job::SessionLine {
+            session: &self.session,
+            branch: &self.branch,
+            outcome: &self.outcome,
+            stopped: self.stopped,
+        }
+    }
+
     /// The record of a run's state, diffs dropped (and history trimmed if still too large).
     pub fn of(state: &LoopState) -> Self {
         let mut compact = state.clone();

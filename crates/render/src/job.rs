@@ -1,7 +1,7 @@
 //! What a GitHub Actions step shows: the job summary (Markdown for `GITHUB_STEP_SUMMARY`), the
 //! workflow commands for annotations and log groups, the step outputs (`GITHUB_OUTPUT`), and the
-//! one-line texts the step prints in its log (how it ended, when it ended without a run or
-//! published what an earlier run made). Rendered from the run's state, which the engine's events
+//! one-line texts the step prints in its log (how it ended, why it ended without a run, what
+//! `status` finds, when it published what an earlier run made). Rendered from the run's state, which the engine's events
 //! built. Pure: the caller writes the files and prints the commands (after the redactor).
 
 use meta_agent_protocol::records::{GateRecord, GateStatus};
@@ -248,6 +248,62 @@ pub fn finished_early(outcome: &str, reason: &str) -> String {
     format!("meta-agent: {outcome}: {reason}\n")
 }
 
+/// What a thread the bot works on is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThreadKind {
+    Issue,
+    PullRequest,
+}
+
+/// Why a step on a thread where a maintainer stopped the bot does not run.
+pub fn stopped_here(thread: ThreadKind) -> String {
+    let what = match thread {
+        ThreadKind::Issue => "issue",
+        ThreadKind::PullRequest => "pull request",
+    };
+    format!("a maintainer stopped the bot on this {what} (`/agent fix` starts it again)")
+}
+
+/// Why a step that a maintainer's `stop` triggered ends (the bot stopped).
+pub fn stopped_by_maintainer() -> &'static str {
+    "stopped by a maintainer"
+}
+
+/// A session recorded in a thread's status comment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionLine<'a> {
+    pub session: &'a str,
+    pub branch: &'a str,
+    /// How it ended so far (`committed`, `escalated`, `interrupted`, `running`...).
+    pub outcome: &'a str,
+    /// A maintainer stopped the bot on the thread.
+    pub stopped: bool,
+}
+
+/// What `status` answers: the thread's session, or that there is none yet.
+pub fn session_status(session: Option<&SessionLine<'_>>) -> String {
+    match session {
+        Some(line) => format!(
+            "Session `{}` on `{}`: {}{}.",
+            line.session,
+            line.branch,
+            line.outcome,
+            if line.stopped { " (stopped)" } else { "" }
+        ),
+        None => "No session yet on this issue.".to_owned(),
+    }
+}
+
+/// Why a failing check of a pull request's head (`head`, short) is not run again: the session
+/// that handled it and how it ended, and the command (`phrase fix`) that runs it again.
+pub fn head_handled(head: &str, session: &SessionLine<'_>, phrase: &str) -> String {
+    format!(
+        "the pull request's head {head} was handled already (session {}: {}); `{phrase} fix` \
+         runs again",
+        session.session, session.outcome
+    )
+}
+
 /// The line of a step that found its session committed and pushed already, and published it
 /// again (`pull_url`, the pull request opened or found).
 pub fn already_committed(pull_url: &str) -> String {
@@ -282,6 +338,29 @@ mod tests {
             step_failed("GitHub API: 502 Bad Gateway"),
         ];
         insta::assert_snapshot!("step_lines", lines.join("---\n"));
+    }
+
+    #[test]
+    fn why_a_step_does_not_run_as_people_read_it() {
+        let session = SessionLine {
+            session: "a1b2c3d4e5-7f",
+            branch: "meta-agent/fix-7",
+            outcome: "escalated",
+            stopped: true,
+        };
+        let lines = [
+            stopped_here(ThreadKind::Issue),
+            stopped_here(ThreadKind::PullRequest),
+            stopped_by_maintainer().to_owned(),
+            session_status(Some(&session)),
+            session_status(Some(&SessionLine {
+                stopped: false,
+                ..session
+            })),
+            session_status(None),
+            head_handled("b0f680389bdf", &session, "/agent"),
+        ];
+        insta::assert_snapshot!("step_reasons", lines.join("\n"));
     }
 
     #[test]

@@ -40,11 +40,8 @@ impl Step<'_> {
             return self.start(prepared, status, None).await;
         };
         if record.stopped {
-            return finish_early(
-                self.actions,
-                IGNORED,
-                "a maintainer stopped the bot on this pull request (`/agent fix` starts it again)",
-            );
+            let reason = summary::stopped_here(summary::ThreadKind::PullRequest);
+            return finish_early(self.actions, IGNORED, &reason);
         }
         let same_head = record
             .state
@@ -67,12 +64,10 @@ impl Step<'_> {
                 .resume(prepared, status, state, Default::default())
                 .await;
         }
-        let reason = format!(
-            "the pull request's head {} was handled already (session {}: {}); `{} fix` runs again",
+        let reason = summary::head_handled(
             super::origin::short(&pull.head_sha),
-            record.session,
-            record.outcome,
-            self.args.trigger_phrase
+            &record.line(),
+            &self.args.trigger_phrase,
         );
         tracing::info!("{reason}");
         finish_early(self.actions, IGNORED, &reason)

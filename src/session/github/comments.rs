@@ -106,16 +106,7 @@ impl Step<'_> {
         status: &mut Option<StatusComment>,
         record: Option<SessionRecord>,
     ) -> Result<Done, SessionError> {
-        let summary = match &record {
-            Some(record) => format!(
-                "Session `{}` on `{}`: {}{}.",
-                record.session,
-                record.branch,
-                record.outcome,
-                if record.stopped { " (stopped)" } else { "" }
-            ),
-            None => "No session yet on this issue.".to_owned(),
-        };
+        let summary = summary::session_status(record.as_ref().map(SessionRecord::line).as_ref());
         self.post_status(
             status,
             &View::Status {
@@ -139,6 +130,6 @@ impl Step<'_> {
         let by = self.trigger.actor().login.clone();
         self.post_status(status, &View::Stopped { by }, record.as_ref())
             .await?;
-        finish_early(self.actions, "stopped", "stopped by a maintainer")
+        finish_early(self.actions, "stopped", summary::stopped_by_maintainer())
     }
 }

@@ -52,11 +52,8 @@ impl Step<'_> {
         }
         if let Some(record) = &record {
             if record.stopped && command.is_none() {
-                return finish_early(
-                    self.actions,
-                    IGNORED,
-                    "a maintainer stopped the bot on this issue (`/agent fix` starts it again)",
-                );
+                let reason = summary::stopped_here(summary::ThreadKind::Issue);
+                return finish_early(self.actions, IGNORED, &reason);
             }
             let fresh_request =
                 matches!(command, Some(Command::Retry)) || guidance.is_some() || bots_own.is_some();
