@@ -6,7 +6,8 @@
 
 use super::decide::Decision;
 use meta_agent_protocol::ending::EscalationReason;
-use meta_agent_protocol::records::{Plan, StartFailure};
+use meta_agent_protocol::records::{Plan, SignatureRecord, StartFailure};
+use meta_agent_protocol::state::LoopState;
 
 /// Everything the decision after the baseline looks at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,13 +79,21 @@ pub use meta_agent_protocol::asked::{
 
 /// The ids of the baseline's failures the task does not ask about (none without a baseline):
 /// never fixed by hindsight, never required of the model.
-pub fn left_alone(
-    state: &meta_agent_protocol::state::LoopState,
-) -> std::collections::BTreeSet<String> {
+pub fn left_alone(state: &LoopState) -> std::collections::BTreeSet<String> {
     state
         .baseline()
         .map(|step| not_asked(&state.task, step))
         .unwrap_or_default()
+}
+
+/// The current failures that are still failing and not the task's to fix (the baseline
+/// showed them and the task does not ask about them), when every current failure is one:
+/// they do not hold the change back (the commit message names them).
+pub fn preexisting_left(state: &LoopState) -> Vec<SignatureRecord> {
+    if !only_preexisting(&state.signature_ids(), &left_alone(state)) {
+        return Vec::new();
+    }
+    state.signatures.clone()
 }
 
 #[cfg(test)]

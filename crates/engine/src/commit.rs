@@ -15,9 +15,9 @@
 
 use std::path::Path;
 
-use super::machine::restore_path;
 use super::patch_gate::{self, PatchInput, Refusal};
 use super::state::LoopState;
+use super::worktree::restore_path;
 use meta_agent_git::{GitError, Identity, Repository};
 use meta_agent_policy::Policy;
 use meta_agent_protocol::ending::WipRefused;
@@ -220,7 +220,10 @@ pub(crate) fn head_is_sessions_commit<G: Repository>(
     if head.commit == state.base_commit || !repo.changed_files()?.is_empty() {
         return Ok(false);
     }
-    Ok(carries_session(&repo.message(&head.commit)?, &state.session))
+    Ok(carries_session(
+        &repo.message(&head.commit)?,
+        &state.session,
+    ))
 }
 
 /// Whether the commit message `existing` is the one `expected` would write for `session`: the

@@ -67,7 +67,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
 
     /// Whether the current failures are the baseline's and the task does not ask about them.
     fn preexisting_at_baseline(&self, state: &LoopState) -> bool {
-        state.before_any_act() && !self.preexisting_left(state).is_empty()
+        state.before_any_act() && !super::baseline::preexisting_left(state).is_empty()
     }
 }
 

@@ -12,9 +12,10 @@
 
 mod evidence;
 
-use super::machine::file_section;
 use super::patch_gate::{Refusal, Why};
 use super::state::LoopState;
+use super::worktree::file_section;
+use meta_agent_config::Config;
 use meta_agent_git::{GitError, Repository};
 use meta_agent_policy::Policy;
 use meta_agent_protocol::event::{Event, EventSink};
@@ -37,7 +38,15 @@ impl<G: Repository> ChangeGuard<'_, G> {
     pub(crate) fn test_edits_allowed(&self, state: &LoopState) -> bool {
         state.task.permissions.allow_test_edits || self.allow_test_edits
     }
+}
 
+/// Whether a maintainer allowed test edits for this run: the task's permission or
+/// `commit.allow_test_edits`.
+pub(crate) fn test_edits_allowed(config: &Config, state: &LoopState) -> bool {
+    state.task.permissions.allow_test_edits || config.commit.allow_test_edits
+}
+
+impl<G: Repository> ChangeGuard<'_, G> {
     /// The worktree as the last completed Acting step left it. A state loaded from its file holds
     /// the diff redacted: a worktree whose redacted diff matches it is left as it is.
     pub(crate) fn restore_last_completed(&self, state: &LoopState) -> Result<(), GitError> {

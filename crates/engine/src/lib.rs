@@ -7,7 +7,10 @@
 //! hindsight's part of the Improve phase; [`hints`] near misses shown to the model; [`scripted`]
 //! the scripted and offline builders; [`tamper`] the test-tamper guard; [`evidence`] keeps the
 //! existing tests as the base commit had them (tests are evidence); [`patch_gate`] the last
-//! check before a commit. The builder contract and task files are plain data in
+//! check before a commit. The loop's steps are methods of the engine (`machine`); three units
+//! do their work, each holding only what it needs: `guard` (the act's change checked), `observe`
+//! (the gates run, re-run and verified on a pristine checkout) and `commit` (every commit,
+//! through the patch gate). The builder contract and task files are plain data in
 //! [`meta_agent_protocol`]; the texts people read are rendered in [`meta_agent_render`].
 
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
@@ -19,7 +22,6 @@ pub mod decide;
 mod digest;
 mod environment;
 pub mod evidence;
-mod existing_tests;
 mod guard;
 pub mod hints;
 pub mod improve;
@@ -27,9 +29,8 @@ mod machine;
 mod observe;
 pub mod patch_gate;
 pub mod pause;
-mod pristine;
-mod rerun;
 pub mod run;
 pub mod scripted;
 pub mod state;
 pub mod tamper;
+mod worktree;

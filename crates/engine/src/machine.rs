@@ -1,11 +1,19 @@
 //! The engine's parts ([`Engine`]: everything the loop talks to), why a run cannot go on
-//! ([`EngineError`]) and what its last decision produced ([`Ending`]). The loop's steps are
-//! methods of [`Engine`] in their own modules (`run`, `observe`, `pristine`, `pause`, `once`,
-//! ...); they name this module, never each other's, for the engine itself and the two worktree
-//! helpers they share ([`restore_path`], [`file_section`]).
+//! ([`EngineError`]) and what its last decision produced ([`Ending`]).
+//!
+//! The loop's steps (plan, act, observe, decide, end, pause) are methods of [`Engine`]: they
+//! move the state from phase to phase and record what happened. What they do to the world is
+//! done by three units, each a struct of its own holding only the parts it needs, borrowed from
+//! the engine: the [`ChangeGuard`] checks what an act left (tamper, evidence, nested
+//! repositories) and puts the worktree back; the `Observer` (in `observe`) runs the gates where
+//! the candidate plan says, re-runs failing tests and verifies on a pristine checkout; the
+//! [`Committer`] makes every commit, through the patch gate. The steps name this module, never
+//! each other's; the units name neither it nor the steps.
 
 use std::path::Path;
 
+use super::commit::Committer;
+use super::guard::ChangeGuard;
 use super::improve::HindsightView;
 use super::state::{SessionStore, SessionStoreError};
 use meta_agent_config::Config;
@@ -53,8 +61,8 @@ pub struct Engine<'a, R: CommandRunner, G: Repository, B: Builder> {
 
 impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     /// The change-check unit: what an act left, checked and put back where refused.
-    pub(crate) fn guard(&self) -> super::guard::ChangeGuard<'_, G> {
-        super::guard::ChangeGuard {
+    pub(crate) fn guard(&self) -> ChangeGuard<'_, G> {
+        ChangeGuard {
             repo: self.repo,
             policy: self.policy,
             redactor: self.sessions.redactor(),
@@ -64,8 +72,8 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     }
 
     /// The commit unit: the only way the loop commits (through the patch gate).
-    pub(crate) fn committer(&self) -> super::commit::Committer<'_, G> {
-        super::commit::Committer {
+    pub(crate) fn committer(&self) -> Committer<'_, G> {
+        Committer {
             repo: self.repo,
             policy: self.policy,
             redactor: self.sessions.redactor(),
@@ -83,29 +91,4 @@ pub(crate) struct Ending {
     pub(crate) commit: Option<String>,
     /// What the patch gate refused of the work in progress (the report renders its note).
     pub(crate) wip_refused: Option<WipRefused>,
-}
-
-/// Replaces whatever is at `path` under `root` (a file, a symlink, never followed) with `blob`,
-/// or removes it when `blob` is `None`, through [`meta_agent_fsafe`]: beneath the worktree, never
-/// through a link. False when a directory on the way is a symlink or the filesystem says no. (A
-/// symlink in HEAD comes back as a file holding its target.)
-pub(crate) fn restore_path(root: &Path, path: &str, blob: Option<Vec<u8>>) -> bool {
-    let Ok(files) = meta_agent_fsafe::Beneath::open(root) else {
-        return false;
-    };
-    let path = Path::new(path);
-    files.remove(path).is_ok() && blob.is_none_or(|bytes| files.write(path, &bytes, false).is_ok())
-}
-
-/// The part of a unified diff about one file.
-pub(crate) fn file_section(diff: &str, path: &str) -> String {
-    let header = format!("diff --git a/{path} b/{path}");
-    let Some(start) = diff.find(&header) else {
-        return String::new();
-    };
-    let rest = &diff[start..];
-    let end = rest[1..]
-        .find("\ndiff --git ")
-        .map_or(rest.len(), |i| i + 2);
-    rest[..end].to_owned()
 }

@@ -1,36 +1,65 @@
-//! The Observing step: run the gates, re-run failing tests once where the verdict hangs on it
-//! (flaky or not), turn failures into signatures, and record the observation. Part of
-//! [`Engine`]; the decision about what it saw is `decide()`'s. Gates run offline here unless they
-//! say `network: on`: the code under test may be the model's.
+//! The Observing step ([`Engine::observe`]) and its unit ([`Observer`]): run the gates, re-run
+//! failing tests once where the verdict hangs on it (flaky or not), turn failures into
+//! signatures, and record the observation. The step records; the unit runs the gates and holds
+//! only what that needs. Its parts: `rerun` (the flaky check), `pristine` (the candidate tree on
+//! a pristine checkout, and the verification before a commit), `existing_tests` (the existing
+//! tests' verdict without the change's test files). The decision about what it saw is
+//! `decide()`'s. Gates run offline here unless they say `network: on`: the code under test may
+//! be the model's.
 //!
 //! The baseline runs every gate in the worktree. After an act, [`super::candidate::plan`] says
 //! where: on a pristine checkout of the candidate tree (the full gates once, the observation and
 //! the verification in one run), after the failing tests alone in the worktree when that pays,
 //! or in the worktree when no pristine verification can be made.
 
+mod existing_tests;
+pub(crate) mod pristine;
+mod rerun;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::candidate::{self, Facts, Observation, VerifiedTree};
+use super::commit::Committer;
 use super::improve;
 use super::machine::Engine;
-use super::rerun::{FlakyCheck, elapsed_ms, in_run, rerun_scope};
 use super::state::LoopState;
+use meta_agent_config::Config;
 use meta_agent_exec::CommandRunner;
 use meta_agent_gates::fast::{self, Plan, partial};
 use meta_agent_gates::{self as gates, GateRunContext, GatesSummary};
 use meta_agent_git::Repository;
+use meta_agent_policy::Policy;
 use meta_agent_protocol::builder::Builder;
 use meta_agent_protocol::clock::now_ms;
-use meta_agent_protocol::event::{Event, LoopPhase};
+use meta_agent_protocol::deadline::Deadline;
+use meta_agent_protocol::event::{Event, EventSink, LoopPhase};
 use meta_agent_protocol::records::{
     GateNote, GateRecord, SignatureRecord, StepPhase, StepRecord, start_failures,
 };
 use meta_agent_protocol::test_id::TestId;
 use meta_agent_report::Limits;
+use rerun::{FlakyCheck, elapsed_ms, in_run, rerun_scope};
 
 /// What one observation ran, and where.
+/// The unit that runs the gates of an observation where [`candidate::plan`] says (the
+/// worktree, the failing tests first, a pristine checkout of the candidate tree) and re-runs
+/// failing tests once: it holds only what running gates needs, borrowed from the engine
+/// (`Engine::observer`). The Observing step ([`Engine::observe`]) records what it saw.
+pub(crate) struct Observer<'e, R: CommandRunner, G: Repository> {
+    pub(crate) config: &'e Config,
+    pub(crate) policy: &'e Policy,
+    pub(crate) runner: &'e R,
+    pub(crate) repo: &'e G,
+    pub(crate) events: &'e dyn EventSink,
+    pub(crate) parent_env: &'e [(String, String)],
+    pub(crate) report_root: &'e Path,
+    pub(crate) deadline: Deadline,
+    /// The patch gate, for whether a candidate tree could be committed at all.
+    pub(crate) committer: Committer<'e, G>,
+}
+
 struct Observed {
     summary: GatesSummary,
     phase: StepPhase,
@@ -41,6 +70,21 @@ struct Observed {
 }
 
 impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
+    /// The observation unit: the gates run where the candidate plan says.
+    pub(crate) fn observer(&self) -> Observer<'_, R, G> {
+        Observer {
+            config: self.config,
+            policy: self.policy,
+            runner: self.runner,
+            repo: self.repo,
+            events: self.events,
+            parent_env: self.parent_env,
+            report_root: self.report_root,
+            deadline: self.deadline,
+            committer: self.committer(),
+        }
+    }
+
     pub(super) async fn observe(&self, state: &mut LoopState) -> GatesSummary {
         let started = Instant::now();
         let started_ms = now_ms();
@@ -56,13 +100,17 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             iteration: state.iteration,
         });
         let observed = if state.before_any_act() {
-            self.observe_baseline(state, &workdir).await
+            let model_available = self.builder.available(state.builder_calls);
+            let observer = self.observer();
+            observer
+                .observe_baseline(state, &workdir, model_available)
+                .await
         } else {
-            self.observe_candidate(state, &workdir).await
+            self.observer().observe_candidate(state, &workdir).await
         };
         let summary = observed.summary;
         let signatures = improve::signatures_of(&summary, &observed.root);
-        self.announce(&signatures);
+        self.observer().announce(&signatures);
         mark_cured(state, &signatures);
         state.gates = summary.records();
         state.signatures = signatures;
@@ -95,16 +143,24 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         self.transition(state, LoopPhase::Deciding, outcome);
         summary
     }
+}
 
+impl<'e, R: CommandRunner, G: Repository> Observer<'e, R, G> {
     /// Every gate on the code as the run found it; the flaky check only when the verdict hangs
     /// on it: when the task is about the failures (or no model could act on them), since
     /// failures the task does not ask about are pre-existing, flaky or not.
-    async fn observe_baseline(&self, state: &mut LoopState, workdir: &Path) -> Observed {
+    async fn observe_baseline(
+        &self,
+        state: &mut LoopState,
+        workdir: &Path,
+        model_available: bool,
+    ) -> Observed {
         let ctx = self.gate_context(workdir);
         let started = Instant::now();
         let mut summary = gates::run_gates_with(&ctx, &self.config.gates, in_run()).await;
         state.costs.full_ms = Some(elapsed_ms(started));
-        if !summary.passed && self.verdict_hangs_on_flakiness(state, &summary, workdir) {
+        if !summary.passed && verdict_hangs_on_flakiness(state, &summary, workdir, model_available)
+        {
             let check = self.flaky_check(&ctx, &mut summary, &[]).await;
             self.record_flaky(state, check);
         }
@@ -114,20 +170,6 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             root: workdir.to_owned(),
             _scratch: None,
         }
-    }
-
-    /// Whether the baseline's failures are the task's to fix (or nothing but hindsight could
-    /// act on them): then a flaky one must not be "fixed".
-    fn verdict_hangs_on_flakiness(
-        &self,
-        state: &LoopState,
-        summary: &GatesSummary,
-        workdir: &Path,
-    ) -> bool {
-        let signatures = improve::signatures_of(summary, workdir);
-        signatures.is_empty()
-            || super::baseline::asks_about_any(&state.task, &signatures, &summary.records())
-            || !self.builder.available(state.builder_calls)
     }
 
     /// The change an act left, where [`candidate::plan`] says.
@@ -273,7 +315,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     }
 
     /// Keeps the flaky check's findings: events, the state's list, its cost.
-    pub(super) fn record_flaky(&self, state: &mut LoopState, check: FlakyCheck) {
+    fn record_flaky(&self, state: &mut LoopState, check: FlakyCheck) {
         for test in &check.flaky {
             self.events.emit(&Event::FlakyTest { test: test.into() });
         }
@@ -284,7 +326,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     }
 
     /// Tells the event sinks of the signatures an observation found.
-    pub(super) fn announce(&self, signatures: &[SignatureRecord]) {
+    pub(crate) fn announce(&self, signatures: &[SignatureRecord]) {
         for signature in signatures {
             self.events.emit(&Event::SignatureFound {
                 signature: signature.id.clone(),
@@ -295,7 +337,10 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
     }
 
     /// What the gates (and the setup commands) of this run share.
-    pub(super) fn gate_context<'c>(&'c self, workdir: &'c Path) -> GateRunContext<'c, R> {
+    pub(crate) fn gate_context<'c>(&self, workdir: &'c Path) -> GateRunContext<'c, R>
+    where
+        'e: 'c,
+    {
         GateRunContext {
             repo_root: workdir,
             parent_env: self.parent_env,
@@ -345,6 +390,20 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         results.sort_by_key(|gate| order(&gate.name));
         GatesSummary::from_results(results)
     }
+}
+
+/// Whether the baseline's failures are the task's to fix (or nothing but hindsight could act
+/// on them): then a flaky one must not be "fixed".
+fn verdict_hangs_on_flakiness(
+    state: &LoopState,
+    summary: &GatesSummary,
+    workdir: &Path,
+    model_available: bool,
+) -> bool {
+    let signatures = improve::signatures_of(summary, workdir);
+    signatures.is_empty()
+        || super::baseline::asks_about_any(&state.task, &signatures, &summary.records())
+        || !model_available
 }
 
 /// The results of re-runs, each partial one marked with its scope and a reason saying so.

@@ -6,10 +6,11 @@
 //! worktree as the last completed step left it, an interrupted Observing step runs the gates
 //! again. Nothing here decides; it gathers, acts, records and emits events.
 //!
-//! No commit happens without the patch gate ([`super::patch_gate`]): a refused change is not
-//! committed but escalated; from the work in progress the refused paths are put back as HEAD has
-//! them and the rest is committed (nothing is, when the refusal is about the whole change), with
-//! one line per refusal in the report and a `PatchRefused` event.
+//! No commit happens without the patch gate ([`super::patch_gate`]): the one unit that commits
+//! runs it on everything it commits; a refused change is not committed but escalated; from the
+//! work in progress the refused paths are put back as HEAD has them and the rest is committed
+//! (nothing is, when the refusal is about the whole change), with the refusals in the report
+//! and a `PatchRefused` event.
 
 mod act;
 mod end;
@@ -29,7 +30,7 @@ use meta_agent_protocol::builder::{ActRequest, BuildError, Builder, Progress};
 use meta_agent_protocol::ending::EscalationReason;
 use meta_agent_protocol::event::{Event, LoopPhase};
 use meta_agent_protocol::records::{
-    ActEnd, ChangedFile, Plan, ResolutionTried, RunOutcome, SignatureRecord, StepRecord,
+    ActEnd, ChangedFile, Plan, ResolutionTried, RunOutcome, StepRecord,
 };
 use meta_agent_protocol::refusal::PatchStage;
 use meta_agent_protocol::task::Task;
@@ -256,7 +257,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
                 LoopPhase::Planning => self.plan(state),
                 LoopPhase::Acting => {
                     self.settle_before_first_act(state);
-                    self.seed_before_first_act(state);
+                    self.observer().seed_before_first_act(state);
                     let before = state.clone();
                     match self.unless_interrupted(self.act(state)).await {
                         Some(acted)
@@ -293,7 +294,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         }
         self.finish(state);
         if state.phase != LoopPhase::AwaitingGuidance {
-            self.drop_pristine_material(state);
+            self.observer().drop_pristine_material(state);
         }
         self.sessions.save(state)?;
         Ok(RunReport {
@@ -351,21 +352,11 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         }
     }
 
-    /// The current failures that are still failing and not the task's to fix (the baseline
-    /// showed them and the task does not ask about them), when every current failure is one:
-    /// they do not hold the change back (the commit message names them).
-    pub(super) fn preexisting_left(&self, state: &LoopState) -> Vec<SignatureRecord> {
-        if !baseline::only_preexisting(&state.signature_ids(), &baseline::left_alone(state)) {
-            return Vec::new();
-        }
-        state.signatures.clone()
-    }
-
     pub(super) fn decision(&self, state: &LoopState) -> Decision {
         let signatures = state.signature_ids();
         let previous = state.previous_signature_ids();
         let gates_passed = meta_agent_protocol::records::gates_passed(&state.gates)
-            || !self.preexisting_left(state).is_empty();
+            || !baseline::preexisting_left(state).is_empty();
         let budgets = Budgets {
             max_tokens: self.config.llm.max_tokens,
             max_cost_usd: self.config.llm.max_cost_usd,

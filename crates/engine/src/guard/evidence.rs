@@ -9,8 +9,8 @@ use std::path::Path;
 
 use super::ChangeGuard;
 use crate::evidence::{self, BaseTree, Change};
-use crate::machine::{file_section, restore_path};
 use crate::state::{AllowedEdit, LoopState};
+use crate::worktree::{file_section, restore_path};
 use meta_agent_git::{ChangeStatus, GitError, Repository};
 use meta_agent_protocol::event::Event;
 use meta_agent_protocol::refusal::Refusal;

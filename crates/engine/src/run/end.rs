@@ -145,7 +145,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             return Ok(());
         }
         let workdir = self.repo.workdir();
-        let ctx = self.gate_context(&workdir);
+        let ctx = self.observer().gate_context(&workdir);
         meta_agent_gates::setup::run_setup(&ctx, &self.config.setup).await
     }
 

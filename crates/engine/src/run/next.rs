@@ -2,6 +2,7 @@
 //! the state), the baseline's own decision, and the requirements review before a commit.
 
 use super::*;
+use crate::observe::pristine::Pristine;
 use end::verified_now;
 
 impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
@@ -115,5 +116,50 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             },
             reason: format!("the requirements review: {}", report.line),
         })
+    }
+
+    /// The decision once the loop found the change complete: complete with the verified tree,
+    /// as before when the pristine run is skipped, or (the gates fail there) one more
+    /// iteration when the budgets allow, else an escalation naming what the worktree held.
+    pub(super) async fn pristine_decision(
+        &self,
+        state: &mut LoopState,
+    ) -> Result<(Decision, Option<String>), EngineError> {
+        let failure = match self.observer().verify_pristine(state).await? {
+            Pristine::Verified { tree } => return Ok((Decision::Complete, Some(tree))),
+            Pristine::Skipped => return Ok((Decision::Complete, None)),
+            Pristine::Failed(failure) => failure,
+            Pristine::Environment(failures) => {
+                let reason = EscalationReason::Environment {
+                    failures,
+                    pristine: true,
+                };
+                let decision = Decision::Escalate { reason };
+                self.events.emit(&Event::Decided {
+                    iteration: state.iteration,
+                    decision: decision.kind(),
+                    reason: decision.reason(),
+                });
+                return Ok((decision, None));
+            }
+        };
+        let decision = match self.decision(state) {
+            Decision::Continue { plan, reason } => Decision::Continue {
+                plan,
+                reason: format!("the gates fail on a pristine checkout of the change: {reason}"),
+            },
+            Decision::Complete
+            | Decision::Retry { .. }
+            | Decision::Escalate { .. }
+            | Decision::AwaitGuidance { .. } => Decision::Escalate {
+                reason: failure.reason(),
+            },
+        };
+        self.events.emit(&Event::Decided {
+            iteration: state.iteration,
+            decision: decision.kind(),
+            reason: decision.reason(),
+        });
+        Ok((decision, None))
     }
 }

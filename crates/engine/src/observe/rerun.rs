@@ -1,16 +1,15 @@
 //! The flaky check: a gate's failing tests re-run once, unchanged, through the one way to re-run
 //! them alone ([`meta_agent_gates::fast::run_plans`]: each runner's filter, checked to have run
 //! exactly what it selected, the whole gate instead when it did not), and what the engine's
-//! re-runs share. Part of [`Engine`].
+//! re-runs share. Part of the [`Observer`].
 
 use std::time::Instant;
 
-use super::machine::Engine;
+use super::Observer;
 use meta_agent_exec::CommandRunner;
 use meta_agent_gates::fast::{self, Plan};
 use meta_agent_gates::{self as gates, GateNetworkMode, GateRunContext, GatesSummary};
 use meta_agent_git::Repository;
-use meta_agent_protocol::builder::Builder;
 use meta_agent_protocol::records::{GateNote, GateRecord, GateScope};
 use meta_agent_protocol::test_id::TestId;
 
@@ -23,7 +22,7 @@ pub(super) struct FlakyCheck {
     pub failing_ms: Option<u64>,
 }
 
-impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
+impl<'e, R: CommandRunner, G: Repository> Observer<'e, R, G> {
     /// The flaky check: re-runs, once and unchanged, the failing tests of every tests gate that
     /// failed (only those tests where the runner can select them exactly, else the whole gate),
     /// but only for a gate with a failing test not in `known` (the tests that were failing

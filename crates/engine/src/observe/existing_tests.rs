@@ -16,20 +16,19 @@
 use std::io;
 use std::path::Path;
 
-use super::evidence;
-use super::machine::Engine;
+use super::Observer;
 use super::pristine::PristineError;
 use super::rerun::in_run;
-use super::state::LoopState;
+use crate::evidence;
+use crate::state::LoopState;
 use meta_agent_config::GateSpec;
 use meta_agent_config::raw::GateKind;
 use meta_agent_exec::CommandRunner;
 use meta_agent_gates::{self as gates, GateResult, GatesSummary};
 use meta_agent_git::Repository;
-use meta_agent_protocol::builder::Builder;
 use meta_agent_protocol::records::{GateScope, GateStatus};
 
-impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
+impl<'e, R: CommandRunner, G: Repository> Observer<'e, R, G> {
     /// `full` (the gates of the candidate tree `tree`) with the existing tests' verdict in it:
     /// each test gate that fails on the candidate without the test files the change wrote fails
     /// here too. The second checkout lives beneath `scratch`.
@@ -40,7 +39,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         scratch: &Path,
         full: GatesSummary,
     ) -> Result<GatesSummary, PristineError> {
-        if self.guard().test_edits_allowed(state) {
+        if crate::guard::test_edits_allowed(self.config, state) {
             return Ok(full);
         }
         // What the candidate changes from the base commit's tree, read from git alone (the

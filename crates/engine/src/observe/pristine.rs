@@ -6,13 +6,13 @@
 //! tree is built from the worktree the way the commit builds it (tracked and new files, ignored
 //! files left out: the patch gate's view), checked out by libgit2 into a fresh directory created
 //! now (the act never saw it), seeded with the dependency snapshot taken before the first act,
-//! and every gate runs there ([`Engine::pristine_gates`]). That run is the act's observation
-//! (`observe.rs`, as [`super::candidate`] plans it), and a commit in the same iteration is that
+//! and every gate runs there ([`Observer::pristine_gates`]). That run is the act's observation
+//! (`observe.rs`, as [`crate::candidate`] plans it), and a commit in the same iteration is that
 //! tree (plus the bot's own hindsight record, grafted in), whatever the worktree holds by then; a
 //! failed run names the files the worktree held that the commit does not. When the last
 //! observation was made in the worktree instead (the failing tests first, or no pristine run
 //! could be made then), the verification runs when the loop decides the change is complete
-//! ([`Engine::verify_pristine`]): red, the pristine failures are the observation; the loop goes
+//! ([`Observer::verify_pristine`]): red, the pristine failures are the observation; the loop goes
 //! on when it can, else it escalates naming those files.
 //!
 //! The **seed** is the worktree's ignored entries (build outputs such as `target/`, installed
@@ -32,15 +32,14 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::decide::Decision;
-use super::improve;
-use super::machine::{Engine, EngineError};
+use super::Observer;
 use super::rerun::{elapsed_ms, in_run};
-use super::state::LoopState;
+use crate::improve;
+use crate::state::LoopState;
 use meta_agent_exec::CommandRunner;
 use meta_agent_gates::{self as gates, GatesSummary};
+use meta_agent_git::GitError;
 use meta_agent_git::Repository;
-use meta_agent_protocol::builder::Builder;
 use meta_agent_protocol::clock::now_ms;
 use meta_agent_protocol::ending::EscalationReason;
 use meta_agent_protocol::event::Event;
@@ -56,7 +55,7 @@ const SCANNED_FILES: usize = 20_000;
 
 /// What the pristine verification said.
 #[derive(Debug)]
-pub(super) enum Pristine {
+pub(crate) enum Pristine {
     /// The gates pass on a pristine checkout of this tree: commit it.
     Verified { tree: String },
     /// Not run (`verify.pristine: false`, nothing to commit, no gates, already committed, or the
@@ -71,7 +70,7 @@ pub(super) enum Pristine {
 
 /// Why the pristine checkout did not pass.
 #[derive(Debug)]
-pub(super) struct PristineFailure {
+pub(crate) struct PristineFailure {
     /// The gates that failed there.
     pub gates: Vec<String>,
     /// Files the worktree held that the commit does not (changed or new since the seed).
@@ -108,52 +107,7 @@ pub(super) enum PristineError {
     Io(#[from] io::Error),
 }
 
-impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
-    /// The decision once the loop found the change complete: complete with the verified tree,
-    /// as before when the pristine run is skipped, or (the gates fail there) one more
-    /// iteration when the budgets allow, else an escalation naming what the worktree held.
-    pub(super) async fn pristine_decision(
-        &self,
-        state: &mut LoopState,
-    ) -> Result<(Decision, Option<String>), EngineError> {
-        let failure = match self.verify_pristine(state).await? {
-            Pristine::Verified { tree } => return Ok((Decision::Complete, Some(tree))),
-            Pristine::Skipped => return Ok((Decision::Complete, None)),
-            Pristine::Failed(failure) => failure,
-            Pristine::Environment(failures) => {
-                let reason = EscalationReason::Environment {
-                    failures,
-                    pristine: true,
-                };
-                let decision = Decision::Escalate { reason };
-                self.events.emit(&Event::Decided {
-                    iteration: state.iteration,
-                    decision: decision.kind(),
-                    reason: decision.reason(),
-                });
-                return Ok((decision, None));
-            }
-        };
-        let decision = match self.decision(state) {
-            Decision::Continue { plan, reason } => Decision::Continue {
-                plan,
-                reason: format!("the gates fail on a pristine checkout of the change: {reason}"),
-            },
-            Decision::Complete
-            | Decision::Retry { .. }
-            | Decision::Escalate { .. }
-            | Decision::AwaitGuidance { .. } => Decision::Escalate {
-                reason: failure.reason(),
-            },
-        };
-        self.events.emit(&Event::Decided {
-            iteration: state.iteration,
-            decision: decision.kind(),
-            reason: decision.reason(),
-        });
-        Ok((decision, None))
-    }
-
+impl<'e, R: CommandRunner, G: Repository> Observer<'e, R, G> {
     /// Where this session's pristine material lives (inside the git directory).
     fn pristine_dir(&self, state: &LoopState) -> PathBuf {
         self.repo
@@ -165,7 +119,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
 
     /// Takes the dependency snapshot before the first act (once; a resumed run keeps the one it
     /// has). A failure is logged: the pristine checkout then recreates less.
-    pub(super) fn seed_before_first_act(&self, state: &LoopState) {
+    pub(crate) fn seed_before_first_act(&self, state: &LoopState) {
         if !self.config.verify.pristine || !state.before_any_act() {
             return;
         }
@@ -203,7 +157,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
 
     /// Removes the session's pristine material once the run is over (not when it waits for
     /// guidance: a resumed run needs the snapshot).
-    pub(super) fn drop_pristine_material(&self, state: &LoopState) {
+    pub(crate) fn drop_pristine_material(&self, state: &LoopState) {
         if let Err(err) = remove_all(&self.pristine_dir(state)) {
             tracing::warn!("pristine: cannot remove the dependency snapshot: {err}");
         }
@@ -222,7 +176,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         }
         let clean = self
             .committed_already(state)
-            .and_then(|committed| Ok(!committed && self.committer().check()?.is_empty()));
+            .and_then(|committed| Ok(!committed && self.committer.check()?.is_empty()));
         clean.unwrap_or_else(|err| {
             tracing::warn!("pristine: cannot tell whether the change can be verified: {err}");
             false
@@ -286,10 +240,10 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
 
     /// The final verification before a commit, when the last observation was not already made
     /// on a pristine checkout of this change: the gates on one now.
-    pub(super) async fn verify_pristine(
+    pub(crate) async fn verify_pristine(
         &self,
         state: &mut LoopState,
-    ) -> Result<Pristine, EngineError> {
+    ) -> Result<Pristine, GitError> {
         if !self.pristine_applies(state) {
             return Ok(Pristine::Skipped);
         }
@@ -301,7 +255,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         });
         let run = match self.pristine_gates(state, &[]).await {
             Ok(run) => run,
-            Err(PristineError::Git(err)) => return Err(err.into()),
+            Err(PristineError::Git(err)) => return Err(err),
             Err(PristineError::Io(err)) => {
                 return Ok(Pristine::Failed(self.unprepared(state, &err, started)));
             }
@@ -318,7 +272,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         // Failures the loop already accepted as the baseline's own (not the task's) may stay.
         let only_accepted = !signatures.is_empty()
             && signatures.iter().all(|s| accepted.contains(&s.id))
-            && !self.preexisting_left(state).is_empty();
+            && !crate::baseline::preexisting_left(state).is_empty();
         let passed = summary.passed || only_accepted;
         let outcome = match (failures.is_empty(), passed) {
             (false, _) => "pristine checkout: gates could not start",
@@ -356,8 +310,8 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
 
     /// Whether the branch head already is this session's commit and the worktree holds nothing
     /// more (a run killed after its commit): nothing is left to verify.
-    fn committed_already(&self, state: &LoopState) -> Result<bool, EngineError> {
-        Ok(super::commit::head_is_sessions_commit(self.repo, state)?)
+    fn committed_already(&self, state: &LoopState) -> Result<bool, GitError> {
+        crate::commit::head_is_sessions_commit(self.repo, state)
     }
 
     /// Seeds `checkout` from the snapshot, then writes the tree over it (the tree's files are
