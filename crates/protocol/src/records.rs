@@ -144,7 +144,7 @@ pub enum GateScope {
     /// Fast feedback: only the `ran` tests that failed before, of the `of` the suite ran then.
     Rerun { ran: u64, of: u64 },
     /// The whole suite without the test files the change wrote: the existing tests' verdict
-    /// (`engine/existing_tests.rs`), none of the change's new tests among its counts.
+    /// (`engine/observe/existing_tests.rs`), none of the change's new tests among its counts.
     ExistingTests,
 }
 
@@ -332,7 +332,7 @@ pub enum StepPhase {
     /// The observation before any act: the gates on the code as the run found it.
     Baseline,
     /// The gates once more on a pristine checkout of exactly the tree to commit
-    /// (`crates/engine/src/pristine.rs`).
+    /// (`crates/engine/src/observe/pristine.rs`).
     Verify,
 }
 
