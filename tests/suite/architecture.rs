@@ -119,12 +119,18 @@ fn import_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     modules
         .iter()
         .map(|module| {
+            // A module is its file (`x.rs`), its directory (`x/`), or both (`x.rs` with its
+            // submodules in `x/`).
             let dir = src.join(module);
-            let files = if dir.is_dir() {
+            let file = src.join(format!("{module}.rs"));
+            let mut files = if dir.is_dir() {
                 rust_files(&dir)
             } else {
-                vec![src.join(format!("{module}.rs"))]
+                Vec::new()
             };
+            if file.is_file() {
+                files.push(file);
+            }
             let mut named = named_modules(src, &files, &modules);
             named.remove(module);
             (module.clone(), named)
@@ -189,6 +195,44 @@ fn no_crate_s_top_level_modules_import_each_other_in_a_cycle() {
         );
     }
     assert!(read > 100, "the crates' modules were read: {read}");
+}
+
+/// The engine's units (the change guard, the observer, the committer, and the worktree helpers
+/// they share) name neither the engine (`machine`) nor its steps (`run`): a unit holds only the
+/// parts it is given.
+#[test]
+fn the_engine_s_units_name_neither_the_engine_nor_its_steps() {
+    let graph = import_graph(&root().join("crates/engine/src"));
+    assert!(
+        graph["machine"].contains("commit") && graph["run"].contains("machine"),
+        "edges are seen: {graph:?}"
+    );
+    for unit in ["commit", "guard", "observe", "worktree"] {
+        let named = &graph[unit];
+        assert!(
+            !named.contains("machine") && !named.contains("run"),
+            "{unit} names {named:?}"
+        );
+    }
+}
+
+/// A module written as `x.rs` with its submodules in `x/` is read whole: an import in either
+/// counts.
+#[test]
+fn a_module_s_file_and_its_directory_both_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    std::fs::create_dir_all(src.join("a")).unwrap();
+    std::fs::write(src.join("lib.rs"), "mod a;\nmod b;\nmod c;\n").unwrap();
+    std::fs::write(src.join("a.rs"), "mod part;\nuse crate::b::X;\n").unwrap();
+    std::fs::write(src.join("a/part.rs"), "use crate::c::Y;\n").unwrap();
+    std::fs::write(src.join("b.rs"), "pub struct X;\n").unwrap();
+    std::fs::write(src.join("c.rs"), "pub struct Y;\n").unwrap();
+    let graph = import_graph(src);
+    assert_eq!(
+        graph["a"],
+        BTreeSet::from(["b".to_owned(), "c".to_owned()])
+    );
 }
 
 #[test]

@@ -71,6 +71,21 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
         }
     }
 
+    /// The observation unit: the gates run where the candidate plan says.
+    pub(crate) fn observer(&self) -> super::observe::Observer<'_, R, G> {
+        super::observe::Observer {
+            config: self.config,
+            policy: self.policy,
+            runner: self.runner,
+            repo: self.repo,
+            events: self.events,
+            parent_env: self.parent_env,
+            report_root: self.report_root,
+            deadline: self.deadline,
+            committer: self.committer(),
+        }
+    }
+
     /// The commit unit: the only way the loop commits (through the patch gate).
     pub(crate) fn committer(&self) -> Committer<'_, G> {
         Committer {

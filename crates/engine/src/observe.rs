@@ -1,7 +1,7 @@
-//! The Observing step ([`Engine::observe`]) and its unit ([`Observer`]): run the gates, re-run
-//! failing tests once where the verdict hangs on it (flaky or not), turn failures into
-//! signatures, and record the observation. The step records; the unit runs the gates and holds
-//! only what that needs. Its parts: `rerun` (the flaky check), `pristine` (the candidate tree on
+//! The unit of the Observing step ([`Observer`]): run the gates, re-run failing tests once where
+//! the verdict hangs on it (flaky or not), verify on a pristine checkout. It holds only what
+//! that needs and names neither the engine nor its steps; the step (`run/observe.rs`) turns
+//! failures into signatures and records the observation. Its parts: `rerun` (the flaky check), `pristine` (the candidate tree on
 //! a pristine checkout, and the verification before a commit), `existing_tests` (the existing
 //! tests' verdict without the change's test files). The decision about what it saw is
 //! `decide()`'s. Gates run offline here unless they say `network: on`: the code under test may
@@ -16,14 +16,12 @@ mod existing_tests;
 pub(crate) mod pristine;
 mod rerun;
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::candidate::{self, Facts, Observation, VerifiedTree};
 use super::commit::Committer;
 use super::improve;
-use super::machine::Engine;
 use super::state::LoopState;
 use meta_agent_config::Config;
 use meta_agent_exec::CommandRunner;
@@ -31,22 +29,18 @@ use meta_agent_gates::fast::{self, Plan, partial};
 use meta_agent_gates::{self as gates, GateRunContext, GatesSummary};
 use meta_agent_git::Repository;
 use meta_agent_policy::Policy;
-use meta_agent_protocol::builder::Builder;
-use meta_agent_protocol::clock::now_ms;
 use meta_agent_protocol::deadline::Deadline;
-use meta_agent_protocol::event::{Event, EventSink, LoopPhase};
-use meta_agent_protocol::records::{
-    GateNote, GateRecord, SignatureRecord, StepPhase, StepRecord, start_failures,
-};
+use meta_agent_protocol::event::{Event, EventSink};
+use meta_agent_protocol::records::{GateNote, SignatureRecord, StepPhase, start_failures};
 use meta_agent_protocol::test_id::TestId;
 use meta_agent_report::Limits;
-use rerun::{FlakyCheck, elapsed_ms, in_run, rerun_scope};
+pub(crate) use rerun::elapsed_ms;
+use rerun::{FlakyCheck, in_run, rerun_scope};
 
-/// What one observation ran, and where.
 /// The unit that runs the gates of an observation where [`candidate::plan`] says (the
 /// worktree, the failing tests first, a pristine checkout of the candidate tree) and re-runs
 /// failing tests once: it holds only what running gates needs, borrowed from the engine
-/// (`Engine::observer`). The Observing step ([`Engine::observe`]) records what it saw.
+/// (`Engine::observer`). The Observing step (`run/observe.rs`) records what it saw.
 pub(crate) struct Observer<'e, R: CommandRunner, G: Repository> {
     pub(crate) config: &'e Config,
     pub(crate) policy: &'e Policy,
@@ -60,96 +54,21 @@ pub(crate) struct Observer<'e, R: CommandRunner, G: Repository> {
     pub(crate) committer: Committer<'e, G>,
 }
 
-struct Observed {
-    summary: GatesSummary,
-    phase: StepPhase,
+/// What one observation ran, and where.
+pub(crate) struct Observed {
+    pub(crate) summary: GatesSummary,
+    pub(crate) phase: StepPhase,
     /// The directory the gates ran in (the worktree, or the pristine checkout).
-    root: PathBuf,
+    pub(crate) root: PathBuf,
     /// The pristine checkout's directory, kept until the signatures are read.
-    _scratch: Option<tempfile::TempDir>,
-}
-
-impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
-    /// The observation unit: the gates run where the candidate plan says.
-    pub(crate) fn observer(&self) -> Observer<'_, R, G> {
-        Observer {
-            config: self.config,
-            policy: self.policy,
-            runner: self.runner,
-            repo: self.repo,
-            events: self.events,
-            parent_env: self.parent_env,
-            report_root: self.report_root,
-            deadline: self.deadline,
-            committer: self.committer(),
-        }
-    }
-
-    pub(super) async fn observe(&self, state: &mut LoopState) -> GatesSummary {
-        let started = Instant::now();
-        let started_ms = now_ms();
-        let workdir = self.repo.workdir();
-        // After an act the observation may run on the pristine checkout (its finish says so).
-        let phase = if state.before_any_act() {
-            StepPhase::Baseline
-        } else {
-            StepPhase::Test
-        };
-        self.events.emit(&Event::PhaseStarted {
-            phase,
-            iteration: state.iteration,
-        });
-        let observed = if state.before_any_act() {
-            let model_available = self.builder.available(state.builder_calls);
-            let observer = self.observer();
-            observer
-                .observe_baseline(state, &workdir, model_available)
-                .await
-        } else {
-            self.observer().observe_candidate(state, &workdir).await
-        };
-        let summary = observed.summary;
-        let signatures = improve::signatures_of(&summary, &observed.root);
-        self.observer().announce(&signatures);
-        mark_cured(state, &signatures);
-        state.gates = summary.records();
-        state.signatures = signatures;
-        self.hindsight.recall(&state.signatures).await;
-        let duration_ms = elapsed_ms(started);
-        let outcome = match (observed.phase, summary.passed) {
-            (StepPhase::Baseline, true) => "baseline: gates passed",
-            (StepPhase::Baseline, false) => "baseline: gates failed",
-            (StepPhase::Verify, true) => "pristine checkout: gates passed",
-            (StepPhase::Verify, false) => "pristine checkout: gates failed",
-            (_, true) => "gates passed",
-            (_, false) => "gates failed",
-        };
-        self.events.emit(&Event::PhaseFinished {
-            phase: observed.phase,
-            iteration: state.iteration,
-            duration_ms,
-            outcome: outcome.into(),
-            gates: state.gates.iter().map(GateRecord::outcome).collect(),
-        });
-        state.history.push(StepRecord::observation(
-            observed.phase,
-            state.iteration,
-            started_ms,
-            duration_ms,
-            outcome,
-            &state.gates,
-            &state.signatures,
-        ));
-        self.transition(state, LoopPhase::Deciding, outcome);
-        summary
-    }
+    pub(crate) _scratch: Option<tempfile::TempDir>,
 }
 
 impl<'e, R: CommandRunner, G: Repository> Observer<'e, R, G> {
     /// Every gate on the code as the run found it; the flaky check only when the verdict hangs
     /// on it: when the task is about the failures (or no model could act on them), since
     /// failures the task does not ask about are pre-existing, flaky or not.
-    async fn observe_baseline(
+    pub(crate) async fn observe_baseline(
         &self,
         state: &mut LoopState,
         workdir: &Path,
@@ -173,7 +92,11 @@ impl<'e, R: CommandRunner, G: Repository> Observer<'e, R, G> {
     }
 
     /// The change an act left, where [`candidate::plan`] says.
-    async fn observe_candidate(&self, state: &mut LoopState, workdir: &Path) -> Observed {
+    pub(crate) async fn observe_candidate(
+        &self,
+        state: &mut LoopState,
+        workdir: &Path,
+    ) -> Observed {
         state.verified = None;
         let facts = Facts {
             pristine: self.pristine_applies(state),
@@ -431,20 +354,4 @@ fn failing_before(state: &LoopState) -> Vec<TestId> {
         .iter()
         .flat_map(|g| g.failing_tests.iter().cloned())
         .collect()
-}
-
-/// Marks the resolutions of the last Acting step cured or not, by whether their signature is
-/// still present.
-fn mark_cured(state: &mut LoopState, now: &[SignatureRecord]) {
-    let present: BTreeSet<&str> = now.iter().map(|s| s.id.as_str()).collect();
-    if let Some(step) = state
-        .history
-        .iter_mut()
-        .rev()
-        .find(|step| step.phase.is_act())
-    {
-        for resolution in step.resolutions.iter_mut().filter(|r| r.cured.is_none()) {
-            resolution.cured = Some(!present.contains(resolution.signature.as_str()));
-        }
-    }
 }

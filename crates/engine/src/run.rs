@@ -15,6 +15,7 @@
 mod act;
 mod end;
 mod next;
+mod observe;
 
 use meta_agent_render::reason::Describe;
 use std::time::Instant;

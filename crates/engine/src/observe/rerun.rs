@@ -109,7 +109,7 @@ pub(super) fn in_run() -> GateNetworkMode {
 }
 
 /// Milliseconds since `started`.
-pub(super) fn elapsed_ms(started: Instant) -> u64 {
+pub(crate) fn elapsed_ms(started: Instant) -> u64 {
     u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
