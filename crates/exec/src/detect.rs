@@ -6,6 +6,7 @@
 //! probes per command to decide between isolating, reporting, and refusing. It must not change
 //! the calling process.
 
+use meta_agent_render::environment::Isolation;
 use nix::sys::wait::{WaitStatus, waitpid};
 use nix::unistd::ForkResult;
 
@@ -23,35 +24,16 @@ pub struct Capabilities {
 }
 
 impl Capabilities {
-    /// One line for logs and job summaries.
+    /// One line for logs and job summaries (render writes it).
     pub fn describe(&self) -> String {
-        let landlock = match self.landlock_abi {
-            Some(abi) => format!("Landlock ABI {abi} (writes and reads confined)"),
-            None => "no Landlock (writes and reads NOT confined)".to_owned(),
-        };
-        let namespaces = if self.user_namespaces {
-            "user+PID+network namespaces (no process outlives its command, network can be cut, .git read-only, credentials hidden)"
-        } else {
-            "no user namespaces (processes MAY outlive their command, network NOT cut, .git writable, credentials visible)"
-        };
-        let nproc = if self.nproc_enforced {
-            "process limit enforced"
-        } else {
-            "process limit NOT enforced (running as root)"
-        };
-        let memory = super::sandbox::DEFAULT_MEMORY >> 30;
-        format!(
-            "isolation: {landlock}; {namespaces}; {nproc}; memory: {memory} GiB allocated per \
-             process ({MEMORY_LIMIT}); file size, processes and CPU time limited; no_new_privs \
-             always"
-        )
+        meta_agent_render::environment::isolation(&Isolation {
+            landlock_abi: self.landlock_abi,
+            user_namespaces: self.user_namespaces,
+            nproc_enforced: self.nproc_enforced,
+            memory_gib: super::sandbox::DEFAULT_MEMORY >> 30,
+        })
     }
 }
-
-/// How commands' memory is limited, for the isolation line: by what a process allocates
-/// (`RLIMIT_DATA`), so runtimes that reserve large address ranges run; per process, not per
-/// command (no cgroup: see README, "Limits").
-const MEMORY_LIMIT: &str = "RLIMIT_DATA: address space only reserved is not counted; no cgroup, so not a total per command";
 
 /// Probes the machine.
 pub fn detect() -> Capabilities {

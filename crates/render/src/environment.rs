@@ -1,7 +1,8 @@
 //! What a person reads about gates that could not judge the code: the line a gate table shows
 //! ([`headline`]), the sentence of an environment escalation ([`describe`]), and the report's
 //! account of each gate that could not start with the tool's own words and what to do
-//! ([`why`]). Pure functions of [`GateProblem`] and [`StartFailure`].
+//! ([`why`]). Pure functions of [`GateProblem`] and [`StartFailure`]. Also the isolation line
+//! a run prints at start ([`isolation`], of what the sandbox found on the machine).
 
 use std::fmt::Write;
 
@@ -177,6 +178,47 @@ fn code_span(text: &str) -> String {
         .to_owned()
 }
 
+/// What isolation the machine gave the children, as `exec::detect` found it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Isolation {
+    /// The Landlock ABI version, when Landlock is enabled.
+    pub landlock_abi: Option<u32>,
+    /// Unprivileged user namespaces with mount and network namespaces work.
+    pub user_namespaces: bool,
+    /// The kernel enforces the process limit (it does not for root).
+    pub nproc_enforced: bool,
+    /// The memory a process may allocate, in GiB.
+    pub memory_gib: u64,
+}
+
+/// How commands' memory is limited, for the isolation line: by what a process allocates
+/// (`RLIMIT_DATA`), so runtimes that reserve large address ranges run; per process, not per
+/// command (no cgroup: see README, "Limits").
+const MEMORY_LIMIT: &str = "RLIMIT_DATA: address space only reserved is not counted; no cgroup, so not a total per command";
+
+/// The isolation line for logs and job summaries.
+pub fn isolation(found: &Isolation) -> String {
+    let landlock = match found.landlock_abi {
+        Some(abi) => format!("Landlock ABI {abi} (writes and reads confined)"),
+        None => "no Landlock (writes and reads NOT confined)".to_owned(),
+    };
+    let namespaces = if found.user_namespaces {
+        "user+PID+network namespaces (no process outlives its command, network can be cut, .git read-only, credentials hidden)"
+    } else {
+        "no user namespaces (processes MAY outlive their command, network NOT cut, .git writable, credentials visible)"
+    };
+    let nproc = if found.nproc_enforced {
+        "process limit enforced"
+    } else {
+        "process limit NOT enforced (running as root)"
+    };
+    format!(
+        "isolation: {landlock}; {namespaces}; {nproc}; memory: {} GiB allocated per process \
+         ({MEMORY_LIMIT}); file size, processes and CPU time limited; no_new_privs always",
+        found.memory_gib
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,5 +301,23 @@ mod tests {
             .chain([headline(&GateProblem::TimedOut)])
             .collect();
         insta::assert_snapshot!("environment_headlines", lines.join("\n"));
+    }
+
+    #[test]
+    fn the_isolation_line_names_every_feature() {
+        let confined = Isolation {
+            landlock_abi: Some(5),
+            user_namespaces: true,
+            nproc_enforced: true,
+            memory_gib: 8,
+        };
+        let open = Isolation {
+            landlock_abi: None,
+            user_namespaces: false,
+            nproc_enforced: false,
+            memory_gib: 8,
+        };
+        let lines = [isolation(&confined), isolation(&open)];
+        insta::assert_snapshot!("isolation_lines", lines.join("\n"));
     }
 }
