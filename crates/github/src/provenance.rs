@@ -26,6 +26,8 @@
 
 use super::api::RepoId;
 use meta_agent_git::CommitSummary;
+pub use meta_agent_protocol::publish::{Declined, HeadRefusal};
+use meta_agent_render::checks;
 
 /// A pull request as GitHub's REST API describes it (`GET /repos/{owner}/{repo}/pulls/{n}`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -176,31 +178,6 @@ impl PushKind {
     }
 }
 
-/// Why a fix the policy would push onto a pull request's branch goes to a stacked pull request
-/// instead.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HeadRefusal {
-    /// GitHub protects the branch: only its rules may move it.
-    Protected,
-    /// The branch is the repository's default branch.
-    DefaultBranch,
-    /// The branch lives in another repository whose author did not allow maintainers' edits.
-    NoMaintainerEdits,
-}
-
-impl HeadRefusal {
-    /// The sentence for the log, the status comment and the pull request.
-    pub fn describe(self, branch: &str) -> String {
-        match self {
-            HeadRefusal::Protected => format!("`{branch}` is a protected branch"),
-            HeadRefusal::DefaultBranch => format!("`{branch}` is the default branch"),
-            HeadRefusal::NoMaintainerEdits => {
-                format!("the author of `{branch}` does not allow maintainers' edits")
-            }
-        }
-    }
-}
-
 /// A patch offered for a pull request whose code is not the base repository's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PatchOffer {
@@ -217,76 +194,6 @@ pub enum PatchOnly {
     Fork { head_repo: String },
     /// The repository the pull request came from was deleted.
     DeletedFork,
-}
-
-/// Why the bot does nothing.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Declined {
-    /// The pull request is closed (or merged).
-    Closed { pull: u64 },
-    /// A failing check of a draft pull request (the policy leaves drafts to their authors).
-    Draft { pull: u64 },
-    /// A failing check of a pull request whose head branch the policy excludes.
-    Excluded {
-        pull: u64,
-        branch: String,
-        glob: String,
-    },
-    /// A failing check of a fork's pull request: its code is never run next to the token; a
-    /// maintainer's `/agent fix` offers a patch instead.
-    Fork { pull: u64 },
-    /// A failing check of the bot's own pull request (no self-healing loops).
-    BotsOwn { pull: u64 },
-    /// The pull request's head moved since the failed run: the new head's checks decide.
-    HeadMoved {
-        pull: u64,
-        run: String,
-        head: String,
-    },
-    /// A failed run of a branch that no open pull request has as its head.
-    NoPullRequest { branch: String },
-}
-
-impl Declined {
-    /// The sentence for the log and the job summary.
-    pub fn describe(&self) -> String {
-        match self {
-            Declined::Closed { pull } => {
-                format!("pull request #{pull} is closed: there is nothing to fix on it")
-            }
-            Declined::Draft { pull } => format!(
-                "pull request #{pull} is a draft: its failing checks are left to its author \
-                 (`pull-request-drafts: true` heals them too)"
-            ),
-            Declined::Excluded { pull, branch, glob } => format!(
-                "pull request #{pull}'s branch `{branch}` matches `{glob}` of \
-                 `pull-request-exclude`: its failing checks are left alone"
-            ),
-            Declined::Fork { pull } => format!(
-                "pull request #{pull} comes from a fork: its failing checks are never healed \
-                 (a maintainer's `/agent fix` offers a patch)"
-            ),
-            Declined::BotsOwn { pull } => format!(
-                "pull request #{pull} is the bot's own: its failing checks are not healed again \
-                 (no self-healing loops)"
-            ),
-            Declined::HeadMoved { pull, run, head } => format!(
-                "pull request #{pull}'s head moved since the failed run ({} → {}): the checks of \
-                 the new head decide",
-                short(run),
-                short(head)
-            ),
-            Declined::NoPullRequest { branch } => format!(
-                "no open pull request of this repository has `{branch}` as its head: failed runs \
-                 of other branches than the default one are healed only for pull requests"
-            ),
-        }
-    }
-}
-
-/// A commit id as people read it.
-fn short(commit: &str) -> &str {
-    commit.get(..12).unwrap_or(commit)
 }
 
 /// Decides what the bot may publish for work from the input's origin.
@@ -547,7 +454,9 @@ pub fn judge_push(check: &PushCheck<'_>, branch_prefix: &str) -> Result<Verified
             };
             return Err(PushRefusal::PatchOnly(whose));
         }
-        Publish::Decline(declined) => return Err(PushRefusal::Declined(declined.describe())),
+        Publish::Decline(declined) => {
+            return Err(PushRefusal::Declined(checks::declined(declined)));
+        }
     };
     let onto = onto(check, plan, branch_prefix)?;
     if check.new_commits.len() > MAX_NEW_COMMITS {

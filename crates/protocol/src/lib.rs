@@ -24,6 +24,7 @@ pub mod memory;
 pub mod path;
 pub mod pause;
 pub mod phase;
+pub mod publish;
 pub mod records;
 pub mod refusal;
 pub mod reports;

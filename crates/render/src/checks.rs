@@ -1,8 +1,11 @@
 //! What the status comment of a pull request says about a fix for its failing checks beyond
 //! the common views: a failure the repository's gates do not reproduce (flaky, or the runner's
 //! infrastructure), a fix pushed onto the pull request's own branch, a fix that could not be
-//! pushed because the branch moved meanwhile, and a fix proposed as a stacked pull request
-//! although the policy asked for a push. Pure text from plain values.
+//! pushed because the branch moved meanwhile (or git refused the push), and a fix proposed as a
+//! stacked pull request although the policy asked for a push ([`HeadRefusal`]); and why the bot
+//! leaves a pull request alone ([`Declined`]). Pure text from plain values.
+
+use meta_agent_protocol::publish::{Declined, HeadRefusal};
 
 /// A failed run that the gates do not reproduce on the same commit.
 #[derive(Debug, Clone, PartialEq)]
@@ -100,12 +103,68 @@ pub fn head_moved(view: &HeadMoved, phrase: &str) -> String {
 }
 
 /// The note on a stacked pull request proposed although the policy asked for a push onto the
-/// pull request's branch; `reason` says why that was not allowed.
-pub fn stacked_instead(reason: &str) -> String {
+/// pull request's branch `branch`; `refusal` says why that was not allowed.
+pub fn stacked_instead(refusal: HeadRefusal, branch: &str) -> String {
     format!(
-        "**Not pushed onto the pull request's branch** (`pull-request-fix: push`): {reason}; the \
-         fix is proposed as a stacked pull request instead.\n\n"
+        "**Not pushed onto the pull request's branch** (`pull-request-fix: push`): {}; the \
+         fix is proposed as a stacked pull request instead.\n\n",
+        head_refusal(refusal, branch)
     )
+}
+
+/// Why a fix goes to a stacked pull request instead of onto `branch`, for the log, the status
+/// comment and the pull request.
+pub fn head_refusal(refusal: HeadRefusal, branch: &str) -> String {
+    match refusal {
+        HeadRefusal::Protected => format!("`{branch}` is a protected branch"),
+        HeadRefusal::DefaultBranch => format!("`{branch}` is the default branch"),
+        HeadRefusal::NoMaintainerEdits => {
+            format!("the author of `{branch}` does not allow maintainers' edits")
+        }
+    }
+}
+
+/// Why git refused a push onto a pull request's branch `branch` (it would not fast-forward).
+pub fn not_fast_forward(branch: &str) -> String {
+    format!(
+        "git refused a push onto `{branch}` that would not fast-forward: the author pushed \
+         meanwhile, and the bot never forces"
+    )
+}
+
+/// Why the bot leaves a pull request alone, for the log and the job summary.
+pub fn declined(declined: &Declined) -> String {
+    match declined {
+        Declined::Closed { pull } => {
+            format!("pull request #{pull} is closed: there is nothing to fix on it")
+        }
+        Declined::Draft { pull } => format!(
+            "pull request #{pull} is a draft: its failing checks are left to its author \
+             (`pull-request-drafts: true` heals them too)"
+        ),
+        Declined::Excluded { pull, branch, glob } => format!(
+            "pull request #{pull}'s branch `{branch}` matches `{glob}` of \
+             `pull-request-exclude`: its failing checks are left alone"
+        ),
+        Declined::Fork { pull } => format!(
+            "pull request #{pull} comes from a fork: its failing checks are never healed \
+             (a maintainer's `/agent fix` offers a patch)"
+        ),
+        Declined::BotsOwn { pull } => format!(
+            "pull request #{pull} is the bot's own: its failing checks are not healed again \
+             (no self-healing loops)"
+        ),
+        Declined::HeadMoved { pull, run, head } => format!(
+            "pull request #{pull}'s head moved since the failed run ({} → {}): the checks of \
+             the new head decide",
+            short(run),
+            short(head)
+        ),
+        Declined::NoPullRequest { branch } => format!(
+            "no open pull request of this repository has `{branch}` as its head: failed runs \
+             of other branches than the default one are healed only for pull requests"
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -154,8 +213,46 @@ mod tests {
         );
         insta::assert_snapshot!(
             "check_stacked_instead",
-            stacked_instead("`feature/mean` is a protected branch")
+            stacked_instead(HeadRefusal::Protected, "feature/mean")
         );
+    }
+
+    #[test]
+    fn why_a_pull_request_is_left_alone_or_not_pushed_onto() {
+        let pull = 8;
+        let leaves = [
+            Declined::Closed { pull },
+            Declined::Draft { pull },
+            Declined::Excluded {
+                pull,
+                branch: "release/2.0".into(),
+                glob: "release/*".into(),
+            },
+            Declined::Fork { pull },
+            Declined::BotsOwn { pull },
+            Declined::HeadMoved {
+                pull,
+                run: "0123456789abcdef0123456789abcdef01234567".into(),
+                head: "89abcdef0123456789abcdef0123456789abcdef".into(),
+            },
+            Declined::NoPullRequest {
+                branch: "feature/x".into(),
+            },
+        ];
+        let refusals = [
+            HeadRefusal::Protected,
+            HeadRefusal::DefaultBranch,
+            HeadRefusal::NoMaintainerEdits,
+        ]
+        .into_iter()
+        .map(|refusal| head_refusal(refusal, "feature/mean"));
+        let lines: Vec<String> = leaves
+            .iter()
+            .map(declined)
+            .chain(refusals)
+            .chain([not_fast_forward("feature/mean")])
+            .collect();
+        insta::assert_snapshot!("check_reasons", lines.join("\n"));
     }
 
     #[test]

@@ -58,10 +58,9 @@ fn moved(err: &PushError) -> Option<String> {
             refusal: refusal @ PushRefusal::BranchMoved { .. },
             ..
         } => Some(refusal.to_string()),
-        PushError::Failed { branch, .. } if push::was_rejected(err) => Some(format!(
-            "git refused a push onto `{branch}` that would not fast-forward: the author pushed \
-             meanwhile, and the bot never forces"
-        )),
+        PushError::Failed { branch, .. } if push::was_rejected(err) => {
+            Some(crate::render::checks::not_fast_forward(branch))
+        }
         PushError::Untrusted { .. }
         | PushError::Failed { .. }
         | PushError::Refused { .. }

@@ -349,7 +349,7 @@ impl Step<'_> {
     ) -> Result<Done, SessionError> {
         let work = self.decide_work().await?;
         if let crate::github::provenance::Publish::Decline(declined) = &work.publish {
-            let reason = declined.describe();
+            let reason = crate::render::checks::declined(declined);
             tracing::info!("nothing to do: {reason}");
             return finish_early(self.actions, IGNORED, &reason);
         }

@@ -229,11 +229,11 @@ impl Step<'_> {
                 instead: Some(refusal),
                 ..
             } => {
-                let reason = refusal.describe(&plan.pull_into);
+                let reason = crate::render::checks::head_refusal(refusal, &plan.pull_into);
                 tracing::info!("not pushed onto the pull request's branch: {reason}");
                 format!(
                     "{}{summary_text}",
-                    crate::render::checks::stacked_instead(&reason)
+                    crate::render::checks::stacked_instead(refusal, &plan.pull_into)
                 )
             }
             PushKind::Stacked { instead: None, .. }

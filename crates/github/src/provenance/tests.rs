@@ -248,7 +248,10 @@ fn a_failed_run_of_a_branch_without_a_pull_request_is_declined() {
     let Publish::Decline(declined) = decision else {
         panic!("{decision:?}");
     };
-    assert!(declined.describe().contains("`feature/y`"), "{declined:?}");
+    assert!(
+        meta_agent_render::checks::declined(&declined).contains("`feature/y`"),
+        "{declined:?}"
+    );
 }
 
 #[test]
