@@ -3,6 +3,7 @@
 //! GitHub's collaborator-permission endpoint by the caller). Pure.
 
 use super::api::{Account, Permission};
+use meta_agent_protocol::ignored::Ignored;
 
 /// Who may trigger the bot, besides collaborators with write access.
 #[derive(Debug, Clone, Default)]
@@ -17,7 +18,7 @@ pub struct Policy {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Screen {
     /// Do nothing, say nothing (the bot itself, an unlisted bot).
-    Ignore(String),
+    Ignore(Ignored),
     /// A listed bot.
     Allowed,
     /// A person: their permission decides.
@@ -28,15 +29,20 @@ pub enum Screen {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Authorization {
     Allowed,
-    /// Refused, with the reason (shown to the actor as a reaction and in the job log).
-    Refused(String),
+    /// Refused: the actor's permission is too low (the reason is shown to the actor as a
+    /// reaction and in the job log).
+    Refused {
+        permission: Permission,
+    },
 }
 
 /// Screens the actor.
 pub fn screen(actor: &Account, policy: &Policy) -> Screen {
     let login = actor.login.as_str();
     if login.eq_ignore_ascii_case(&policy.bot_login) {
-        return Screen::Ignore(format!("{login} is the bot itself"));
+        return Screen::Ignore(Ignored::TheBotItself {
+            login: login.to_owned(),
+        });
     }
     if actor.is_bot() {
         return if policy
@@ -46,23 +52,26 @@ pub fn screen(actor: &Account, policy: &Policy) -> Screen {
         {
             Screen::Allowed
         } else {
-            Screen::Ignore(format!("{login} is a bot that is not listed in allow-bots"))
+            Screen::Ignore(Ignored::UnlistedBot {
+                login: login.to_owned(),
+            })
         };
     }
     Screen::AskPermission
 }
 
 /// Decides on a person's permission.
-pub fn decide(actor: &Account, permission: Permission) -> Authorization {
+pub fn decide(permission: Permission) -> Authorization {
     if permission.can_trigger() {
         Authorization::Allowed
     } else {
-        Authorization::Refused(format!(
-            "@{} has {} permission on this repository; triggering meta-agent needs write, maintain or admin",
-            actor.login,
-            permission.as_str()
-        ))
+        Authorization::Refused { permission }
     }
+}
+
+/// Why `actor` may not trigger the bot (render writes it).
+pub fn refusal(actor: &Account, permission: Permission) -> String {
+    meta_agent_render::job::refused(&actor.login, permission.as_str())
 }
 
 #[cfg(test)]
@@ -111,12 +120,11 @@ mod tests {
     fn only_write_maintain_and_admin_may_trigger() {
         let alice = account("alice", "User");
         for permission in [Permission::Write, Permission::Maintain, Permission::Admin] {
-            assert_eq!(decide(&alice, permission), Authorization::Allowed);
+            assert_eq!(decide(permission), Authorization::Allowed);
         }
         for permission in [Permission::Triage, Permission::Read, Permission::None] {
-            let Authorization::Refused(reason) = decide(&alice, permission) else {
-                panic!("{permission:?} allowed");
-            };
+            assert_eq!(decide(permission), Authorization::Refused { permission });
+            let reason = refusal(&alice, permission);
             assert!(reason.contains(permission.as_str()), "{reason}");
         }
     }

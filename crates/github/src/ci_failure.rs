@@ -1,78 +1,53 @@
 //! A failed workflow run, digested for the task: which jobs failed, the failures their logs show
 //! (parsed into signatures by the hindsight extractors, never pasted raw), and the failing tests
-//! of any JUnit XML found in the run's artifacts. Reads through [`GitHubApi`]; writes only to a
+//! of any JUnit XML found in the run's artifacts; render writes the digest
+//! ([`meta_agent_render::task::run_digest`]). Reads through [`GitHubApi`]; writes only to a
 //! private temporary directory (to hand artifact files to the JUnit reader).
 
 use std::path::{Path, PathBuf};
 
 use super::api::{GitHubApi, GitHubError, RepoId};
 use meta_agent_hindsight::signature::{self, ExtractOptions};
+use meta_agent_render::task::{self, JobDigest, LogShows, RunDigest};
 use meta_agent_report::{self as report, Limits};
 
 /// The tail of each job log that is read.
 pub const LOG_TAIL_BYTES: usize = 512 * 1024;
 /// The largest artifact unpacked.
 pub const ARTIFACT_CAP: usize = 64 << 20;
-/// Failures listed per job, and failing tests listed in all.
-const MAX_ITEMS: usize = 15;
+/// The lines of a log shown when the extractors recognise no failure in it.
+const TAIL_LINES: usize = 20;
 
-/// The digest as Markdown for the task's requirements.
+/// The digest as Markdown for the task's requirements (render writes it).
 pub async fn digest<A: GitHubApi>(api: &A, repo: &RepoId, run: u64) -> Result<String, GitHubError> {
     let jobs = api.jobs(repo, run).await?;
-    let failed: Vec<_> = jobs
+    let mut failed = Vec::new();
+    for job in jobs
         .iter()
         .filter(|job| job.conclusion.as_deref() == Some("failure"))
-        .collect();
-    let mut out = String::from("## What failed\n");
-    if failed.is_empty() {
-        out.push_str("No job reports a failure (the run may have been cancelled or timed out).\n");
-    }
-    for job in failed {
-        out.push_str(&format!("\n### Job `{}`\n", job.name));
+    {
         let log = api.job_log(repo, job.id, LOG_TAIL_BYTES).await?;
-        out.push_str(&log_failures(&log, &job.name));
+        failed.push(JobDigest {
+            name: job.name.clone(),
+            log: log_shows(&log, &job.name),
+        });
     }
     let tests = junit_failures(api, repo, run).await?;
-    if !tests.is_empty() {
-        out.push_str("\n### Failing tests (JUnit artifacts)\n");
-        for test in tests.iter().take(MAX_ITEMS) {
-            out.push_str(&format!("- {test}\n"));
-        }
-    }
-    Ok(out)
+    Ok(task::run_digest(&RunDigest {
+        jobs: failed,
+        tests,
+    }))
 }
 
-/// The failures a job log shows, one line each.
-pub fn log_failures(log: &str, job: &str) -> String {
-    let found = signature::extract_log(log, Path::new(job), &ExtractOptions::default());
+/// What a job log shows: the failures the extractors recognise, or its last lines.
+pub fn log_shows(log: &str, job: &str) -> LogShows {
+    let mut found = signature::extract_log(log, Path::new(job), &ExtractOptions::default());
     if found.is_empty() {
-        return "No failure the extractors recognise; the log's last lines:\n".to_owned()
-            + &fenced_tail(log, 20);
+        let all: Vec<&str> = log.lines().collect();
+        return LogShows::Tail(all[all.len().saturating_sub(TAIL_LINES)..].join("\n"));
     }
-    found
-        .iter()
-        .take(MAX_ITEMS)
-        .map(|failure| {
-            let place = failure.location.as_deref().unwrap_or("");
-            let excerpt: String = failure
-                .excerpt
-                .lines()
-                .take(3)
-                .collect::<Vec<_>>()
-                .join(" / ");
-            format!(
-                "- {:?} {place}: {}\n",
-                failure.kind,
-                report::trim_to(&excerpt, 300)
-            )
-        })
-        .collect()
-}
-
-fn fenced_tail(log: &str, lines: usize) -> String {
-    let all: Vec<&str> = log.lines().collect();
-    let tail = all[all.len().saturating_sub(lines)..].join("\n");
-    format!("```text\n{}\n```\n", tail.replace("```", "'''"))
+    found.truncate(task::DIGEST_ITEMS);
+    LogShows::Failures(found)
 }
 
 /// Failing tests from the run's artifacts that hold JUnit XML.

@@ -6,6 +6,8 @@
 //! data, sanitized and fenced where it enters a prompt, never interpreted here beyond the strict
 //! slash-command parser.
 
+use meta_agent_protocol::ignored::{CommentEvent, Ignored};
+use meta_agent_render::job::{Doing, TriggerLine};
 use serde::Deserialize;
 
 use super::api::Account;
@@ -96,23 +98,37 @@ impl Trigger {
         }
     }
 
-    /// A short name for logs and the job summary.
+    /// A short name for logs and the job summary (render writes it).
     pub fn describe(&self) -> String {
+        self.describe_doing(Doing::Run)
+    }
+
+    /// The short name with what the step does for it (publishing, pushing a held commit).
+    pub fn describe_doing(&self, doing: Doing) -> String {
+        meta_agent_render::job::trigger(self.line(), doing)
+    }
+
+    /// The trigger as render names it.
+    fn line(&self) -> TriggerLine<'_> {
         match self {
-            Self::Issue { issue, .. } => format!("issue #{}", issue.number),
-            Self::Comment { issue, command, .. } => {
-                format!("`{}` on #{}", command.verb(), issue.number)
-            }
-            Self::ReviewComment { pull, command, .. } => {
-                format!("`{}` in a review of #{pull}", command.verb())
-            }
+            Self::Issue { issue, .. } => TriggerLine::Issue {
+                number: issue.number,
+            },
+            Self::Comment { issue, command, .. } => TriggerLine::Comment {
+                verb: command.verb(),
+                number: issue.number,
+            },
+            Self::ReviewComment { pull, command, .. } => TriggerLine::ReviewComment {
+                verb: command.verb(),
+                pull: *pull,
+            },
             Self::FailedRun {
                 workflow, run_id, ..
-            } => format!("failed run {run_id} of {workflow}"),
-            Self::Dispatch { issue, .. } => match issue {
-                Some(number) => format!("dispatch for #{number}"),
-                None => "dispatch".into(),
+            } => TriggerLine::FailedRun {
+                run_id: *run_id,
+                workflow,
             },
+            Self::Dispatch { issue, .. } => TriggerLine::Dispatch { issue: *issue },
         }
     }
 }
@@ -162,7 +178,7 @@ pub struct TriggerSettings {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Classified {
     Run(Trigger),
-    Ignore(String),
+    Ignore(Ignored),
 }
 
 /// A payload that is not what GitHub documents for its event.
@@ -291,9 +307,9 @@ pub fn classify(
             settings,
         )),
         "workflow_dispatch" => dispatch(serde_json::from_slice(payload).map_err(decode_error)?),
-        other => Ok(Classified::Ignore(format!(
-            "the `{other}` event is not one meta-agent handles"
-        ))),
+        other => Ok(Classified::Ignore(Ignored::OtherEvent {
+            event: other.to_owned(),
+        })),
     }
 }
 
@@ -312,10 +328,10 @@ fn issues(event: IssuesEvent, settings: &TriggerSettings) -> Classified {
         _ => false,
     };
     if !wanted {
-        return Classified::Ignore(format!(
-            "issues/{} without the `{}` label",
-            event.action, settings.label
-        ));
+        return Classified::Ignore(Ignored::NoLabel {
+            action: event.action,
+            label: settings.label.clone(),
+        });
     }
     Classified::Run(Trigger::Issue {
         issue: event.issue,
@@ -325,10 +341,10 @@ fn issues(event: IssuesEvent, settings: &TriggerSettings) -> Classified {
 
 fn issue_comment(event: IssueCommentEvent, settings: &TriggerSettings) -> Classified {
     if event.action != "created" {
-        return Classified::Ignore(format!(
-            "issue_comment/{}: only new comments are read",
-            event.action
-        ));
+        return Classified::Ignore(Ignored::CommentNotNew {
+            on: CommentEvent::Issue,
+            action: event.action,
+        });
     }
     match command::parse(&event.comment.body, &settings.phrase) {
         Parsed::Command(command) => Classified::Run(Trigger::Comment {
@@ -338,20 +354,20 @@ fn issue_comment(event: IssueCommentEvent, settings: &TriggerSettings) -> Classi
             actor: event.comment.user,
             command,
         }),
-        Parsed::Unknown { word } => Classified::Ignore(format!("unknown command `{word}`")),
-        Parsed::Ignored => Classified::Ignore("the comment is not a command".into()),
+        Parsed::Unknown { word } => Classified::Ignore(Ignored::UnknownCommand { word }),
+        Parsed::Ignored => Classified::Ignore(Ignored::NotACommand),
     }
 }
 
 fn review_comment(event: ReviewCommentEvent, settings: &TriggerSettings) -> Classified {
     if event.action != "created" {
-        return Classified::Ignore(format!(
-            "pull_request_review_comment/{}: only new comments are read",
-            event.action
-        ));
+        return Classified::Ignore(Ignored::CommentNotNew {
+            on: CommentEvent::Review,
+            action: event.action,
+        });
     }
     let Parsed::Command(command) = command::parse(&event.comment.body, &settings.phrase) else {
-        return Classified::Ignore("the review comment is not a command".into());
+        return Classified::Ignore(Ignored::ReviewNotACommand);
     };
     let location = match (&event.comment.path, event.comment.line) {
         (Some(path), Some(line)) => format!("{path}:{line}"),
@@ -371,17 +387,15 @@ fn review_comment(event: ReviewCommentEvent, settings: &TriggerSettings) -> Clas
 fn workflow_run(event: WorkflowRunEvent, settings: &TriggerSettings) -> Classified {
     let run = &event.workflow_run;
     if event.action != "completed" || run.conclusion.as_deref() != Some("failure") {
-        return Classified::Ignore(format!(
-            "workflow_run/{} ({}): only failed runs are healed",
-            event.action,
-            run.conclusion.as_deref().unwrap_or("no conclusion")
-        ));
+        return Classified::Ignore(Ignored::RunNotFailed {
+            action: event.action.clone(),
+            conclusion: run.conclusion.clone(),
+        });
     }
     if run.head_branch.starts_with(&settings.branch_prefix) {
-        return Classified::Ignore(format!(
-            "the failed run is on the bot's own branch `{}` (no self-healing loops)",
-            run.head_branch
-        ));
+        return Classified::Ignore(Ignored::BotsOwnBranch {
+            branch: run.head_branch.clone(),
+        });
     }
     if let Some(reason) = fork_run(&event) {
         return Classified::Ignore(reason);
@@ -392,11 +406,7 @@ fn workflow_run(event: WorkflowRunEvent, settings: &TriggerSettings) -> Classifi
     };
     let run = event.workflow_run;
     let Some(actor) = run.triggering_actor.or(run.actor).or(event.sender) else {
-        return Classified::Ignore(
-            "the failed run names no actor (no `triggering_actor`, `actor` or `sender`): whose \
-             permission to check is unknown"
-                .to_owned(),
-        );
+        return Classified::Ignore(Ignored::NoActor);
     };
     Classified::Run(Trigger::FailedRun {
         run_id: run.id,
@@ -409,7 +419,7 @@ fn workflow_run(event: WorkflowRunEvent, settings: &TriggerSettings) -> Classifi
 }
 
 /// Why a run whose code comes from another repository (a fork's) is ignored, if it does.
-fn fork_run(event: &WorkflowRunEvent) -> Option<String> {
+fn fork_run(event: &WorkflowRunEvent) -> Option<Ignored> {
     let home = event
         .repository
         .as_ref()
@@ -420,9 +430,10 @@ fn fork_run(event: &WorkflowRunEvent) -> Option<String> {
         .as_ref()
         .and_then(|repository| repository.full_name.as_deref());
     match (home, head) {
-        (Some(home), Some(head)) if !home.eq_ignore_ascii_case(head) => Some(format!(
-            "the failed run's code comes from `{head}`, not `{home}`: runs of forks are never healed"
-        )),
+        (Some(home), Some(head)) if !home.eq_ignore_ascii_case(head) => Some(Ignored::ForkRun {
+            head: head.to_owned(),
+            home: home.to_owned(),
+        }),
         _ => None,
     }
 }
@@ -431,7 +442,7 @@ fn fork_run(event: &WorkflowRunEvent) -> Option<String> {
 enum Heal {
     Run(RunOf),
     /// Not healed, and why.
-    Ignore(String),
+    Ignore(Ignored),
 }
 
 /// Whose code the failed run ran, or why it is not healed: `pull_request` runs and other
@@ -441,18 +452,10 @@ fn run_of(event: &WorkflowRunEvent, settings: &TriggerSettings) -> Heal {
     let checks = settings.pull_request_checks;
     match run.event.as_str() {
         "pull_request_target" => {
-            return Heal::Ignore(
-                "the failed run was started by `pull_request_target`: such runs hold the base \
-                 branch's code, never a pull request's to heal"
-                    .to_owned(),
-            );
+            return Heal::Ignore(Ignored::PullRequestTarget);
         }
         "pull_request" if checks == PullRequestChecks::Off => {
-            return Heal::Ignore(
-                "the failed run was started by `pull_request`: a pull request's checks are its \
-                 author's to fix (`pull-request-checks` heals them)"
-                    .to_owned(),
-            );
+            return Heal::Ignore(Ignored::PullRequestChecksOff);
         }
         "pull_request" => return Heal::Run(RunOf::PullRequestHead),
         _ => {}
@@ -466,12 +469,10 @@ fn run_of(event: &WorkflowRunEvent, settings: &TriggerSettings) -> Heal {
             if checks == PullRequestChecks::All && run.event == "push" {
                 return Heal::Run(RunOf::PullRequestHead);
             }
-            Heal::Ignore(format!(
-                "the failed run is on `{}`, not the default branch `{default}`: self-healing works \
-                 on the default branch (and, with `pull-request-checks: all`, on pull requests' \
-                 branches)",
-                run.head_branch
-            ))
+            Heal::Ignore(Ignored::OtherBranch {
+                branch: run.head_branch.clone(),
+                default: default.to_owned(),
+            })
         }
         _ => Heal::Run(RunOf::DefaultBranch),
     }
@@ -650,11 +651,11 @@ mod tests {
         ));
         assert!(matches!(
             run("workflow_run", event("push", "mallory/calc")),
-            Classified::Ignore(reason) if reason.contains("mallory/calc")
+            Classified::Ignore(Ignored::ForkRun { head, .. }) if head == "mallory/calc"
         ));
         assert!(matches!(
             run("workflow_run", event("pull_request", "octo/calc")),
-            Classified::Ignore(reason) if reason.contains("`pull_request`")
+            Classified::Ignore(Ignored::PullRequestChecksOff)
         ));
     }
 
@@ -703,11 +704,14 @@ mod tests {
             );
         }
         let reason = of(run_with("workflow_run", event("pull_request", "x"), Off)).unwrap_err();
-        assert!(reason.contains("pull-request-checks"), "{reason}");
+        assert_eq!(reason, Ignored::PullRequestChecksOff);
         let mut fork = event("pull_request", "feature/x");
         fork["workflow_run"]["head_repository"]["full_name"] = json!("mallory/calc");
         let reason = of(run_with("workflow_run", fork, All)).unwrap_err();
-        assert!(reason.contains("mallory/calc"), "{reason}");
+        assert!(
+            matches!(&reason, Ignored::ForkRun { head, .. } if head == "mallory/calc"),
+            "{reason:?}"
+        );
     }
 
     /// Payloads GitHub sent before late 2021 carry no `workflow_run.actor` (one of its published
@@ -728,7 +732,7 @@ mod tests {
         assert_eq!(trigger.actor().login, "erin");
         assert!(matches!(
             run("workflow_run", event(None)),
-            Classified::Ignore(reason) if reason.contains("no actor")
+            Classified::Ignore(Ignored::NoActor)
         ));
     }
 
@@ -754,7 +758,7 @@ mod tests {
         feature["repository"] = json!({"default_branch": "main"});
         assert!(matches!(
             run("workflow_run", feature),
-            Classified::Ignore(reason) if reason.contains("default branch")
+            Classified::Ignore(Ignored::OtherBranch { .. })
         ));
         let mut on_main = event("failure", "main");
         on_main["repository"] = json!({"default_branch": "main"});

@@ -16,6 +16,7 @@ pub mod ending;
 pub mod eval;
 pub mod event;
 pub mod gates;
+pub mod ignored;
 pub mod interrupt;
 pub mod kinds;
 pub mod lang;

@@ -60,13 +60,33 @@ pub enum View {
     PatchOffered(PatchOffered),
     /// A fork's pull request without a verified fix (escalated, or the job stopped): nothing is
     /// pushed, nothing kept to resume from.
-    PatchNotOffered { why: String, report: String },
+    PatchNotOffered { why: NoPatch, report: String },
     /// A failed run that the gates do not reproduce on the same commit: nothing changed.
     NotReproduced(NotReproduced),
     /// A verified fix pushed onto the pull request's own branch (no pull request opened).
     PushedToHead(PushedToHead),
     /// A verified fix not pushed because the pull request's branch moved meanwhile.
     HeadMoved(HeadMoved),
+}
+
+/// Why a fork's pull request is offered no patch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoPatch {
+    /// The run escalated: the gates did not pass within its budget.
+    Escalated,
+    /// The run stopped, for the reason it recorded (if any).
+    Stopped { interrupted: Option<String> },
+}
+
+/// Why no patch is offered (no trailing period).
+pub fn no_patch(why: &NoPatch) -> String {
+    match why {
+        NoPatch::Escalated => "The gates did not pass within this run's budget".to_owned(),
+        NoPatch::Stopped { interrupted } => format!(
+            "The run stopped ({})",
+            interrupted.as_deref().unwrap_or("interrupted")
+        ),
+    }
 }
 
 pub use super::checks::{HeadMoved, NotReproduced, PushedToHead};
@@ -245,9 +265,10 @@ fn view_text(view: &View, phrase: &str) -> String {
         View::HeadMoved(view) => out.push_str(&super::checks::head_moved(view, phrase)),
         View::PatchNotOffered { why, report } => {
             out.push_str(&format!(
-                "### meta-agent found no verified fix\n\n{why}. Nothing is pushed for a pull \
+                "### meta-agent found no verified fix\n\n{}. Nothing is pushed for a pull \
                  request from a fork. Reply `{phrase} fix <guidance>` to try again with your \
-                 guidance.\n\n{report}\n"
+                 guidance.\n\n{report}\n",
+                no_patch(why)
             ));
         }
     }

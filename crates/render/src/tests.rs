@@ -410,13 +410,22 @@ fn a_forks_pull_request_is_offered_its_fix_as_a_patch() {
         "{fenced}"
     );
     let not_offered = status::View::PatchNotOffered {
-        why: "The gates did not pass within this run's budget".into(),
+        why: status::NoPatch::Escalated,
         report: outcome::escalation_report(&state(true), &reason()),
     };
     insta::assert_snapshot!(
         "status_patch_not_offered",
         stable(&status::render(&not_offered, &footer))
     );
+    let reasons = [
+        status::NoPatch::Escalated,
+        status::NoPatch::Stopped {
+            interrupted: Some("the job was cancelled".into()),
+        },
+        status::NoPatch::Stopped { interrupted: None },
+    ]
+    .map(|why| status::no_patch(&why));
+    insta::assert_snapshot!("status_no_patch_reasons", reasons.join("\n"));
 }
 
 #[test]

@@ -108,7 +108,7 @@ impl Step<'_> {
         Ok(self.redacted(Task {
             title: title.chars().take(120).collect(),
             requirements: task_text::check_requirements(&thread_of, &failed, &pull.head_ref),
-            acceptance: vec!["the failing checks pass on the pull request's head".into()],
+            acceptance: vec![task_text::acceptance(task_text::Accepted::PullChecks)],
             issue: None,
             source: self.pull_source(
                 pull,

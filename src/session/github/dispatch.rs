@@ -5,7 +5,8 @@
 
 use super::*;
 use crate::github::provenance::{Publish, PullFacts, PushKind};
-use crate::render::task as task_text;
+use crate::render::job::StepNote;
+use crate::render::task::{self as task_text, Accepted};
 use crate::session::builder::{KeyNeed, builder_for};
 use crate::session::run::Begin;
 
@@ -99,14 +100,11 @@ impl Step<'_> {
     }
 
     /// A review comment's guidance names where it was left.
-    pub(super) fn review_guidance(&self, guidance: Option<String>) -> Option<String> {
-        match &self.trigger {
-            Trigger::ReviewComment { location, .. } => Some(format!(
-                "Review comment on {location}: {}",
-                guidance.unwrap_or_else(|| "address this review comment".into())
-            )),
-            _ => guidance,
-        }
+    fn review_guidance(&self, guidance: Option<String>) -> Option<String> {
+        let Trigger::ReviewComment { location, .. } = &self.trigger else {
+            return guidance;
+        };
+        Some(task_text::review_guidance(location, guidance.as_deref()))
     }
 
     /// A session already committed and pushed for this thread, asked again without new
@@ -135,10 +133,7 @@ impl Step<'_> {
             });
             if !local {
                 // Killed before its push on a runner that is gone: nothing of it was published.
-                tracing::warn!(
-                    "session {} recorded as committed was never pushed: running afresh",
-                    state.session
-                );
+                tracing::warn!("{}", summary::never_pushed(&state.session));
                 return Ok(None);
             }
             // Killed before its push on this runner: the push is made now, once.
@@ -163,8 +158,8 @@ impl Step<'_> {
         let input = SummaryInput {
             trigger: &self.trigger.describe(),
             pull_url: Some(&pull),
-            isolation: "not needed",
-            note: Some("already verified and committed earlier; published again"),
+            isolation: summary::NO_ISOLATION,
+            note: Some(summary::note(StepNote::PublishedAgain)),
         };
         write_step_files(
             self.actions,
@@ -334,7 +329,7 @@ impl Step<'_> {
         Task {
             title: title.chars().take(120).collect(),
             requirements: task_text::pull_requirements(&thread_of),
-            acceptance: vec!["the repository's gates pass on the pull request's head".into()],
+            acceptance: vec![task_text::acceptance(Accepted::PullGates)],
             issue: None,
             source: self.pull_source(pull, None),
             guidance,
@@ -398,7 +393,7 @@ impl Step<'_> {
         Ok(self.redacted(Task {
             title: task_text::failed_run_title(&failed, head_branch),
             requirements: task_text::failed_run_requirements(&failed, head_branch),
-            acceptance: vec!["the failing checks pass".into()],
+            acceptance: vec![task_text::acceptance(Accepted::FailedRun)],
             issue: None,
             source: TaskSource::WorkflowRun {
                 id: *run_id,

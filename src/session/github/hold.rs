@@ -9,6 +9,7 @@
 use super::*;
 use crate::github::held::{self, BUNDLE_FILE, HeldCommit};
 use crate::protocol::pause::Location;
+use crate::render::job::{Doing, StepNote};
 use crate::render::status::Held;
 
 /// The largest artifact read back (unpacked): a held commit's bundle is far smaller.
@@ -130,7 +131,7 @@ impl Step<'_> {
             trigger: &self.trigger.describe(),
             pull_url: None,
             isolation: &crate::exec::detect::detect().describe(),
-            note: Some("paused before its push: the verified commit is held in the artifact"),
+            note: Some(summary::note(StepNote::HeldBeforePush)),
         };
         write_step_files(
             self.actions,
@@ -169,7 +170,7 @@ impl Step<'_> {
                 "a held commit without its session's state".into(),
             ));
         };
-        let trigger = format!("{} (pushing the held commit)", self.trigger.describe());
+        let trigger = self.trigger.describe_doing(Doing::PushingHeld);
         // The record stays until the commit is published: a failure here keeps the session.
         self.post_status(status, &View::Working { trigger }, Some(record))
             .await?;

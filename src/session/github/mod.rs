@@ -123,7 +123,8 @@ pub async fn github(
     let classified = trigger::classify(&actions.event_name, &payload, &settings)
         .map_err(|err| SessionError::Usage(err.to_string()))?;
     let trigger = match classified {
-        Classified::Ignore(reason) => {
+        Classified::Ignore(ignored) => {
+            let reason = crate::render::job::ignored(&ignored);
             tracing::info!("ignoring the `{}` event: {reason}", actions.event_name);
             return finish_early(&actions, IGNORED, &reason);
         }
@@ -294,7 +295,7 @@ fn finish_early(
 ) -> Result<Done, SessionError> {
     let input = SummaryInput {
         trigger: &actions.event_name,
-        isolation: "not needed",
+        isolation: summary::NO_ISOLATION,
         note: Some(reason),
         pull_url: None,
     };
@@ -368,7 +369,8 @@ impl Step<'_> {
         };
         let refusal = match authz::screen(actor, &policy) {
             Screen::Allowed => return Ok(None),
-            Screen::Ignore(reason) => {
+            Screen::Ignore(ignored) => {
+                let reason = crate::render::job::ignored(&ignored);
                 return Ok(Some(finish_early(self.actions, IGNORED, &reason)));
             }
             Screen::AskPermission => {
@@ -382,9 +384,9 @@ impl Step<'_> {
                     Err(GitHubError::NotFound { .. }) => Permission::None,
                     Err(err) => return Err(SessionError::Internal(err.to_string())),
                 };
-                match authz::decide(actor, permission) {
+                match authz::decide(permission) {
                     Authorization::Allowed => return Ok(None),
-                    Authorization::Refused(reason) => reason,
+                    Authorization::Refused { permission } => authz::refusal(actor, permission),
                 }
             }
         };

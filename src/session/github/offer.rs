@@ -8,8 +8,9 @@ use super::*;
 use crate::github::api::{NewReview, NewReviewComment};
 use crate::github::provenance::{PatchOffer, PatchOnly};
 use crate::github::suggest::{self, Commentable};
+use crate::render::job::StepNote;
 use crate::render::review;
-use crate::render::status::{PatchOffered, Suggested};
+use crate::render::status::{NoPatch, PatchOffered, Suggested};
 
 /// The file the fix is written to, in the run's files.
 pub const FIX_PATCH: &str = "fix.patch";
@@ -39,14 +40,13 @@ impl Step<'_> {
             },
             Some(RunOutcome::Committed) => self.offered_view(&input, summary_text).await?,
             Some(RunOutcome::Escalated) => View::PatchNotOffered {
-                why: "The gates did not pass within this run's budget".into(),
+                why: NoPatch::Escalated,
                 report: input.report.escalation().unwrap_or(summary_text),
             },
             Some(RunOutcome::Interrupted) => View::PatchNotOffered {
-                why: format!(
-                    "The run stopped ({})",
-                    state.interrupted.as_deref().unwrap_or("interrupted")
-                ),
+                why: NoPatch::Stopped {
+                    interrupted: state.interrupted.clone(),
+                },
                 report: summary_text,
             },
             Some(RunOutcome::NothingToDo) => View::NothingToDo {
@@ -64,7 +64,7 @@ impl Step<'_> {
             trigger: &self.trigger.describe(),
             pull_url: None,
             isolation: &isolation,
-            note: Some("a fork's pull request: the fix is offered as a patch, nothing is pushed"),
+            note: Some(summary::note(StepNote::PatchOffered)),
         };
         let mut outputs = super::publish::outputs(state, None, outcome);
         for (name, value) in &mut outputs {

@@ -8,6 +8,7 @@ use super::head::HeadPush;
 use super::*;
 use crate::github::api::PullRequest;
 use crate::github::provenance::PushKind;
+use crate::render::job::Doing;
 use crate::render::status::{HeadMoved, PushedToHead};
 
 impl Step<'_> {
@@ -50,7 +51,7 @@ impl Step<'_> {
             self.post_status(
                 status,
                 &View::Working {
-                    trigger: format!("{} (publishing)", self.trigger.describe()),
+                    trigger: self.trigger.describe_doing(Doing::Publishing),
                 },
                 Some(&SessionRecord::of(&published)),
             )
