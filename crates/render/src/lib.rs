@@ -10,12 +10,13 @@
 //! summary; `reason.rs` the sentence for each escalation reason; [`subject`] the commit's
 //! subject line; [`terminal`] what `run` and `resume` print (and write to `report.md`);
 //! [`gates`] gate results (terminal table, Markdown, JSON, JUnit cases); [`job`] the Actions job summary,
-//! annotations and step outputs; [`status`] the status comment (the escalation comment is its
+//! annotations and step outputs, the trigger's name, why an event is ignored, the step's log lines; [`status`] the status comment (the escalation comment is its
 //! escalated view; a fork's pull request gets the fix offered as a patch); [`review`] the
 //! suggestion review of a fork's pull request; [`pull`] the pull request body; [`fit`] keeps
 //! what goes to GitHub
 //! within GitHub's limits; [`evidence`] existing and new tests apart, and the allowed test
-//! and configuration changes; [`environment`] gates that could not start, and what to do;
+//! and configuration changes; [`environment`] gates that could not start, and what to do, and
+//! the isolation line;
 //! [`checklist`] the status comment's live checklist, folded from the event stream; [`live`]
 //! the terminal's live status line and its plain lines;
 //! [`local`] what a local run says about its worktree and the user's uncommitted work (and
@@ -24,8 +25,9 @@
 //! tables of `meta-agent hindsight`; [`config`] what `meta-agent config check` prints; [`memory`] what the memory commands print; [`reports`]
 //! what `meta-agent report` prints of a JUnit, coverage or SARIF report;
 //! [`checks`] a pull request's failing checks: not reproduced, fixed on its own branch, or not
-//! pushed because it moved; [`task`] the titles and requirements of the tasks the GitHub step
-//! words itself; [`timeline`] a run's trace as a timeline (`trace show`, `trace
+//! pushed because it moved, and why a pull request is left alone; [`task`] the titles,
+//! requirements and acceptance of the tasks the GitHub step words itself, and a failed run's
+//! digest; [`timeline`] a run's trace as a timeline (`trace show`, `trace
 //! replay`); [`html`] the run's `report.html`.
 
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
