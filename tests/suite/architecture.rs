@@ -229,10 +229,7 @@ fn a_module_s_file_and_its_directory_both_count() {
     std::fs::write(src.join("b.rs"), "pub struct X;\n").unwrap();
     std::fs::write(src.join("c.rs"), "pub struct Y;\n").unwrap();
     let graph = import_graph(src);
-    assert_eq!(
-        graph["a"],
-        BTreeSet::from(["b".to_owned(), "c".to_owned()])
-    );
+    assert_eq!(graph["a"], BTreeSet::from(["b".to_owned(), "c".to_owned()]));
 }
 
 #[test]
