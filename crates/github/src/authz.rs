@@ -71,7 +71,7 @@ pub fn decide(permission: Permission) -> Authorization {
 
 /// Why `actor` may not trigger the bot (render writes it).
 pub fn refusal(actor: &Account, permission: Permission) -> String {
-    meta_agent_render::job::refused(&actor.login, permission.as_str())
+    meta_agent_render::step::refused(&actor.login, permission.as_str())
 }
 
 #[cfg(test)]

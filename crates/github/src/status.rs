@@ -58,8 +58,8 @@ pub struct SessionRecord {
 
 impl SessionRecord {
     /// The record as its one-line texts name it (`status`, a head handled already).
-    pub fn line(&self) -> meta_agent_render::job::SessionLine<'_> {
-        meta_agent_render::job::SessionLine {
+    pub fn line(&self) -> meta_agent_render::step::SessionLine<'_> {
+        meta_agent_render::step::SessionLine {
             session: &self.session,
             branch: &self.branch,
             outcome: &self.outcome,

@@ -7,7 +7,7 @@
 //! slash-command parser.
 
 use meta_agent_protocol::ignored::{CommentEvent, Ignored};
-use meta_agent_render::job::{Doing, TriggerLine};
+use meta_agent_render::step::{Doing, TriggerLine};
 use serde::Deserialize;
 
 use super::api::Account;
@@ -105,7 +105,7 @@ impl Trigger {
 
     /// The short name with what the step does for it (publishing, pushing a held commit).
     pub fn describe_doing(&self, doing: Doing) -> String {
-        meta_agent_render::job::trigger(self.line(), doing)
+        meta_agent_render::step::trigger(self.line(), doing)
     }
 
     /// The trigger as render names it.

@@ -56,6 +56,7 @@ pub mod reports;
 pub mod review;
 pub mod run_report;
 pub mod status;
+pub mod step;
 pub mod subject;
 pub mod task;
 pub mod terminal;

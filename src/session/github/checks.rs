@@ -10,6 +10,7 @@ use super::*;
 use crate::github::provenance::{PullFacts, PushKind};
 use crate::protocol::task::FailedRun;
 use crate::render::status::NotReproduced;
+use crate::render::step;
 use crate::render::task as task_text;
 
 /// The facts of the failed run a task heals.
@@ -40,7 +41,7 @@ impl Step<'_> {
             return self.start(prepared, status, None).await;
         };
         if record.stopped {
-            let reason = summary::stopped_here(summary::ThreadKind::PullRequest);
+            let reason = step::stopped_here(step::ThreadKind::PullRequest);
             return finish_early(self.actions, IGNORED, &reason);
         }
         let same_head = record
@@ -64,7 +65,7 @@ impl Step<'_> {
                 .resume(prepared, status, state, Default::default())
                 .await;
         }
-        let reason = summary::head_handled(
+        let reason = step::head_handled(
             super::origin::short(&pull.head_sha),
             &record.line(),
             &self.args.trigger_phrase,

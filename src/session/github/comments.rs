@@ -2,6 +2,7 @@
 //! bot's pull request) carries, writing it redacted, and the `status` and `stop` commands.
 
 use super::*;
+use crate::render::step;
 
 impl Step<'_> {
     /// The status comment of the trigger's thread: its issue or pull request, or the pull
@@ -106,7 +107,7 @@ impl Step<'_> {
         status: &mut Option<StatusComment>,
         record: Option<SessionRecord>,
     ) -> Result<Done, SessionError> {
-        let summary = summary::session_status(record.as_ref().map(SessionRecord::line).as_ref());
+        let summary = step::session_status(record.as_ref().map(SessionRecord::line).as_ref());
         self.post_status(
             status,
             &View::Status {
@@ -130,6 +131,6 @@ impl Step<'_> {
         let by = self.trigger.actor().login.clone();
         self.post_status(status, &View::Stopped { by }, record.as_ref())
             .await?;
-        finish_early(self.actions, "stopped", summary::stopped_by_maintainer())
+        finish_early(self.actions, "stopped", step::stopped_by_maintainer())
     }
 }

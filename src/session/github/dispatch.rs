@@ -5,7 +5,8 @@
 
 use super::*;
 use crate::github::provenance::{Publish, PullFacts, PushKind};
-use crate::render::job::StepNote;
+use crate::render::step;
+use crate::render::step::StepNote;
 use crate::render::task::{self as task_text, Accepted};
 use crate::session::builder::{KeyNeed, builder_for};
 use crate::session::run::Begin;
@@ -53,7 +54,7 @@ impl Step<'_> {
         }
         if let Some(record) = &record {
             if record.stopped && command.is_none() {
-                let reason = summary::stopped_here(summary::ThreadKind::Issue);
+                let reason = step::stopped_here(step::ThreadKind::Issue);
                 return finish_early(self.actions, IGNORED, &reason);
             }
             let fresh_request =
@@ -133,7 +134,7 @@ impl Step<'_> {
             });
             if !local {
                 // Killed before its push on a runner that is gone: nothing of it was published.
-                tracing::warn!("{}", summary::never_pushed(&state.session));
+                tracing::warn!("{}", step::never_pushed(&state.session));
                 return Ok(None);
             }
             // Killed before its push on this runner: the push is made now, once.
@@ -158,8 +159,8 @@ impl Step<'_> {
         let input = SummaryInput {
             trigger: &self.trigger.describe(),
             pull_url: Some(&pull),
-            isolation: summary::NO_ISOLATION,
-            note: Some(summary::note(StepNote::PublishedAgain)),
+            isolation: step::NO_ISOLATION,
+            note: Some(step::note(StepNote::PublishedAgain)),
         };
         write_step_files(
             self.actions,
@@ -167,7 +168,7 @@ impl Step<'_> {
             &super::publish::outputs(state, Some(&pull), "committed"),
         )?;
         Ok(Some(Done {
-            stdout: summary::already_committed(&pull),
+            stdout: step::already_committed(&pull),
             outcome: Outcome::Success,
         }))
     }

@@ -9,8 +9,9 @@
 use super::*;
 use crate::github::held::{self, BUNDLE_FILE, HeldCommit};
 use crate::protocol::pause::Location;
-use crate::render::job::{Doing, StepNote};
 use crate::render::status::Held;
+use crate::render::step;
+use crate::render::step::{Doing, StepNote};
 
 /// The largest artifact read back (unpacked): a held commit's bundle is far smaller.
 const MAX_ARTIFACT_BYTES: usize = 512 * 1024 * 1024;
@@ -131,7 +132,7 @@ impl Step<'_> {
             trigger: &self.trigger.describe(),
             pull_url: None,
             isolation: &crate::exec::detect::detect().describe(),
-            note: Some(summary::note(StepNote::HeldBeforePush)),
+            note: Some(step::note(StepNote::HeldBeforePush)),
         };
         write_step_files(
             self.actions,
@@ -199,7 +200,7 @@ impl Step<'_> {
             state,
         };
         let done = Done {
-            stdout: summary::held_published(&held.commit),
+            stdout: step::held_published(&held.commit),
             outcome: Outcome::Success,
         };
         self.publish(prepared, &repo, status, report, done).await

@@ -11,6 +11,7 @@
 //! status comment records as committed is published again (pull request reused or created)
 //! instead of being run twice; every text that leaves passes the redactor.
 
+use crate::render::step;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -124,7 +125,7 @@ pub async fn github(
         .map_err(|err| SessionError::Usage(err.to_string()))?;
     let trigger = match classified {
         Classified::Ignore(ignored) => {
-            let reason = crate::render::job::ignored(&ignored);
+            let reason = crate::render::step::ignored(&ignored);
             tracing::info!("ignoring the `{}` event: {reason}", actions.event_name);
             return finish_early(&actions, IGNORED, &reason);
         }
@@ -295,7 +296,7 @@ fn finish_early(
 ) -> Result<Done, SessionError> {
     let input = SummaryInput {
         trigger: &actions.event_name,
-        isolation: summary::NO_ISOLATION,
+        isolation: step::NO_ISOLATION,
         note: Some(reason),
         pull_url: None,
     };
@@ -305,7 +306,7 @@ fn finish_early(
         &[("outcome", outcome.to_owned())],
     )?;
     Ok(Done {
-        stdout: summary::finished_early(outcome, reason),
+        stdout: step::finished_early(outcome, reason),
         outcome: Outcome::Success,
     })
 }
@@ -370,7 +371,7 @@ impl Step<'_> {
         let refusal = match authz::screen(actor, &policy) {
             Screen::Allowed => return Ok(None),
             Screen::Ignore(ignored) => {
-                let reason = crate::render::job::ignored(&ignored);
+                let reason = crate::render::step::ignored(&ignored);
                 return Ok(Some(finish_early(self.actions, IGNORED, &reason)));
             }
             Screen::AskPermission => {
@@ -400,7 +401,7 @@ impl Step<'_> {
     /// Every step ends with the truth where maintainers look: an error that stopped the run is
     /// written into the status comment (keeping the recorded session) and the job summary.
     async fn report_failure(&self, err: &SessionError) {
-        let reason = summary::step_failed(&err.to_string());
+        let reason = step::step_failed(&err.to_string());
         let mut status = self.status_comment();
         let record = match &mut status {
             Some(comment) => match comment.existing(self.api).await {

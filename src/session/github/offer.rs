@@ -8,9 +8,10 @@ use super::*;
 use crate::github::api::{NewReview, NewReviewComment};
 use crate::github::provenance::{PatchOffer, PatchOnly};
 use crate::github::suggest::{self, Commentable};
-use crate::render::job::StepNote;
 use crate::render::review;
 use crate::render::status::{NoPatch, PatchOffered, Suggested};
+use crate::render::step;
+use crate::render::step::StepNote;
 
 /// The file the fix is written to, in the run's files.
 pub const FIX_PATCH: &str = "fix.patch";
@@ -64,7 +65,7 @@ impl Step<'_> {
             trigger: &self.trigger.describe(),
             pull_url: None,
             isolation: &isolation,
-            note: Some(summary::note(StepNote::PatchOffered)),
+            note: Some(step::note(StepNote::PatchOffered)),
         };
         let mut outputs = super::publish::outputs(state, None, outcome);
         for (name, value) in &mut outputs {

@@ -8,8 +8,8 @@ use super::head::HeadPush;
 use super::*;
 use crate::github::api::PullRequest;
 use crate::github::provenance::PushKind;
-use crate::render::job::Doing;
 use crate::render::status::{HeadMoved, PushedToHead};
+use crate::render::step::Doing;
 
 impl Step<'_> {
     /// Pushes, opens or reuses the pull request, and writes the status comment, the job
