@@ -260,6 +260,8 @@ pub(super) struct Invocation<'a> {
     pub base_url: Option<&'a str>,
     pub key: bool,
     pub kill_at: Option<usize>,
+    /// Variables of the user's shell the run sees.
+    pub env: &'a [(&'a str, String)],
 }
 
 /// Runs `args` in `work` as `how` says, with `--json`; the exit code, the JSON lines and stderr.
@@ -275,6 +277,9 @@ pub(super) fn invoke(
     }
     if let Some(n) = how.kill_at {
         cmd.env("META_AGENT_TEST_KILL_AT_EVENT", n.to_string());
+    }
+    for (name, value) in how.env {
+        cmd.env(name, value);
     }
     if let Some(url) = how.base_url {
         cmd.args(["--llm-provider", "openai", "--llm-base-url", url])
@@ -308,6 +313,7 @@ pub(super) fn with_model(
         base_url: Some(base_url),
         key,
         kill_at,
+        env: &[],
     };
     let (code, lines, _) = invoke(work, how, args);
     (code, lines)
@@ -481,6 +487,7 @@ async fn a_dirty_checkout_whose_change_breaks_a_test_is_fixed_from_where_the_use
             base_url: Some(&url),
             key: true,
             kill_at: None,
+            env: &[],
         };
         invoke(&at, how, &task)
     })

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::local::with_model;
+use super::local::{Invocation, invoke};
 use crate::common::mock_llm::{MockLlm, streamed_tool_call};
 use crate::common::{copy_tree, git};
 
@@ -58,13 +58,24 @@ async fn model_fixing(path: &str, from: &str, to: &str) -> MockLlm {
     .await
 }
 
-/// `meta-agent run --text TEXT` in `work` with the mock model; the outcome (last line), checked
-/// committed and verified.
-async fn committed_by_model(work: &Path, mock: &MockLlm, text: &'static str) -> Value {
+/// `meta-agent run --text TEXT` in `work` with the mock model, the user's shell setting `shell`;
+/// the outcome (last line), checked committed and verified.
+async fn committed_by_model(
+    work: &Path,
+    mock: &MockLlm,
+    text: &'static str,
+    shell: Vec<(&'static str, String)>,
+) -> Value {
     let url = mock.base_url.clone();
     let at = work.to_owned();
-    let (code, lines) = tokio::task::spawn_blocking(move || {
-        with_model(&at, &url, true, None, &["run", "--text", text])
+    let (code, lines, _) = tokio::task::spawn_blocking(move || {
+        let how = Invocation {
+            base_url: Some(&url),
+            key: true,
+            kill_at: None,
+            env: &shell,
+        };
+        invoke(&at, how, &["run", "--text", text])
     })
     .await
     .unwrap();
@@ -92,7 +103,7 @@ const WORKSPACE: (&str, &str) = (
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_new_rust_crate_inside_a_parent_workspace_is_fixed_and_committed() {
-    let (_dir, work) = nested(
+    let (dir, work) = nested(
         WORKSPACE,
         "c",
         |work| {
@@ -112,8 +123,20 @@ async fn a_new_rust_crate_inside_a_parent_workspace_is_fixed_and_committed() {
         |work| replace(&work.join("src/lib.rs"), "left + right", "left - right"),
     );
     let mock = model_fixing("src/lib.rs", "left - right", "left + right").await;
-    let outcome = committed_by_model(&work, &mock, "Make the tests pass").await;
+    // The user's shell points cargo at a shared build directory outside the checkout: the
+    // bot's gates build in their own tree (the sandbox would refuse the writes, and the user's
+    // builds must not read what the model's code built).
+    let shared = dir.path().join("shared-target");
+    let shell = vec![
+        ("CARGO_TARGET_DIR", shared.display().to_string()),
+        ("CARGO_BUILD_TARGET_DIR", shared.display().to_string()),
+    ];
+    let outcome = committed_by_model(&work, &mock, "Make the tests pass", shell).await;
     assert!(crate::common::file_on_branch(&work, &outcome, "src/lib.rs").contains("left + right"));
+    assert!(
+        !shared.exists(),
+        "the bot built into the user's shared target directory"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -146,7 +169,7 @@ async fn a_real_crate_from_crates_io_inside_a_parent_workspace_is_fixed_and_comm
         "hash = hash ^ (*byte as u64);",
     )
     .await;
-    let outcome = committed_by_model(&work, &mock, "Make the tests pass").await;
+    let outcome = committed_by_model(&work, &mock, "Make the tests pass", Vec::new()).await;
     assert_eq!(
         crate::common::file_on_branch(&work, &outcome, "lib.rs"),
         std::fs::read_to_string(fixture.join("lib.rs")).unwrap(),
@@ -188,7 +211,7 @@ async fn a_python_project_with_a_pyproject_one_level_up_is_fixed_and_committed()
         "sum(values) / len(values)",
     )
     .await;
-    let outcome = committed_by_model(&work, &mock, "Make the tests pass").await;
+    let outcome = committed_by_model(&work, &mock, "Make the tests pass", Vec::new()).await;
     assert!(
         crate::common::file_on_branch(&work, &outcome, "calc.py").contains("sum(values) / len")
     );

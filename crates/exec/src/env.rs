@@ -2,8 +2,14 @@
 //!
 //! [`child_env`] is a pure function: the parent's variables go through an allowlist (toolchains,
 //! locale, PATH and HOME, plus what the configuration names), and nothing whose name looks like a
-//! secret passes, whatever the allowlist says. The caller then adds the gate's own variables,
-//! which configuration loading has already checked for secret-looking names.
+//! secret passes, whatever the allowlist says. A build directory the user's shell names outside
+//! the command's own tree (`CARGO_TARGET_DIR`, `CARGO_BUILD_TARGET_DIR` as an absolute path) does
+//! not pass either: what the bot builds from code the model wrote must not land where the user's
+//! own builds read, and the sandbox would refuse the writes anyway (the gate would fail for the
+//! machine, not the code); cargo then builds in the checkout's `target/`. The caller then adds
+//! the gate's own variables (a repository that wants a shared build directory names it there,
+//! with `sandbox.writable`), which configuration loading has already checked for secret-looking
+//! names.
 
 use std::collections::BTreeMap;
 
@@ -69,6 +75,15 @@ pub use meta_agent_redact::secrets::{
     carries_credential, is_secret_name, is_secret_var, url_credential, url_userinfo,
 };
 
+/// The variables that move cargo's build directory.
+const BUILD_DIRS: &[&str] = &["CARGO_TARGET_DIR", "CARGO_BUILD_TARGET_DIR"];
+
+/// Whether a parent variable names a build directory outside the command's own tree (an
+/// absolute one; a relative one resolves inside it).
+fn outside_build_dir(name: &str, value: &str) -> bool {
+    BUILD_DIRS.contains(&name) && std::path::Path::new(value).is_absolute()
+}
+
 /// True when `name` matches an allowlist entry (exact, or `PREFIX*`).
 fn allowed(name: &str, allowlist: &[&str]) -> bool {
     allowlist.iter().any(|entry| match entry.strip_suffix('*') {
@@ -89,6 +104,7 @@ pub fn child_env<'a>(
     let mut env: BTreeMap<String, String> = parent
         .into_iter()
         .filter(|(name, value)| allowed(name, &allowlist) && !is_secret_var(name, value))
+        .filter(|(name, value)| !outside_build_dir(name, value))
         .collect();
     for (name, value) in FIXED {
         env.insert((*name).to_owned(), (*value).to_owned());
@@ -120,6 +136,32 @@ mod tests {
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v.to_owned()))
         .collect()
+    }
+
+    /// The user's shell may point cargo at a shared build directory; the bot's commands build in
+    /// their own tree instead. A relative one stays (it is inside), and a gate's own setting
+    /// stays (the repository chose it).
+    #[test]
+    fn a_build_directory_outside_the_tree_does_not_pass() {
+        let parent = [
+            ("CARGO_TARGET_DIR", "/home/u/.cache/shared-target"),
+            ("CARGO_BUILD_TARGET_DIR", "/srv/target"),
+            ("CARGO_INCREMENTAL", "0"),
+        ]
+        .map(|(k, v)| (k.to_owned(), v.to_owned()));
+        let env = child_env(parent, &[], []);
+        assert!(!env.contains_key("CARGO_TARGET_DIR"), "{env:?}");
+        assert!(!env.contains_key("CARGO_BUILD_TARGET_DIR"), "{env:?}");
+        assert_eq!(env["CARGO_INCREMENTAL"], "0");
+
+        let relative = [("CARGO_TARGET_DIR".to_owned(), "build/target".to_owned())];
+        assert_eq!(
+            child_env(relative, &[], [])["CARGO_TARGET_DIR"],
+            "build/target"
+        );
+        let (name, value) = ("CARGO_TARGET_DIR".to_owned(), "/ci/target".to_owned());
+        let own = child_env(Vec::new(), &[], [(&name, &value)]);
+        assert_eq!(own["CARGO_TARGET_DIR"], "/ci/target");
     }
 
     #[test]
