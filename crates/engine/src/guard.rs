@@ -1,6 +1,6 @@
 //! The change an act left, checked before anything else reads it: [`ChangeGuard`], a unit of
 //! its own holding only what the checks need (the repository, the policy, the redactor, the
-//! event sink, whether the configuration allows test edits). `.git` entries below the root
+//! event sink, the configuration for whether it allows test edits). `.git` entries below the root
 //! (nested repositories, `gitdir:` pointers) and directories nested deeper than git reads are
 //! removed and the act refused; what alters the existing tests' evidence is put back
 //! ([`evidence`]); the rest is refused (and undone) as a whole when it tampers with tests or
@@ -28,16 +28,8 @@ pub(crate) struct ChangeGuard<'e, G: Repository> {
     /// A state loaded from its file holds the diff redacted: compared through it.
     pub(crate) redactor: &'e Redactor,
     pub(crate) events: &'e dyn EventSink,
-    /// `commit.allow_test_edits`.
-    pub(crate) allow_test_edits: bool,
-}
-
-impl<G: Repository> ChangeGuard<'_, G> {
-    /// Whether a maintainer allowed test edits for this run (the task's permission or the
-    /// configuration).
-    pub(crate) fn test_edits_allowed(&self, state: &LoopState) -> bool {
-        state.task.permissions.allow_test_edits || self.allow_test_edits
-    }
+    /// For `commit.allow_test_edits`.
+    pub(crate) config: &'e Config,
 }
 
 /// Whether a maintainer allowed test edits for this run: the task's permission or
@@ -95,7 +87,7 @@ impl<G: Repository> ChangeGuard<'_, G> {
             Ok(_) => {
                 self.guard_evidence(state)?;
                 let diff = self.repo.diff()?;
-                let allowed = self.test_edits_allowed(state);
+                let allowed = test_edits_allowed(self.config, state);
                 let refused: Vec<Refusal> = super::tamper::inspect(&diff, self.policy)
                     .into_iter()
                     .filter(|f| {

@@ -67,7 +67,7 @@ impl<R: CommandRunner, G: Repository, B: Builder> Engine<'_, R, G, B> {
             policy: self.policy,
             redactor: self.sessions.redactor(),
             events: self.events,
-            allow_test_edits: self.config.commit.allow_test_edits,
+            config: self.config,
         }
     }
 

@@ -44,7 +44,7 @@ impl<G: Repository> ChangeGuard<'_, G> {
             files: self.repo.tracked_files(&state.base_commit)?,
         };
         let findings = evidence::check(&changes, &base);
-        if self.test_edits_allowed(state) {
+        if super::test_edits_allowed(self.config, state) {
             let diff = self.repo.diff()?;
             state.evidence.allowed_edits = findings
                 .iter()
